@@ -1,0 +1,40 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import type { AccountPlan } from '@igw/contracts';
+
+export type AccountStatus = 'active' | 'suspended';
+export type AutoDebitStatus = 'enabled' | 'disabled';
+
+@Entity({ name: 'accounts' })
+export class AccountEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id!: string;
+
+  @Column({ type: 'text' })
+  name!: string;
+
+  @Column({ type: 'text' })
+  plan!: AccountPlan;
+
+  /** Always equal to the sum of this account's ledger entries. */
+  @Column({ name: 'balance_micro', type: 'bigint' })
+  balanceMicro!: string;
+
+  /** Bumped on every balance change so caches can drop stale broadcasts. */
+  @Column({ name: 'balance_version', type: 'bigint', default: 0 })
+  balanceVersion!: string;
+
+  @Column({ name: 'low_balance_threshold_micro', type: 'bigint' })
+  lowBalanceThresholdMicro!: string;
+
+  @Column({ type: 'text', default: 'active' })
+  status!: AccountStatus;
+
+  @Column({ name: 'auto_debit', type: 'text', default: 'disabled' })
+  autoDebit!: AutoDebitStatus;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+}

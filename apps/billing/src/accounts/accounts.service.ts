@@ -1,0 +1,97 @@
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { creditsToMicro, microCreditsToUsd } from '@igw/domain';
+import { MessagingService } from '@igw/messaging';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { DataSource, type EntityManager } from 'typeorm';
+import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN } from '../billing.constants';
+import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
+import { AccountEntity } from './account.entity';
+import type { CreateAccountDto } from './dto/create-account.dto';
+
+export interface BalanceChange {
+  accountId: string;
+  balanceMicro: bigint;
+  balanceVersion: number;
+}
+
+@Injectable()
+export class AccountsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly messaging: MessagingService,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {}
+
+  async create(input: CreateAccountDto): Promise<AccountEntity> {
+    const openingMicro = creditsToMicro(input.credits ?? 0);
+    const account = await this.dataSource.transaction(async (manager) => {
+      const created = await manager.getRepository(AccountEntity).save(
+        manager.getRepository(AccountEntity).create({
+          name: input.name ?? 'account',
+          plan: input.plan ?? DEFAULT_PLAN,
+          balanceMicro: '0',
+          balanceVersion: '0',
+          lowBalanceThresholdMicro: creditsToMicro(input.lowBalanceThreshold ?? DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS).toString(),
+        }),
+      );
+      if (openingMicro !== 0n) await this.applyCredit(manager, created.id, openingMicro, 'opening balance');
+      return manager.getRepository(AccountEntity).findOneByOrFail({ id: created.id });
+    });
+    return account;
+  }
+
+  async get(accountId: string): Promise<AccountEntity> {
+    const account = await this.dataSource.getRepository(AccountEntity).findOneBy({ id: accountId });
+    if (!account) throw new GatewayException(HttpStatus.NOT_FOUND, `Account ${accountId} not found`);
+    return account;
+  }
+
+  /** Adds (or, when negative, removes) credits through the ledger and announces the new balance. */
+  async addCredits(accountId: string, credits: number, reason: string | undefined): Promise<bigint> {
+    await this.get(accountId);
+    const change = await this.dataSource.transaction((manager) =>
+      this.applyCredit(manager, accountId, creditsToMicro(credits), reason ?? 'credits added by admin'),
+    );
+    await this.announce(change);
+    return change.balanceMicro;
+  }
+
+  async announce(change: BalanceChange): Promise<void> {
+    await this.messaging.publish('billing.balance.changed', {
+      accountId: change.accountId,
+      balanceMicro: change.balanceMicro.toString(),
+      balanceVersion: change.balanceVersion,
+    });
+  }
+
+  /**
+   * Moves an account's balance by `amountMicro` inside the caller's transaction. The
+   * UPDATE takes the row lock, so concurrent changes serialise and none is lost.
+   */
+  async adjustBalance(manager: EntityManager, accountId: string, amountMicro: bigint): Promise<BalanceChange> {
+    // TypeORM answers an UPDATE ... RETURNING with [rows, affectedCount].
+    const [rows] = (await manager.query(
+      `UPDATE "billing"."accounts"
+          SET balance_micro = balance_micro + $1, balance_version = balance_version + 1, updated_at = now()
+        WHERE id = $2
+        RETURNING balance_micro, balance_version`,
+      [amountMicro.toString(), accountId],
+    )) as [Array<{ balance_micro: string; balance_version: string }>, number];
+    const row = rows[0];
+    if (!row) throw new GatewayException(HttpStatus.NOT_FOUND, `Account ${accountId} not found`);
+    return { accountId, balanceMicro: BigInt(row.balance_micro), balanceVersion: Number(row.balance_version) };
+  }
+
+  private async applyCredit(manager: EntityManager, accountId: string, amountMicro: bigint, reason: string): Promise<BalanceChange> {
+    await manager.getRepository(LedgerEntryEntity).insert({
+      accountId,
+      kind: 'credit',
+      requestId: null,
+      amountMicro: amountMicro.toString(),
+      usd: microCreditsToUsd(amountMicro, this.settings.env.CREDITS_PER_USD),
+      reason,
+      occurredAt: new Date(),
+    });
+    return this.adjustBalance(manager, accountId, amountMicro);
+  }
+}

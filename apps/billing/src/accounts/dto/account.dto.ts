@@ -1,0 +1,29 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { microToCredits } from '@igw/domain';
+import type { AccountEntity } from '../account.entity';
+
+export class AccountDto {
+  @ApiProperty() id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ description: 'Credits' }) balance!: number;
+  @ApiProperty({ enum: ['free', 'paid'] }) plan!: string;
+  @ApiProperty({ description: 'Credits' }) lowBalanceThreshold!: number;
+  @ApiProperty({ enum: ['active', 'suspended'] }) status!: string;
+  @ApiProperty({ enum: ['enabled', 'disabled'] }) autoDebitStatus!: string;
+  @ApiProperty() createdAt!: string;
+  @ApiProperty() updatedAt!: string;
+
+  static from(account: AccountEntity): AccountDto {
+    return {
+      id: account.id,
+      name: account.name,
+      balance: microToCredits(BigInt(account.balanceMicro)),
+      plan: account.plan,
+      lowBalanceThreshold: microToCredits(BigInt(account.lowBalanceThresholdMicro)),
+      status: account.status,
+      autoDebitStatus: account.autoDebit,
+      createdAt: account.createdAt.toISOString(),
+      updatedAt: account.updatedAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,45 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { MessagingModule, MessagingService } from '@igw/messaging';
+import { PersistenceModule } from '@igw/persistence';
+import { ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { DataSource } from 'typeorm';
+import { AccountsService } from './accounts/accounts.service';
+import { AdminAccountsController } from './accounts/admin-accounts.controller';
+import { BalanceController } from './balance/balance.controller';
+import { BillingWorkers } from './billing.workers';
+import { AdminKeysController } from './keys/admin-keys.controller';
+import { BillingKeyAuthenticator } from './keys/billing-key.authenticator';
+import { KeysService } from './keys/keys.service';
+import { LedgerService } from './ledger/ledger.service';
+import { billingPersistence } from './persistence/billing.persistence';
+
+@Module({})
+export class BillingModule {
+  static forRoot(settings: ServiceSettings & { databaseUrl: string; adminToken: string }): DynamicModule {
+    return {
+      module: BillingModule,
+      imports: [
+        PersistenceModule.forService(settings.databaseUrl, billingPersistence),
+        MessagingModule.forRoot({ serviceName: 'billing', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS }),
+      ],
+      controllers: [HealthController, BalanceController, AdminAccountsController, AdminKeysController],
+      providers: [
+        { provide: SERVICE_SETTINGS, useValue: settings },
+        { provide: ADMIN_TOKEN, useValue: settings.adminToken },
+        AccountsService,
+        KeysService,
+        LedgerService,
+        BillingWorkers,
+        { provide: ApiKeyAuthenticator, useClass: BillingKeyAuthenticator },
+        {
+          provide: READINESS_CHECKS,
+          inject: [DataSource, MessagingService],
+          useFactory: (dataSource: DataSource, messaging: MessagingService) => [
+            { name: 'database', check: async () => void (await dataSource.query('SELECT 1')) },
+            { name: 'queue', check: () => messaging.ping() },
+          ],
+        },
+      ],
+    };
+  }
+}

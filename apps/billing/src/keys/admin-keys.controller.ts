@@ -1,0 +1,23 @@
+import { Controller, Delete, HttpCode, HttpStatus, Param, ParseUUIDPipe } from '@nestjs/common';
+import { ApiNoContentResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import { ErrorBodyDto } from '@igw/contracts';
+import { GatewayException, RequireAdminToken } from '@igw/platform';
+import { KeysService } from './keys.service';
+
+const KeyIdPipe = new ParseUUIDPipe({ exceptionFactory: () => new GatewayException(HttpStatus.NOT_FOUND, 'API key not found') });
+
+@ApiTags('admin')
+@RequireAdminToken()
+@Controller('admin/v1/keys')
+export class AdminKeysController {
+  constructor(private readonly keys: KeysService) {}
+
+  /** Revokes a key: every service refuses it within two seconds. */
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse()
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async revoke(@Param('id', KeyIdPipe) id: string): Promise<void> {
+    await this.keys.revoke(id);
+  }
+}

@@ -1,0 +1,17 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeyAuthenticator, hashApiKey, type AuthenticatedKey } from '@igw/platform';
+import { KeysService } from './keys.service';
+
+/** Billing owns the keys table, so it checks keys against it directly: revocation is immediate. */
+@Injectable()
+export class BillingKeyAuthenticator extends ApiKeyAuthenticator {
+  constructor(private readonly keys: KeysService) {
+    super();
+  }
+
+  async authenticate(presentedKey: string): Promise<AuthenticatedKey | null> {
+    const resolved = await this.keys.resolve(hashApiKey(presentedKey));
+    if (!resolved) return null;
+    return { keyId: resolved.keyId, accountId: resolved.accountId, plan: resolved.plan, balanceMicro: BigInt(resolved.balanceMicro) };
+  }
+}

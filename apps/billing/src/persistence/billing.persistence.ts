@@ -1,0 +1,11 @@
+import type { ServicePersistence } from '@igw/persistence';
+import { AccountEntity } from '../accounts/account.entity';
+import { ApiKeyEntity } from '../keys/api-key.entity';
+import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
+import { BILLING_MIGRATIONS } from './migrations';
+
+export const billingPersistence: ServicePersistence = {
+  schema: 'billing',
+  entities: [AccountEntity, ApiKeyEntity, LedgerEntryEntity],
+  migrations: BILLING_MIGRATIONS,
+};

@@ -1,0 +1,2 @@
+// Placeholder replaced below once test infrastructure exists.
+export default async function globalSetup(): Promise<void> {}

@@ -1,0 +1,20 @@
+/**
+ * One billable request, as the gateway priced it. The ledger applies it exactly once,
+ * keyed by `requestId`. Money travels as strings of integers in micro-credits
+ * (1 credit = 1,000,000 micro-credits) so no float ever touches a sum.
+ */
+export interface UsageEvent {
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  model: string;
+  endpoint: string;
+  /** Metered units by name, e.g. { input_tokens: 12, output_tokens: 30 }. */
+  units: Record<string, number>;
+  creditsMicro: string;
+  /** USD as an exact decimal string. */
+  usd: string;
+  /** Catalogue revision whose prices were used. */
+  catalogueRevision: number;
+  occurredAt: string;
+}

@@ -1,0 +1,30 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** The one error body of every service (spec, "Errors"). */
+export class ErrorBodyDto {
+  @ApiProperty({ description: 'Human-readable explanation', example: 'Body validation error! messages: Required' })
+  message!: string;
+
+  @ApiProperty({ description: 'Endpoint path that was called', example: '/v1/chat/completions' })
+  path!: string;
+
+  @ApiProperty({ description: 'Unique id of the request, also sent as the x-request-id header' })
+  requestId!: string;
+
+  @ApiProperty({ description: 'HTTP status code of the error', example: 400 })
+  statusCode!: number;
+
+  @ApiProperty({ description: 'Time of the error, ISO 8601', example: '2026-01-01T00:00:00.000Z' })
+  timestamp!: string;
+}
+
+/** Message prefixes and texts that the spec fixes; kept in one place so every service says the same. */
+export const ErrorMessages = {
+  bodyValidationPrefix: 'Body validation error!',
+  invalidApiKey: 'Unauthorized: a valid API key is required. Send it as "Authorization: Bearer <API_KEY>".',
+  creditsExhausted:
+    'Forbidden: this API key has no credits left. Top up your balance or update your payment method to continue.',
+  tooManyRequests: 'Too Many Requests',
+  notFound: 'Not Found',
+  internal: 'Internal Server Error',
+} as const;

@@ -1,0 +1,33 @@
+import type { ResolveKeyReply, ResolveKeyRequest } from '../billing/key-resolution';
+import type { UsageEvent } from '../billing/usage-event';
+import type { CatalogueSnapshot } from '../catalogue/catalogue-model';
+
+/**
+ * Queue names. NEVER RENAME a value: jobs already waiting under the old name would stall.
+ */
+export enum QueueName {
+  Usage = 'usage',
+  BillingRpc = 'billing-rpc',
+  CatalogueRpc = 'catalogue-rpc',
+  Decisions = 'decisions',
+}
+
+/** Job names per queue, with their payload and reply types. NEVER RENAME a name either. */
+export interface JobMap {
+  [QueueName.Usage]: {
+    'usage.record': { data: UsageEvent; reply: { applied: boolean } };
+  };
+  [QueueName.BillingRpc]: {
+    'keys.resolve': { data: ResolveKeyRequest; reply: ResolveKeyReply };
+  };
+  [QueueName.CatalogueRpc]: {
+    'catalogue.snapshot': { data: Record<string, never>; reply: CatalogueSnapshot };
+  };
+  [QueueName.Decisions]: {
+    'decisions.ping': { data: Record<string, never>; reply: { ok: true } };
+  };
+}
+
+export type JobName<Q extends QueueName> = keyof JobMap[Q] & string;
+export type JobData<Q extends QueueName, N extends JobName<Q>> = JobMap[Q][N] extends { data: infer D } ? D : never;
+export type JobReply<Q extends QueueName, N extends JobName<Q>> = JobMap[Q][N] extends { reply: infer R } ? R : never;

@@ -1,0 +1,5 @@
+export * from './messaging.options';
+export * from './messaging.errors';
+export * from './messaging.service';
+export * from './messaging.module';
+export { redisConnectionOptions } from './backend';

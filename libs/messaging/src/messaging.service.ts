@@ -1,0 +1,154 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { JobData, JobName, JobReply, QueueName, Topic, TopicMap } from '@igw/contracts';
+import { UnrecoverableError, type Job, type JobsOptions, type Queue, type QueueEvents, type Relay, type Worker } from 'bullmq';
+import { createBullBackend, type BullBackend } from './backend';
+import { RpcFailedError, RpcTimeoutError } from './messaging.errors';
+import { MESSAGING_OPTIONS, type MessagingOptions } from './messaging.options';
+
+export type JobHandlers<Q extends QueueName> = {
+  [N in JobName<Q>]: (data: JobData<Q, N>, job: Job) => Promise<JobReply<Q, N>>;
+};
+
+/** Job options by purpose; the job id is the idempotency key where one exists. */
+const RPC_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplete: { age: 60, count: 1000 }, removeOnFail: { age: 600, count: 1000 } };
+
+const DEFAULT_RPC_TIMEOUT_MS = 5_000;
+
+/**
+ * Typed access to BullMQ for one service: work queues, request/reply and relay topics.
+ * Every queue, worker and relay node it opens is closed on shutdown.
+ */
+@Injectable()
+export class MessagingService implements OnApplicationShutdown {
+  private readonly logger = new Logger(MessagingService.name);
+  private readonly backend: BullBackend;
+  private readonly queues = new Map<string, Queue>();
+  private readonly queueEvents = new Map<string, Promise<QueueEvents>>();
+  private readonly workers: Worker[] = [];
+  private relayPromise?: Promise<Relay<unknown>>;
+  private closed = false;
+
+  constructor(@Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions) {
+    this.backend = createBullBackend(options.backend);
+  }
+
+  describeBackend(): string {
+    return this.backend.describe();
+  }
+
+  /** Adds a job to a work queue; `jobId` makes a retried add a no-op. */
+  async enqueue<Q extends QueueName, N extends JobName<Q>>(
+    queue: Q,
+    name: N,
+    data: JobData<Q, N>,
+    options: JobsOptions = {},
+  ): Promise<void> {
+    await this.queue(queue).add(name, data, options);
+  }
+
+  /** Request/reply over a queue: adds a job and waits for the worker's return value. */
+  async request<Q extends QueueName, N extends JobName<Q>>(
+    queue: Q,
+    name: N,
+    data: JobData<Q, N>,
+    timeoutMs = this.options.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
+  ): Promise<JobReply<Q, N>> {
+    const events = await this.events(queue);
+    const job = await this.queue(queue).add(name, data, RPC_JOB_OPTIONS);
+    try {
+      return (await job.waitUntilFinished(events, timeoutMs)) as JobReply<Q, N>;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (/timed out/i.test(message)) {
+        // Nobody will read the answer: make sure no worker spends time on it.
+        await job.remove().catch(() => undefined);
+        throw new RpcTimeoutError(queue, name, timeoutMs);
+      }
+      throw new RpcFailedError(queue, name, message);
+    }
+  }
+
+  /** Starts a worker that runs the handler named by each job. */
+  consume<Q extends QueueName>(queue: Q, handlers: JobHandlers<Q>, concurrency = 8): Worker {
+    const worker = this.backend.createWorker(
+      queue,
+      async (job: Job) => {
+        const handler = (handlers as Record<string, (data: unknown, job: Job) => Promise<unknown>>)[job.name];
+        if (!handler) throw new UnrecoverableError(`No handler for job ${job.name} on queue ${queue}`);
+        return handler(job.data, job);
+      },
+      { concurrency },
+    );
+    worker.on('failed', (job, error) => this.logger.warn(`Job ${job?.name} (${job?.id}) on ${queue} failed: ${error.message}`));
+    worker.on('error', (error) => this.logger.error(`Worker on ${queue}: ${error.message}`));
+    this.workers.push(worker);
+    return worker;
+  }
+
+  async publish<T extends Topic>(topic: T, data: TopicMap[T], options: { retainMs?: number } = {}): Promise<void> {
+    const relay = await this.relay();
+    await relay.publish(topic, data, options.retainMs ? { retain: options.retainMs } : undefined);
+  }
+
+  async subscribe<T extends Topic>(topic: T, listener: (data: TopicMap[T]) => void | Promise<void>): Promise<void> {
+    const relay = await this.relay();
+    await relay.subscribe<TopicMap[T]>(topic, (message) => listener(message.data));
+  }
+
+  /** Called when this node's relay subscriptions were lost and restored: broadcasts may have been missed. */
+  onRelayRecovered(listener: () => void): void {
+    void this.relay().then((relay) => relay.on('recovered', listener));
+  }
+
+  /** Readiness: the backend answers a cheap read. */
+  async ping(): Promise<void> {
+    const queue = this.queues.values().next().value ?? this.queue('decisions' as QueueName);
+    await queue.getJobCounts('waiting');
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const closing: Array<Promise<unknown>> = this.workers.map((worker) => worker.close());
+    await Promise.allSettled(closing);
+    const rest: Array<Promise<unknown>> = [
+      ...[...this.queues.values()].map((queue) => queue.close()),
+      ...[...this.queueEvents.values()].map((events) => events.then((e) => e.close())),
+    ];
+    if (this.relayPromise) rest.push(this.relayPromise.then((relay) => relay.close()));
+    const results = await Promise.allSettled(rest);
+    for (const result of results) {
+      if (result.status === 'rejected') this.logger.warn(`Closing messaging: ${String(result.reason)}`);
+    }
+  }
+
+  private queue(name: QueueName): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = this.backend.createQueue(name);
+      queue.on('error', (error: Error) => this.logger.error(`Queue ${name}: ${error.message}`));
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  private events(name: QueueName): Promise<QueueEvents> {
+    let events = this.queueEvents.get(name);
+    if (!events) {
+      const created = this.backend.createQueueEvents(name);
+      created.on('error', (error: Error) => this.logger.error(`Queue events ${name}: ${error.message}`));
+      events = created.waitUntilReady().then(() => created);
+      this.queueEvents.set(name, events);
+    }
+    return events;
+  }
+
+  private relay(): Promise<Relay<unknown>> {
+    if (!this.relayPromise) {
+      const relay = this.backend.createRelay(this.options.serviceName);
+      relay.on('error', (error: Error) => this.logger.error(`Relay: ${error.message}`));
+      this.relayPromise = relay.waitUntilReady().then(() => relay);
+    }
+    return this.relayPromise;
+  }
+}

@@ -1,0 +1,76 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+
+const toNumber = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+/**
+ * Every environment variable the services read, with its default. This class is the
+ * only reader of process.env (the README's configuration table mirrors it).
+ */
+export class Environment {
+  @IsOptional() @IsString() @Transform(emptyToUndefined) HOST: string = '127.0.0.1';
+  @Transform(toNumber) @IsInt() @Min(0) @Max(65535) PORT: number = 8080;
+  @Transform(toNumber) @IsInt() @Min(0) @Max(65535) BILLING_PORT: number = 8081;
+  @Transform(toNumber) @IsInt() @Min(0) @Max(65535) CATALOGUE_PORT: number = 8082;
+  @Transform(toNumber) @IsInt() @Min(0) @Max(65535) DECISIONS_PORT: number = 8083;
+
+  @IsString() DATA_DIR: string = '.data';
+  @IsOptional() @Transform(emptyToUndefined) @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL?: string;
+  @IsOptional() @Transform(emptyToUndefined) @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+  /** Redis key prefix and relay namespace; lets several installations share one Redis. */
+  @IsString() @Matches(/^[a-zA-Z0-9_-]+$/) QUEUE_PREFIX: string = 'igw';
+  /** PostgreSQL schema for BullMQ's own tables when the queue runs on PostgreSQL. */
+  @IsString() @Matches(/^[a-z_][a-z0-9_]*$/) QUEUE_SCHEMA: string = 'bullmq';
+
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
+  ADMIN_TOKEN?: string;
+
+  @Transform(toNumber) @IsNumber() @IsPositive() CREDITS_PER_USD: number = 2_000_000;
+  @IsString() @Matches(/^\d+(kb|mb)?$/i) BODY_LIMIT: string = '10mb';
+  @Transform(toNumber) @IsInt() @Min(100) RPC_TIMEOUT_MS: number = 5_000;
+  @Transform(toNumber) @IsInt() @Min(1_000) KEY_CACHE_TTL_MS: number = 60_000;
+  @Transform(toNumber) @IsInt() @Min(1_000) UPSTREAM_TIMEOUT_MS: number = 120_000;
+  @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
+  @IsOptional() @Transform(emptyToUndefined) @IsString() CATALOGUE_FILE?: string;
+}
+
+/** Upstream credentials: `<PROVIDER>_API_KEY` and `<PROVIDER>_BASE_URL` for any provider name. */
+export interface ProviderEnvironment {
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+export interface LoadedEnvironment {
+  env: Environment;
+  providers: Record<string, ProviderEnvironment>;
+}
+
+export class EnvironmentError extends Error {}
+
+export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): LoadedEnvironment {
+  const env = plainToInstance(Environment, { ...source }, { exposeDefaultValues: true, excludeExtraneousValues: false });
+  const errors = validateSync(env, { skipMissingProperties: false, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const details = errors.flatMap((error) => Object.values(error.constraints ?? {})).join('; ');
+    throw new EnvironmentError(`Invalid configuration: ${details}`);
+  }
+  return { env, providers: readProviderEnvironment(source) };
+}
+
+const PROVIDER_VARIABLE = /^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*?)_(API_KEY|BASE_URL)$/;
+
+function readProviderEnvironment(source: NodeJS.ProcessEnv): Record<string, ProviderEnvironment> {
+  const providers: Record<string, ProviderEnvironment> = {};
+  for (const [name, value] of Object.entries(source)) {
+    const match = PROVIDER_VARIABLE.exec(name);
+    if (!match || !value) continue;
+    const provider = match[1].toLowerCase();
+    const entry = (providers[provider] ??= {});
+    if (match[2] === 'API_KEY') entry.apiKey = value;
+    else entry.baseUrl = value.replace(/\/+$/, '');
+  }
+  return providers;
+}

@@ -1,0 +1,54 @@
+import { Controller, Get, HttpStatus, Inject } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { GatewayException } from '../errors/gateway.exception';
+
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+@ApiTags('health')
+@Controller()
+export class HealthController {
+  constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
+
+  /** Liveness: the process answers. */
+  @Get('healthz')
+  @ApiOkResponse({ schema: { example: { status: 'ok' } } })
+  health(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: every dependency (database, queue, snapshot) answers in time. */
+  @Get('readyz')
+  @ApiOkResponse({ schema: { example: { status: 'ok', checks: { database: 'ok', queue: 'ok' } } } })
+  async ready(): Promise<{ status: 'ok'; checks: Record<string, string> }> {
+    const results = await Promise.all(
+      this.checks.map(async ({ name, check }) => {
+        try {
+          await withTimeout(check(), CHECK_TIMEOUT_MS);
+          return [name, 'ok'] as const;
+        } catch (error) {
+          return [name, error instanceof Error ? error.message : String(error)] as const;
+        }
+      }),
+    );
+    const failed = results.filter(([, status]) => status !== 'ok');
+    if (failed.length > 0) {
+      throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Not ready: ${failed.map(([name, why]) => `${name} (${why})`).join(', ')}`);
+    }
+    return { status: 'ok', checks: Object.fromEntries(results) };
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,242 @@
+// Upstream emulator: a lean node:http server that plays the role of an AI provider
+// (OpenAI and every OpenAI-compatible server today) for tests, benchmarks and
+// `--demo` mode. Replies are deterministic; failure modes are driven per request by
+// control headers (see README.md):
+//   x-emulator-status: <code>         answer with that HTTP status (400-599) and an error body
+//   x-emulator-delay-ms: <n>          wait n ms (max 60000) before responding / before the first stream event
+//   x-emulator-chunk-delay-ms: <n>    wait n ms between stream events
+//
+// This file is the router; each wire format (src/<format>/) contributes routes, its
+// auth scheme and its error shape through the WireFormat interface (format.ts).
+// It is the benchmark baseline: keep the per-request path free of logging and
+// synchronous heavy work.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RequestContext } from './context';
+import type { Route, RouterFailure, WireFormat } from './format';
+import { openAIFormat } from './openai';
+import { randomId } from './util';
+
+export interface EmulatorOptions {
+  /** Port to listen on; 0 (the default) picks a free port. */
+  port?: number;
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /** When set, requests must carry `Authorization: Bearer <apiKey>`, else 401. */
+  apiKey?: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Request target as received (path plus query string, if any). */
+  path: string;
+  /** Header names are lower-case. */
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body; the raw text if it was not valid JSON; undefined if empty. */
+  body: unknown;
+}
+
+export interface RunningEmulator {
+  /** Base URL, e.g. http://127.0.0.1:43210 (no trailing slash, no /v1). */
+  url: string;
+  /** The last 1000 requests, newest last. */
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+/** Formats in priority order; the last one is the fallback for unclaimed paths. */
+const FORMATS: readonly WireFormat[] = [openAIFormat];
+
+const MAX_RECORDED = 1000;
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const MAX_DELAY_MS = 60_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+interface RouteMatch {
+  route: Route;
+  format: WireFormat;
+  params: readonly string[];
+}
+
+class Router {
+  private readonly exact = new Map<string, { route: Route; format: WireFormat }>();
+  private readonly patterns: { route: Route; format: WireFormat; path: RegExp }[] = [];
+
+  constructor(private readonly formats: readonly WireFormat[]) {
+    for (const format of formats) {
+      for (const route of format.routes) {
+        if (typeof route.path === 'string') {
+          const key = `${route.method} ${route.path}`;
+          if (!this.exact.has(key)) this.exact.set(key, { route, format });
+        } else {
+          this.patterns.push({ route, format, path: route.path });
+        }
+      }
+    }
+  }
+
+  match(method: string, path: string): RouteMatch | undefined {
+    const exact = this.exact.get(`${method} ${path}`);
+    if (exact !== undefined) return { ...exact, params: [] };
+    for (const candidate of this.patterns) {
+      if (candidate.route.method !== method) continue;
+      const found = candidate.path.exec(path);
+      if (found !== null) return { route: candidate.route, format: candidate.format, params: found.slice(1) };
+    }
+    return undefined;
+  }
+
+  /** The format whose error shape answers a request no route matched. */
+  formatFor(path: string): WireFormat {
+    return this.formats.find((format) => format.ownsPath(path)) ?? this.formats[this.formats.length - 1];
+  }
+}
+
+interface EmulatorState {
+  readonly router: Router;
+  readonly requests: RecordedRequest[];
+  readonly apiKey: string | undefined;
+}
+
+export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const state: EmulatorState = { router: new Router(FORMATS), requests: [], apiKey: options.apiKey };
+  const server = createServer({ noDelay: true }, (req, res) => {
+    handle(state, req, res).catch(() => {
+      // Unreachable in practice (handle() catches handler errors); never crash the process.
+      if (!res.destroyed) res.destroy();
+    });
+  });
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // Must exceed keepAliveTimeout, or a reused connection can be cut mid-request.
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+
+  return new Promise<RunningEmulator>((resolve, reject) => {
+    const onListenError = (error: Error): void => reject(error);
+    server.once('error', onListenError);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', onListenError);
+      const address = server.address() as AddressInfo;
+      let closing: Promise<void> | undefined;
+      resolve({
+        url: `http://${urlHost(address)}:${address.port}`,
+        requests: state.requests,
+        close: () => {
+          closing ??= new Promise<void>((done) => {
+            server.close(() => done());
+            // Also drop idle keep-alive connections and in-flight streams, so callers never hang.
+            server.closeAllConnections();
+          });
+          return closing;
+        },
+      });
+    });
+  });
+}
+
+async function handle(state: EmulatorState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readBody(req);
+  if (body === 'aborted') return;
+
+  const method = req.method ?? 'GET';
+  const target = req.url ?? '/';
+  let parsed: unknown;
+  let invalidJson = false;
+  if (body !== 'too_large' && body !== undefined) {
+    const text = body.toString('utf8');
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+      invalidJson = true;
+    }
+  }
+  record(state.requests, { method, path: target, headers: { ...req.headers }, body: parsed });
+
+  const query = target.indexOf('?');
+  const path = query === -1 ? target : target.slice(0, query);
+  const match = state.router.match(method, path);
+  const format = match?.format ?? state.router.formatFor(path);
+  const headers = req.headers;
+  const ctx = new RequestContext(
+    req,
+    res,
+    format,
+    path,
+    parsed,
+    headerMs(headers['x-emulator-chunk-delay-ms']),
+    `req_${randomId(24)}`,
+  );
+  const fail = (failure: RouterFailure, extraHeaders?: Record<string, string>): void => {
+    const { status, message, details } = format.describeFailure(failure);
+    ctx.error(status, message, details, extraHeaders);
+  };
+
+  const delay = headerMs(headers['x-emulator-delay-ms']);
+  if (delay > 0 && !(await ctx.sleep(delay))) return;
+
+  if (state.apiKey !== undefined) {
+    const key = format.apiKeyOf(req);
+    if (key === undefined || key === '') return fail({ kind: 'missing_api_key' });
+    if (key !== state.apiKey) return fail({ kind: 'invalid_api_key' });
+  }
+
+  const status = emulatedStatus(headers['x-emulator-status']);
+  if (status !== undefined) return fail({ kind: 'emulated', status }, status === 429 ? { 'retry-after': '1' } : undefined);
+
+  if (match === undefined) return fail({ kind: 'not_found', method, path });
+  if (body === 'too_large') return fail({ kind: 'body_too_large', limitBytes: MAX_BODY_BYTES });
+  if (invalidJson) return fail({ kind: 'invalid_json' });
+
+  ctx.params = match.params;
+  try {
+    await match.route.handle(ctx);
+  } catch {
+    if (!res.headersSent) fail({ kind: 'internal' });
+    else if (!res.destroyed) res.destroy();
+  }
+}
+
+/** The body bytes; undefined if empty; 'too_large' past MAX_BODY_BYTES; 'aborted' if the client left. */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined | 'too_large' | 'aborted'> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size > MAX_BODY_BYTES) resolve('too_large');
+      else if (chunks.length === 0) resolve(undefined);
+      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    });
+    // After 'end' these are no-ops (a promise settles once).
+    req.on('error', () => resolve('aborted'));
+    req.on('close', () => resolve('aborted'));
+  });
+}
+
+function record(requests: RecordedRequest[], entry: RecordedRequest): void {
+  requests.push(entry);
+  if (requests.length > MAX_RECORDED) requests.splice(0, requests.length - MAX_RECORDED);
+}
+
+/** A non-negative millisecond count from a control header, capped at MAX_DELAY_MS; 0 if absent/invalid. */
+function headerMs(value: string | string[] | undefined): number {
+  if (value === undefined) return 0;
+  const ms = Number.parseInt(Array.isArray(value) ? value[0] : value, 10);
+  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_DELAY_MS) : 0;
+}
+
+/** The status requested by x-emulator-status, if it is an error status (400-599). */
+function emulatedStatus(value: string | string[] | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const status = Number.parseInt(Array.isArray(value) ? value[0] : value, 10);
+  return Number.isInteger(status) && status >= 400 && status <= 599 ? status : undefined;
+}
+
+function urlHost(address: AddressInfo): string {
+  if (address.address === '0.0.0.0') return '127.0.0.1';
+  if (address.address === '::') return '[::1]';
+  return address.family === 'IPv6' ? `[${address.address}]` : address.address;
+}

@@ -1,0 +1,59 @@
+// Small deterministic helpers shared by all wire formats.
+import { randomBytes } from 'node:crypto';
+
+const WHITESPACE = /\s+/;
+
+/**
+ * The emulator's "tokeniser": a token is a whitespace-separated word. Simple on
+ * purpose, so tests can compute expected usage by hand.
+ */
+export function words(text: string): string[] {
+  const trimmed = text.trim();
+  return trimmed === '' ? [] : trimmed.split(WHITESPACE);
+}
+
+export function countWords(text: string): number {
+  return words(text).length;
+}
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A random alphanumeric id of `length` characters, e.g. for `chatcmpl-<id>`. */
+export function randomId(length = 24): string {
+  const bytes = randomBytes(length);
+  let id = '';
+  for (let i = 0; i < length; i++) id += ALPHABET[bytes[i] % ALPHABET.length];
+  return id;
+}
+
+/** 32-bit FNV-1a hash of a string (UTF-16 code units). */
+export function hashText(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** mulberry32: a tiny seeded PRNG returning floats in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A positive integer, or undefined when absent/null; NaN when present but invalid. */
+export function optionalPositiveInt(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : Number.NaN;
+}
