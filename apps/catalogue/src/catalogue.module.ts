@@ -1,0 +1,33 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { MessagingModule, MessagingService } from '@igw/messaging';
+import { PersistenceModule } from '@igw/persistence';
+import { HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { DataSource } from 'typeorm';
+import { CatalogueService } from './catalogue/catalogue.service';
+import { cataloguePersistence } from './persistence/catalogue.persistence';
+
+@Module({})
+export class CatalogueModule {
+  static forRoot(settings: ServiceSettings & { databaseUrl: string }): DynamicModule {
+    return {
+      module: CatalogueModule,
+      imports: [
+        PersistenceModule.forService(settings.databaseUrl, cataloguePersistence),
+        MessagingModule.forRoot({ serviceName: 'catalogue', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS }),
+      ],
+      controllers: [HealthController],
+      providers: [
+        { provide: SERVICE_SETTINGS, useValue: settings },
+        CatalogueService,
+        {
+          provide: READINESS_CHECKS,
+          inject: [DataSource, MessagingService],
+          useFactory: (dataSource: DataSource, messaging: MessagingService) => [
+            { name: 'database', check: async () => void (await dataSource.query('SELECT 1')) },
+            { name: 'queue', check: () => messaging.ping() },
+          ],
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,114 @@
+import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { QueueName, type ResolvedKey } from '@igw/contracts';
+import { MessagingService } from '@igw/messaging';
+import { ApiKeyAuthenticator, GatewayException, hashApiKey, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+
+interface CachedKey {
+  keyId: string;
+  accountId: string;
+  plan: 'free' | 'paid';
+  expiresAt: number;
+}
+
+interface CachedBalance {
+  balanceMicro: bigint;
+  version: number;
+}
+
+/** How long an unknown key is remembered as unknown; creations clear it early by broadcast. */
+const NEGATIVE_TTL_MS = 5_000;
+
+/**
+ * Resolves API keys from memory, asking billing over the queue only on a miss. Billing's
+ * broadcasts keep it right: revoked keys are dropped, balances replaced by newer versions.
+ */
+@Injectable()
+export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnApplicationBootstrap {
+  private readonly keys = new Map<string, CachedKey>();
+  private readonly unknown = new Map<string, number>();
+  private readonly balances = new Map<string, CachedBalance>();
+  private readonly inFlight = new Map<string, Promise<ResolvedKey | null>>();
+
+  constructor(
+    private readonly messaging: MessagingService,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {
+    super();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.messaging.subscribe('billing.keys.revoked', ({ keyHash }) => {
+      this.keys.delete(keyHash);
+      this.unknown.set(keyHash, Date.now() + NEGATIVE_TTL_MS);
+    });
+    await this.messaging.subscribe('billing.keys.created', ({ keyHash }) => void this.unknown.delete(keyHash));
+    await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion }) =>
+      this.observeBalance(accountId, BigInt(balanceMicro), balanceVersion),
+    );
+    // Broadcasts may have been missed while the relay node was away: start over.
+    this.messaging.onRelayRecovered(() => {
+      this.keys.clear();
+      this.unknown.clear();
+      this.balances.clear();
+    });
+  }
+
+  async authenticate(presentedKey: string): Promise<AuthenticatedKey | null> {
+    const keyHash = hashApiKey(presentedKey);
+    const now = Date.now();
+    const cached = this.keys.get(keyHash);
+    if (cached && cached.expiresAt > now) return this.withBalance(cached);
+    const unknownUntil = this.unknown.get(keyHash);
+    if (unknownUntil && unknownUntil > now) return null;
+
+    const resolved = await this.lookUp(keyHash);
+    if (!resolved) {
+      this.keys.delete(keyHash);
+      this.unknown.set(keyHash, now + NEGATIVE_TTL_MS);
+      return null;
+    }
+    const entry: CachedKey = {
+      keyId: resolved.keyId,
+      accountId: resolved.accountId,
+      plan: resolved.plan,
+      expiresAt: now + this.settings.env.KEY_CACHE_TTL_MS,
+    };
+    this.keys.set(keyHash, entry);
+    this.observeBalance(resolved.accountId, BigInt(resolved.balanceMicro), resolved.balanceVersion);
+    return this.withBalance(entry);
+  }
+
+  /** Counts a request's cost against the cached balance until billing's broadcast confirms it. */
+  spend(accountId: string, creditsMicro: bigint): void {
+    const balance = this.balances.get(accountId);
+    if (balance) balance.balanceMicro -= creditsMicro;
+  }
+
+  private observeBalance(accountId: string, balanceMicro: bigint, version: number): void {
+    const known = this.balances.get(accountId);
+    if (!known || version > known.version) this.balances.set(accountId, { balanceMicro, version });
+  }
+
+  private withBalance(key: CachedKey): AuthenticatedKey {
+    const balance = this.balances.get(key.accountId);
+    return { keyId: key.keyId, accountId: key.accountId, plan: key.plan, balanceMicro: balance?.balanceMicro ?? 0n };
+  }
+
+  /** Concurrent misses for one key share a single look-up. */
+  private lookUp(keyHash: string): Promise<ResolvedKey | null> {
+    let pending = this.inFlight.get(keyHash);
+    if (!pending) {
+      pending = this.messaging
+        .request(QueueName.BillingRpc, 'keys.resolve', { keyHash })
+        .then((reply) => reply.key)
+        .catch((error: unknown) => {
+          throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'API keys cannot be verified right now: the billing service is not answering. Retry shortly.', {
+            cause: error,
+          });
+        })
+        .finally(() => this.inFlight.delete(keyHash));
+      this.inFlight.set(keyHash, pending);
+    }
+    return pending;
+  }
+}

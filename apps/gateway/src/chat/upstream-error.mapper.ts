@@ -1,0 +1,38 @@
+import { HttpStatus } from '@nestjs/common';
+import { ErrorMessages } from '@igw/contracts';
+import { GatewayException } from '@igw/platform';
+import { UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '@igw/providers';
+
+/** Whether the next source of the chain may succeed where this one failed. */
+export function isRetriableUpstreamError(error: unknown): boolean {
+  if (error instanceof UpstreamHttpError) return error.status === 429 || error.status >= 500;
+  return error instanceof UpstreamUnavailableError || error instanceof UpstreamTimeoutError || error instanceof UpstreamProtocolError;
+}
+
+/** Maps an upstream failure to the spec's statuses; 4xx caused by the request keep the upstream's reason. */
+export function toClientError(error: unknown): GatewayException | unknown {
+  if (error instanceof UpstreamHttpError) {
+    if (error.status === 429) {
+      const headers: Record<string, string> = error.retryAfterSeconds !== undefined ? { 'retry-after': String(error.retryAfterSeconds) } : {};
+      return new GatewayException(HttpStatus.TOO_MANY_REQUESTS, ErrorMessages.tooManyRequests, { cause: error, headers });
+    }
+    if (error.status >= 500) {
+      return new GatewayException(HttpStatus.BAD_GATEWAY, `Bad Gateway: the upstream provider ${error.provider} failed (${error.status}).`, { cause: error });
+    }
+    if (error.status === 401 || error.status === 403) {
+      // The gateway's own upstream credentials were refused: not the client's fault.
+      return new GatewayException(HttpStatus.BAD_GATEWAY, `Bad Gateway: the upstream provider ${error.provider} refused the gateway's credentials.`, { cause: error });
+    }
+    return new GatewayException(error.status, `Upstream provider ${error.provider} rejected the request: ${error.upstreamMessage}`, { cause: error });
+  }
+  if (error instanceof UpstreamTimeoutError) {
+    return new GatewayException(HttpStatus.GATEWAY_TIMEOUT, `Gateway Timeout: ${error.provider} did not answer within ${error.timeoutMs} ms.`, { cause: error });
+  }
+  if (error instanceof UpstreamUnavailableError) {
+    return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: the upstream provider ${error.provider} cannot be reached.`, { cause: error });
+  }
+  if (error instanceof UpstreamProtocolError) {
+    return new GatewayException(HttpStatus.BAD_GATEWAY, `Bad Gateway: ${error.message}`, { cause: error });
+  }
+  return error;
+}

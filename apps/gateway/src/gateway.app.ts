@@ -1,0 +1,18 @@
+import type { INestApplication } from '@nestjs/common';
+import { startHttpApp, type ServiceSettings } from '@igw/platform';
+import { GatewayModule } from './gateway.module';
+
+/** Starts the public gateway (base_url). */
+export function startGateway(settings: ServiceSettings): Promise<INestApplication> {
+  return startHttpApp(GatewayModule.forRoot(settings), {
+    name: 'gateway',
+    host: settings.env.HOST,
+    port: settings.env.PORT,
+    bodyLimit: settings.env.BODY_LIMIT,
+    logLevel: settings.env.LOG_LEVEL,
+    swagger: {
+      title: 'Inference gateway',
+      description: 'One API in front of many hosted AI models. Authenticate with "Authorization: Bearer <API_KEY>".',
+    },
+  });
+}

@@ -1,0 +1,41 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { MessagingModule, MessagingService } from '@igw/messaging';
+import { ApiKeyAuthenticator, HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { GatewayKeyAuthenticator } from './auth/gateway-key.authenticator';
+import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
+import { ChatController } from './chat/chat.controller';
+import { ChatService } from './chat/chat.service';
+import { ModelsController } from './models/models.controller';
+import { UsageRecorder } from './usage/usage-recorder.service';
+
+@Module({})
+export class GatewayModule {
+  static forRoot(settings: ServiceSettings): DynamicModule {
+    return {
+      module: GatewayModule,
+      imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
+      controllers: [HealthController, ModelsController, ChatController],
+      providers: [
+        { provide: SERVICE_SETTINGS, useValue: settings },
+        CatalogueSnapshotService,
+        GatewayKeyAuthenticator,
+        { provide: ApiKeyAuthenticator, useExisting: GatewayKeyAuthenticator },
+        UsageRecorder,
+        ChatService,
+        {
+          provide: READINESS_CHECKS,
+          inject: [MessagingService, CatalogueSnapshotService],
+          useFactory: (messaging: MessagingService, catalogue: CatalogueSnapshotService) => [
+            { name: 'queue', check: () => messaging.ping() },
+            {
+              name: 'catalogue',
+              check: async () => {
+                if (!catalogue.current) throw new Error('no catalogue snapshot yet');
+              },
+            },
+          ],
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,74 @@
+import { Agent, errors as undiciErrors, request } from 'undici';
+import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
+
+/** One keep-alive pool for all upstream calls: connection set-up stays off the request path. */
+const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512, pipelining: 1 });
+
+export interface JsonRequest {
+  provider: string;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
+export async function postJson<T>(call: JsonRequest): Promise<T> {
+  let response: Awaited<ReturnType<typeof request>>;
+  try {
+    response = await request(call.url, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...call.headers },
+      body: JSON.stringify(call.body),
+      headersTimeout: call.timeoutMs,
+      bodyTimeout: call.timeoutMs,
+      signal: call.signal,
+    });
+  } catch (error) {
+    throw translateTransportError(call, error);
+  }
+  const text = await response.body.text().catch((error: unknown) => {
+    throw translateTransportError(call, error);
+  });
+  if (response.statusCode >= 400) {
+    throw new UpstreamHttpError(call.provider, response.statusCode, upstreamMessage(text), retryAfter(response.headers['retry-after']));
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new UpstreamHttpError(call.provider, 502, 'the upstream answered with a body that is not JSON');
+  }
+}
+
+function translateTransportError(call: JsonRequest, error: unknown): Error {
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
+    return new UpstreamTimeoutError(call.provider, call.timeoutMs);
+  }
+  if (error instanceof Error && error.name === 'AbortError') return error;
+  const reason = error instanceof Error ? ((error as { code?: string }).code ?? error.message) : String(error);
+  return new UpstreamUnavailableError(call.provider, reason);
+}
+
+/** Providers put the reason in `error.message` (OpenAI, Anthropic, Gemini) or `message`. */
+function upstreamMessage(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
+    if (typeof body.error === 'string') return body.error;
+    if (body.error?.message) return body.error.message;
+    if (body.message) return body.message;
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return text.slice(0, 500) || 'no error message';
+}
+
+function retryAfter(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}

@@ -1,0 +1,214 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runCli } from './cli';
+
+// A stand-in for the billing admin API: records every request and answers like the real one.
+interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+}
+
+const TOKEN = 'test-admin-token-0123456789';
+const ACCOUNT = '0b7f3c1e-5d2a-4c8e-9f10-2a3b4c5d6e7f';
+const MISSING = '99999999-9999-4999-8999-999999999999';
+const KEY = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
+
+const account = { id: ACCOUNT, name: 'Acme', balance: 1000, plan: 'paid', lowBalanceThreshold: 0, status: 'active', autoDebitStatus: 'disabled', createdAt: '2025-01-01T00:00:00.000Z', updatedAt: '2025-01-01T00:00:00.000Z' };
+const notFound = { message: 'Account not found', path: `/admin/v1/accounts/${MISSING}`, requestId: 'req-1', statusCode: 404, timestamp: '2025-01-01T00:00:00.000Z' };
+
+let server: Server;
+let baseUrl: string;
+let requests: RecordedRequest[];
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'igw-cli-'));
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8') };
+      requests.push(recorded);
+      const send = (status: number, body?: unknown): void => {
+        if (body === undefined) {
+          res.writeHead(status).end();
+          return;
+        }
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      };
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { ...notFound, message: 'Unauthorized', statusCode: 401, path: recorded.path });
+      const route = `${recorded.method} ${recorded.path}`;
+      if (route === 'POST /admin/v1/accounts') return send(201, account);
+      if (route === `GET /admin/v1/accounts/${ACCOUNT}`) return send(200, account);
+      if (route === `POST /admin/v1/accounts/${ACCOUNT}/keys`) {
+        return send(201, { id: KEY, key: 'igw_secret', prefix: 'igw_sec', name: 'ci', accountId: ACCOUNT, createdAt: account.createdAt });
+      }
+      if (route === `POST /admin/v1/accounts/${ACCOUNT}/credits`) return send(200, { balance: 995 });
+      if (route === `DELETE /admin/v1/keys/${KEY}`) return send(204);
+      return send(404, { ...notFound, path: recorded.path });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+beforeEach(() => {
+  requests = [];
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(argv: string[], env: Record<string, string | undefined> = { BILLING_URL: baseUrl, ADMIN_TOKEN: TOKEN, DATA_DIR: dataDir }): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, {
+    stdout: { write: (chunk: string) => (stdout += chunk) },
+    stderr: { write: (chunk: string) => (stderr += chunk) },
+    env,
+  });
+  return { code, stdout, stderr };
+}
+
+const only = (): RecordedRequest => {
+  expect(requests).toHaveLength(1);
+  return requests[0];
+};
+
+describe('runCli against a recording admin API', () => {
+  it('accounts create: POSTs a JSON body with numbers and prints the account', async () => {
+    const result = await cli(['accounts', 'create', '--name', 'Acme', '--credits', '1000', '--plan', 'paid', '--low-balance-threshold', '50']);
+    const request = only();
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe('/admin/v1/accounts');
+    expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.rawBody).toBe('{"name":"Acme","credits":1000,"plan":"paid","lowBalanceThreshold":50}');
+    expect(result).toEqual({ code: 0, stdout: `${JSON.stringify(account, null, 2)}\n`, stderr: '' });
+  });
+
+  it('accounts get: GETs without a body', async () => {
+    const result = await cli(['accounts', 'get', ACCOUNT]);
+    const request = only();
+    expect([request.method, request.path, request.rawBody]).toEqual(['GET', `/admin/v1/accounts/${ACCOUNT}`, '']);
+    expect(request.headers['content-type']).toBeUndefined();
+    expect(JSON.parse(result.stdout)).toEqual(account);
+    expect(result.code).toBe(0);
+  });
+
+  it('keys create: POSTs {name} and prints the created key', async () => {
+    const result = await cli(['keys', 'create', ACCOUNT, '--name', 'ci']);
+    const request = only();
+    expect([request.method, request.path, request.rawBody]).toEqual(['POST', `/admin/v1/accounts/${ACCOUNT}/keys`, '{"name":"ci"}']);
+    expect(JSON.parse(result.stdout)).toMatchObject({ id: KEY, key: 'igw_secret', accountId: ACCOUNT });
+    expect(result.code).toBe(0);
+  });
+
+  it('credits add: sends negative credits as a JSON number', async () => {
+    const result = await cli(['credits', 'add', ACCOUNT, '-5', '--reason', 'correction']);
+    const request = only();
+    expect([request.method, request.path]).toEqual(['POST', `/admin/v1/accounts/${ACCOUNT}/credits`]);
+    expect(JSON.parse(request.rawBody)).toStrictEqual({ credits: -5, reason: 'correction' });
+    expect(result).toEqual({ code: 0, stdout: '{\n  "balance": 995\n}\n', stderr: '' });
+  });
+
+  it('keys revoke: DELETEs and prints {"revoked": id} on 204', async () => {
+    const result = await cli(['keys', 'revoke', KEY]);
+    const request = only();
+    expect([request.method, request.path, request.rawBody]).toEqual(['DELETE', `/admin/v1/keys/${KEY}`, '']);
+    expect(result).toEqual({ code: 0, stdout: `{\n  "revoked": "${KEY}"\n}\n`, stderr: '' });
+  });
+
+  it('prints the error body to stderr and exits 1 on an HTTP error', async () => {
+    const result = await cli(['accounts', 'get', MISSING]);
+    expect(only().path).toBe(`/admin/v1/accounts/${MISSING}`);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr)).toEqual({ ...notFound, path: `/admin/v1/accounts/${MISSING}` });
+  });
+
+  it('exits 1 with the server message on a wrong token', async () => {
+    const result = await cli(['accounts', 'get', ACCOUNT, '--token', 'wrong-token-0123456789']);
+    expect(only().headers.authorization).toBe('Bearer wrong-token-0123456789');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stderr)).toMatchObject({ statusCode: 401, message: 'Unauthorized' });
+  });
+
+  it('takes --url and --token over the environment', async () => {
+    const result = await cli(['accounts', 'get', ACCOUNT, '--url', `${baseUrl}/`, '--token', TOKEN], {
+      BILLING_URL: 'http://127.0.0.1:1',
+      ADMIN_TOKEN: 'env-token-should-lose-0123',
+      DATA_DIR: dataDir,
+    });
+    expect(result.code).toBe(0);
+    expect(only().headers.authorization).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('defaults to 127.0.0.1:$BILLING_PORT and the trimmed token in $DATA_DIR/admin-token', async () => {
+    await writeFile(path.join(dataDir, 'admin-token'), `  ${TOKEN}\n`);
+    try {
+      const result = await cli(['accounts', 'get', ACCOUNT], { BILLING_PORT: new URL(baseUrl).port, DATA_DIR: dataDir, ADMIN_TOKEN: '' });
+      expect(result.code).toBe(0);
+      expect(only().headers.authorization).toBe(`Bearer ${TOKEN}`);
+    } finally {
+      await rm(path.join(dataDir, 'admin-token'));
+    }
+  });
+
+  it('exits 2 without a token anywhere, naming the token file', async () => {
+    const result = await cli(['accounts', 'get', ACCOUNT], { BILLING_URL: baseUrl, DATA_DIR: dataDir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(path.join(dataDir, 'admin-token'));
+    expect(result.stderr).toContain('ADMIN_TOKEN');
+    expect(requests).toHaveLength(0);
+  });
+
+  it('exits 2 with the usage text on bad usage, without calling the API', async () => {
+    const result = await cli(['credits', 'add', ACCOUNT, 'lots']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('<credits> must be a number');
+    expect(result.stderr).toContain('Usage:');
+    expect(requests).toHaveLength(0);
+  });
+
+  it('prints the usage text on stdout for help', async () => {
+    const result = await cli(['--help'], {});
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('credits add <accountId> <credits>');
+    expect(result.stderr).toBe('');
+  });
+
+  it('explains a refused connection, naming the URL, and exits 1', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+
+    const result = await cli(['accounts', 'get', ACCOUNT], { BILLING_URL: deadUrl, ADMIN_TOKEN: TOKEN });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(deadUrl);
+    expect(result.stderr).toContain('is the gateway running? start it with npm start');
+  });
+
+  it('exits 2 on an invalid URL', async () => {
+    const result = await cli(['accounts', 'get', ACCOUNT, '--url', 'not a url'], { ADMIN_TOKEN: TOKEN });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Invalid billing URL "not a url"');
+  });
+});
