@@ -12,9 +12,16 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/tools', '<rootDir>/e2e'],
   testMatch: ['**/*.spec.ts', '**/*.integration-spec.ts', '**/*.e2e-spec.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcOptions({ resolvePaths: false }), swcrc: false }] },
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { ...swcOptions({ resolvePaths: false }), swcrc: false }],
+    // NestJS 12 ships ESM only; Node 20 runs them through require(esm),
+    // but Jest's module system cannot (before Node 24.9), so Jest compiles them to CommonJS.
+    '^.+\\.m?js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' }, swcrc: false }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs)/)'],
   moduleNameMapper,
   maxWorkers: 2,
   testTimeout: 60_000,
   globalSetup: '<rootDir>/e2e/support/global-setup.ts',
+  globalTeardown: '<rootDir>/e2e/support/global-teardown.ts',
 };

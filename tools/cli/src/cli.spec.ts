@@ -18,8 +18,25 @@ const ACCOUNT = '0b7f3c1e-5d2a-4c8e-9f10-2a3b4c5d6e7f';
 const MISSING = '99999999-9999-4999-8999-999999999999';
 const KEY = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
 
-const account = { id: ACCOUNT, name: 'Acme', balance: 1000, plan: 'paid', lowBalanceThreshold: 0, status: 'active', autoDebitStatus: 'disabled', createdAt: '2025-01-01T00:00:00.000Z', updatedAt: '2025-01-01T00:00:00.000Z' };
-const notFound = { message: 'Account not found', path: `/admin/v1/accounts/${MISSING}`, requestId: 'req-1', statusCode: 404, timestamp: '2025-01-01T00:00:00.000Z' };
+const CREATED = '2025-01-01T00:00:00.000Z';
+const account = {
+  id: ACCOUNT,
+  name: 'Acme',
+  balance: 1000,
+  plan: 'paid',
+  lowBalanceThreshold: 0,
+  status: 'active',
+  autoDebitStatus: 'disabled',
+  createdAt: CREATED,
+  updatedAt: CREATED,
+};
+const notFound = {
+  message: 'Account not found',
+  path: `/admin/v1/accounts/${MISSING}`,
+  requestId: 'req-1',
+  statusCode: 404,
+  timestamp: CREATED,
+};
 
 let server: Server;
 let baseUrl: string;
@@ -32,7 +49,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8') };
+      const recorded: RecordedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(recorded);
       const send = (status: number, body?: unknown): void => {
         if (body === undefined) {
@@ -41,12 +63,14 @@ beforeAll(async () => {
         }
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       };
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { ...notFound, message: 'Unauthorized', statusCode: 401, path: recorded.path });
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+        return send(401, { ...notFound, message: 'Unauthorized', statusCode: 401, path: recorded.path });
+      }
       const route = `${recorded.method} ${recorded.path}`;
       if (route === 'POST /admin/v1/accounts') return send(201, account);
       if (route === `GET /admin/v1/accounts/${ACCOUNT}`) return send(200, account);
       if (route === `POST /admin/v1/accounts/${ACCOUNT}/keys`) {
-        return send(201, { id: KEY, key: 'igw_secret', prefix: 'igw_sec', name: 'ci', accountId: ACCOUNT, createdAt: account.createdAt });
+        return send(201, { id: KEY, key: 'igw_secret', prefix: 'igw_sec', name: 'ci', accountId: ACCOUNT, createdAt: CREATED });
       }
       if (route === `POST /admin/v1/accounts/${ACCOUNT}/credits`) return send(200, { balance: 995 });
       if (route === `DELETE /admin/v1/keys/${KEY}`) return send(204);
@@ -73,7 +97,9 @@ interface CliResult {
   stderr: string;
 }
 
-async function cli(argv: string[], env: Record<string, string | undefined> = { BILLING_URL: baseUrl, ADMIN_TOKEN: TOKEN, DATA_DIR: dataDir }): Promise<CliResult> {
+type Env = Record<string, string | undefined>;
+
+async function cli(argv: string[], env: Env = { BILLING_URL: baseUrl, ADMIN_TOKEN: TOKEN, DATA_DIR: dataDir }): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
@@ -91,7 +117,8 @@ const only = (): RecordedRequest => {
 
 describe('runCli against a recording admin API', () => {
   it('accounts create: POSTs a JSON body with numbers and prints the account', async () => {
-    const result = await cli(['accounts', 'create', '--name', 'Acme', '--credits', '1000', '--plan', 'paid', '--low-balance-threshold', '50']);
+    const argv = ['accounts', 'create', '--name', 'Acme', '--credits', '1000', '--plan', 'paid', '--low-balance-threshold', '50'];
+    const result = await cli(argv);
     const request = only();
     expect(request.method).toBe('POST');
     expect(request.path).toBe('/admin/v1/accounts');

@@ -77,9 +77,12 @@ export function resolveBaseUrl(option: string | undefined, env: CliIo['env']): s
   try {
     url = new URL(raw);
   } catch {
-    throw new SetupError(`Invalid billing URL "${raw}" (from ${option !== undefined ? '--url' : 'BILLING_URL / BILLING_PORT'}).`);
+    const source = option !== undefined ? '--url' : 'BILLING_URL / BILLING_PORT';
+    throw new SetupError(`Invalid billing URL "${raw}" (from ${source}).`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SetupError(`The billing URL must be http:// or https://, got "${raw}".`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new SetupError(`The billing URL must be http:// or https://, got "${raw}".`);
+  }
   return raw.replace(/\/+$/, '');
 }
 
@@ -92,8 +95,9 @@ export async function resolveToken(option: string | undefined, env: CliIo['env']
     content = await readFile(file, 'utf8');
   } catch (error) {
     const missing = error instanceof Error && 'code' in error && error.code === 'ENOENT';
+    const problem = missing ? 'does not exist' : `cannot be read: ${error instanceof Error ? error.message : String(error)}`;
     throw new SetupError(
-      `No admin token: pass --token or set ADMIN_TOKEN (${file} ${missing ? 'does not exist' : `cannot be read: ${error instanceof Error ? error.message : String(error)}`}; ` +
+      `No admin token: pass --token or set ADMIN_TOKEN (${file} ${problem}; ` +
         'the standalone server, npm start, writes it when ADMIN_TOKEN is unset).',
     );
   }

@@ -26,7 +26,9 @@ describe('parseCommand', () => {
     });
 
     it('maps every option, with numbers as JSON numbers', () => {
-      const request = requestOf(['accounts', 'create', '--name', 'Acme research', '--credits', '1000', '--plan', 'paid', '--low-balance-threshold', '12.5']);
+      const argv = ['accounts', 'create', '--name', 'Acme research', '--credits', '1000', '--plan', 'paid'];
+      argv.push('--low-balance-threshold', '12.5');
+      const request = requestOf(argv);
       expect(request).toEqual({
         method: 'POST',
         path: '/admin/v1/accounts',
@@ -78,7 +80,11 @@ describe('parseCommand', () => {
     });
 
     it('revokes a key and describes the 204 output', () => {
-      expect(requestOf(['keys', 'revoke', KEY])).toEqual({ method: 'DELETE', path: `/admin/v1/keys/${KEY}`, noContentOutput: { revoked: KEY } });
+      expect(requestOf(['keys', 'revoke', KEY])).toEqual({
+        method: 'DELETE',
+        path: `/admin/v1/keys/${KEY}`,
+        noContentOutput: { revoked: KEY },
+      });
     });
 
     it('rejects a missing id and stray options', () => {

@@ -1,0 +1,177 @@
+import type { INestApplication } from '@nestjs/common';
+import { QueueName, type UsageEvent } from '@igw/contracts';
+import { MessagingService } from '@igw/messaging';
+import type { ScratchDatabase } from '@igw/persistence';
+import { loadEnvironment } from '@igw/platform';
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { createTestDatabase, testQueueBackend } from '../../../e2e/support/test-environment';
+import { startBilling } from './billing.app';
+
+const ADMIN_TOKEN = 'integration-admin-token-0123456789';
+
+describe('billing service', () => {
+  let database: ScratchDatabase;
+  let app: INestApplication;
+  let producer: MessagingService;
+  let baseUrl: string;
+
+  const admin = (path: string, init: { method?: string; body?: unknown; token?: string } = {}) =>
+    fetch(`${baseUrl}${path}`, {
+      method: init.method ?? 'GET',
+      headers: { authorization: `Bearer ${init.token ?? ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+
+  const ledgerSum = async (accountId: string): Promise<bigint> => {
+    const client = new Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT COALESCE(SUM(amount_micro), 0)::text AS sum FROM billing.ledger_entries WHERE account_id = $1', [accountId]);
+      return BigInt(rows[0].sum);
+    } finally {
+      await client.end();
+    }
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const queue = testQueueBackend(database.url);
+    const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN });
+    app = await startBilling({ env, providers, databaseUrl: database.url, adminToken: ADMIN_TOKEN, queue });
+    baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    producer = new MessagingService({ serviceName: 'test-producer', backend: queue });
+  });
+
+  afterAll(async () => {
+    await producer?.onApplicationShutdown();
+    await app?.close();
+    await database?.drop();
+  });
+
+  async function createAccount(body: Record<string, unknown>): Promise<{ id: string; balance: number }> {
+    const response = await admin('/admin/v1/accounts', { method: 'POST', body });
+    expect(response.status).toBe(201);
+    return (await response.json()) as { id: string; balance: number };
+  }
+
+  async function createKey(accountId: string): Promise<{ id: string; key: string; prefix: string }> {
+    const response = await admin(`/admin/v1/accounts/${accountId}/keys`, { method: 'POST', body: {} });
+    expect(response.status).toBe(201);
+    return (await response.json()) as { id: string; key: string; prefix: string };
+  }
+
+  async function waitForBalance(accountId: string, expected: number): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const account = (await (await admin(`/admin/v1/accounts/${accountId}`)).json()) as { balance: number };
+      if (account.balance === expected) return;
+      if (Date.now() > deadline) throw new Error(`balance stayed ${account.balance}, expected ${expected}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  it('creates accounts with opening credits written to the ledger', async () => {
+    const account = await createAccount({ name: 'acme', credits: 1000, plan: 'paid', lowBalanceThreshold: 50 });
+    expect(account).toMatchObject({ name: 'acme', balance: 1000, plan: 'paid', lowBalanceThreshold: 50, status: 'active' });
+    expect(await ledgerSum(account.id)).toBe(1_000_000_000n);
+  });
+
+  it('adds and removes credits through the ledger, keeping balance = sum of entries', async () => {
+    const account = await createAccount({ credits: 10 });
+    let response = await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { credits: 2.5, reason: 'top-up' } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ balance: 12.5 });
+    response = await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { credits: -20 } });
+    expect(await response.json()).toEqual({ balance: -7.5 });
+    expect(await ledgerSum(account.id)).toBe(-7_500_000n);
+  });
+
+  it('stores only a hash of each key and answers the balance record for it', async () => {
+    const account = await createAccount({ credits: 40, plan: 'free', lowBalanceThreshold: 100 });
+    const key = await createKey(account.id);
+    expect(key.key.startsWith(key.prefix)).toBe(true);
+    const client = new Client({ connectionString: database.url });
+    await client.connect();
+    const { rows } = await client.query('SELECT key_hash, prefix FROM billing.api_keys WHERE id = $1', [key.id]);
+    await client.end();
+    expect(rows[0].key_hash).not.toContain(key.key);
+    expect(rows[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
+
+    const before = Date.now();
+    const response = await fetch(`${baseUrl}/v1/billing/balance`, { headers: { authorization: `Bearer ${key.key}` } });
+    expect(response.status).toBe(200);
+    const balance = (await response.json()) as Record<string, unknown>;
+    expect(balance).toMatchObject({ balance: 40, lowBalance: true, lowBalanceThreshold: 100, autoDebitStatus: 'disabled', status: 'active' });
+    expect(typeof balance.statusExplanation).toBe('string');
+    expect(Date.parse(balance.lastUpdated as string)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('applies a usage event exactly once however often it is delivered', async () => {
+    const account = await createAccount({ credits: 100 });
+    const key = await createKey(account.id);
+    const event: UsageEvent = {
+      requestId: randomUUID(),
+      accountId: account.id,
+      keyId: key.id,
+      model: 'openai/gpt-4o-mini',
+      endpoint: 'chat.completions',
+      units: { input_tokens: 10, output_tokens: 20 },
+      creditsMicro: '27000000',
+      usd: '0.0000135',
+      catalogueRevision: 1,
+      occurredAt: new Date().toISOString(),
+    };
+    // The same event under two job ids: only the ledger's unique request id can stop the second.
+    await producer.enqueue(QueueName.Usage, 'usage.record', event, { jobId: `${event.requestId}-a` });
+    await producer.enqueue(QueueName.Usage, 'usage.record', event, { jobId: `${event.requestId}-b` });
+    await waitForBalance(account.id, 73);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitForBalance(account.id, 73);
+    expect(await ledgerSum(account.id)).toBe(73_000_000n);
+  });
+
+  it('refuses a revoked key at once', async () => {
+    const account = await createAccount({ credits: 5 });
+    const key = await createKey(account.id);
+    const headers = { authorization: `Bearer ${key.key}` };
+    expect((await fetch(`${baseUrl}/v1/billing/balance`, { headers })).status).toBe(200);
+    expect((await admin(`/admin/v1/keys/${key.id}`, { method: 'DELETE' })).status).toBe(204);
+    const refused = await fetch(`${baseUrl}/v1/billing/balance`, { headers });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { message: string }).message).toMatch(/valid API key is required/);
+  });
+
+  it.each([
+    ['no token', undefined, 401],
+    ['a wrong token', 'not-the-admin-token-at-all', 401],
+  ])('refuses the admin API with %s', async (_label, token, status) => {
+    const response = await fetch(`${baseUrl}/admin/v1/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: '{}',
+    });
+    expect(response.status).toBe(status);
+  });
+
+  it.each([
+    ['an unknown account', `/admin/v1/accounts/${randomUUID()}`],
+    ['an id that is not a uuid', '/admin/v1/accounts/not-a-uuid'],
+  ])('answers 404 for %s', async (_label, path) => {
+    const response = await admin(path);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ statusCode: 404, path });
+  });
+
+  it.each([
+    [{ plan: 'gold' }, /plan/],
+    [{ credits: 'many' }, /credits/],
+    [{ credits: -1 }, /credits/],
+  ])('rejects an invalid account body %j', async (body, field) => {
+    const response = await admin('/admin/v1/accounts', { method: 'POST', body });
+    expect(response.status).toBe(400);
+    const error = (await response.json()) as { message: string };
+    expect(error.message).toMatch(/^Body validation error!/);
+    expect(error.message).toMatch(field);
+  });
+});

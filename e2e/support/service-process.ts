@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  output(): string;
+  /** Resolves when the output matches, rejects if the process exits first or time runs out. */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** SIGINT, then SIGKILL if it has not exited in time; resolves with the exit code. */
+  stop(timeoutMs?: number): Promise<number | null>;
+  exited(): Promise<number | null>;
+}
+
+/** Starts one of the built entry points (dist/...) as a real process, as a user would. */
+export function startService(entry: string, env: NodeJS.ProcessEnv, args: string[] = []): ServiceProcess {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', entry), ...args], {
+    cwd: ROOT,
+    env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  exit.then(() => listeners.forEach((listener) => listener()));
+
+  return {
+    child,
+    output: () => output,
+    exited: () => exit,
+    waitForOutput(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => finish(new Error(`timed out waiting for ${pattern} from ${entry}. Output:\n${output.slice(-4000)}`)), timeoutMs);
+        const check = () => {
+          const match = output.match(pattern);
+          if (match) finish(undefined, match);
+          else if (child.exitCode !== null) finish(new Error(`${entry} exited with ${child.exitCode} before ${pattern}. Output:\n${output.slice(-4000)}`));
+        };
+        const finish = (error?: Error, match?: RegExpMatchArray) => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          if (error) reject(error);
+          else resolve(match!);
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+    async stop(timeoutMs = 15_000) {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await exit;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** Environment for a child service: ours minus anything that would change its mode. */
+export function childEnvironment(overrides: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  for (const name of Object.keys(base)) {
+    if (/^(DATABASE_URL|REDIS_URL|ADMIN_TOKEN|QUEUE_PREFIX|DATA_DIR|CATALOGUE_FILE|[A-Z0-9_]+_(API_KEY|BASE_URL))$/.test(name)) delete base[name];
+  }
+  return { ...base, LOG_LEVEL: 'warn', ...overrides };
+}

@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+import type { QueueBackendOptions } from '@igw/messaging';
+import { createDatabaseOn, type ScratchDatabase } from '@igw/persistence';
+
+import { TEST_DATABASE_SERVER_VARIABLE } from './constants';
+
+/** A database of its own for one test file, dropped after: leftovers never decide a result. */
+export function createTestDatabase(): Promise<ScratchDatabase> {
+  const server = process.env[TEST_DATABASE_SERVER_VARIABLE];
+  if (!server) throw new Error(`${TEST_DATABASE_SERVER_VARIABLE} is not set: run the tests through jest (global setup sets it)`);
+  return createDatabaseOn(server, 'igw_test');
+}
+
+/** A Redis key prefix of its own per test run. */
+export function uniqueQueuePrefix(): string {
+  return `igwtest${randomBytes(5).toString('hex')}`;
+}
+
+/** The queue backend of this test run: Redis when REDIS_URL is set (CI's second pass), else PostgreSQL. */
+export function testQueueBackend(databaseUrl: string): QueueBackendOptions {
+  return process.env.REDIS_URL
+    ? { kind: 'redis', url: process.env.REDIS_URL, prefix: uniqueQueuePrefix() }
+    : { kind: 'postgres', url: databaseUrl, schema: 'bullmq' };
+}

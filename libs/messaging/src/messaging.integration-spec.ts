@@ -1,0 +1,99 @@
+import { QueueName } from '@igw/contracts';
+import type { ScratchDatabase } from '@igw/persistence';
+import { createTestDatabase, uniqueQueuePrefix } from '../../../e2e/support/test-environment';
+import { RpcTimeoutError } from './messaging.errors';
+import type { QueueBackendOptions } from './messaging.options';
+import { MessagingService } from './messaging.service';
+
+const redisUrl = process.env.REDIS_URL;
+const backends: Array<[string, (databaseUrl: string) => QueueBackendOptions]> = [
+  ['postgres', (databaseUrl) => ({ kind: 'postgres', url: databaseUrl, schema: 'bullmq' })],
+];
+// The Redis backend is tested where Redis is configured (CI's second pass sets REDIS_URL).
+if (redisUrl) backends.push(['redis', () => ({ kind: 'redis', url: redisUrl, prefix: uniqueQueuePrefix() })]);
+else it.skip('messaging on redis (REDIS_URL is not set)', () => undefined);
+
+describe.each(backends)('messaging on %s', (_name, backendFor) => {
+  let database: ScratchDatabase;
+  let caller: MessagingService;
+  let callee: MessagingService;
+  let backend: QueueBackendOptions;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    backend = backendFor(database.url);
+    caller = new MessagingService({ serviceName: 'caller', backend, rpcTimeoutMs: 5_000 });
+    callee = new MessagingService({ serviceName: 'callee', backend, rpcTimeoutMs: 5_000 });
+  });
+
+  afterAll(async () => {
+    await caller?.onApplicationShutdown();
+    await callee?.onApplicationShutdown();
+    await database?.drop();
+  });
+
+  it('answers a request/reply call through a worker of another service', async () => {
+    callee.consume(QueueName.BillingRpc, {
+      'keys.resolve': async ({ keyHash }) => ({
+        key: { keyId: 'k', accountId: keyHash, plan: 'paid' as const, balanceMicro: '5', balanceVersion: 1 },
+      }),
+    });
+    const reply = await caller.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: 'abc' });
+    expect(reply.key?.accountId).toBe('abc');
+  });
+
+  it('fails a request/reply call that nobody answers with a timeout error', async () => {
+    await expect(caller.request(QueueName.Decisions, 'decisions.ping', {}, 300)).rejects.toBeInstanceOf(RpcTimeoutError);
+  });
+
+  it('delivers a work job once even when it is added twice with the same job id', async () => {
+    const seen: string[] = [];
+    callee.consume(QueueName.Usage, {
+      'usage.record': async (event) => {
+        seen.push(event.requestId);
+        return { applied: true };
+      },
+    });
+    const event = {
+      requestId: 'req-1',
+      accountId: 'a',
+      keyId: 'k',
+      model: 'm',
+      endpoint: 'chat.completions',
+      units: { input_tokens: 1 },
+      creditsMicro: '1',
+      usd: '0',
+      catalogueRevision: 1,
+      occurredAt: new Date().toISOString(),
+    };
+    await caller.enqueue(QueueName.Usage, 'usage.record', event, { jobId: event.requestId });
+    await caller.enqueue(QueueName.Usage, 'usage.record', event, { jobId: event.requestId });
+    await waitFor(() => seen.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(seen).toEqual(['req-1']);
+  });
+
+  it('broadcasts a topic to every subscriber, with the retained value for late ones', async () => {
+    const early: number[] = [];
+    await callee.subscribe('catalogue.revision.changed', ({ revision }) => void early.push(revision));
+    await caller.publish('catalogue.revision.changed', { revision: 7 }, { retainMs: 60_000 });
+    await waitFor(() => early.includes(7));
+
+    const late = new MessagingService({ serviceName: 'late', backend, rpcTimeoutMs: 5_000 });
+    try {
+      const received: number[] = [];
+      await late.subscribe('catalogue.revision.changed', ({ revision }) => void received.push(revision));
+      await waitFor(() => received.includes(7));
+    } finally {
+      await late.onApplicationShutdown();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
