@@ -1,11 +1,12 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { ChatCompletionDto } from '@igw/contracts';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
 import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
-import { createTestDatabase, uniqueQueuePrefix } from './support/test-environment';
+import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
 
 /**
  * `npm start` as a user runs it: one process, embedded defaults (or DATABASE_URL/REDIS_URL
@@ -69,6 +70,7 @@ describe('standalone gateway, end to end', () => {
   afterAll(async () => {
     await standalone?.stop();
     await emulator?.close();
+    await dropQueueData({ url: env?.REDIS_URL, prefix: env?.QUEUE_PREFIX });
     await database?.drop();
     await rm(dataDir, { recursive: true, force: true });
   });
@@ -104,7 +106,7 @@ describe('standalone gateway, end to end', () => {
 
   it('serves a paid chat completion and takes exactly its credits from the balance', async () => {
     const { key } = await paidKey(1000);
-    const response = await call<Record<string, any>>(`${gateway}/v1/chat/completions`, {
+    const response = await call<ChatCompletionDto>(`${gateway}/v1/chat/completions`, {
       token: key,
       body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the ledger' }] },
     });
@@ -120,8 +122,8 @@ describe('standalone gateway, end to end', () => {
 
     // gpt-4o-mini costs $0.15 / $0.60 per million tokens; 2,000,000 credits = $1.
     const expectedMicro = prompt * 300_000 + output * 1_200_000;
-    expect(completion.meta.usage.credits_used).toBe(expectedMicro / 1e6);
-    expect(completion.meta.usage.usd_spent).toBeCloseTo(expectedMicro / 1e6 / 2_000_000, 15);
+    expect(completion.meta!.usage!.credits_used).toBe(expectedMicro / 1e6);
+    expect(completion.meta!.usage!.usd_spent).toBeCloseTo(expectedMicro / 1e6 / 2_000_000, 15);
 
     const upstreamCall = emulator.requests.at(-1)!;
     expect(upstreamCall.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);

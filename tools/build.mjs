@@ -1,8 +1,10 @@
 // Compiles every app, lib and tool to dist/ with SWC (about a second), rewriting the
 // @igw/* path aliases into relative requires so plain `node` runs the output.
 // Type checking is a separate step (`npm run typecheck`).
+// dist/ is never wiped and a file is written only when its content changed, so several
+// `npm run start:*` running at once (each builds first) never see a half-built tree.
 import { transformFile } from '@swc/core';
-import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -27,7 +29,13 @@ async function* walk(dir) {
 const isCompiled = (file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.endsWith('.spec.ts');
 const isAsset = (file) => ASSET_EXTENSIONS.has(path.extname(file)) && !file.endsWith('project.json') && !/tsconfig.*\.json$/.test(file);
 
-await rm(outDir, { recursive: true, force: true });
+async function writeIfChanged(file, content) {
+  const existing = await readFile(file).catch(() => undefined);
+  if (existing && existing.equals(Buffer.from(content))) return;
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, content);
+}
+
 const options = swcOptions({ resolvePaths: true });
 const jobs = [];
 for (const dir of SOURCE_DIRS) {
@@ -37,13 +45,12 @@ for (const dir of SOURCE_DIRS) {
       jobs.push(
         transformFile(file, { ...options, filename: file, sourceFileName: path.relative(path.dirname(target), file) }).then(async (out) => {
           const js = target.replace(/\.ts$/, '.js');
-          await mkdir(path.dirname(js), { recursive: true });
-          await writeFile(js, `${out.code}\n//# sourceMappingURL=${path.basename(js)}.map\n`);
-          if (out.map) await writeFile(`${js}.map`, out.map);
+          await writeIfChanged(js, `${out.code}\n//# sourceMappingURL=${path.basename(js)}.map\n`);
+          if (out.map) await writeIfChanged(`${js}.map`, out.map);
         }),
       );
     } else if (isAsset(file)) {
-      jobs.push(mkdir(path.dirname(target), { recursive: true }).then(() => cp(file, target)));
+      jobs.push(readFile(file).then((content) => writeIfChanged(target, content)));
     }
   }
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import type { QueueBackendOptions } from '@igw/messaging';
 import { createDatabaseOn, type ScratchDatabase } from '@igw/persistence';
 
@@ -21,4 +22,21 @@ export function testQueueBackend(databaseUrl: string): QueueBackendOptions {
   return process.env.REDIS_URL
     ? { kind: 'redis', url: process.env.REDIS_URL, prefix: uniqueQueuePrefix() }
     : { kind: 'postgres', url: databaseUrl, schema: 'bullmq' };
+}
+
+/** Deletes every Redis key a test run made under its prefix (Postgres queues go with their database). */
+export async function dropQueueData(backend: QueueBackendOptions | { prefix?: string; url?: string } | undefined): Promise<void> {
+  if (!backend || !('prefix' in backend) || !backend.prefix || !backend.url?.startsWith('redis')) return;
+  const redis = new Redis(backend.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${backend.prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -1,12 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { QueueName, type UsageEvent } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
+import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { loadEnvironment } from '@igw/platform';
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { createTestDatabase, testQueueBackend } from '../../../e2e/support/test-environment';
-import { startBilling } from './billing.app';
+import { startBilling } from '../../apps/billing/src/billing.app';
+import { createTestDatabase, dropQueueData, testQueueBackend } from '../support/test-environment';
 
 const ADMIN_TOKEN = 'integration-admin-token-0123456789';
 
@@ -15,6 +15,7 @@ describe('billing service', () => {
   let app: INestApplication;
   let producer: MessagingService;
   let baseUrl: string;
+  let queue: QueueBackendOptions;
 
   const admin = (path: string, init: { method?: string; body?: unknown; token?: string } = {}) =>
     fetch(`${baseUrl}${path}`, {
@@ -36,7 +37,7 @@ describe('billing service', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const queue = testQueueBackend(database.url);
+    queue = testQueueBackend(database.url);
     const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN });
     app = await startBilling({ env, providers, databaseUrl: database.url, adminToken: ADMIN_TOKEN, queue });
     baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -46,6 +47,7 @@ describe('billing service', () => {
   afterAll(async () => {
     await producer?.onApplicationShutdown();
     await app?.close();
+    await dropQueueData(queue);
     await database?.drop();
   });
 

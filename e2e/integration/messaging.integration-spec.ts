@@ -1,9 +1,7 @@
 import { QueueName } from '@igw/contracts';
+import { MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
-import { createTestDatabase, uniqueQueuePrefix } from '../../../e2e/support/test-environment';
-import { RpcTimeoutError } from './messaging.errors';
-import type { QueueBackendOptions } from './messaging.options';
-import { MessagingService } from './messaging.service';
+import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
 
 const redisUrl = process.env.REDIS_URL;
 const backends: Array<[string, (databaseUrl: string) => QueueBackendOptions]> = [
@@ -29,6 +27,7 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
   afterAll(async () => {
     await caller?.onApplicationShutdown();
     await callee?.onApplicationShutdown();
+    await dropQueueData(backend);
     await database?.drop();
   });
 

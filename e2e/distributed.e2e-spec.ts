@@ -1,0 +1,98 @@
+import path from 'node:path';
+import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { call, eventually, expectErrorBody } from './support/http';
+import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
+import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
+
+const ADMIN_TOKEN = 'distributed-admin-token-0123456789';
+
+/**
+ * The distributed deployment as separate processes (what docker-compose runs): each
+ * service alone against DATABASE_URL and the queue (Redis when the run has REDIS_URL,
+ * else BullMQ on PostgreSQL). Only the queue connects them.
+ */
+describe('distributed services, end to end', () => {
+  let database: ScratchDatabase;
+  let emulator: RunningEmulator;
+  let queueEnv: NodeJS.ProcessEnv;
+  const services: ServiceProcess[] = [];
+  let gateway: string;
+  let billing: string;
+
+  const start = async (name: string, port: number, extra: NodeJS.ProcessEnv) => {
+    const service = startService(`apps/${name}/src/main.js`, childEnvironment({ ...queueEnv, ADMIN_TOKEN, HOST: '127.0.0.1', ...extra }));
+    services.push(service);
+    await eventually(async () => {
+      if (service.child.exitCode !== null) throw new Error(`${name} exited: ${service.output()}`);
+      return (await call(`http://127.0.0.1:${port}/healthz`).catch(() => ({ status: 0 }))).status === 200;
+    }, 60_000, 100);
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    emulator = await startEmulator();
+    queueEnv = process.env.REDIS_URL
+      ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: uniqueQueuePrefix() }
+      : { DATABASE_URL: database.url };
+    const [gatewayPort, billingPort, cataloguePort, decisionsPort] = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
+    await start('catalogue', cataloguePort, {
+      DATABASE_URL: database.url,
+      CATALOGUE_PORT: String(cataloguePort),
+      CATALOGUE_FILE: path.join(__dirname, 'fixtures/distributed-catalogue.yaml'),
+    });
+    await start('billing', billingPort, { DATABASE_URL: database.url, BILLING_PORT: String(billingPort) });
+    await start('decisions', decisionsPort, { DECISIONS_PORT: String(decisionsPort) });
+    await start('gateway', gatewayPort, { PORT: String(gatewayPort), OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1` });
+    gateway = `http://127.0.0.1:${gatewayPort}`;
+    billing = `http://127.0.0.1:${billingPort}`;
+    await eventually(async () => (await call(`${gateway}/readyz`)).status === 200, 20_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const service of services.reverse()) await service.stop();
+    await emulator?.close();
+    await dropQueueData({ url: queueEnv?.REDIS_URL, prefix: queueEnv?.QUEUE_PREFIX });
+    await database?.drop();
+  });
+
+  it('refuses to start a service without ADMIN_TOKEN', async () => {
+    const env = childEnvironment({ ...queueEnv, PORT: String(await findFreePort()) });
+    const lonely = startService('apps/gateway/src/main.js', env);
+    expect(await lonely.exited()).not.toBe(0);
+    expect(lonely.output()).toMatch(/ADMIN_TOKEN is required/);
+  });
+
+  it('bills a chat completion across separate processes and propagates revocation', async () => {
+    const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 50, plan: 'paid' } });
+    const key = await call<{ id: string; key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} });
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'one two three' }] };
+    const completion = await call<{ meta: { usage: { credits_used: number } } }>(`${gateway}/v1/chat/completions`, { token: key.body.key, body });
+    expect(completion.status).toBe(200);
+    const spent = completion.body.meta.usage.credits_used;
+    expect(spent).toBeGreaterThan(0);
+    await eventually(async () => (await call<{ balance: number }>(`${billing}/v1/billing/balance`, { token: key.body.key })).body.balance === 50 - spent, 10_000);
+
+    expect((await call(`${billing}/admin/v1/keys/${key.body.id}`, { token: ADMIN_TOKEN, method: 'DELETE' })).status).toBe(204);
+    await eventually(async () => (await call(`${gateway}/v1/chat/completions`, { token: key.body.key, body })).status === 401, 2_000);
+  });
+
+  it('blocks an account whose balance reaches zero once billing broadcasts it', async () => {
+    const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 5, plan: 'paid' } });
+    const key = await call<{ key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} });
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+    expect((await call(`${gateway}/v1/chat/completions`, { token: key.body.key, body })).status).toBe(200);
+    await call(`${billing}/admin/v1/accounts/${account.body.id}/credits`, { token: ADMIN_TOKEN, body: { credits: -100 } });
+    await eventually(async () => (await call(`${gateway}/v1/chat/completions`, { token: key.body.key, body })).status === 403, 2_000);
+  });
+
+  it('answers 503 naming the variable to set for a model whose provider has no credentials', async () => {
+    const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 5, plan: 'paid' } });
+    const key = await call<{ key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} });
+    const response = await call(`${gateway}/v1/chat/completions`, {
+      token: key.body.key,
+      body: { model: 'test/unconfigured', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expectErrorBody(response, 503, '/v1/chat/completions', /GROQ_API_KEY/);
+  });
+});
