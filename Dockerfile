@@ -16,9 +16,7 @@
 #   supported in this image;
 # - every other script is one npm 11 already skips in development (@swc/core, nx,
 #   @parcel/watcher, msgpackr-extract, @scarf/scarf), so the build runs as it does locally.
-# npm is deliberately NOT upgraded to 11: npm 11's `npm ci` rejects the current lockfile
-# (it lacks entries for other platforms' optional binaries, e.g. @swc/core-darwin-arm64),
-# while npm 10 installs exactly what the lockfile lists.
+# The image's npm 10 installs exactly what the lockfile lists; no npm upgrade is needed.
 
 # Node >= 20.19 is required (package.json engines); 20.20 is the version used in development.
 ARG NODE_IMAGE=node:20.20-bookworm-slim

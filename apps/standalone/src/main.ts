@@ -9,7 +9,7 @@ void runUntilSignal('standalone', async () => {
     'Inference gateway is running (standalone).',
     `  gateway (base_url):     ${running.gatewayUrl}    Swagger UI: ${running.gatewayUrl}/docs`,
     `  billing (billing_url):  ${running.billingUrl}    Swagger UI: ${running.billingUrl}/docs`,
-    `  admin token:            ${process.env.ADMIN_TOKEN ? 'from ADMIN_TOKEN' : 'in .data/admin-token (see DATA_DIR)'}`,
+    `  admin token:            ${running.adminTokenFile ? `in ${running.adminTokenFile}` : 'from ADMIN_TOKEN'}`,
   ];
   if (running.demoKey) {
     lines.push(

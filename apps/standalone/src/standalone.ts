@@ -18,6 +18,8 @@ export interface RunningStandalone {
   gatewayUrl: string;
   billingUrl: string;
   adminToken: string;
+  /** Where the generated admin token is kept; undefined when ADMIN_TOKEN was given. */
+  adminTokenFile?: string;
   demoKey?: string;
   stop(): Promise<void>;
 }
@@ -75,7 +77,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const gatewayUrl = await gateway.getUrl();
     const billingUrl = await billing.getUrl();
     const demoKey = options.demo ? (await createDemoKey(billingUrl, admin.token, env.DATA_DIR)).key : undefined;
-    return { gatewayUrl, billingUrl, adminToken: admin.token, demoKey, stop };
+    return { gatewayUrl, billingUrl, adminToken: admin.token, adminTokenFile: admin.file, demoKey, stop };
   } catch (error) {
     await stop();
     throw error;

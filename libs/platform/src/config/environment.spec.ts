@@ -1,0 +1,37 @@
+import { EnvironmentError, loadEnvironment } from './environment';
+
+describe('loadEnvironment', () => {
+  it('applies the documented defaults', () => {
+    const { env } = loadEnvironment({});
+    expect(env).toMatchObject({ HOST: '127.0.0.1', PORT: 8080, BILLING_PORT: 8081, DATA_DIR: '.data', CREDITS_PER_USD: 2_000_000, QUEUE_PREFIX: 'igw' });
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(env.ADMIN_TOKEN).toBeUndefined();
+  });
+
+  it('reads numbers and treats empty values as unset', () => {
+    const { env } = loadEnvironment({ PORT: '9000', DATABASE_URL: '', CREDITS_PER_USD: '1000' });
+    expect(env.PORT).toBe(9000);
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(env.CREDITS_PER_USD).toBe(1000);
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres/],
+    [{ ADMIN_TOKEN: 'short' }, /ADMIN_TOKEN must be at least 16/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ])('refuses %j', (source, message) => {
+    expect(() => loadEnvironment(source)).toThrow(EnvironmentError);
+    expect(() => loadEnvironment(source)).toThrow(message);
+  });
+
+  it('collects <PROVIDER>_API_KEY and <PROVIDER>_BASE_URL for any provider name', () => {
+    const { providers } = loadEnvironment({
+      OPENAI_API_KEY: 'sk-1',
+      OPENAI_BASE_URL: 'http://127.0.0.1:1234/v1/',
+      AZURE_OPENAI_API_KEY: 'az',
+      GROQ_API_KEY: '',
+    });
+    expect(providers).toEqual({ openai: { apiKey: 'sk-1', baseUrl: 'http://127.0.0.1:1234/v1' }, azure_openai: { apiKey: 'az' } });
+  });
+});

@@ -1,0 +1,40 @@
+import { BadRequestException } from '@nestjs/common';
+import { IsIn, IsInt, IsString, Min, ValidateNested } from 'class-validator';
+import { Type } from 'class-transformer';
+import { createValidationPipe } from './validation.pipe';
+
+class Item {
+  @IsIn(['user', 'system']) role!: string;
+}
+
+class Body {
+  @IsString() model!: string;
+  @IsInt() @Min(1) count!: number;
+  @ValidateNested({ each: true }) @Type(() => Item) items!: Item[];
+}
+
+async function messageFor(value: unknown): Promise<string> {
+  try {
+    await createValidationPipe().transform(value, { type: 'body', metatype: Body });
+  } catch (error) {
+    expect(error).toBeInstanceOf(BadRequestException);
+    return (error as BadRequestException).message;
+  }
+  throw new Error('expected a validation error');
+}
+
+describe('validation messages', () => {
+  it('start with the spec prefix and name each field by its path with what was received', async () => {
+    const message = await messageFor({ model: 42, count: 0, items: [{ role: 'user' }, { role: 'robot' }] });
+    expect(message.startsWith('Body validation error! ')).toBe(true);
+    expect(message).toMatch(/model: model must be a string\. Received number 42/);
+    expect(message).toMatch(/count: count must not be less than 1\. Received number 0/);
+    expect(message).toMatch(/items\[1\]\.role: .*Received 'robot'/);
+    expect(message).not.toMatch(/items\[0\]/);
+  });
+
+  it('passes a valid body through, transformed to the DTO class', async () => {
+    const value = await createValidationPipe().transform({ model: 'm', count: 2, items: [] }, { type: 'body', metatype: Body });
+    expect(value).toBeInstanceOf(Body);
+  });
+});
