@@ -104,6 +104,37 @@ describe('standalone gateway, end to end', () => {
     expect(await notModified.text()).toBe('');
   });
 
+  it('filters and projects the shipped catalogue as the query asks', async () => {
+    type List = { data: Array<Record<string, unknown> & { id: string; type: string }> };
+    const all = (await call<List>(`${gateway}/v1/models`)).body.data;
+    expect(all.length).toBeGreaterThanOrEqual(40);
+
+    const embeddings = await call<List>(`${gateway}/models?type=EMBEDDINGS&include=pricing`);
+    expect(embeddings.body.data.map((model) => model.id).sort()).toEqual(['openai/text-embedding-3-large', 'openai/text-embedding-3-small']);
+    for (const model of embeddings.body.data) expect(Object.keys(model)).toEqual(['id', 'aliases', 'type', 'info', 'tags', 'pricing']);
+
+    const visionChat = await call<List>(`${gateway}/v1/models?capabilities=vision&type=chat-completions&details=true`);
+    expect(visionChat.body.data.length).toBeGreaterThan(0);
+    for (const model of visionChat.body.data) {
+      expect(model.type.endsWith('/chat-completions')).toBe(true);
+      expect(model.capabilities).toContain('vision');
+      expect(model).not.toHaveProperty('routing');
+    }
+    const byAlias = await call<List>(`${gateway}/v1/models?id=GPT-4O-MINI,text-embedding-3-small`);
+    expect(byAlias.body.data.map((model) => model.id).sort()).toEqual(['openai/gpt-4o-mini', 'openai/text-embedding-3-small']);
+  });
+
+  it('answers one model by id or alias, slashes unescaped, with the same include rules', async () => {
+    const byId = await call<{ object: string; data: Record<string, unknown> }>(`${gateway}/model/openai/gpt-4o-mini?include=modalities`);
+    expect(byId.status).toBe(200);
+    expect(byId.body.object).toBe('model');
+    expect(Object.keys(byId.body.data)).toEqual(['id', 'aliases', 'type', 'info', 'tags', 'modalities']);
+    expect(byId.headers.get('etag')).toBeTruthy();
+    const byAlias = await call<{ data: { id: string } }>(`${gateway}/model/GPT-4o-Mini`);
+    expect(byAlias.body.data.id).toBe('openai/gpt-4o-mini');
+    expectErrorBody(await call(`${gateway}/model/openai/no-such-model`), 404, '/model/openai/no-such-model');
+  });
+
   it('serves a paid chat completion and takes exactly its credits from the balance', async () => {
     const { key } = await paidKey(1000);
     const response = await call<ChatCompletionDto>(`${gateway}/v1/chat/completions`, {

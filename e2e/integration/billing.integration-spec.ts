@@ -122,6 +122,7 @@ describe('billing service', () => {
       creditsMicro: '27000000',
       usd: '0.0000135',
       catalogueRevision: 1,
+      prices: [{ unit: 'input_tokens', price: 0.15, per: 1_000_000 }],
       occurredAt: new Date().toISOString(),
     };
     // The same event under two job ids: only the ledger's unique request id can stop the second.

@@ -63,6 +63,7 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
       creditsMicro: '1',
       usd: '0',
       catalogueRevision: 1,
+      prices: [],
       occurredAt: new Date().toISOString(),
     };
     await caller.enqueue(QueueName.Usage, 'usage.record', event, { jobId: event.requestId });

@@ -1,23 +1,25 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ADMIN_TOKEN, HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
+import { AdminCatalogueController } from './catalogue/admin-catalogue.controller';
 import { CatalogueService } from './catalogue/catalogue.service';
 import { cataloguePersistence } from './persistence/catalogue.persistence';
 
 @Module({})
 export class CatalogueModule {
-  static forRoot(settings: ServiceSettings & { databaseUrl: string }): DynamicModule {
+  static forRoot(settings: ServiceSettings & { databaseUrl: string; adminToken: string }): DynamicModule {
     return {
       module: CatalogueModule,
       imports: [
         PersistenceModule.forService(settings.databaseUrl, cataloguePersistence),
         MessagingModule.forRoot({ serviceName: 'catalogue', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS }),
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, AdminCatalogueController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
+        { provide: ADMIN_TOKEN, useValue: settings.adminToken },
         CatalogueService,
         {
           provide: READINESS_CHECKS,

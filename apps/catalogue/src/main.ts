@@ -4,7 +4,7 @@ import { startCatalogue } from './catalogue.app';
 void runUntilSignal('catalogue', async () => {
   const { env, providers } = loadEnvironment();
   const databaseUrl = requireDistributedSetting(env.DATABASE_URL, 'DATABASE_URL', 'the catalogue service owns the model tables');
-  requireDistributedSetting(env.ADMIN_TOKEN, 'ADMIN_TOKEN', 'it protects the admin API');
-  const app = await startCatalogue({ env, providers, databaseUrl, adminToken: env.ADMIN_TOKEN, queue: resolveQueueBackend(env, databaseUrl) });
+  const adminToken = requireDistributedSetting(env.ADMIN_TOKEN, 'ADMIN_TOKEN', 'it protects the admin API');
+  const app = await startCatalogue({ env, providers, databaseUrl, adminToken, queue: resolveQueueBackend(env, databaseUrl) });
   return () => app.close();
 });

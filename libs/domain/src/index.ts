@@ -2,4 +2,5 @@ export * from './money/decimal';
 export * from './money/credits';
 export * from './money/pricing';
 export * from './catalogue/catalogue-index';
+export * from './catalogue/catalogue-query';
 export * from './tokens/token-estimate';

@@ -12,3 +12,4 @@ export * from './auth/admin-token.guard';
 export * from './health/health.controller';
 export * from './config/runtime';
 export * from './process/run-until-signal';
+export * from './http/path-id.decorator';

@@ -43,6 +43,10 @@ export class LedgerEntryEntity {
   @Column({ name: 'catalogue_revision', type: 'integer', nullable: true })
   catalogueRevision!: number | null;
 
+  /** The catalogue prices this usage was charged at. */
+  @Column({ type: 'jsonb', nullable: true })
+  prices!: Array<{ unit: string; price: number; per: number }> | null;
+
   @Column({ type: 'text', nullable: true })
   reason!: string | null;
 

@@ -20,8 +20,8 @@ export class LedgerService {
     const change = await this.dataSource.transaction(async (manager) => {
       const inserted: Array<{ id: string }> = await manager.query(
         `INSERT INTO "billing"."ledger_entries"
-           (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, occurred_at)
-         VALUES ($1, 'usage', $2, $3, $4, $5, $6, $7, $8, $9, $10)
+           (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at)
+         VALUES ($1, 'usage', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (request_id) DO NOTHING
          RETURNING id`,
         [
@@ -34,6 +34,7 @@ export class LedgerService {
           (-BigInt(event.creditsMicro)).toString(),
           negate(event.usd),
           event.catalogueRevision,
+          JSON.stringify(event.prices ?? null),
           event.occurredAt,
         ],
       );

@@ -1,7 +1,8 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CatalogueFileError, DEFAULT_CATALOGUE_FILE, readCatalogueFile } from './catalogue-file';
+import { stringify } from 'yaml';
+import { CatalogueFileError, DEFAULT_CATALOGUE_FILE, readCatalogueFile, type CatalogueFileEntry } from './catalogue-file';
 
 async function fileWith(yaml: string): Promise<string> {
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'igw-catalogue-')), 'catalogue.yaml');
@@ -9,38 +10,300 @@ async function fileWith(yaml: string): Promise<string> {
   return file;
 }
 
-const entry = (overrides: string) => `
-models:
-  - id: a/b
-    aliases: [b]
-    type: openai/chat-completions
-    info: { name: B, developer: A }
-    tags: []
-    routing: { sources: [{ provider: openai, model: b }] }
-${overrides}`;
+type Raw = Record<string, unknown>;
+
+/** A valid chat entry `a/b`; each case breaks one thing in a copy of it. */
+function chat(): Raw {
+  return {
+    id: 'a/b',
+    aliases: ['b'],
+    type: 'openai/chat-completions',
+    info: { name: 'B', developer: 'A', description: 'test entry', releasedAt: '2026-01-02', contextLength: 1000, outputMax: 100 },
+    tags: ['playground:chat'],
+    modalities: { input: ['text'], output: ['text'] },
+    capabilities: ['streaming'],
+    pricing: { kind: 'fixed', currency: 'USD', units: [{ unit: 'input_tokens', price: 1, per: 1000000 }] },
+    routing: { sources: [{ provider: 'openai', model: 'b' }] },
+  };
+}
+
+function image(): Raw {
+  return {
+    ...chat(),
+    type: 'openai/image-generations',
+    info: { name: 'B', developer: 'A', description: 'test entry' },
+    pricing: {
+      kind: 'fixed',
+      currency: 'USD',
+      units: [{ unit: 'images', price: 0.04, per: 1 }],
+      dimensions: ['size', 'quality'],
+      variants: [{ dimensions: { size: '1024x1024', quality: 'hd' }, units: [{ unit: 'images', price: 0.08, per: 1 }] }],
+    },
+  };
+}
+
+/**
+ * A copy of `base` with some fields replaced: keys are dot-separated paths (numbers index
+ * lists), and `undefined` removes the field.
+ */
+function edit(base: Raw, changes: Record<string, unknown>): Raw {
+  const entry = structuredClone(base);
+  for (const [fieldPath, value] of Object.entries(changes)) {
+    const keys = fieldPath.split('.');
+    let target = entry;
+    for (const key of keys.slice(0, -1)) target = target[key] as Raw;
+    const last = keys[keys.length - 1];
+    if (value === undefined) delete target[last];
+    else target[last] = value;
+  }
+  return entry;
+}
+
+const yamlOf = (...models: Raw[]) => stringify({ models });
+const named = (field: string) => new RegExp(`models\\[\\d+\\] \\(a/b\\): field "${field.replace(/[.[\]]/g, '\\$&')}"`);
 
 describe('the catalogue file', () => {
-  it('ships a valid catalogue with unique names', async () => {
-    const models = await readCatalogueFile(DEFAULT_CATALOGUE_FILE);
-    expect(models.length).toBeGreaterThan(0);
-    for (const model of models) expect(model.routing.sources.length).toBeGreaterThan(0);
+  it('accepts a well-formed entry and returns it field for field', async () => {
+    const models = await readCatalogueFile(await fileWith(yamlOf(chat(), { ...image(), id: 'c/d', aliases: ['d'] })));
+    expect(models[0]).toEqual(chat());
+    expect(models[1].pricing?.variants).toHaveLength(1);
   });
 
-  it.each([
-    ['a missing id', entry('').replace('id: a/b', 'id: ""'), /models\[0\].*field "id"/],
-    ['a type without endpoint kind', entry('').replace('openai/chat-completions', 'chat'), /\(a\/b\): field "type"/],
-    ['no routing source', entry('').replace('[{ provider: openai, model: b }]', '[]'), /\(a\/b\): field "routing.sources"/],
-    ['a price without per', entry('    pricing: { kind: fixed, currency: USD, units: [{ unit: input_tokens, price: 1 }] }'), /pricing.units\[0\].per/],
-    ['a name used twice', `${entry('')}
-  - id: c/d
-    aliases: [B]
-    type: openai/chat-completions
-    info: { name: D, developer: C }
-    tags: []
-    routing: { sources: [{ provider: openai, model: d }] }`, /name "B" of c\/d is already used by a\/b/],
-  ])('stops on %s, naming the entry and field', async (_label, yaml, message) => {
-    const file = await fileWith(yaml);
+  it.each<[string, Raw[], RegExp]>([
+    ['a missing id', [edit(chat(), { id: '' })], /models\[0\].*field "id"/],
+    ['an id with spaces', [edit(chat(), { id: 'a b' })], /models\[0\] \(a b\): field "id" must not contain whitespace/],
+    ['aliases that are not a list', [edit(chat(), { aliases: 'b' })], named('aliases')],
+    ['an empty alias', [edit(chat(), { aliases: [''] })], named('aliases[0]')],
+    ['a type without endpoint kind', [edit(chat(), { type: 'chat' })], named('type')],
+    ['an unknown endpoint kind', [edit(chat(), { type: 'openai/completions' })], named('type')],
+    ['an unknown top-level field', [edit(chat(), { price: 1 })], named('price')],
+    ['no info', [edit(chat(), { info: undefined })], named('info')],
+    ['info without description', [edit(chat(), { 'info.description': undefined })], named('info.description')],
+    ['a misspelt info field', [edit(chat(), { 'info.contextLenght': 1000 })], named('info.contextLenght')],
+    ['a release date that is no date', [edit(chat(), { 'info.releasedAt': '2026-02-30' })], named('info.releasedAt')],
+    ['a cutoff written another way', [edit(chat(), { 'info.cutoffAt': '01/02/2026' })], named('info.cutoffAt')],
+    ['a fractional context length', [edit(chat(), { 'info.contextLength': 1000.5 })], named('info.contextLength')],
+    ['a zero output size', [edit(chat(), { 'info.outputMax': 0 })], named('info.outputMax')],
+    ['an output size above the context', [edit(chat(), { 'info.outputMax': 2000 })], named('info.outputMax')],
+    ['a docs link that is no URL', [edit(chat(), { 'info.docsUrl': 'see the docs' })], named('info.docsUrl')],
+    ['a context length on an image model', [edit(image(), { 'info.contextLength': 1000 })], named('info.contextLength')],
+    [
+      'an output size on a speech model',
+      [edit(image(), { type: 'openai/text-to-speech', 'info.outputMax': 10 })],
+      named('info.outputMax'),
+    ],
+    [
+      'a context length on a transcription model',
+      [edit(image(), { type: 'openai/speech-to-text', 'info.contextLength': 10 })],
+      named('info.contextLength'),
+    ],
+    [
+      'an output size on an embedding model',
+      [edit(chat(), { type: 'openai/embeddings' })],
+      /\(a\/b\): field "info\.outputMax" must be absent for embeddings models/,
+    ],
+    ['tags that are not a list', [edit(chat(), { tags: 'playground:chat' })], named('tags')],
+    ['a tag that is not a string', [edit(chat(), { tags: [1] })], named('tags[0]')],
+    ['modalities without output', [edit(chat(), { 'modalities.output': undefined })], named('modalities.output')],
+    ['an unknown modality', [edit(chat(), { 'modalities.input': ['text', 'smell'] })], named('modalities.input[1]')],
+    ['capabilities that are not a list', [edit(chat(), { capabilities: 'tools' })], named('capabilities')],
+    ['another pricing kind', [edit(chat(), { 'pricing.kind': 'tiered' })], named('pricing.kind')],
+    ['another currency', [edit(chat(), { 'pricing.currency': 'EUR' })], named('pricing.currency')],
+    ['pricing without units', [edit(chat(), { 'pricing.units': [] })], named('pricing.units')],
+    ['a price without per', [edit(chat(), { 'pricing.units.0.per': undefined })], named('pricing.units[0].per')],
+    ['a fractional per', [edit(chat(), { 'pricing.units.0.per': 0.5 })], named('pricing.units[0].per')],
+    ['a negative price', [edit(chat(), { 'pricing.units.0.price': -1 })], named('pricing.units[0].price')],
+    ['a price written as text', [edit(chat(), { 'pricing.units.0.price': '1' })], named('pricing.units[0].price')],
+    ['a unit without a name', [edit(chat(), { 'pricing.units.0.unit': '' })], named('pricing.units[0].unit')],
+    [
+      'a unit priced twice',
+      [edit(chat(), { 'pricing.units.1': { unit: 'input_tokens', price: 2, per: 1000000 } })],
+      named('pricing.units[1].unit'),
+    ],
+    ['dimensions that are not names', [edit(image(), { 'pricing.dimensions': [3] })], named('pricing.dimensions[0]')],
+    ['variants without dimensions', [edit(image(), { 'pricing.dimensions': undefined })], named('pricing.variants')],
+    [
+      'a variant on an undeclared dimension',
+      [edit(image(), { 'pricing.variants.0.dimensions.style': 'vivid' })],
+      named('pricing.variants[0].dimensions.style'),
+    ],
+    [
+      'a variant dimension that is not a string',
+      [edit(image(), { 'pricing.variants.0.dimensions.size': 1024 })],
+      named('pricing.variants[0].dimensions.size'),
+    ],
+    ['a variant without units', [edit(image(), { 'pricing.variants.0.units': undefined })], named('pricing.variants[0].units')],
+    [
+      'a variant unit without per',
+      [edit(image(), { 'pricing.variants.0.units.0.per': undefined })],
+      named('pricing.variants[0].units[0].per'),
+    ],
+    ['no routing source', [edit(chat(), { 'routing.sources': [] })], named('routing.sources')],
+    ['a source without model', [edit(chat(), { 'routing.sources.0.model': undefined })], named('routing.sources[0].model')],
+    ['an unknown refused role', [edit(chat(), { 'routing.refusedRoles': ['robot'] })], named('routing.refusedRoles[0]')],
+    ['refused roles that are not a list', [edit(chat(), { 'routing.refusedRoles': 'system' })], named('routing.refusedRoles')],
+    ['a role refused twice', [edit(chat(), { 'routing.refusedRoles': ['system', 'system'] })], named('routing.refusedRoles')],
+    [
+      'a floating id naming no entry',
+      [edit(chat(), { resolvesTo: 'a/b-1' })],
+      /models\[0\] \(a\/b\): field "resolvesTo" names "a\/b-1", which is not the id of an entry/,
+    ],
+    ['a floating id naming itself', [edit(chat(), { resolvesTo: 'a/b' })], named('resolvesTo')],
+    [
+      'a floating id naming another floating id',
+      [
+        edit(chat(), { resolvesTo: 'a/c' }),
+        edit(chat(), { id: 'a/c', aliases: [], resolvesTo: 'a/d' }),
+        edit(chat(), { id: 'a/d', aliases: [] }),
+      ],
+      /models\[0\] \(a\/b\): field "resolvesTo" names "a\/c", which itself resolves to "a\/d"/,
+    ],
+    [
+      'a floating id naming a model of another type',
+      [edit(chat(), { resolvesTo: 'a/c' }), edit(chat(), { id: 'a/c', aliases: [], type: 'x/decisions' })],
+      /models\[0\] \(a\/b\): field "resolvesTo" names "a\/c" of type x\/decisions/,
+    ],
+    [
+      'a name used twice',
+      [chat(), edit(chat(), { id: 'c/d', aliases: ['B'] })],
+      /name "B" of c\/d is already used by a\/b/,
+    ],
+    [
+      'an alias equal to another id',
+      [chat(), edit(chat(), { id: 'c/d', aliases: ['A/B'] })],
+      /name "A\/B" of c\/d is already used by a\/b/,
+    ],
+  ])('stops on %s, naming the entry and field', async (_label, models, message) => {
+    const file = await fileWith(yamlOf(...models));
     await expect(readCatalogueFile(file)).rejects.toThrow(CatalogueFileError);
     await expect(readCatalogueFile(file)).rejects.toThrow(message);
+  });
+
+  it('stops on a file without a models list', async () => {
+    await expect(readCatalogueFile(await fileWith('model: []\n'))).rejects.toThrow(/expected a top-level "models" list/);
+  });
+});
+
+describe('the shipped catalogue', () => {
+  let models: CatalogueFileEntry[];
+  const byId = (id: string): CatalogueFileEntry => {
+    const model = models.find((entry) => entry.id === id);
+    if (!model) throw new Error(`${id} is not in the shipped catalogue`);
+    return model;
+  };
+  const kind = (model: CatalogueFileEntry) => model.type.slice(model.type.indexOf('/') + 1);
+
+  beforeAll(async () => {
+    models = await readCatalogueFile(DEFAULT_CATALOGUE_FILE);
+  });
+
+  it('is valid and has at least 40 entries, each routed, dated and tagged', () => {
+    expect(models.length).toBeGreaterThanOrEqual(40);
+    for (const model of models) {
+      expect(model.routing.sources.length).toBeGreaterThan(0);
+      expect(model.info.releasedAt).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(model.tags.some((tag) => tag.startsWith('playground:'))).toBe(true);
+      expect(model.tags.some((tag) => tag.startsWith('tier:'))).toBe(true);
+      expect(model.modalities).toBeDefined();
+      expect(model.pricing).toBeDefined();
+    }
+  });
+
+  it('gives every name to one model only', () => {
+    const names = models.flatMap((model) => [model.id, ...model.aliases].map((name) => name.toLowerCase()));
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('keeps the prices the gateway tests rely on', () => {
+    expect(byId('openai/gpt-4o-mini').aliases).toContain('gpt-4o-mini');
+    expect(byId('openai/gpt-4o-mini').pricing?.units).toEqual([
+      { unit: 'input_tokens', price: 0.15, per: 1000000 },
+      { unit: 'output_tokens', price: 0.6, per: 1000000 },
+    ]);
+    expect(byId('openai/gpt-4o').pricing?.units.map((unit) => unit.price)).toEqual([2.5, 10]);
+    expect(byId('openai/gpt-4.1-nano').pricing?.units.map((unit) => unit.price)).toEqual([0.1, 0.4]);
+  });
+
+  it('lists the decision models with their context sizes', () => {
+    const current = byId('typesafe/jev-1.14');
+    expect(current.type).toBe('typesafe/decisions');
+    expect(current.info.contextLength).toBe(262144);
+    expect(current.modalities?.input).toEqual(['text', 'image']);
+    expect(current.capabilities).toEqual(expect.arrayContaining(['decisions', 'vision', 'box']));
+    expect(current.tags).toContain('release:current');
+
+    const previous = byId('typesafe/jev-1.13');
+    expect(previous.info.contextLength).toBe(262144);
+    expect(previous.modalities?.input).toEqual(['text']);
+    expect(previous.capabilities).not.toContain('box');
+    expect(previous.tags).toContain('release:previous');
+
+    const d1 = byId('liquid/d1');
+    expect(d1.type).toBe('liquid/decisions');
+    expect(d1.info.contextLength).toBe(32768);
+    expect(d1.info.outputMax).toBeUndefined();
+    expect(d1.modalities?.input).toContain('image');
+    expect(d1.capabilities).toContain('no_output_tokens');
+
+    const luna = byId('openai/gpt-6-luna');
+    expect(luna.type).toBe('openai/chat-completions');
+    expect(luna.info.contextLength).toBe(1050000);
+    expect(luna.capabilities).toContain('decisions');
+    expect(luna.tags).toContain('decisions:shape-v2');
+
+    for (const model of [current, previous, d1, luna]) {
+      expect(model.pricing?.units.map((unit) => unit.unit)).toEqual(['input_tokens']);
+    }
+  });
+
+  it('resolves the floating jev id to the current pinned release', () => {
+    const floating = byId('typesafe/jev');
+    const current = byId('typesafe/jev-1.14');
+    expect(floating.resolvesTo).toBe('typesafe/jev-1.14');
+    expect(current.resolvesTo).toBeUndefined();
+    expect(floating.type).toBe(current.type);
+    expect(floating.info.contextLength).toBe(262144);
+    expect(floating.modalities).toEqual(current.modalities);
+    expect(floating.capabilities).toEqual(current.capabilities);
+    expect(floating.pricing).toEqual(current.pricing);
+    expect(models.filter((model) => model.resolvesTo !== undefined).map((model) => model.id)).toEqual(['typesafe/jev']);
+  });
+
+  it('lists both embedding models with their vector length', () => {
+    for (const [id, dimensions, price] of [
+      ['openai/text-embedding-3-small', 1536, 0.02],
+      ['openai/text-embedding-3-large', 3072, 0.13],
+    ] as const) {
+      const model = byId(id);
+      expect(model.type).toBe('openai/embeddings');
+      expect(model.aliases).toContain(id.slice('openai/'.length));
+      expect(model.tags).toContain(`dimensions:${dimensions}`);
+      expect(model.info.description).toContain(String(dimensions));
+      expect(model.info.contextLength).toBe(8191);
+      expect(model.info.outputMax).toBeUndefined();
+      expect(model.pricing?.units).toEqual([{ unit: 'input_tokens', price, per: 1000000 }]);
+    }
+  });
+
+  it('gives image and audio models no token window, and image models a price per image', () => {
+    const media = models.filter((model) => ['image-generations', 'speech-to-text', 'text-to-speech'].includes(kind(model)));
+    expect(media.map(kind)).toEqual(expect.arrayContaining(['image-generations', 'speech-to-text', 'text-to-speech']));
+    for (const model of media) {
+      expect(model.info.contextLength).toBeUndefined();
+      expect(model.info.outputMax).toBeUndefined();
+    }
+    for (const model of media.filter((entry) => kind(entry) === 'image-generations')) {
+      expect(model.pricing?.units.map((unit) => unit.unit)).toEqual(['images']);
+      expect(model.pricing?.variants?.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('has fallback chains and a model that refuses system messages', () => {
+    expect(models.filter((model) => model.routing.sources.length >= 2).length).toBeGreaterThan(5);
+    expect(models.some((model) => model.routing.refusedRoles?.includes('system'))).toBe(true);
+  });
+
+  it('keeps a republished model reachable under its old name', () => {
+    expect(byId('google/gemini-2.5-flash').aliases).toEqual(expect.arrayContaining(['gemini-2.5-flash', 'google/gemini-2.5-flash-preview']));
   });
 });

@@ -2,6 +2,8 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } fro
 import type { CatalogueModel } from '@igw/contracts';
 
 export type CatalogueModelStatus = 'active' | 'retired';
+/** Where the current definition came from: the shipped file, or the admin API. */
+export type CatalogueModelSource = 'file' | 'admin';
 
 /** One model of the catalogue; retired models stay as history. */
 @Entity({ name: 'models' })
@@ -9,12 +11,23 @@ export class CatalogueModelEntity {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 
-  /** The whole entry as defined (public fields and routing). */
-  @Column({ type: 'jsonb' })
+  /** The whole entry as served (public fields and routing); `json` keeps the authored key order. */
+  @Column({ type: 'json' })
   definition!: CatalogueModel;
 
   @Column({ type: 'text', default: 'active' })
   status!: CatalogueModelStatus;
+
+  @Column({ type: 'text', default: 'file' })
+  source!: CatalogueModelSource;
+
+  /**
+   * The entry as the shipped file last defined it. Reconciling compares the file with this,
+   * not with `definition`, so an admin's change survives restarts until the file changes
+   * that entry itself.
+   */
+  @Column({ name: 'file_definition', type: 'json', nullable: true })
+  fileDefinition!: CatalogueModel | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

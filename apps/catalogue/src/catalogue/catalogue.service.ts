@@ -1,16 +1,23 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName, type CatalogueModel, type CatalogueSnapshot } from '@igw/contracts';
+import { HttpStatus, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { QueueName, type CatalogueModel, type CatalogueSnapshot, type ModelPricing } from '@igw/contracts';
+import { CatalogueIndex } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { isDeepStrictEqual } from 'node:util';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { DEFAULT_CATALOGUE_FILE, readCatalogueFile } from './catalogue-file';
 import { CatalogueModelEntity } from './catalogue-model.entity';
 import { CatalogueRevisionEntity } from './catalogue-revision.entity';
 
 /** Keep the last announced revision for late subscribers (a gateway starting later). */
 const REVISION_RETAIN_MS = 7 * 24 * 3600 * 1000;
-const RECONCILE_LOCK_KEY = 42_000_001;
+/** Serialises every change of the catalogue, across replicas. */
+const CATALOGUE_LOCK_KEY = 42_000_001;
+
+export interface CatalogueChange {
+  revision: number;
+  model?: CatalogueModelEntity;
+}
 
 @Injectable()
 export class CatalogueService implements OnApplicationBootstrap {
@@ -27,50 +34,139 @@ export class CatalogueService implements OnApplicationBootstrap {
     const definitions = await readCatalogueFile(file);
     const revision = await this.reconcile(definitions, `loaded ${file}`);
     this.messaging.consume(QueueName.CatalogueRpc, { 'catalogue.snapshot': () => this.snapshot() }, 4);
-    await this.messaging.publish('catalogue.revision.changed', { revision }, { retainMs: REVISION_RETAIN_MS });
+    await this.announce(revision);
     this.logger.log(`catalogue at revision ${revision} (${definitions.length} models in ${file})`);
   }
 
   /**
-   * Makes the table match the definitions: adds new models, updates changed ones, retires
-   * missing ones (kept as history). A new revision is written only when something changed.
+   * Applies the shipped file: adds its new entries, updates the entries the file changed
+   * since it was last read, retires entries the file dropped. An admin's change to an entry
+   * stays until the file changes that entry. A revision is written only if something changed.
    */
   async reconcile(definitions: CatalogueModel[], reason: string): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
-      // Replicas starting together reconcile one after the other.
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [RECONCILE_LOCK_KEY]);
+    return this.change(reason, async (manager, changes) => {
       const repository = manager.getRepository(CatalogueModelEntity);
       const existing = new Map((await repository.find()).map((row) => [row.id, row]));
-      const changes: string[] = [];
       for (const definition of definitions) {
         const row = existing.get(definition.id);
-        if (!row || row.status !== 'active' || !isDeepStrictEqual(row.definition, definition)) {
-          await repository.save({ id: definition.id, definition, status: 'active' });
-          changes.push(row ? `updated ${definition.id}` : `added ${definition.id}`);
-        }
         existing.delete(definition.id);
+        if (row && isDeepStrictEqual(row.fileDefinition, definition)) continue;
+        await repository.save({ id: definition.id, definition, fileDefinition: definition, source: 'file', status: 'active' });
+        changes.push(row ? `updated ${definition.id} from the file` : `added ${definition.id}`);
       }
       for (const row of existing.values()) {
-        if (row.status === 'active') {
-          await repository.update({ id: row.id }, { status: 'retired' });
-          changes.push(`retired ${row.id}`);
-        }
+        if (row.fileDefinition === null) continue; // created through the admin API: not the file's to retire
+        await repository.update({ id: row.id }, { status: 'retired', fileDefinition: null });
+        if (row.status === 'active') changes.push(`retired ${row.id}`);
       }
-      const revisions = manager.getRepository(CatalogueRevisionEntity);
-      if (changes.length > 0) {
-        const created = await revisions.save({ reason: `${reason}: ${changes.length} change(s)` });
-        this.logger.log(`revision ${created.revision}: ${changes.join(', ')}`);
-        return created.revision;
+    }).then(({ revision }) => revision);
+  }
+
+  async list(): Promise<CatalogueModelEntity[]> {
+    return this.dataSource.getRepository(CatalogueModelEntity).find({ order: { id: 'ASC' } });
+  }
+
+  async get(id: string): Promise<CatalogueModelEntity> {
+    const row = await this.dataSource.getRepository(CatalogueModelEntity).findOneBy({ id });
+    if (!row) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no catalogue entry with id '${id}'.`);
+    return row;
+  }
+
+  /** Creates or replaces an entry (and reactivates a retired one). */
+  async upsert(definition: CatalogueModel): Promise<CatalogueChange> {
+    return this.change(`upsert ${definition.id}`, async (manager, changes) => {
+      const repository = manager.getRepository(CatalogueModelEntity);
+      const row = await repository.findOneBy({ id: definition.id });
+      if (row && row.status === 'active' && isDeepStrictEqual(row.definition, definition)) return row;
+      const saved = await repository.save({ ...row, id: definition.id, definition, status: 'active', source: 'admin', fileDefinition: row?.fileDefinition ?? null });
+      changes.push(row ? `replaced ${definition.id}` : `added ${definition.id}`);
+      return saved;
+    });
+  }
+
+  async retire(id: string): Promise<CatalogueChange> {
+    return this.change(`retire ${id}`, async (manager, changes) => {
+      const row = await this.activeRow(manager, id);
+      await manager.getRepository(CatalogueModelEntity).update({ id }, { status: 'retired', source: 'admin' });
+      changes.push(`retired ${id}`);
+      return { ...row, status: 'retired' as const };
+    });
+  }
+
+  /** Adds aliases and/or replaces the price list of an active entry; the result is checked like a file entry. */
+  async amend(
+    id: string,
+    amendment: { aliases?: string[]; pricing?: ModelPricing },
+    check: (definition: CatalogueModel) => CatalogueModel,
+  ): Promise<CatalogueChange> {
+    return this.change(`amend ${id}`, async (manager, changes) => {
+      const row = await this.activeRow(manager, id);
+      const definition: CatalogueModel = { ...row.definition };
+      const newAliases = (amendment.aliases ?? []).filter((alias) => !definition.aliases.some((known) => known.toLowerCase() === alias.toLowerCase()));
+      if (newAliases.length > 0) {
+        definition.aliases = [...definition.aliases, ...newAliases];
+        changes.push(`aliases ${newAliases.join(', ')} for ${id}`);
       }
-      return (await revisions.maximum('revision')) ?? 0;
+      if (amendment.pricing && !isDeepStrictEqual(amendment.pricing, definition.pricing)) {
+        definition.pricing = amendment.pricing;
+        changes.push(`new prices for ${id}`);
+      }
+      if (changes.length === 0) return row;
+      return manager.getRepository(CatalogueModelEntity).save({ ...row, definition: check(definition), source: 'admin' });
     });
   }
 
   async snapshot(): Promise<CatalogueSnapshot> {
     const [rows, revision] = await Promise.all([
       this.dataSource.getRepository(CatalogueModelEntity).find({ where: { status: 'active' }, order: { id: 'ASC' } }),
-      this.dataSource.getRepository(CatalogueRevisionEntity).maximum('revision'),
+      this.currentRevision(this.dataSource.manager),
     ]);
-    return { revision: revision ?? 0, models: rows.map((row) => row.definition) };
+    return { revision, models: rows.map((row) => row.definition) };
+  }
+
+  /**
+   * Runs one change of the catalogue in a transaction under the catalogue lock. When the
+   * body reports changes, the active set is checked (no name used twice), a revision is
+   * written, and after commit every gateway is told.
+   */
+  private async change<T>(
+    reason: string,
+    body: (manager: EntityManager, changes: string[]) => Promise<T>,
+  ): Promise<{ revision: number; model?: T }> {
+    const changes: string[] = [];
+    const result = await this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [CATALOGUE_LOCK_KEY]);
+      const model = await body(manager, changes);
+      if (changes.length === 0) return { revision: await this.currentRevision(manager), model };
+      await this.checkNames(manager);
+      const created = await manager.getRepository(CatalogueRevisionEntity).save({ reason: `${reason}: ${changes.join(', ')}`.slice(0, 2000) });
+      this.logger.log(`revision ${created.revision}: ${changes.join(', ')}`);
+      return { revision: created.revision, model };
+    });
+    if (changes.length > 0) await this.announce(result.revision);
+    return result;
+  }
+
+  private async checkNames(manager: EntityManager): Promise<void> {
+    const active = await manager.getRepository(CatalogueModelEntity).find({ where: { status: 'active' } });
+    try {
+      new CatalogueIndex(0, active.map((row) => row.definition));
+    } catch (error) {
+      throw new GatewayException(HttpStatus.CONFLICT, `Conflict: ${error instanceof Error ? error.message : String(error)}.`);
+    }
+  }
+
+  private async activeRow(manager: EntityManager, id: string): Promise<CatalogueModelEntity> {
+    const row = await manager.getRepository(CatalogueModelEntity).findOneBy({ id, status: 'active' });
+    if (!row) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no active catalogue entry with id '${id}'.`);
+    return row;
+  }
+
+  private async currentRevision(manager: EntityManager): Promise<number> {
+    return (await manager.getRepository(CatalogueRevisionEntity).maximum('revision')) ?? 0;
+  }
+
+  private announce(revision: number): Promise<void> {
+    return this.messaging.publish('catalogue.revision.changed', { revision }, { retainMs: REVISION_RETAIN_MS });
   }
 }

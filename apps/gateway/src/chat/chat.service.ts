@@ -47,6 +47,7 @@ export class ChatService {
       creditsMicro: priced.creditsMicro.toString(),
       usd: priced.usd,
       catalogueRevision: index.revision,
+      prices: model.pricing?.units ?? [],
       occurredAt: new Date().toISOString(),
     });
     return {

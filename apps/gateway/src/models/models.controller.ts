@@ -1,28 +1,87 @@
-import { Controller, Get, Headers, HttpStatus, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { toIdentityProjection } from '@igw/domain';
-import { GatewayException } from '@igw/platform';
+import { Controller, Get, Headers, HttpStatus, Query, Res } from '@nestjs/common';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ErrorBodyDto } from '@igw/contracts';
+import { parseInclude, projectModel, queryCatalogue } from '@igw/domain';
+import { GatewayException, PathId } from '@igw/platform';
 import type { Response } from 'express';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 
-/** The public model catalogue; no API key needed. */
+const FILTER_DOCS: Array<[string, string]> = [
+  ['include', 'Sections to attach: pricing, modalities, capabilities or all (comma-separated or repeated; unknown values ignored)'],
+  ['details', '`true` is shorthand for include=all'],
+  ['id', 'Keep models whose id or alias matches'],
+  ['tags', 'Keep models carrying one of these tags'],
+  ['capabilities', 'Keep models declaring one of these capabilities'],
+  ['output_modalities', 'Keep models producing one of these modalities'],
+  ['input_modalities', 'Keep models reading one of these modalities'],
+  ['modalities', 'Keep models reading or producing one of these modalities'],
+  ['type', 'Keep models of this endpoint type (e.g. openai/chat-completions, or just chat-completions)'],
+];
+
+/**
+ * The public model catalogue, served from the in-memory snapshot: no key, no I/O. The ETag
+ * is the catalogue revision, so it changes whenever any entry changes.
+ */
 @ApiTags('models')
 @Controller()
 export class ModelsController {
   constructor(private readonly catalogue: CatalogueSnapshotService) {}
 
   @Get(['v1/models', 'models'])
+  @ApiOperation({ summary: 'List the model catalogue (values case-insensitive; OR within a parameter, AND across parameters)' })
+  @FilterQueries()
   @ApiOkResponse({ description: '{object: "list", data: [catalogue entries]}' })
   @ApiResponse({ status: 304, description: 'If-None-Match still matches the current ETag' })
-  list(@Headers('if-none-match') ifNoneMatch: string | undefined, @Res({ passthrough: true }) response: Response): unknown {
+  list(
+    @Query() query: Record<string, unknown>,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): unknown {
+    const index = this.snapshot();
+    if (this.notModified(ifNoneMatch, response)) return undefined;
+    return { object: 'list', data: queryCatalogue(index.models, query) };
+  }
+
+  @Get('model/*id')
+  @ApiOperation({ summary: 'One model by id or alias (case-insensitive; slashes go unescaped in the path)' })
+  @ApiQuery({ name: 'include', required: false, description: FILTER_DOCS[0][1] })
+  @ApiQuery({ name: 'details', required: false, description: FILTER_DOCS[1][1] })
+  @ApiOkResponse({ description: '{object: "model", data: entry}' })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  one(
+    @PathId('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): unknown {
+    const model = this.snapshot().resolve(id);
+    if (!model) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no model named '${id}' in the catalogue.`);
+    if (this.notModified(ifNoneMatch, response)) return undefined;
+    return { object: 'model', data: projectModel(model, parseInclude(query)) };
+  }
+
+  private snapshot() {
     const index = this.catalogue.current;
     if (!index) throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable: the model catalogue is not loaded yet. Retry shortly.');
+    return index;
+  }
+
+  /** Sets the ETag; answers 304 (empty body) when the client already has this revision. */
+  private notModified(ifNoneMatch: string | undefined, response: Response): boolean {
     const etag = this.catalogue.etag;
     response.setHeader('etag', etag);
-    if (ifNoneMatch && ifNoneMatch.split(',').some((candidate) => candidate.trim() === etag || candidate.trim() === '*')) {
-      response.status(HttpStatus.NOT_MODIFIED);
-      return undefined;
-    }
-    return { object: 'list', data: index.models.map(toIdentityProjection) };
+    if (!ifNoneMatch) return false;
+    const matches = ifNoneMatch.split(',').some((candidate) => {
+      const tag = candidate.trim();
+      return tag === '*' || tag === etag || `W/${tag}` === etag;
+    });
+    if (matches) response.status(HttpStatus.NOT_MODIFIED);
+    return matches;
   }
+}
+
+function FilterQueries(): MethodDecorator {
+  return (target, key, descriptor) => {
+    for (const [name, description] of FILTER_DOCS) ApiQuery({ name, required: false, description })(target, key, descriptor);
+  };
 }

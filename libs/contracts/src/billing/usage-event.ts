@@ -16,5 +16,7 @@ export interface UsageEvent {
   usd: string;
   /** Catalogue revision whose prices were used. */
   catalogueRevision: number;
+  /** The price list applied (price USD per `per` units), so the ledger shows what was charged and why. */
+  prices: Array<{ unit: string; price: number; per: number }>;
   occurredAt: string;
 }

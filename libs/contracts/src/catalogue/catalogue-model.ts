@@ -57,6 +57,8 @@ export interface CatalogueModel {
   capabilities?: string[];
   pricing?: ModelPricing;
   routing: ModelRouting;
+  /** For a floating id (e.g. `typesafe/jev`): the pinned release it currently means. */
+  resolvesTo?: string;
 }
 
 export interface CatalogueSnapshot {

@@ -1,2 +1,3 @@
+import { RecordLedgerPrices1795272087058 } from './1795272087058-record-ledger-prices';
 import { InitBilling1795270721956 } from './1795270721956-init-billing';
-export const BILLING_MIGRATIONS = [InitBilling1795270721956];
+export const BILLING_MIGRATIONS = [InitBilling1795270721956, RecordLedgerPrices1795272087058];
