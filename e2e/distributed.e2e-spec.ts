@@ -63,6 +63,21 @@ describe('distributed services, end to end', () => {
     expect(lonely.output()).toMatch(/ADMIN_TOKEN is required/);
   });
 
+  it('stops the catalogue service on a bad catalogue file, naming the entry and the field', async () => {
+    const broken = startService(
+      'apps/catalogue/src/main.js',
+      childEnvironment({
+        ...queueEnv,
+        ADMIN_TOKEN,
+        DATABASE_URL: database.url,
+        CATALOGUE_PORT: String(await findFreePort()),
+        CATALOGUE_FILE: path.join(__dirname, 'fixtures/broken-catalogue.yaml'),
+      }),
+    );
+    expect(await broken.exited()).not.toBe(0);
+    expect(broken.output()).toMatch(/models\[0\] \(acme\/broken\): field "pricing\.units\[0\]\.per"/);
+  });
+
   it('bills a chat completion across separate processes and propagates revocation', async () => {
     const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 50, plan: 'paid' } });
     const key = await call<{ id: string; key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} });

@@ -47,10 +47,14 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   try {
     await app.listen(options.port, options.host);
   } catch (error) {
-    // A port already in use must not leave the app's database and queue connections behind.
-    await app.close();
-    const reason = (error as { code?: string }).code === 'EADDRINUSE' ? ` (port ${options.port} is already in use)` : '';
-    throw new Error(`${options.name} could not listen on ${options.host}:${options.port}${reason}`, { cause: error });
+    // A failed start (port in use, a bootstrap hook refusing bad data) must not leave the
+    // app's database and queue connections behind.
+    await app.close().catch(() => undefined);
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      throw new Error(`${options.name} could not listen on ${options.host}:${options.port} (${code === 'EADDRINUSE' ? 'port already in use' : 'permission denied'})`, { cause: error });
+    }
+    throw error;
   }
   new Logger(options.name).log(`listening on ${await app.getUrl()}`);
   return app;
