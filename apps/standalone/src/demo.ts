@@ -1,19 +1,19 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ProviderEnvironment } from '@igw/platform';
 import { PROVIDERS } from '@igw/providers';
 
 /** Demo mode: every provider without a key of its own is played by the local emulator. */
-export function emulatedProviders(configured: Record<string, ProviderEnvironment>, emulatorUrl: string): {
-  providers: Record<string, ProviderEnvironment>;
+export function emulatedProviders(configured: Record<string, string>, emulatorUrl: string): {
+  providers: Record<string, string>;
   emulated: string[];
 } {
   const providers = { ...configured };
   const emulated: string[] = [];
   for (const definition of PROVIDERS) {
-    if (configured[definition.name]?.apiKey) continue;
-    providers[definition.name] = { apiKey: 'emulator', baseUrl: `${emulatorUrl}/v1` };
+    if (configured[definition.variables.apiKey]) continue;
+    providers[definition.variables.apiKey] = 'emulator';
+    providers[definition.variables.baseUrl] = `${emulatorUrl}${definition.emulatorPath}`;
     emulated.push(definition.name);
   }
   return { providers, emulated };

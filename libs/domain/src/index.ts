@@ -4,3 +4,4 @@ export * from './money/pricing';
 export * from './catalogue/catalogue-index';
 export * from './catalogue/catalogue-query';
 export * from './tokens/token-estimate';
+export * from './money/chat-units';

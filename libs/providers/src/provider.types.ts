@@ -42,6 +42,35 @@ export interface UpstreamChatCompletion {
 /** The OpenAI-shaped chat request the gateway sends on (model already replaced by the source's). */
 export type UpstreamChatRequest = Record<string, unknown> & { model: string; messages: unknown[] };
 
+/** A streamed piece of a chat completion, in OpenAI's `chat.completion.chunk` shape. */
+export interface UpstreamChatChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      refusal?: string | null;
+      tool_calls?: Array<{
+        index: number;
+        id?: string;
+        type?: 'function';
+        function?: { name?: string; arguments?: string };
+      }>;
+      [extra: string]: unknown;
+    };
+    finish_reason: string | null;
+    logprobs?: unknown;
+  }>;
+  /** Set on the last chunk: every adapter asks its upstream for usage, whatever the client asked. */
+  usage?: UpstreamUsage | null;
+  service_tier?: string | null;
+  system_fingerprint?: string | null;
+}
+
 export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs: number;
@@ -50,4 +79,12 @@ export interface CallOptions {
 /** One provider kind's chat capability; each kind keeps its own wire translation. */
 export interface ChatAdapter {
   chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion>;
+  /**
+   * Opens a stream. The promise settles once the upstream has answered: it rejects with an
+   * Upstream*Error when the upstream refused (so the caller may fall back to another source
+   * before anything reached the client), and resolves with the chunks otherwise. The chunks
+   * are OpenAI-shaped; the last one carries `usage`. Aborting `options.signal` ends the stream
+   * and closes the upstream connection.
+   */
+  stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>>;
 }

@@ -8,7 +8,7 @@ describe('planRoute', () => {
   ];
 
   it('keeps the catalogue order and only sources with credentials', () => {
-    const plan = planRoute(sources, { openrouter: { apiKey: 'or-key' } });
+    const plan = planRoute(sources, { OPENROUTER_API_KEY: 'or-key' });
     expect(plan.targets.map((target) => [target.provider, target.model, target.baseUrl])).toEqual([
       ['openrouter', 'openai/gpt-4o-mini', 'https://openrouter.ai/api/v1'],
       // Ollama needs no key; its default address is used.
@@ -18,8 +18,15 @@ describe('planRoute', () => {
   });
 
   it('takes a configured base URL over the default', () => {
-    const plan = planRoute([sources[0]], { openai: { apiKey: 'k', baseUrl: 'http://127.0.0.1:9/v1' } });
+    const plan = planRoute([sources[0]], { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/' });
     expect(plan.targets[0]).toMatchObject({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k' });
+  });
+
+  it('reads Azure from AZURE_OPENAI_ENDPOINT and AZURE_OPENAI_API_KEY under the source key azure', () => {
+    const missing = planRoute([{ provider: 'azure', model: 'my-deployment' }], {});
+    expect(missing.missing).toEqual(['AZURE_OPENAI_ENDPOINT']);
+    const plan = planRoute([{ provider: 'Azure', model: 'my-deployment' }], { AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com', AZURE_OPENAI_API_KEY: 'az' });
+    expect(plan.targets[0]).toMatchObject({ provider: 'azure', model: 'my-deployment', baseUrl: 'https://x.openai.azure.com', apiKey: 'az' });
   });
 
   it('names what is missing for keyless providers without an address and for unknown providers', () => {

@@ -1,10 +1,8 @@
 import type { ProviderTarget } from './provider.types';
-import { findProvider, providerVariables, type ProviderDefinition } from './registry';
+import { findProvider, type ProviderDefinition } from './registry';
 
-export interface ProviderCredentials {
-  apiKey?: string;
-  baseUrl?: string;
-}
+/** Provider variables by name, e.g. { OPENAI_API_KEY: 'sk-...' } (from the environment). */
+export type ProviderVariables = Readonly<Record<string, string | undefined>>;
 
 export interface CatalogueSource {
   provider: string;
@@ -21,7 +19,7 @@ export interface RoutePlan {
  * Turns a model's catalogue sources into callable targets, in order, keeping only the
  * sources whose provider has credentials configured.
  */
-export function planRoute(sources: readonly CatalogueSource[], credentials: Record<string, ProviderCredentials>): RoutePlan {
+export function planRoute(sources: readonly CatalogueSource[], variables: ProviderVariables): RoutePlan {
   const targets: RoutePlan['targets'] = [];
   const missing: string[] = [];
   for (const source of sources) {
@@ -30,18 +28,17 @@ export function planRoute(sources: readonly CatalogueSource[], credentials: Reco
       missing.push(`a provider named "${source.provider}" (unknown to this gateway)`);
       continue;
     }
-    const configured = credentials[definition.name] ?? {};
-    const variables = providerVariables(definition.name);
-    const baseUrl = configured.baseUrl ?? definition.defaultBaseUrl;
+    const apiKey = variables[definition.variables.apiKey] || undefined;
+    const baseUrl = (variables[definition.variables.baseUrl] || definition.defaultBaseUrl)?.replace(/\/+$/, '');
     if (!baseUrl) {
-      missing.push(variables.baseUrl);
+      missing.push(definition.variables.baseUrl);
       continue;
     }
-    if (!configured.apiKey && !definition.keyless) {
-      missing.push(variables.apiKey);
+    if (!apiKey && !definition.keyless) {
+      missing.push(definition.variables.apiKey);
       continue;
     }
-    targets.push({ provider: definition.name, model: source.model, baseUrl, apiKey: configured.apiKey, definition });
+    targets.push({ provider: definition.name, model: source.model, baseUrl, apiKey, definition });
   }
   return { targets, missing };
 }

@@ -43,3 +43,18 @@ export class UpstreamProtocolError extends Error {
     this.name = 'UpstreamProtocolError';
   }
 }
+
+/**
+ * The request cannot be expressed in the upstream's wire format (e.g. tool-call arguments
+ * that are not JSON for a provider that needs an object). The client's fault: a 400, raised
+ * before anything was sent.
+ */
+export class RequestTranslationError extends Error {
+  constructor(
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+    this.name = 'RequestTranslationError';
+  }
+}

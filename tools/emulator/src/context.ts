@@ -2,8 +2,20 @@
 // helpers to answer in JSON or as a server-sent-event stream. Every write checks
 // whether the client is still there, so a disconnect mid-delay or mid-stream just
 // stops the handler (no write-after-destroy errors, no crash).
+//
+// `@fail-after=<n>` (controls.ts) is applied here, for every format: once n content
+// events have been written, the next event (or the normal end of the stream) is replaced
+// by an abrupt destroy of the connection; with n = 0 the first content event is. A format
+// says which events carry content through `event()`'s `content` argument; when it does
+// not, an unnamed `data:` event other than `[DONE]` (OpenAI, Gemini) or an event named
+// `content_block_delta` (Anthropic) counts as content.
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { RequestControls } from './controls';
 import type { ErrorDetails, WireFormat } from './format';
+
+const NO_CONTROLS: RequestControls = Object.freeze({});
+const responseControls = new WeakMap<ServerResponse, RequestControls>();
+const abortedResponses = new WeakSet<ServerResponse>();
 
 export class RequestContext {
   /** Capture groups of the matched route pattern (empty for exact routes). */
@@ -12,6 +24,7 @@ export class RequestContext {
   private disconnected = false;
   private streaming = false;
   private eventsWritten = 0;
+  private contentEventsWritten = 0;
 
   constructor(
     readonly req: IncomingMessage,
@@ -33,7 +46,38 @@ export class RequestContext {
 
   /** True once the client has gone away or the response has been completed. */
   get closed(): boolean {
-    return this.disconnected || this.finished || this.res.destroyed;
+    return this.disconnected || this.finished || this.res.destroyed || abortedResponses.has(this.res);
+  }
+
+  /**
+   * Model-name controls of this request (controls.ts), merged with the control headers.
+   * Formats read the ones the router cannot apply for them (`noUsage`); `failAfter` is
+   * applied by `event()`. Kept per response, so a context a format builds over the same
+   * response (e.g. to delegate to another format's handler) sees them too.
+   */
+  get controls(): RequestControls {
+    return responseControls.get(this.res) ?? NO_CONTROLS;
+  }
+
+  set controls(controls: RequestControls) {
+    responseControls.set(this.res, controls);
+  }
+
+  /** True if the emulator itself cut the connection (`abort()`), as opposed to the client leaving. */
+  get abortedByEmulator(): boolean {
+    return abortedResponses.has(this.res);
+  }
+
+  /**
+   * Emulates a network failure: destroys the connection abruptly (no clean end), after
+   * letting what was already written reach the client.
+   */
+  async abort(): Promise<void> {
+    if (abortedResponses.has(this.res) || this.res.destroyed) return;
+    abortedResponses.add(this.res);
+    if (this.res.headersSent && this.eventsWritten === 0) this.res.flushHeaders();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.res.destroy();
   }
 
   /** Waits `ms` milliseconds; resolves false (early) if the client disconnects meanwhile. */
@@ -86,21 +130,51 @@ export class RequestContext {
   /**
    * Writes one SSE event immediately (one socket write per event, no batching).
    * Waits the chunk delay before every event but the first, and for the socket to
-   * drain under backpressure. Resolves false if the client is gone: stop writing.
+   * drain under backpressure. Resolves false if the client is gone (or `@fail-after`
+   * cut the connection): stop writing. `content` says whether the event carries generated
+   * content (see the file header for the default).
    */
-  async event(data: string, eventName?: string): Promise<boolean> {
+  async event(data: string, eventName?: string, content?: boolean): Promise<boolean> {
     if (!this.streaming || this.closed) return false;
     if (this.eventsWritten > 0 && this.chunkDelayMs > 0 && !(await this.sleep(this.chunkDelayMs))) return false;
-    this.eventsWritten++;
     const frame = eventName === undefined ? `data: ${data}\n\n` : `event: ${eventName}\ndata: ${data}\n\n`;
+    const failAfter = this.controls.failAfter;
+    if (failAfter !== undefined) {
+      const isContent = content ?? isContentEvent(data, eventName);
+      if (this.contentEventsWritten >= failAfter && (isContent || failAfter > 0)) {
+        await this.abort();
+        return false;
+      }
+      if (isContent) this.contentEventsWritten++;
+      this.eventsWritten++;
+      return this.writeFlushed(frame);
+    }
+    this.eventsWritten++;
     if (this.res.write(frame)) return true;
     return this.drained();
   }
 
   endStream(): void {
     if (this.closed) return;
+    const failAfter = this.controls.failAfter;
+    if (failAfter !== undefined && failAfter > 0 && this.contentEventsWritten >= failAfter) {
+      void this.abort();
+      return;
+    }
     this.finished = true;
     this.res.end();
+  }
+
+  /** Writes a frame and waits until it has reached the socket, so an abort() right after loses none of it. */
+  private writeFlushed(frame: string): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const onClose = (): void => resolve(false);
+      this.res.once('close', onClose);
+      this.res.write(frame, (error) => {
+        this.res.off('close', onClose);
+        resolve(error === null || error === undefined ? !this.closed : false);
+      });
+    });
   }
 
   private drained(): Promise<boolean> {
@@ -117,3 +191,8 @@ export class RequestContext {
 }
 
 function ignore(): void {}
+
+/** Default for `event()`'s `content`: OpenAI/Gemini-style data-only events, or Anthropic's content deltas. */
+function isContentEvent(data: string, eventName: string | undefined): boolean {
+  return eventName === undefined ? data !== '[DONE]' : eventName === 'content_block_delta';
+}

@@ -1,3 +1,4 @@
+import { parseModelControls, requestControls } from './controls';
 import { startEmulator, type RunningEmulator } from './emulator';
 
 // Expected numbers are computed from the documented rule: a token is a
@@ -443,6 +444,218 @@ describe('errors and control headers', () => {
     const body = (await res.json()) as ErrorBody;
     expect(body.error.type).toBe('invalid_request_error');
     expect(body.error.message).toMatch(/JSON/);
+  });
+});
+
+describe('model-name controls', () => {
+  const messages = [{ role: 'user', content: 'a b c d e' }];
+
+  /** Reads a body until it ends or fails; the text received and whether it failed. */
+  async function readAll(res: Response): Promise<{ text: string; failed: boolean }> {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return { text, failed: false };
+        text += decoder.decode(value, { stream: true });
+      }
+    } catch {
+      return { text, failed: true };
+    }
+  }
+
+  const lastRecorded = (model: string) => emulator.requests.findLast((r) => (r.body as { model?: string } | undefined)?.model === model);
+
+  it('parseModelControls splits off every control suffix, in any order', () => {
+    expect(parseModelControls('gpt-4o')).toEqual({ model: 'gpt-4o' });
+    expect(parseModelControls('gpt-4o@status=500@delay=10')).toEqual({ model: 'gpt-4o', status: 500, delayMs: 10 });
+    expect(parseModelControls('m@no-usage@chunk-delay=25@fail-after=3')).toEqual({ model: 'm', noUsage: true, chunkDelayMs: 25, failAfter: 3 });
+    expect(parseModelControls('m@fail-after=0')).toEqual({ model: 'm', failAfter: 0 });
+    // Names with their own '@' keep it; only trailing known keys are controls.
+    expect(parseModelControls('claude-3-5-sonnet@20240620@status=529')).toEqual({ model: 'claude-3-5-sonnet@20240620', status: 529 });
+    expect(parseModelControls('claude-3-5-sonnet@20240620')).toEqual({ model: 'claude-3-5-sonnet@20240620' });
+    expect(parseModelControls('m@status=200@delay=x@status=abc')).toEqual({ model: 'm' });
+    expect(parseModelControls('m@delay=999999')).toEqual({ model: 'm', delayMs: 60000 });
+    expect(parseModelControls('m@status=500@status=429')).toEqual({ model: 'm', status: 429 });
+  });
+
+  it('requestControls strips the suffixes from the body model and from Gemini/Azure path segments', () => {
+    const body = { model: 'gpt-4o@status=503', messages: [] };
+    const fromBody = requestControls('/v1/chat/completions', body);
+    expect(fromBody).toEqual({ path: '/v1/chat/completions', body: { model: 'gpt-4o', messages: [] }, controls: { status: 503 } });
+    expect(body.model).toBe('gpt-4o@status=503');
+
+    expect(requestControls('/v1beta/models/gemini-2.0-flash@delay=5@no-usage:streamGenerateContent', undefined)).toEqual({
+      path: '/v1beta/models/gemini-2.0-flash:streamGenerateContent',
+      body: undefined,
+      controls: { delayMs: 5, noUsage: true },
+    });
+    expect(requestControls('/v1beta/models/gemini%40status%3D500:generateContent', {}).path).toBe('/v1beta/models/gemini:generateContent');
+    expect(requestControls('/openai/deployments/team/mini@fail-after=2/chat/completions', { messages: [] })).toEqual({
+      path: '/openai/deployments/team/mini/chat/completions',
+      body: { messages: [] },
+      controls: { failAfter: 2 },
+    });
+    // The path wins over the body for a control present in both.
+    expect(requestControls('/openai/deployments/d@status=500/chat/completions', { model: 'x@status=429@delay=3' }).controls).toEqual({ status: 500, delayMs: 3 });
+    const untouched = '/v1/models/ft:gpt-4o-mini:org::abc';
+    expect(requestControls(untouched, undefined).path).toBe(untouched);
+    expect(requestControls('/v1/models/ft:gpt-4o-mini:org::abc@status=500', undefined)).toMatchObject({ path: untouched, controls: { status: 500 } });
+  });
+
+  it('@status answers with the format error body, 429 with retry-after', async () => {
+    const failed = await post('/v1/chat/completions', { model: 'broken@status=500', messages });
+    expect(failed.status).toBe(500);
+    const body = (await failed.json()) as ErrorBody;
+    expect(body.error.type).toBe('server_error');
+    expect(body.error.message).toMatch(/model name/);
+
+    const limited = await post('/v1/embeddings', { model: 'busy@status=429', input: 'x' });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    expect(((await limited.json()) as ErrorBody).error.type).toBe('rate_limit_error');
+
+    // Invalid statuses are ignored; the header, when valid, overrides the suffix.
+    expect((await post('/v1/chat/completions', { model: 'm@status=200', messages })).status).toBe(200);
+    expect((await post('/v1/chat/completions', { model: 'm@status=500', messages }, { 'x-emulator-status': '503' })).status).toBe(503);
+  });
+
+  it('@delay waits before responding', async () => {
+    const started = Date.now();
+    const body = await chat({ model: 'sleepy@delay=200', messages });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(195);
+    expect(body.model).toBe('sleepy');
+  });
+
+  it('@chunk-delay spaces stream events (measured)', async () => {
+    const res = await post('/v1/chat/completions', { model: 'slow@chunk-delay=60', messages, stream: true });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    const arrivals: number[] = [];
+    let buffer = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      const events = buffer.split('\n\n');
+      buffer = events.pop()!;
+      for (let i = 0; i < events.length; i++) arrivals.push(Date.now());
+    }
+    // role + 11 words + finish + [DONE]
+    expect(arrivals).toHaveLength(14);
+    const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(50);
+    expect(arrivals[arrivals.length - 1] - arrivals[0]).toBeGreaterThanOrEqual(13 * 60 - 10);
+  });
+
+  it('@fail-after=n destroys the stream after n content chunks (not counted as closedEarly)', async () => {
+    const res = await post('/v1/chat/completions', { model: 'flaky@fail-after=2', messages, stream: true, stream_options: { include_usage: true } });
+    expect(res.status).toBe(200);
+    const { text, failed } = await readAll(res);
+    expect(failed).toBe(true);
+    const events = text.split('\n\n').filter((event) => event !== '');
+    expect(events).toHaveLength(3);
+    const chunks = events.map((event) => JSON.parse(event.slice('data: '.length)) as Chunk);
+    expect(chunks[0].choices[0].delta.role).toBe('assistant');
+    expect(chunks.slice(1).map((chunk) => chunk.choices[0].delta.content)).toEqual(['Hello', ' from']);
+    expect(text).not.toContain('[DONE]');
+    expect(chunks[0].model).toBe('flaky');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(lastRecorded('flaky@fail-after=2')?.closedEarly).toBe(false);
+
+    const zero = await readAll(await post('/v1/chat/completions', { model: 'flaky@fail-after=0', messages, stream: true }));
+    expect(zero.failed).toBe(true);
+    expect(zero.text.split('\n\n').filter((event) => event !== '')).toHaveLength(1);
+
+    // A stream with exactly n content chunks is cut before its finish chunk.
+    const exact = await readAll(await post('/v1/chat/completions', { model: 'flaky@fail-after=11', messages, stream: true }));
+    expect(exact.failed).toBe(true);
+    expect(exact.text).not.toContain('"finish_reason":"stop"');
+
+    // Non-streaming responses are not affected; the emulator keeps serving.
+    const whole = await chat({ model: 'flaky@fail-after=1', messages });
+    expect(whole.choices[0].message.content).toBe(`${PREFIX} a b c d e`);
+  });
+
+  it('@no-usage omits usage, even when a stream asks for it', async () => {
+    const body = (await (await post('/v1/chat/completions', { model: 'quiet@no-usage', messages })).json()) as Record<string, unknown>;
+    expect(body).not.toHaveProperty('usage');
+    expect(body.model).toBe('quiet');
+
+    const { chunks, last } = await stream({ model: 'quiet@no-usage', messages, stream_options: { include_usage: true } });
+    expect(last).toBe('[DONE]');
+    expect(chunks.every((chunk) => chunk.choices.length === 1 && !('usage' in chunk))).toBe(true);
+    expect(chunks[chunks.length - 1].choices[0].finish_reason).toBe('stop');
+
+    const embedding = (await (await post('/v1/embeddings', { model: 'text-embedding-3-small@no-usage', input: 'x' })).json()) as Record<string, unknown>;
+    expect(embedding).not.toHaveProperty('usage');
+    expect(embedding.model).toBe('text-embedding-3-small');
+  });
+
+  it('reports the model without suffixes while recording the request as sent', async () => {
+    const body = await chat({ model: 'gpt-4o-mini@delay=1@chunk-delay=1', messages });
+    expect(body.model).toBe('gpt-4o-mini');
+    const { chunks } = await stream({ model: 'gpt-4o-mini@chunk-delay=1', messages });
+    expect(chunks.every((chunk) => chunk.model === 'gpt-4o-mini')).toBe(true);
+    expect(lastRecorded('gpt-4o-mini@chunk-delay=1')).toBeDefined();
+  });
+
+  it('applies to the Anthropic, Gemini and Azure formats too', async () => {
+    const anthropic = await post('/v1/messages', { model: 'claude@status=529', max_tokens: 10, messages }, { 'x-api-key': 'k' });
+    expect(anthropic.status).toBe(529);
+    const gemini = await post('/v1beta/models/gemini-2.0-flash@status=503:generateContent', { contents: [{ parts: [{ text: 'hi' }] }] });
+    expect(gemini.status).toBe(503);
+    const azure = await post('/openai/deployments/my-deployment@status=500/chat/completions?api-version=2024-10-21', { messages });
+    expect(azure.status).toBe(500);
+
+    const started = Date.now();
+    const delayed = await post('/openai/deployments/my-deployment@delay=100@no-usage/chat/completions?api-version=2024-10-21', { messages });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+    expect(delayed.status).toBe(200);
+    const azureBody = (await delayed.json()) as Record<string, unknown>;
+    expect(azureBody.model).toBe('my-deployment');
+    expect(azureBody).not.toHaveProperty('usage');
+  });
+});
+
+describe('closedEarly', () => {
+  it('is false for completed responses and becomes true when the client leaves mid-stream', async () => {
+    await chat({ model: 'complete-me', messages: [{ role: 'user', content: 'hi' }] });
+    const done = emulator.requests.findLast((r) => (r.body as { model?: string } | undefined)?.model === 'complete-me')!;
+    expect(done.closedEarly).toBe(false);
+
+    const abort = new AbortController();
+    const res = await fetch(`${emulator.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'leave-me@chunk-delay=50', messages: [{ role: 'user', content: 'a b c d e f' }], stream: true }),
+      signal: abort.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    const entry = emulator.requests.findLast((r) => (r.body as { model?: string } | undefined)?.model === 'leave-me@chunk-delay=50')!;
+    expect(entry.closedEarly).toBe(false);
+    abort.abort();
+    await expect(reader.read()).rejects.toThrow();
+    for (let i = 0; i < 50 && !entry.closedEarly; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(entry.closedEarly).toBe(true);
+  });
+
+  it('is true when the client leaves during a delay', async () => {
+    const abort = new AbortController();
+    const pending = fetch(`${emulator.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-emulator-delay-ms': '5000' },
+      body: JSON.stringify({ model: 'impatient', messages: [{ role: 'user', content: 'x' }] }),
+      signal: abort.signal,
+    });
+    setTimeout(() => abort.abort(), 50);
+    await expect(pending).rejects.toThrow();
+    const entry = emulator.requests.findLast((r) => (r.body as { model?: string } | undefined)?.model === 'impatient')!;
+    for (let i = 0; i < 50 && !entry.closedEarly; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(entry.closedEarly).toBe(true);
   });
 });
 

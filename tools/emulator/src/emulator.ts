@@ -5,6 +5,9 @@
 //   x-emulator-status: <code>         answer with that HTTP status (400-599) and an error body
 //   x-emulator-delay-ms: <n>          wait n ms (max 60000) before responding / before the first stream event
 //   x-emulator-chunk-delay-ms: <n>    wait n ms between stream events
+// or, for callers that cannot set headers (a gateway), by suffixes of the upstream model
+// name: `<name>@status=500@delay=10`, `@chunk-delay=<ms>`, `@fail-after=<n>`, `@no-usage`
+// (controls.ts). A control header in effect (a 400-599 status, a delay above 0) overrides the suffix.
 //
 // This file is the router; each wire format (src/<format>/) contributes routes, its
 // auth scheme and its error shape through the WireFormat interface (format.ts).
@@ -13,7 +16,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RequestContext } from './context';
+import { requestControls } from './controls';
+import { anthropicFormat } from './anthropic';
+import { azureFormat } from './azure';
 import type { Route, RouterFailure, WireFormat } from './format';
+import { geminiFormat } from './gemini';
 import { openAIFormat } from './openai';
 import { randomId } from './util';
 
@@ -32,8 +39,13 @@ export interface RecordedRequest {
   path: string;
   /** Header names are lower-case. */
   headers: Record<string, string | string[] | undefined>;
-  /** Parsed JSON body; the raw text if it was not valid JSON; undefined if empty. */
+  /** Parsed JSON body (model-name control suffixes included); the raw text if it was not valid JSON; undefined if empty. */
   body: unknown;
+  /**
+   * True once the client closed the connection before the response ended (set when it
+   * happens: the entry is updated in place). Not set when the emulator cut it (`@fail-after`).
+   */
+  closedEarly: boolean;
 }
 
 export interface RunningEmulator {
@@ -45,7 +57,7 @@ export interface RunningEmulator {
 }
 
 /** Formats in priority order; the last one is the fallback for unclaimed paths. */
-const FORMATS: readonly WireFormat[] = [openAIFormat];
+const FORMATS: readonly WireFormat[] = [anthropicFormat, geminiFormat, azureFormat, openAIFormat];
 
 const MAX_RECORDED = 1000;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -150,28 +162,28 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
       invalidJson = true;
     }
   }
-  record(state.requests, { method, path: target, headers: { ...req.headers }, body: parsed });
+  const entry: RecordedRequest = { method, path: target, headers: { ...req.headers }, body: parsed, closedEarly: false };
+  record(state.requests, entry);
 
   const query = target.indexOf('?');
-  const path = query === -1 ? target : target.slice(0, query);
+  // Model-name controls: routes see the model (body `model`, path segment) without the suffixes.
+  const { path, body: input, controls } = requestControls(query === -1 ? target : target.slice(0, query), parsed);
   const match = state.router.match(method, path);
   const format = match?.format ?? state.router.formatFor(path);
   const headers = req.headers;
-  const ctx = new RequestContext(
-    req,
-    res,
-    format,
-    path,
-    parsed,
-    headerMs(headers['x-emulator-chunk-delay-ms']),
-    `req_${randomId(24)}`,
-  );
+  const chunkDelayMs = headerMs(headers['x-emulator-chunk-delay-ms']) || (controls.chunkDelayMs ?? 0);
+  const ctx = new RequestContext(req, res, format, path, input, chunkDelayMs, `req_${randomId(24)}`);
+  ctx.controls = controls;
+  if (res.destroyed) entry.closedEarly = true;
+  res.once('close', () => {
+    if (!res.writableFinished && !ctx.abortedByEmulator) entry.closedEarly = true;
+  });
   const fail = (failure: RouterFailure, extraHeaders?: Record<string, string>): void => {
     const { status, message, details } = format.describeFailure(failure);
     ctx.error(status, message, details, extraHeaders);
   };
 
-  const delay = headerMs(headers['x-emulator-delay-ms']);
+  const delay = headerMs(headers['x-emulator-delay-ms']) || (controls.delayMs ?? 0);
   if (delay > 0 && !(await ctx.sleep(delay))) return;
 
   if (state.apiKey !== undefined) {
@@ -180,8 +192,12 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
     if (key !== state.apiKey) return fail({ kind: 'invalid_api_key' });
   }
 
-  const status = emulatedStatus(headers['x-emulator-status']);
-  if (status !== undefined) return fail({ kind: 'emulated', status }, status === 429 ? { 'retry-after': '1' } : undefined);
+  const headerStatus = emulatedStatus(headers['x-emulator-status']);
+  const status = headerStatus ?? controls.status;
+  if (status !== undefined) {
+    const source = headerStatus === undefined ? 'model' : 'header';
+    return fail({ kind: 'emulated', status, source }, status === 429 ? { 'retry-after': '1' } : undefined);
+  }
 
   if (match === undefined) return fail({ kind: 'not_found', method, path });
   if (body === 'too_large') return fail({ kind: 'body_too_large', limitBytes: MAX_BODY_BYTES });
@@ -192,7 +208,7 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
     await match.route.handle(ctx);
   } catch {
     if (!res.headersSent) fail({ kind: 'internal' });
-    else if (!res.destroyed) res.destroy();
+    else await ctx.abort();
   }
 }
 

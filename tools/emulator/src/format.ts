@@ -26,7 +26,8 @@ export type RouterFailure =
   | { kind: 'body_too_large'; limitBytes: number }
   | { kind: 'missing_api_key' }
   | { kind: 'invalid_api_key' }
-  | { kind: 'emulated'; status: number }
+  /** A status requested by `x-emulator-status` (source 'header') or a `@status=` model-name suffix ('model'). */
+  | { kind: 'emulated'; status: number; source?: 'header' | 'model' }
   | { kind: 'internal' };
 
 export interface ErrorResponse {

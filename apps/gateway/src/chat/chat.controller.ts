@@ -1,9 +1,11 @@
-import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ChatCompletionDto, ChatCompletionRequestDto, ErrorBodyDto } from '@igw/contracts';
-import { RequireApiKey } from '@igw/platform';
+import { Body, Controller, HttpStatus, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ChatCompletionDto, ChatCompletionRequestDto, ErrorBodyDto, ErrorMessages } from '@igw/contracts';
+import { GatewayException, PathId, RequireApiKey } from '@igw/platform';
 import type { Request, Response } from 'express';
+import { respondToChat } from './chat-responder';
 import { ChatService } from './chat.service';
+import { AzureChatCompletionRequestDto } from './dto/azure-chat-request.dto';
 
 @ApiTags('chat')
 @Controller()
@@ -11,22 +13,35 @@ export class ChatController {
   constructor(private readonly chat: ChatService) {}
 
   @Post(['v1/chat/completions', 'chat/completions'])
-  @HttpCode(HttpStatus.OK)
   @RequireApiKey()
-  @ApiOperation({ summary: 'Create a chat completion' })
+  @ApiOperation({ summary: 'Create a chat completion (stream: true answers text/event-stream)' })
   @ApiOkResponse({ type: ChatCompletionDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
-  async create(
-    @Body() body: ChatCompletionRequestDto,
+  async create(@Body() body: ChatCompletionRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+    await respondToChat(this.chat, body, request, response);
+  }
+
+  /**
+   * The Azure OpenAI flow: the deployment in the path is a catalogue id or alias (slashes
+   * allowed), the key in `Api-Key` (Bearer works too), and any `model` in the body is ignored.
+   */
+  @Post('openai/deployments/*deployment/chat/completions')
+  @RequireApiKey({ credits: true, apiKeyHeader: true })
+  @ApiOperation({ summary: 'Azure-style chat completion; point the AzureOpenAI client at the gateway base address' })
+  @ApiQuery({ name: 'api-version', required: true, description: 'Supplied by the client, e.g. 2024-10-21' })
+  @ApiOkResponse({ type: ChatCompletionDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  async createForDeployment(
+    @PathId('deployment') deployment: string,
+    @Query('api-version') apiVersion: string | undefined,
+    @Body() body: AzureChatCompletionRequestDto,
     @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-  ): Promise<ChatCompletionDto> {
-    // A client that goes away before its answer is written cancels the upstream call.
-    const abort = new AbortController();
-    response.on('close', () => {
-      if (!response.writableFinished) abort.abort();
-    });
-    return this.chat.complete({ requestId: request.context.requestId, auth: request.context.auth!, body, signal: abort.signal });
+    @Res() response: Response,
+  ): Promise<void> {
+    if (!apiVersion || typeof apiVersion !== 'string') {
+      throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} api-version: the query parameter api-version is required on the Azure-style path.`);
+    }
+    await respondToChat(this.chat, { ...body, model: deployment } as ChatCompletionRequestDto, request, response);
   }
 }

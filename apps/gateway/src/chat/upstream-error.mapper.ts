@@ -1,16 +1,14 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '@igw/providers';
-
-/** Whether the next source of the chain may succeed where this one failed. */
-export function isRetriableUpstreamError(error: unknown): boolean {
-  if (error instanceof UpstreamHttpError) return error.status === 429 || error.status >= 500;
-  return error instanceof UpstreamUnavailableError || error instanceof UpstreamTimeoutError || error instanceof UpstreamProtocolError;
-}
+import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '@igw/providers';
 
 /** Maps an upstream failure to the spec's statuses; 4xx caused by the request keep the upstream's reason. */
 export function toClientError(error: unknown): GatewayException | unknown {
+  if (error instanceof RequestTranslationError) {
+    const field = error.param ? `${error.param}: ` : '';
+    return new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${field}${error.message}`, { cause: error });
+  }
   if (error instanceof UpstreamHttpError) {
     if (error.status === 429) {
       const headers: Record<string, string> = error.retryAfterSeconds !== undefined ? { 'retry-after': String(error.retryAfterSeconds) } : {};

@@ -25,13 +25,20 @@ describe('loadEnvironment', () => {
     expect(() => loadEnvironment(source)).toThrow(message);
   });
 
-  it('collects <PROVIDER>_API_KEY and <PROVIDER>_BASE_URL for any provider name', () => {
+  it('collects the provider variables of any provider name, and only those', () => {
     const { providers } = loadEnvironment({
       OPENAI_API_KEY: 'sk-1',
       OPENAI_BASE_URL: 'http://127.0.0.1:1234/v1/',
       AZURE_OPENAI_API_KEY: 'az',
+      AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com',
       GROQ_API_KEY: '',
+      PATH: '/usr/bin',
     });
-    expect(providers).toEqual({ openai: { apiKey: 'sk-1', baseUrl: 'http://127.0.0.1:1234/v1' }, azure_openai: { apiKey: 'az' } });
+    expect(providers).toEqual({
+      OPENAI_API_KEY: 'sk-1',
+      OPENAI_BASE_URL: 'http://127.0.0.1:1234/v1/',
+      AZURE_OPENAI_API_KEY: 'az',
+      AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com',
+    });
   });
 });

@@ -37,15 +37,10 @@ export class Environment {
   @IsOptional() @Transform(emptyToUndefined) @IsString() CATALOGUE_FILE?: string;
 }
 
-/** Upstream credentials: `<PROVIDER>_API_KEY` and `<PROVIDER>_BASE_URL` for any provider name. */
-export interface ProviderEnvironment {
-  apiKey?: string;
-  baseUrl?: string;
-}
-
 export interface LoadedEnvironment {
   env: Environment;
-  providers: Record<string, ProviderEnvironment>;
+  /** Upstream provider variables as set (`<PROVIDER>_API_KEY`, `_BASE_URL`, `_ENDPOINT`); each provider knows its names. */
+  providers: Record<string, string>;
 }
 
 export class EnvironmentError extends Error {}
@@ -60,17 +55,12 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Loaded
   return { env, providers: readProviderEnvironment(source) };
 }
 
-const PROVIDER_VARIABLE = /^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*?)_(API_KEY|BASE_URL)$/;
+const PROVIDER_VARIABLE = /^[A-Z][A-Z0-9_]*_(API_KEY|BASE_URL|ENDPOINT)$/;
 
-function readProviderEnvironment(source: NodeJS.ProcessEnv): Record<string, ProviderEnvironment> {
-  const providers: Record<string, ProviderEnvironment> = {};
+function readProviderEnvironment(source: NodeJS.ProcessEnv): Record<string, string> {
+  const providers: Record<string, string> = {};
   for (const [name, value] of Object.entries(source)) {
-    const match = PROVIDER_VARIABLE.exec(name);
-    if (!match || !value) continue;
-    const provider = match[1].toLowerCase();
-    const entry = (providers[provider] ??= {});
-    if (match[2] === 'API_KEY') entry.apiKey = value;
-    else entry.baseUrl = value.replace(/\/+$/, '');
+    if (value && PROVIDER_VARIABLE.test(name)) providers[name] = value;
   }
   return providers;
 }

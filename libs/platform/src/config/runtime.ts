@@ -1,5 +1,5 @@
 import type { QueueBackendOptions } from '@igw/messaging';
-import type { Environment, ProviderEnvironment } from './environment';
+import type { Environment } from './environment';
 import { EnvironmentError } from './environment';
 
 export const SERVICE_SETTINGS = Symbol('SERVICE_SETTINGS');
@@ -7,7 +7,8 @@ export const SERVICE_SETTINGS = Symbol('SERVICE_SETTINGS');
 /** Settings resolved once at start and handed to each service's root module. */
 export interface ServiceSettings {
   env: Environment;
-  providers: Record<string, ProviderEnvironment>;
+  /** Upstream provider variables, e.g. { OPENAI_API_KEY: '...' }. */
+  providers: Record<string, string>;
   /** Set for services that own tables (billing, catalogue). */
   databaseUrl?: string;
   queue: QueueBackendOptions;

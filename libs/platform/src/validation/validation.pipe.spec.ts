@@ -1,7 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
-import { IsIn, IsInt, IsString, Min, ValidateNested } from 'class-validator';
+import { IsIn, IsInt, IsString, Min, ValidateNested, ValidationError } from 'class-validator';
 import { Type } from 'class-transformer';
-import { createValidationPipe } from './validation.pipe';
+import { createValidationPipe, formatValidationErrors } from './validation.pipe';
 
 class Item {
   @IsIn(['user', 'system']) role!: string;
@@ -36,5 +36,21 @@ describe('validation messages', () => {
   it('passes a valid body through, transformed to the DTO class', async () => {
     const value = await createValidationPipe().transform({ model: 'm', count: 2, items: [] }, { type: 'body', metatype: Body });
     expect(value).toBeInstanceOf(Body);
+  });
+
+  it('resolve the relative issue lines of structure validators and join every issue with "; "', () => {
+    const tools = Object.assign(new ValidationError(), {
+      property: 'tools',
+      value: [],
+      children: [],
+      constraints: { toolList: "[3].function.name: Expected 1-64 letters, digits, underscores or dashes. Received 'bad name!'\n[4].type: Expected a non-empty string. Received nothing" },
+    });
+    expect(formatValidationErrors([tools])).toBe(
+      "Body validation error! tools[3].function.name: Expected 1-64 letters, digits, underscores or dashes. Received 'bad name!'; tools[4].type: Expected a non-empty string. Received nothing",
+    );
+  });
+
+  it('say the body must be an object when nothing more precise is known', () => {
+    expect(formatValidationErrors([])).toBe('Body validation error! the body must be a JSON object');
   });
 });

@@ -1,9 +1,11 @@
 import { BadRequestException, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { ErrorMessages } from '@igw/contracts';
+import { ErrorMessages, validationIssues } from '@igw/contracts';
 
 /**
  * Validates bodies against their DTOs and reports every violation by field path, e.g.
- * `Body validation error! messages[0].role: Expected one of 'user', 'system' Received 'bot'`.
+ * `Body validation error! messages[0].role: Expected one of 'system', 'user', 'assistant', 'tool', 'developer'. Received 'robot'`.
+ *
+ * Undeclared fields are dropped (`whitelist`), so a DTO declares everything it forwards.
  */
 export function createValidationPipe(): ValidationPipe {
   return new ValidationPipe({
@@ -15,34 +17,15 @@ export function createValidationPipe(): ValidationPipe {
   });
 }
 
+/**
+ * `Body validation error! <path>: <message>; <path>: <message>`. Messages written in the
+ * `Expected ... Received ...` style are kept as they are; any other constraint message gets
+ * `. Received <value>` appended. Issue lines that a structure validator reports with a relative
+ * path (`[3].function.name: ...`) are resolved against its field (`tools[3].function.name`).
+ */
 export function formatValidationErrors(errors: ValidationError[]): string {
-  const details = flatten(errors, '').join('; ');
+  const details = validationIssues(errors)
+    .map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message))
+    .join('; ');
   return `${ErrorMessages.bodyValidationPrefix} ${details || 'the body must be a JSON object'}`;
-}
-
-function flatten(errors: ValidationError[], parent: string): string[] {
-  return errors.flatMap((error) => {
-    const path = joinPath(parent, error.property);
-    const own = Object.values(error.constraints ?? {}).map((constraint) => `${path}: ${withReceived(constraint, error.value)}`);
-    return [...own, ...flatten(error.children ?? [], path)];
-  });
-}
-
-function joinPath(parent: string, property: string): string {
-  if (/^\d+$/.test(property)) return `${parent}[${property}]`;
-  return parent ? `${parent}.${property}` : property;
-}
-
-function withReceived(constraint: string, value: unknown): string {
-  if (/Received /.test(constraint)) return constraint;
-  return `${constraint}. Received ${describeValue(value)}`;
-}
-
-function describeValue(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `'${value.length > 60 ? `${value.slice(0, 60)}…` : value}'`;
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'object') return 'object';
-  return `${typeof value} ${String(value)}`;
 }

@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors, request } from 'undici';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
+import { parseSse, type SseEvent } from './sse';
 
 /** One keep-alive pool for all upstream calls: connection set-up stays off the request path. */
 const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512, pipelining: 1 });
@@ -42,11 +43,48 @@ export async function postJson<T>(call: JsonRequest): Promise<T> {
   }
 }
 
+/**
+ * POSTs JSON and opens the answer as a server-sent event stream. Resolves once the upstream
+ * answered 2xx (an error status rejects with its reason, before anything was streamed);
+ * stopping the iteration early closes the upstream connection.
+ */
+export async function openEventStream(call: JsonRequest): Promise<AsyncIterable<SseEvent>> {
+  let response: Awaited<ReturnType<typeof request>>;
+  try {
+    response = await request(call.url, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.headers },
+      body: JSON.stringify(call.body),
+      headersTimeout: call.timeoutMs,
+      bodyTimeout: call.timeoutMs,
+      signal: call.signal,
+    });
+  } catch (error) {
+    throw translateTransportError(call, error);
+  }
+  if (response.statusCode >= 400) {
+    const text = await response.body.text().catch(() => '');
+    throw new UpstreamHttpError(call.provider, response.statusCode, upstreamMessage(text), retryAfter(response.headers['retry-after']));
+  }
+  const body = response.body;
+  return (async function* events() {
+    try {
+      yield* parseSse(body);
+    } catch (error) {
+      throw translateTransportError(call, error);
+    } finally {
+      if (!body.destroyed) body.destroy();
+    }
+  })();
+}
+
 function translateTransportError(call: JsonRequest, error: unknown): Error {
   if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
     return new UpstreamTimeoutError(call.provider, call.timeoutMs);
   }
-  if (error instanceof Error && error.name === 'AbortError') return error;
+  // By name: an abort can come from another realm (a DOMException), where instanceof fails.
+  if ((error as { name?: unknown } | null)?.name === 'AbortError') return error as Error;
   const reason = error instanceof Error ? ((error as { code?: string }).code ?? error.message) : String(error);
   return new UpstreamUnavailableError(call.provider, reason);
 }

@@ -1,24 +1,83 @@
-// POST /v1/chat/completions: deterministic echo replies, plain JSON or SSE stream.
+// POST /v1/chat/completions: deterministic replies, plain JSON or SSE stream.
 //
-// Reply: "Hello from the emulator. You said: <text of the last user message>", with
-// whitespace normalised to single spaces (so the streamed words reassemble exactly).
+// Reply, decided in this order (first match wins):
+//   1. Forced tool call: `tool_choice: {type: 'function', function: {name}}` calls that
+//      function (`{type: 'custom', custom: {name}}`: that custom tool), whatever the
+//      text; `tool_choice: 'required'` calls the first tool of `tools`.
+//   2. The last message is a `tool` message: "Tool said: <its text content>".
+//   3. The last user message text contains "refuse me" (case-insensitive): a refusal,
+//      `content: null`, `refusal: "I can't help with that."`, finish_reason "stop".
+//   4. `tools` has a function tool, `tool_choice` is not 'none' and the last user text
+//      contains the word "weather" (case-insensitive, whole word): a call to the FIRST
+//      function tool, finish_reason "tool_calls".
+//   5. Otherwise "Hello from the emulator. You said: <text of the last user message>".
+// Text replies have their whitespace normalised to single spaces (so streamed words
+// reassemble exactly). Tool calls: id `call_<24 random alphanumerics>`, function
+// arguments `{"location":"Paris"}` (custom tools: input `Paris`); `n` choices each get
+// their own call id.
+//
+// Text replies are then cut, the earliest limit winning:
+//   `stop` (string or array): the reply is cut before the first occurrence of a stop
+//     sequence; finish_reason "stop".
+//   "trigger filter" in the last user text (case-insensitive): the first 3 words,
+//     finish_reason "content_filter".
+//   `max_tokens` / `max_completion_tokens` (the smaller if both): that many words,
+//     finish_reason "length" (a limit at or above the reply length does not cut).
+//
+// Other request fields:
+//   `logprobs: true`: each choice gets `logprobs: {content: [...], refusal: null}`, one
+//     entry per returned word: token = the word, with its leading space except the
+//     first; logprob = -0.1 * (position % 5) - 0.01 (position from 0); bytes = the UTF-8
+//     bytes of the token; `top_logprobs` (0-20, default 0) alternatives, the first the
+//     token itself, then `<token>_alt<k>` with logprob - k. Refusals put the entries
+//     under `refusal` (content null); tool calls have both null. Streams: each content
+//     (or refusal) chunk carries `logprobs: {content: [its entry], refusal: null}`.
+//   `web_search_options` (object) or `enable_search: true`: a text reply's message gets
+//     `annotations: [{type: 'url_citation', url_citation: {start_index: 0, end_index:
+//     <content length - 1>, title: 'Emulated source', url: 'https://example.com/emulated'}}]`
+//     (non-stream only; streams ignore it).
+//   Streamed tool calls arrive as OpenAI sends them: a first chunk with the role and
+//     `delta.tool_calls: [{index: 0, id, type: 'function', function: {name, arguments: ''}}]`,
+//     then argument fragments of 5 characters `{index: 0, function: {arguments: '{"loc'}}`, ...
+//     (custom tools: `custom: {name, input: ''}` then `custom: {input: ...}`), then
+//     finish_reason "tool_calls". Streamed refusals arrive as `delta.refusal` words.
 //
 // Token counting (deliberately simple, see util.words): a token is a whitespace-
 // separated word.
 //   prompt_tokens     = 2 + sum over messages of (words in its text content + 4)
-//   completion_tokens = words in the reply actually returned (times n choices)
+//   completion_tokens = words returned (text or refusal); a tool call counts
+//                       1 (its name) + words in its arguments/input (1 for the fixed
+//                       ones); times n choices
+//   prompt_tokens_details.cached_tokens = floor(prompt_tokens / 2) when any message
+//     content part has `cache_control`, else 0
 // A message's text content is its `content` string, or the `text` of its
 // `{type: 'text'}` parts joined with a space; anything else counts as empty.
-// `max_tokens` / `max_completion_tokens` (the smaller if both) truncate the reply to
-// that many words, and then finish_reason is "length" instead of "stop".
+//
+// Model-name controls (../controls.ts): the model is reported without its suffixes;
+// `@no-usage` omits `usage` from the response and never sends the usage chunk, even
+// with `stream_options.include_usage`; `@fail-after=<n>` counts word, refusal and
+// tool-argument chunks as content.
 import type { RequestContext } from '../context';
 import { countWords, isRecord, optionalPositiveInt, randomId, words } from '../util';
 
 export const REPLY_PREFIX = 'Hello from the emulator. You said: ';
+export const TOOL_REPLY_PREFIX = 'Tool said: ';
+export const REFUSAL = "I can't help with that.";
+export const TOOL_ARGUMENTS = '{"location":"Paris"}';
+export const CUSTOM_TOOL_INPUT = 'Paris';
+export const CITATION = { title: 'Emulated source', url: 'https://example.com/emulated' } as const;
 const SYSTEM_FINGERPRINT = 'fp_emulator';
 const MAX_CHOICES = 128;
+const MAX_TOP_LOGPROBS = 20;
+const MAX_STOP_SEQUENCES = 4;
+const FILTERED_WORDS = 3;
+const ARGUMENT_FRAGMENT = 5;
 
-type FinishReason = 'stop' | 'length';
+const WEATHER = /\bweather\b/i;
+const REFUSE = /refuse me/i;
+const FILTER = /trigger filter/i;
+
+type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
 export interface ChatUsage {
   prompt_tokens: number;
@@ -33,6 +92,13 @@ export interface ChatUsage {
   };
 }
 
+interface Tool {
+  type: 'function' | 'custom';
+  name: string;
+}
+
+type ToolChoice = { kind: 'none' } | { kind: 'auto' } | { kind: 'required' } | { kind: 'forced'; tool: Tool };
+
 interface ChatRequest {
   model: string;
   messages: Record<string, unknown>[];
@@ -40,11 +106,29 @@ interface ChatRequest {
   n: number;
   stream: boolean;
   includeUsage: boolean;
+  tools: Tool[];
+  toolChoice: ToolChoice;
+  /** Alternatives per logprobs entry; undefined when logprobs are not requested. */
+  topLogprobs: number | undefined;
+  stop: string[];
+  search: boolean;
 }
 
 interface ValidationError {
   message: string;
   param: string | null;
+}
+
+type Reply =
+  | { kind: 'text'; returned: string[]; finishReason: FinishReason }
+  | { kind: 'refusal'; returned: string[] }
+  | { kind: 'tool_call'; tool: Tool; payload: string };
+
+interface LogprobEntry {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
 export async function chatCompletions(ctx: RequestContext): Promise<void> {
@@ -53,28 +137,27 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
     ctx.error(400, parsed.message, { param: parsed.param });
     return;
   }
+  const noUsage = ctx.controls.noUsage === true;
+  if (noUsage) parsed.includeUsage = false;
 
-  const replyWords = words(REPLY_PREFIX + lastUserText(parsed.messages));
-  const truncated = parsed.maxTokens !== undefined && parsed.maxTokens < replyWords.length;
-  const returned = truncated ? replyWords.slice(0, parsed.maxTokens) : replyWords;
-  const finishReason: FinishReason = truncated ? 'length' : 'stop';
-  const usage = chatUsage(promptTokens(parsed.messages), returned.length * parsed.n);
+  const reply = decideReply(parsed);
+  const usage = chatUsage(promptTokens(parsed.messages), completionTokens(reply) * parsed.n, hasCacheControl(parsed.messages));
   const id = `chatcmpl-${randomId(29)}`;
   const created = Math.floor(Date.now() / 1000);
+  const callIds = reply.kind === 'tool_call' ? Array.from({ length: parsed.n }, () => `call_${randomId(24)}`) : [];
 
   if (parsed.stream) {
-    await streamCompletion(ctx, parsed, { id, created, returned, finishReason, usage });
+    await streamCompletion(ctx, parsed, { id, created, reply, usage, callIds });
     return;
   }
 
-  const content = returned.join(' ');
   const choices = [];
   for (let index = 0; index < parsed.n; index++) {
     choices.push({
       index,
-      message: { role: 'assistant', content, refusal: null, annotations: [] },
-      logprobs: null,
-      finish_reason: finishReason,
+      message: responseMessage(parsed, reply, callIds[index] ?? ''),
+      logprobs: choiceLogprobs(parsed, reply),
+      finish_reason: finishReasonOf(reply),
     });
   }
   ctx.json(200, {
@@ -83,22 +166,118 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
     created,
     model: parsed.model,
     choices,
-    usage,
+    ...(noUsage ? {} : { usage }),
     service_tier: 'default',
     system_fingerprint: SYSTEM_FINGERPRINT,
   });
 }
 
+function decideReply(request: ChatRequest): Reply {
+  const { toolChoice, tools, messages } = request;
+  if (toolChoice.kind === 'forced') return toolCall(toolChoice.tool);
+  if (toolChoice.kind === 'required' && tools.length > 0) return toolCall(tools[0]);
+
+  const last = messages[messages.length - 1];
+  if (last.role === 'tool') return textReply(request, TOOL_REPLY_PREFIX + messageText(last.content));
+
+  const userText = lastUserText(messages);
+  if (REFUSE.test(userText)) return { kind: 'refusal', returned: words(REFUSAL) };
+  if (toolChoice.kind !== 'none' && WEATHER.test(userText)) {
+    const firstFunction = tools.find((tool) => tool.type === 'function');
+    if (firstFunction !== undefined) return toolCall(firstFunction);
+  }
+  return textReply(request, REPLY_PREFIX + userText);
+}
+
+function toolCall(tool: Tool): Reply {
+  return { kind: 'tool_call', tool, payload: tool.type === 'function' ? TOOL_ARGUMENTS : CUSTOM_TOOL_INPUT };
+}
+
+/** Applies `stop`, the content filter trigger and the token limit to a text reply. */
+function textReply(request: ChatRequest, text: string): Reply {
+  let returned = words(text);
+  let finishReason: FinishReason = 'stop';
+  if (request.stop.length > 0) {
+    const normalised = returned.join(' ');
+    let cut = -1;
+    for (const sequence of request.stop) {
+      const at = normalised.indexOf(sequence);
+      if (at !== -1 && (cut === -1 || at < cut)) cut = at;
+    }
+    if (cut !== -1) returned = words(normalised.slice(0, cut));
+  }
+  if (FILTER.test(lastUserText(request.messages))) {
+    returned = returned.slice(0, FILTERED_WORDS);
+    finishReason = 'content_filter';
+  }
+  if (request.maxTokens !== undefined && request.maxTokens < returned.length) {
+    returned = returned.slice(0, request.maxTokens);
+    finishReason = 'length';
+  }
+  return { kind: 'text', returned, finishReason };
+}
+
+function finishReasonOf(reply: Reply): FinishReason {
+  if (reply.kind === 'text') return reply.finishReason;
+  return reply.kind === 'tool_call' ? 'tool_calls' : 'stop';
+}
+
+function completionTokens(reply: Reply): number {
+  return reply.kind === 'tool_call' ? 1 + countWords(reply.payload) : reply.returned.length;
+}
+
+function responseMessage(request: ChatRequest, reply: Reply, callId: string): Record<string, unknown> {
+  if (reply.kind === 'tool_call') {
+    return { role: 'assistant', content: null, tool_calls: [wholeToolCall(reply, callId)], refusal: null, annotations: [] };
+  }
+  if (reply.kind === 'refusal') return { role: 'assistant', content: null, refusal: reply.returned.join(' '), annotations: [] };
+  const content = reply.returned.join(' ');
+  const annotations =
+    request.search && content !== ''
+      ? [{ type: 'url_citation', url_citation: { start_index: 0, end_index: content.length - 1, ...CITATION } }]
+      : [];
+  return { role: 'assistant', content, refusal: null, annotations };
+}
+
+function wholeToolCall(reply: Reply & { kind: 'tool_call' }, id: string): Record<string, unknown> {
+  const { tool, payload } = reply;
+  return tool.type === 'function'
+    ? { id, type: 'function', function: { name: tool.name, arguments: payload } }
+    : { id, type: 'custom', custom: { name: tool.name, input: payload } };
+}
+
+function choiceLogprobs(request: ChatRequest, reply: Reply): unknown {
+  const top = request.topLogprobs;
+  if (top === undefined) return null;
+  if (reply.kind === 'tool_call') return { content: null, refusal: null };
+  const entries = reply.returned.map((word, position) => logprobEntry(word, position, top));
+  return reply.kind === 'refusal' ? { content: null, refusal: entries } : { content: entries, refusal: null };
+}
+
+function logprobEntry(word: string, position: number, top: number): LogprobEntry {
+  const token = position === 0 ? word : ` ${word}`;
+  const logprob = round(-0.1 * (position % 5) - 0.01);
+  const alternatives = [];
+  for (let k = 0; k < top; k++) {
+    const alternative = k === 0 ? token : `${token}_alt${k}`;
+    alternatives.push({ token: alternative, logprob: round(logprob - k), bytes: utf8Bytes(alternative) });
+  }
+  return { token, logprob, bytes: utf8Bytes(token), top_logprobs: alternatives };
+}
+
+const round = (value: number): number => Math.round(value * 10_000) / 10_000;
+const utf8Bytes = (text: string): number[] => Array.from(Buffer.from(text, 'utf8'));
+
 interface Completion {
   id: string;
   created: number;
-  returned: string[];
-  finishReason: FinishReason;
+  reply: Reply;
   usage: ChatUsage;
+  callIds: string[];
 }
 
 async function streamCompletion(ctx: RequestContext, request: ChatRequest, completion: Completion): Promise<void> {
-  const { id, created, returned, finishReason, usage } = completion;
+  const { id, created, reply, usage, callIds } = completion;
   const chunk = (choices: unknown[], chunkUsage: ChatUsage | null = null): string =>
     JSON.stringify({
       id,
@@ -111,28 +290,50 @@ async function streamCompletion(ctx: RequestContext, request: ChatRequest, compl
       // With include_usage, OpenAI puts `usage: null` on every chunk but the last.
       ...(request.includeUsage ? { usage: chunkUsage } : {}),
     });
-  const choice = (index: number, delta: Record<string, unknown>, finish: FinishReason | null): unknown => ({
+  const choice = (index: number, delta: Record<string, unknown>, finish: FinishReason | null, logprobs: unknown = null): unknown => ({
     index,
     delta,
-    logprobs: null,
+    logprobs,
     finish_reason: finish,
   });
+  /** One event per choice; `content` marks generated content (for @fail-after). */
+  const send = async (content: boolean, make: (index: number) => unknown): Promise<boolean> => {
+    for (let i = 0; i < request.n; i++) {
+      if (!(await ctx.event(chunk([make(i)]), undefined, content))) return false;
+    }
+    return true;
+  };
 
   if (!ctx.startStream()) return;
-  for (let i = 0; i < request.n; i++) {
-    if (!(await ctx.event(chunk([choice(i, { role: 'assistant', content: '', refusal: null }, null)])))) return;
-  }
-  for (let w = 0; w < returned.length; w++) {
-    const content = w === 0 ? returned[w] : ` ${returned[w]}`;
-    for (let i = 0; i < request.n; i++) {
-      if (!(await ctx.event(chunk([choice(i, { content }, null)])))) return;
+  if (reply.kind === 'tool_call') {
+    const { tool, payload } = reply;
+    const head = (i: number): Record<string, unknown> =>
+      tool.type === 'function'
+        ? { index: 0, id: callIds[i], type: 'function', function: { name: tool.name, arguments: '' } }
+        : { index: 0, id: callIds[i], type: 'custom', custom: { name: tool.name, input: '' } };
+    if (!(await send(false, (i) => choice(i, { role: 'assistant', content: null, tool_calls: [head(i)], refusal: null }, null)))) return;
+    for (let at = 0; at < payload.length; at += ARGUMENT_FRAGMENT) {
+      const fragment = payload.slice(at, at + ARGUMENT_FRAGMENT);
+      const call = tool.type === 'function' ? { index: 0, function: { arguments: fragment } } : { index: 0, custom: { input: fragment } };
+      if (!(await send(true, (i) => choice(i, { tool_calls: [call] }, null)))) return;
+    }
+  } else {
+    const field = reply.kind === 'refusal' ? 'refusal' : 'content';
+    const first =
+      reply.kind === 'refusal' ? { role: 'assistant', content: null, refusal: '' } : { role: 'assistant', content: '', refusal: null };
+    if (!(await send(false, (i) => choice(i, first, null)))) return;
+    const top = request.topLogprobs;
+    for (let w = 0; w < reply.returned.length; w++) {
+      const text = w === 0 ? reply.returned[w] : ` ${reply.returned[w]}`;
+      const entry = top === undefined ? undefined : [logprobEntry(reply.returned[w], w, top)];
+      const logprobs =
+        entry === undefined ? null : reply.kind === 'refusal' ? { content: null, refusal: entry } : { content: entry, refusal: null };
+      if (!(await send(true, (i) => choice(i, { [field]: text }, null, logprobs)))) return;
     }
   }
-  for (let i = 0; i < request.n; i++) {
-    if (!(await ctx.event(chunk([choice(i, {}, finishReason)])))) return;
-  }
-  if (request.includeUsage && !(await ctx.event(chunk([], usage)))) return;
-  if (!(await ctx.event('[DONE]'))) return;
+  if (!(await send(false, (i) => choice(i, {}, finishReasonOf(reply))))) return;
+  if (request.includeUsage && !(await ctx.event(chunk([], usage), undefined, false))) return;
+  if (!(await ctx.event('[DONE]', undefined, false))) return;
   ctx.endStream();
 }
 
@@ -161,9 +362,67 @@ function parseRequest(body: unknown): ChatRequest | ValidationError {
   const n = optionalPositiveInt(body.n) ?? 1;
   if (Number.isNaN(n) || n > MAX_CHOICES) return { message: `Invalid 'n': expected an integer from 1 to ${MAX_CHOICES}.`, param: 'n' };
 
+  const tools = parseTools(body.tools);
+  if (!Array.isArray(tools)) return tools;
+  const toolChoice = parseToolChoice(body.tool_choice);
+  if ('message' in toolChoice) return toolChoice;
+
+  let topLogprobs: number | undefined;
+  const top = body.top_logprobs;
+  if (top !== undefined && top !== null && !(typeof top === 'number' && Number.isInteger(top) && top >= 0 && top <= MAX_TOP_LOGPROBS)) {
+    return { message: `Invalid 'top_logprobs': expected an integer from 0 to ${MAX_TOP_LOGPROBS}.`, param: 'top_logprobs' };
+  }
+  if (body.logprobs === true) topLogprobs = typeof top === 'number' ? top : 0;
+
+  const stop = parseStop(body.stop);
+  if (!Array.isArray(stop)) return stop;
+
   const stream = body.stream === true;
   const includeUsage = stream && isRecord(body.stream_options) && body.stream_options.include_usage === true;
-  return { model, messages: objects, maxTokens, n, stream, includeUsage };
+  const search = isRecord(body.web_search_options) || body.enable_search === true;
+  return { model, messages: objects, maxTokens, n, stream, includeUsage, tools, toolChoice, topLogprobs, stop, search };
+}
+
+function parseTools(value: unknown): Tool[] | ValidationError {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) return { message: "Invalid type for 'tools': expected an array of objects.", param: 'tools' };
+  const tools: Tool[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const tool: unknown = value[i];
+    if (!isRecord(tool) || (tool.type !== 'function' && tool.type !== 'custom')) {
+      return { message: `Invalid value for 'tools[${i}].type': supported values are 'function' and 'custom'.`, param: `tools[${i}].type` };
+    }
+    const spec = tool.type === 'function' ? tool.function : tool.custom;
+    if (!isRecord(spec) || typeof spec.name !== 'string' || spec.name === '') {
+      return { message: `Missing required parameter: 'tools[${i}].${tool.type}.name'.`, param: `tools[${i}].${tool.type}.name` };
+    }
+    tools.push({ type: tool.type, name: spec.name });
+  }
+  return tools;
+}
+
+function parseToolChoice(value: unknown): ToolChoice | ValidationError {
+  if (value === undefined || value === null || value === 'auto') return { kind: 'auto' };
+  if (value === 'none') return { kind: 'none' };
+  if (value === 'required') return { kind: 'required' };
+  if (isRecord(value) && (value.type === 'function' || value.type === 'custom')) {
+    const spec = value.type === 'function' ? value.function : value.custom;
+    if (isRecord(spec) && typeof spec.name === 'string' && spec.name !== '') {
+      return { kind: 'forced', tool: { type: value.type, name: spec.name } };
+    }
+  }
+  // Other object forms (e.g. `allowed_tools`) behave like 'auto'.
+  if (isRecord(value)) return { kind: 'auto' };
+  return { message: "Invalid value for 'tool_choice': expected 'none', 'auto', 'required' or a named tool.", param: 'tool_choice' };
+}
+
+function parseStop(value: unknown): string[] | ValidationError {
+  if (value === undefined || value === null) return [];
+  if (typeof value === 'string') return value === '' ? [] : [value];
+  if (!Array.isArray(value) || value.length > MAX_STOP_SEQUENCES || !value.every((item) => typeof item === 'string')) {
+    return { message: `Invalid 'stop': expected a string or an array of at most ${MAX_STOP_SEQUENCES} strings.`, param: 'stop' };
+  }
+  return (value as string[]).filter((sequence) => sequence !== '');
 }
 
 /** Text content of a message: a string, or its text parts joined with a space. */
@@ -190,12 +449,20 @@ function promptTokens(messages: Record<string, unknown>[]): number {
   return total;
 }
 
-function chatUsage(prompt: number, completion: number): ChatUsage {
+/** Whether any message content part carries `cache_control` (cached-token pricing tests). */
+function hasCacheControl(messages: Record<string, unknown>[]): boolean {
+  return messages.some(
+    (message) =>
+      Array.isArray(message.content) && (message.content as unknown[]).some((part) => isRecord(part) && part.cache_control !== undefined),
+  );
+}
+
+function chatUsage(prompt: number, completion: number, cached: boolean): ChatUsage {
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: cached ? Math.floor(prompt / 2) : 0, audio_tokens: 0 },
     completion_tokens_details: {
       reasoning_tokens: 0,
       audio_tokens: 0,

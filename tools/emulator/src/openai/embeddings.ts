@@ -5,6 +5,7 @@
 // which the official SDKs request by default, decodes to the very same numbers).
 // Length: `dimensions` if given, else 3072 when the model name contains "large",
 // else 1536. prompt_tokens = words in all inputs (token-array inputs: their length).
+// A `@no-usage` model-name suffix (../controls.ts) omits `usage`.
 import type { RequestContext } from '../context';
 import { countWords, hashText, isRecord, optionalPositiveInt, seededRandom } from '../util';
 
@@ -71,7 +72,8 @@ export function embeddings(ctx: RequestContext): void {
     const embedding = encoding === 'base64' ? Buffer.from(vector.buffer).toString('base64') : Array.from(vector);
     return { object: 'embedding', index, embedding };
   });
-  ctx.json(200, { object: 'list', data, model, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } });
+  const usage = { prompt_tokens: promptTokens, total_tokens: promptTokens };
+  ctx.json(200, { object: 'list', data, model, ...(ctx.controls.noUsage === true ? {} : { usage }) });
 }
 
 /** string | string[] | number[] (one token array) | number[][]; undefined if invalid. */

@@ -64,7 +64,9 @@ export const openAIFormat: WireFormat = {
       case 'emulated':
         return {
           status: failure.status,
-          message: `Emulated error: HTTP ${failure.status} requested by x-emulator-status.`,
+          message: `Emulated error: HTTP ${failure.status} requested by ${
+            failure.source === 'model' ? 'the model name (@status=)' : 'x-emulator-status'
+          }.`,
           details: { code: failure.status === 429 ? 'rate_limit_exceeded' : null },
         };
       case 'internal':

@@ -1,0 +1,74 @@
+import { HttpStatus } from '@nestjs/common';
+import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto } from '@igw/contracts';
+import { estimatePromptTokens } from '@igw/domain';
+import { GatewayException } from '@igw/platform';
+
+const CHAT_ENDPOINT_KIND = 'chat-completions';
+/** Fields the gateway reads itself and never forwards. */
+const GATEWAY_FIELDS = new Set(['provider', 'model', 'stream', 'stream_options']);
+
+export function assertChatModel(model: CatalogueModel): void {
+  if (model.type.split('/').pop() !== CHAT_ENDPOINT_KIND) {
+    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${model.id}' is a ${model.type} model, not a chat model.`);
+  }
+}
+
+/** The spec's message for a role the model does not take, naming the first offending message. */
+export function assertRolesAllowed(model: CatalogueModel, messages: ReadonlyArray<{ role: string }>): void {
+  const refused = model.routing.refusedRoles;
+  if (!refused?.length) return;
+  const index = messages.findIndex((message) => refused.includes(message.role));
+  if (index >= 0) {
+    throw new GatewayException(HttpStatus.BAD_REQUEST, `Unsupported value: 'messages[${index}].role' does not support '${messages[index].role}' with this model.`);
+  }
+}
+
+/**
+ * Refuses, before any upstream call, a request asking for more output than the model can
+ * give or whose prompt cannot fit its context. Tokenizing is skipped when even one token per
+ * UTF-8 byte would fit, so ordinary requests pay nothing for the check.
+ */
+export function assertWithinModelLimits(model: CatalogueModel, body: ChatCompletionRequestDto, bodyBytes: number): void {
+  const requested = body.max_completion_tokens ?? body.max_tokens;
+  const field = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const { outputMax, contextLength } = model.info;
+  if (requested !== undefined && outputMax && requested > outputMax) {
+    throw new GatewayException(
+      HttpStatus.BAD_REQUEST,
+      `${ErrorMessages.bodyValidationPrefix} ${field}: Expected at most ${outputMax} for ${model.id} (its output limit). Received ${requested}`,
+    );
+  }
+  if (!contextLength || bodyBytes + (requested ?? 0) <= contextLength) return;
+  const promptTokens = estimatePromptTokens(body.messages);
+  if (promptTokens + (requested ?? 0) > contextLength) {
+    const asked = requested ? ` plus the ${requested} output tokens asked for` : '';
+    throw new GatewayException(
+      HttpStatus.BAD_REQUEST,
+      `${ErrorMessages.bodyValidationPrefix} messages: the prompt is about ${promptTokens} tokens${asked}, more than the ${contextLength}-token context of ${model.id}.`,
+    );
+  }
+}
+
+/** Which of the model's sources to run, from `provider` (auto: the whole chain). */
+export function selectSources(model: CatalogueModel, provider: string | undefined): CatalogueModel['routing']['sources'] {
+  const sources = model.routing.sources;
+  const wanted = (provider ?? 'auto').toLowerCase();
+  if (wanted === 'auto') return sources;
+  // `fallback` runs the chain's fallback source (its second) alone; a one-source chain has only its first.
+  if (wanted === 'fallback') return [sources[Math.min(1, sources.length - 1)]];
+  const pinned = sources.find((source) => source.provider.toLowerCase() === wanted);
+  if (!pinned) {
+    const allowed = ['auto', 'fallback', ...sources.map((source) => source.provider)].map((name) => `'${name}'`).join(', ');
+    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} provider: Expected one of ${allowed}. Received '${provider}'`);
+  }
+  return [pinned];
+}
+
+/** The OpenAI-shaped request for one source: the client's fields minus the gateway's own. */
+export function upstreamRequest(body: ChatCompletionRequestDto, upstreamModel: string): Record<string, unknown> & { model: string; messages: unknown[] } {
+  const request: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (value !== undefined && !GATEWAY_FIELDS.has(key)) request[key] = value;
+  }
+  return { ...request, model: upstreamModel, messages: body.messages };
+}

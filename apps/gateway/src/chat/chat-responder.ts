@@ -1,0 +1,44 @@
+import { once } from 'node:events';
+import type { ChatCompletionRequestDto } from '@igw/contracts';
+import type { Request, Response } from 'express';
+import type { ChatCall, ChatService } from './chat.service';
+
+/**
+ * Answers a chat request as JSON or as server-sent events. Events are written as they
+ * arrive (no buffering); a client that goes away aborts the upstream call.
+ */
+export async function respondToChat(chat: ChatService, body: ChatCompletionRequestDto, request: Request, response: Response): Promise<void> {
+  const abort = new AbortController();
+  response.on('close', () => {
+    if (!response.writableFinished) abort.abort();
+  });
+  const call: ChatCall = {
+    requestId: request.context.requestId,
+    auth: request.context.auth!,
+    body,
+    bodyBytes: Number(request.headers['content-length']) || Buffer.byteLength(JSON.stringify(body.messages)),
+    signal: abort.signal,
+  };
+  if (!body.stream) {
+    response.status(200).json(await chat.complete(call));
+    return;
+  }
+  const events = await chat.openStream(call);
+  response.status(200);
+  response.setHeader('content-type', 'text/event-stream; charset=utf-8');
+  response.setHeader('cache-control', 'no-cache, no-transform');
+  response.setHeader('connection', 'keep-alive');
+  response.setHeader('x-accel-buffering', 'no');
+  response.socket?.setNoDelay(true);
+  response.flushHeaders();
+  try {
+    for await (const event of events) {
+      if (abort.signal.aborted) break;
+      if (!response.write(event)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+    }
+  } finally {
+    // Settles the stream's usage even when the client left half-way.
+    await events.return(undefined);
+    if (!response.writableEnded) response.end();
+  }
+}

@@ -1,0 +1,309 @@
+import path from 'node:path';
+import { AzureOpenAI, OpenAI } from 'openai';
+import { findFreePort } from '@igw/persistence';
+import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { call, eventually, expectErrorBody } from './support/http';
+import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
+
+type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };
+
+/** Credits of a request to a model priced $0.15 / $0.60 per million tokens, at 2,000,000 credits per USD. */
+const creditsFor = (prompt: number, completion: number) => (prompt * 300_000 + completion * 1_200_000) / 1e6;
+
+/**
+ * Chat completions through the official `openai` package (both clients), against the
+ * standalone gateway with every upstream played by the emulator.
+ */
+describe('chat completions, end to end with the official OpenAI SDK', () => {
+  let emulator: RunningEmulator;
+  let harness: StandaloneHarness;
+  let client: OpenAI;
+  let key: string;
+
+  beforeAll(async () => {
+    emulator = await startEmulator();
+    const closedPort = await findFreePort();
+    harness = await startStandaloneHarness({
+      CATALOGUE_FILE: path.join(__dirname, 'fixtures/chat-catalogue.yaml'),
+      UPSTREAM_TIMEOUT_MS: '2000',
+      OPENAI_API_KEY: 'openai-key',
+      OPENAI_BASE_URL: `${emulator.url}/v1`,
+      GROQ_API_KEY: 'groq-key',
+      GROQ_BASE_URL: `${emulator.url}/v1`,
+      TOGETHER_API_KEY: 'together-key',
+      TOGETHER_BASE_URL: `${emulator.url}/v1`,
+      MISTRAL_API_KEY: 'mistral-key',
+      MISTRAL_BASE_URL: `http://127.0.0.1:${closedPort}/v1`,
+      AZURE_OPENAI_API_KEY: 'azure-key',
+      AZURE_OPENAI_ENDPOINT: emulator.url,
+      ANTHROPIC_API_KEY: 'anthropic-key',
+      ANTHROPIC_BASE_URL: emulator.url,
+      GEMINI_API_KEY: 'gemini-key',
+      GEMINI_BASE_URL: `${emulator.url}/v1beta`,
+    });
+    key = (await harness.paidKey(1_000_000)).key;
+    client = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: key, maxRetries: 0 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await harness?.stop();
+    await emulator?.close();
+  });
+
+  const ask = { model: 'mini', messages: [{ role: 'user' as const, content: 'Count the words in this sentence' }] };
+
+  it('answers a completion in the spec shape, priced from the catalogue', async () => {
+    const completion = (await client.chat.completions.create(ask)) as OpenAI.ChatCompletion & WithMeta;
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.model).toBe('test/mini');
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    expect(completion.choices[0].message.content).toContain('Count the words in this sentence');
+    const { prompt_tokens: prompt, completion_tokens: output } = completion.usage!;
+    expect(completion.meta?.usage?.credits_used).toBe(creditsFor(prompt, output));
+  });
+
+  it('streams chunks as they come and bills a stream exactly like the same answer unstreamed', async () => {
+    const { key: streamKey } = await harness.paidKey(1000);
+    const streamClient = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: streamKey, maxRetries: 0 });
+    const stream = await streamClient.chat.completions.create({ ...ask, stream: true });
+    let text = '';
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      text += chunk.choices[0]?.delta?.content ?? '';
+    }
+    expect(chunks[0].object).toBe('chat.completion.chunk');
+    expect(chunks.every((chunk) => chunk.model === 'test/mini' && chunk.id === chunks[0].id)).toBe(true);
+    expect(chunks.some((chunk) => chunk.usage)).toBe(false);
+    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('stop');
+
+    const unstreamed = (await client.chat.completions.create(ask)) as OpenAI.ChatCompletion & WithMeta;
+    expect(text).toBe(unstreamed.choices[0].message.content);
+    const expected = unstreamed.meta!.usage!.credits_used;
+    await eventually(async () => (await harness.balance(streamKey)) === 1000 - expected, 10_000);
+  });
+
+  it('puts usage and meta.usage on the last chunk when the client asks for it', async () => {
+    const stream = await client.chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } });
+    const chunks: Array<OpenAI.ChatCompletionChunk & WithMeta> = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage!.total_tokens).toBe(last.usage!.prompt_tokens + last.usage!.completion_tokens);
+    expect(last.meta!.usage!.credits_used).toBe(creditsFor(last.usage!.prompt_tokens, last.usage!.completion_tokens));
+  });
+
+  it('works unchanged with the AzureOpenAI client, alias or slashed id as the deployment, streaming included', async () => {
+    for (const deployment of ['mini', 'test/mini']) {
+      const azure = new AzureOpenAI({ endpoint: harness.gateway, apiKey: key, apiVersion: '2024-10-21', deployment, maxRetries: 0 });
+      const completion = await azure.chat.completions.create({ model: 'ignored-by-the-gateway', messages: ask.messages });
+      expect(completion.choices[0].message.content).toContain('Count the words');
+      const stream = await azure.chat.completions.create({ model: '', messages: ask.messages, stream: true });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+      expect(text).toBe(completion.choices[0].message.content);
+    }
+  });
+
+  it('routes to an Azure OpenAI upstream with its api-key header and api-version', async () => {
+    const completion = await client.chat.completions.create({ ...ask, model: 'test/azure' });
+    expect(completion.choices[0].message.content).toContain('Count the words');
+    const upstream = emulator.requests.findLast((request) => request.path.includes('/openai/deployments/my-deployment/'))!;
+    expect(upstream.headers['api-key']).toBe('azure-key');
+    expect(upstream.path).toMatch(/api-version=/);
+  });
+
+  it.each([
+    ['test/claude', '/v1/messages', 'x-api-key', 'anthropic-key'],
+    ['test/gemini', '/v1beta/models/gemini-test:', 'x-goog-api-key', 'gemini-key'],
+  ])('translates %s both ways, streamed and not, billing the same usage', async (model, upstreamPath, header, upstreamKey) => {
+    const completion = (await client.chat.completions.create({ ...ask, model, max_tokens: 100 })) as OpenAI.ChatCompletion & WithMeta;
+    expect(completion.model).toBe(model);
+    expect(completion.choices[0].message.content).toContain('Count the words in this sentence');
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    const { prompt_tokens: prompt, completion_tokens: output } = completion.usage!;
+    expect(completion.meta!.usage!.credits_used).toBe(creditsFor(prompt, output));
+    const upstream = emulator.requests.at(-1)!;
+    expect(upstream.path.startsWith(upstreamPath)).toBe(true);
+    expect(upstream.headers[header]).toBe(upstreamKey);
+
+    const stream = await client.chat.completions.create({ ...ask, model, max_tokens: 100, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let last: (OpenAI.ChatCompletionChunk & WithMeta) | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      last = chunk;
+    }
+    expect(text).toBe(completion.choices[0].message.content);
+    expect(last!.usage).toMatchObject({ prompt_tokens: prompt, completion_tokens: output });
+    expect(last!.meta!.usage!.credits_used).toBe(completion.meta!.usage!.credits_used);
+  });
+
+  it.each(['test/claude', 'test/gemini'])('calls tools through %s in the OpenAI shape', async (model) => {
+    const completion = await client.chat.completions.create({
+      model,
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'What is the weather like?' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }],
+    });
+    expect(completion.choices[0].finish_reason).toBe('tool_calls');
+    const call = completion.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    expect(call.function.name).toBe('get_weather');
+    expect(JSON.parse(call.function.arguments)).toEqual({ location: 'Paris' });
+  });
+
+  it('passes tools, tool calls (with extra_content) and tool results through', async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } },
+    ];
+    const first = await client.chat.completions.create({ model: 'mini', messages: [{ role: 'user', content: 'What is the weather in Paris?' }], tools });
+    expect(first.choices[0].finish_reason).toBe('tool_calls');
+    const toolCall = first.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    expect(toolCall.function.name).toBe('get_weather');
+    expect(JSON.parse(toolCall.function.arguments)).toEqual({ location: 'Paris' });
+
+    const extra = { google: { thought_signature: 'opaque-123' } };
+    const second = await client.chat.completions.create({
+      model: 'mini',
+      tools,
+      messages: [
+        { role: 'user', content: 'What is the weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ ...toolCall, extra_content: extra } as OpenAI.ChatCompletionMessageToolCall] },
+        { role: 'tool', tool_call_id: toolCall.id, content: 'sunny, 21 C' },
+      ],
+    });
+    expect(second.choices[0].message.content).toBe('Tool said: sunny, 21 C');
+    const sent = emulator.requests.at(-1)!.body as { messages: Array<{ tool_calls?: Array<{ extra_content?: unknown }> }> };
+    expect(sent.messages[1].tool_calls![0].extra_content).toEqual(extra);
+  });
+
+  it('streams tool calls in OpenAI chunk form', async () => {
+    const stream = await client.chat.completions.create({
+      model: 'mini',
+      stream: true,
+      messages: [{ role: 'user', content: 'weather please' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
+    });
+    let args = '';
+    let name = '';
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      for (const call of chunk.choices[0]?.delta?.tool_calls ?? []) {
+        name += call.function?.name ?? '';
+        args += call.function?.arguments ?? '';
+      }
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(name).toBe('get_weather');
+    expect(JSON.parse(args)).toEqual({ location: 'Paris' });
+    expect(finish).toBe('tool_calls');
+  });
+
+  it('returns log probabilities when asked', async () => {
+    const completion = await client.chat.completions.create({ ...ask, logprobs: true, top_logprobs: 2 });
+    const content = completion.choices[0].logprobs!.content!;
+    expect(content.length).toBe(completion.usage!.completion_tokens);
+    expect(content[0].top_logprobs).toHaveLength(2);
+    expect(completion.choices[0].logprobs!.refusal).toBeNull();
+  });
+
+  it('falls back to the next source when the first answers 500, or refuses connections', async () => {
+    for (const model of ['test/fallback', 'test/refused-connection']) {
+      const completion = await client.chat.completions.create({ ...ask, model });
+      expect(completion.choices[0].message.content).toContain('Count the words');
+      expect((emulator.requests.at(-1)!.body as { model: string }).model).toBe('healthy');
+    }
+  });
+
+  it('runs exactly the pinned source with no fallback', async () => {
+    const pinned = (provider: string) => call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, model: 'test/fallback', provider } });
+    expectErrorBody(await pinned('GROQ'), 502, '/v1/chat/completions', /Bad Gateway/);
+    expect((await pinned('together')).status).toBe(200);
+    expect((await pinned('fallback')).status).toBe(200);
+    expect((await pinned('auto')).status).toBe(200);
+    expectErrorBody(await pinned('anthropic'), 400, '/v1/chat/completions', /^Body validation error! provider: Expected one of 'auto', 'fallback', 'groq', 'together'\. Received 'anthropic'/);
+  });
+
+  it('maps upstream failures to the spec statuses', async () => {
+    const rateLimited = await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, model: 'test/rate-limited' } });
+    expectErrorBody(rateLimited, 429, '/v1/chat/completions', /^Too Many Requests$/);
+    expect(rateLimited.headers.get('retry-after')).toBe('1');
+    expectErrorBody(await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, model: 'test/broken' } }), 502, '/v1/chat/completions');
+    expectErrorBody(await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, model: 'test/sleepy' } }), 504, '/v1/chat/completions', /Gateway Timeout/);
+  }, 30_000);
+
+  it('counts tokens itself when the upstream reports no usage, streamed or not', async () => {
+    const completion = (await client.chat.completions.create({ ...ask, model: 'test/no-usage' })) as OpenAI.ChatCompletion & WithMeta;
+    expect(completion.usage!.prompt_tokens).toBeGreaterThan(0);
+    expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
+    expect(completion.meta!.usage!.credits_used).toBe(creditsFor(completion.usage!.prompt_tokens, completion.usage!.completion_tokens));
+  });
+
+  it('aborts the upstream when the client leaves mid-stream and bills what was generated', async () => {
+    const { key: leaverKey } = await harness.paidKey(1000);
+    const abort = new AbortController();
+    const response = await fetch(`${harness.gateway}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${leaverKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/slow', stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten' }] }),
+      signal: abort.signal,
+    });
+    const reader = response.body!.getReader();
+    let received = '';
+    while ((received.match(/"content":"[^"]+"/g) ?? []).length < 3) received += new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
+    await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model?.startsWith('slow') && request.closedEarly), 5_000);
+    await eventually(async () => {
+      const left = await harness.balance(leaverKey);
+      return left < 1000 && left > 1000 - creditsFor(200, 20);
+    }, 10_000);
+  });
+
+  it.each([
+    [{ temperature: 3 }, /temperature/],
+    [{ top_p: 0 }, /top_p/],
+    [{ top_logprobs: 5 }, /top_logprobs/],
+    [{ stop: ['a', 'b', 'c', 'd', 'e'] }, /stop/],
+    [{ max_tokens: 0 }, /max_tokens/],
+    [{ tools: [{ type: 'function', function: { name: 'bad name!' } }] }, /tools\[0\]\.function\.name/],
+    [{ messages: [{ role: 'tool', content: 'x' }] }, /messages\[0\]\.tool_call_id/],
+    [{ messages: [{ role: 'wizard', content: 'x' }] }, /messages\[0\]\.role.*Expected.*Received 'wizard'/],
+  ])('rejects %j with a 400 that names the field', async (change, field) => {
+    const response = await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, ...change } });
+    expectErrorBody(response, 400, '/v1/chat/completions', /^Body validation error!/);
+    expect((response.body as { message: string }).message).toMatch(field);
+  });
+
+  it('refuses a role the model does not take, with the spec message', async () => {
+    const response = await call(`${harness.gateway}/v1/chat/completions`, {
+      token: key,
+      body: { model: 'test/no-system', messages: [{ role: 'user', content: 'hi' }, { role: 'system', content: 'be brief' }] },
+    });
+    expectErrorBody(response, 400, '/v1/chat/completions', /^Unsupported value: 'messages\[1\]\.role' does not support 'system' with this model\.$/);
+  });
+
+  it('refuses requests over the model output limit or context before any upstream call', async () => {
+    const before = emulator.requests.length;
+    expectErrorBody(await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, max_tokens: 501 } }), 400, '/v1/chat/completions', /max_tokens: Expected at most 500/);
+    const long = 'word '.repeat(3000);
+    expectErrorBody(
+      await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, messages: [{ role: 'user', content: long }] } }),
+      400,
+      '/v1/chat/completions',
+      /context/,
+    );
+    expect(emulator.requests.length).toBe(before);
+  });
+
+  it('answers 404 for an unknown model and 400 for a model that is not a chat model', async () => {
+    expectErrorBody(await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, model: 'nope' } }), 404, '/v1/chat/completions');
+    expectErrorBody(await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, model: 'test/embedding' } }), 400, '/v1/chat/completions', /not a chat model/);
+  });
+
+  it('needs api-version on the Azure-style path and takes the key from Api-Key', async () => {
+    const url = `${harness.gateway}/openai/deployments/test/mini/chat/completions`;
+    expectErrorBody(await call(url, { headers: { 'api-key': key }, body: { messages: ask.messages } }), 400, '/openai/deployments/test/mini/chat/completions', /api-version/);
+    expect((await call(`${url}?api-version=2024-10-21`, { headers: { 'api-key': key }, body: { messages: ask.messages } })).status).toBe(200);
+    expectErrorBody(await call(`${url}?api-version=2024-10-21`, { headers: { 'api-key': 'wrong' }, body: { messages: ask.messages } }), 401, '/openai/deployments/test/mini/chat/completions');
+  });
+});

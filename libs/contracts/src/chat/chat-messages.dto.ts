@@ -1,0 +1,153 @@
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
+import { IsOptional, ValidateNested, type ValidationArguments } from 'class-validator';
+import {
+  AudioContentPartDto,
+  contentSchema,
+  FileContentPartDto,
+  ImageContentPartDto,
+  MessageContent,
+  TextContentPartDto,
+  type TextContent,
+  type UserContent,
+} from './chat-content.dto';
+import { AssistantToolCalls, CustomToolCallDto, FunctionToolCallDto, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
+import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant } from './chat-validators';
+import { describeWrongType } from './validation-issues';
+
+/** Every role a message may have; `developer` is OpenAI's newer name for `system`. */
+export const CHAT_ROLES = ['system', 'user', 'assistant', 'tool', 'developer'] as const;
+export type ChatRole = (typeof CHAT_ROLES)[number];
+
+/**
+ * What every message has. The request holds the role classes below (one per role, chosen by
+ * `role`); code that only reads role, content and name can treat them all as this class.
+ */
+export abstract class ChatMessageDto {
+  abstract role: ChatRole;
+
+  abstract content?: UserContent | null;
+
+  // Typed `string` for readers; like every optional field, null is accepted and forwarded as sent.
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Name of the participant (of the tool, for tool messages)' })
+  @IsOptional()
+  @IsStringField()
+  name?: string;
+}
+
+/** `system`, or `developer` (the same role under OpenAI's newer name). */
+@ApiExtraModels(TextContentPartDto)
+export class SystemMessageDto extends ChatMessageDto {
+  @ApiProperty({ enum: ['system', 'developer'], description: '`developer` is accepted as `system` (OpenAI\'s newer name for it)' })
+  @IsOneOf(['system', 'developer'])
+  override role!: 'system' | 'developer';
+
+  @ApiProperty(contentSchema('text'))
+  @MessageContent({ parts: 'text' })
+  override content!: TextContent;
+}
+
+@ApiExtraModels(TextContentPartDto, ImageContentPartDto, AudioContentPartDto, FileContentPartDto)
+export class UserMessageDto extends ChatMessageDto {
+  @ApiProperty({ enum: ['user'] })
+  @IsOneOf(['user'])
+  override role!: 'user';
+
+  @ApiProperty({ ...contentSchema('user'), description: 'A string, or parts: text, image_url, input_audio, file' })
+  @MessageContent({ parts: 'user' })
+  override content!: UserContent;
+}
+
+/** tool_calls (other than an empty array) or function_call is given: content may be left out. */
+function hasToolCalls(message: object): boolean {
+  if (!isRecord(message)) return false;
+  const { tool_calls: calls, function_call: legacy } = message;
+  const callsGiven = calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.length === 0);
+  return callsGiven || (legacy !== undefined && legacy !== null);
+}
+
+@ApiExtraModels(TextContentPartDto, FunctionToolCallDto, CustomToolCallDto)
+export class AssistantMessageDto extends ChatMessageDto {
+  @ApiProperty({ enum: ['assistant'] })
+  @IsOneOf(['assistant'])
+  override role!: 'assistant';
+
+  @ApiPropertyOptional({ ...contentSchema('text', true), description: 'Required unless tool_calls or function_call is given' })
+  @MessageContent({ parts: 'text', optionalWhen: hasToolCalls, requiredNote: ' (required unless tool_calls or function_call is given)' })
+  override content?: TextContent | null;
+
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'A refusal the assistant gave' })
+  @IsOptional()
+  @IsStringField()
+  refusal?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    description: 'Calls the assistant made; `extra_content` of each is forwarded unchanged',
+    items: { oneOf: [{ $ref: getSchemaPath(FunctionToolCallDto) }, { $ref: getSchemaPath(CustomToolCallDto) }], discriminator: { propertyName: 'type' } },
+  })
+  @IsOptional()
+  @AssistantToolCalls()
+  tool_calls?: AssistantToolCall[];
+
+  @ApiPropertyOptional({ type: ToolCallFunctionDto, deprecated: true, description: 'The older single function call (use tool_calls)' })
+  @IsOptional()
+  @NestedObject(() => ToolCallFunctionDto)
+  function_call?: ToolCallFunctionDto;
+}
+
+@ApiExtraModels(TextContentPartDto)
+export class ToolMessageDto extends ChatMessageDto {
+  @ApiProperty({ enum: ['tool'] })
+  @IsOneOf(['tool'])
+  override role!: 'tool';
+
+  @ApiProperty(contentSchema('text'))
+  @MessageContent({ parts: 'text' })
+  override content!: TextContent;
+
+  @ApiProperty({ description: 'Id of the tool call this message answers' })
+  @IsStringField({ expected: 'a string (the id of the tool call this message answers)' })
+  tool_call_id!: string;
+}
+
+export type ChatMessage = SystemMessageDto | UserMessageDto | AssistantMessageDto | ToolMessageDto;
+
+const MESSAGE_VARIANTS = {
+  system: SystemMessageDto,
+  developer: SystemMessageDto,
+  user: UserMessageDto,
+  assistant: AssistantMessageDto,
+  tool: ToolMessageDto,
+};
+
+const MESSAGE_ITEM = 'a message object with a role';
+
+/** `messages`: a non-empty array; each item becomes its role's class, an unknown role fails on `role`. */
+export function ChatMessages(): PropertyDecorator {
+  return composeDecorators(
+    ArrayOfVariants('role', MESSAGE_VARIANTS, unknownVariant('role', CHAT_ROLES)),
+    IsArrayField({ items: 'messages', nonEmpty: true, ofObjects: MESSAGE_ITEM }),
+    ValidateNested({ each: true, message: (args: ValidationArguments) => `Expected ${MESSAGE_ITEM}. Received ${describeWrongType(args.value)}` }),
+  );
+}
+
+export function messagesSchema(): ApiPropertyOptions {
+  return {
+    type: 'array',
+    minItems: 1,
+    description: 'The conversation; items by role',
+    items: {
+      oneOf: [SystemMessageDto, UserMessageDto, AssistantMessageDto, ToolMessageDto].map((type) => ({ $ref: getSchemaPath(type) })),
+      discriminator: {
+        propertyName: 'role',
+        mapping: {
+          system: getSchemaPath(SystemMessageDto),
+          developer: getSchemaPath(SystemMessageDto),
+          user: getSchemaPath(UserMessageDto),
+          assistant: getSchemaPath(AssistantMessageDto),
+          tool: getSchemaPath(ToolMessageDto),
+        },
+      },
+    },
+  };
+}

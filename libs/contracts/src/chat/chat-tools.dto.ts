@@ -1,0 +1,359 @@
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsOptional, ValidateIf, ValidateNested, type ValidationArguments } from 'class-validator';
+import { CacheControlDto } from './chat-content.dto';
+import {
+  ArrayOfVariants,
+  Checked,
+  composeDecorators,
+  instanceIssues,
+  IsArrayField,
+  IsBooleanField,
+  isRecord,
+  IsObjectField,
+  IsOneOf,
+  IsStringField,
+  NestedObject,
+  ObjectOf,
+  rawValue,
+  stringIssues,
+  unknownVariant,
+  type DtoClass,
+} from './chat-validators';
+import { describeValue, describeWrongType, expectedOneOf, quoteList, relativeIssueLine } from './validation-issues';
+
+// ---------------------------------------------------------------------------------------------
+// Tools (request `tools`): function tools, custom tools, and any other object with a `type`.
+// ---------------------------------------------------------------------------------------------
+
+export const MAX_TOOLS = 128;
+export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+const FUNCTION_NAME_RULE = { pattern: FUNCTION_NAME_PATTERN, patternText: '1-64 letters, digits, underscores or dashes' };
+
+export class FunctionDefinitionDto {
+  @ApiProperty({ description: 'Letters, digits, underscores and dashes; at most 64 characters', pattern: FUNCTION_NAME_PATTERN.source, maxLength: 64 })
+  @IsStringField(FUNCTION_NAME_RULE)
+  name!: string;
+
+  @ApiPropertyOptional({ description: 'What the function does; the model reads it to decide when to call it' })
+  @IsOptional()
+  @IsStringField()
+  description?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The arguments as a JSON Schema object' })
+  @IsOptional()
+  @IsObjectField('a JSON Schema object')
+  parameters?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'boolean', nullable: true, description: 'When true the model follows the schema exactly (a subset of JSON Schema is supported)' })
+  @IsOptional()
+  @IsBooleanField()
+  strict?: boolean | null;
+}
+
+export class FunctionToolDto {
+  @ApiProperty({ enum: ['function'] })
+  @IsOneOf(['function'])
+  type!: 'function';
+
+  @ApiProperty({ type: FunctionDefinitionDto })
+  @NestedObject(() => FunctionDefinitionDto)
+  function!: FunctionDefinitionDto;
+
+  @ApiPropertyOptional({ type: CacheControlDto })
+  @IsOptional()
+  @NestedObject(() => CacheControlDto)
+  cache_control?: CacheControlDto;
+}
+
+export class GrammarDto {
+  @ApiProperty({ description: 'The grammar' })
+  @IsStringField()
+  definition!: string;
+
+  @ApiProperty({ enum: ['lark', 'regex'] })
+  @IsOneOf(['lark', 'regex'])
+  syntax!: 'lark' | 'regex';
+}
+
+export class CustomToolFormatDto {
+  @ApiProperty({ enum: ['text', 'grammar'], description: '`text`: unconstrained text; `grammar`: input follows `grammar`' })
+  @IsOneOf(['text', 'grammar'])
+  type!: 'text' | 'grammar';
+
+  @ApiPropertyOptional({ type: GrammarDto, description: 'Required when type is grammar' })
+  @ValidateIf((format: CustomToolFormatDto) => format.type === 'grammar' || format.grammar !== undefined)
+  @NestedObject(() => GrammarDto, 'an object (required with type grammar)')
+  grammar?: GrammarDto;
+}
+
+export class CustomToolDefinitionDto {
+  @ApiProperty({ description: 'Name of the tool' })
+  @IsStringField({ nonEmpty: true })
+  name!: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsStringField()
+  description?: string;
+
+  @ApiPropertyOptional({ type: CustomToolFormatDto, description: 'Input format; unconstrained text when absent' })
+  @IsOptional()
+  @NestedObject(() => CustomToolFormatDto)
+  format?: CustomToolFormatDto;
+}
+
+export class CustomToolDto {
+  @ApiProperty({ enum: ['custom'] })
+  @IsOneOf(['custom'])
+  type!: 'custom';
+
+  @ApiProperty({ type: CustomToolDefinitionDto })
+  @NestedObject(() => CustomToolDefinitionDto)
+  custom!: CustomToolDefinitionDto;
+
+  @ApiPropertyOptional({ type: CacheControlDto })
+  @IsOptional()
+  @NestedObject(() => CacheControlDto)
+  cache_control?: CacheControlDto;
+}
+
+/** Any other tool an upstream understands (e.g. a provider's built-in search): forwarded unchanged. */
+export interface OtherTool {
+  type: string;
+  [field: string]: unknown;
+}
+
+export type ChatTool = FunctionToolDto | CustomToolDto | OtherTool;
+
+const TOOL_VARIANTS: Readonly<Record<string, DtoClass>> = { function: FunctionToolDto, custom: CustomToolDto };
+
+/**
+ * Issues of a tool list. Tools are forwarded exactly as sent (the list is open-ended), so
+ * function and custom tools are checked on a copy and nothing inside them is dropped.
+ */
+export function toolListIssues(value: unknown): string[] {
+  if (!Array.isArray(value)) return [`Expected an array of tools. Received ${describeWrongType(value)}`];
+  if (value.length > MAX_TOOLS) return [`Expected at most ${MAX_TOOLS} tools. Received ${value.length}`];
+  return value.flatMap((tool: unknown, index) => {
+    const at = `[${index}]`;
+    if (!isRecord(tool)) return [relativeIssueLine(at, `Expected a tool object with a non-empty string type. Received ${describeWrongType(tool)}`)];
+    if (typeof tool.type !== 'string' || tool.type === '') return stringIssues(tool.type, { nonEmpty: true }).map((message) => relativeIssueLine(`${at}.type`, message));
+    if (!Object.hasOwn(TOOL_VARIANTS, tool.type)) return [];
+    return instanceIssues(plainToInstance(TOOL_VARIANTS[tool.type], tool), at, false);
+  });
+}
+
+/** A tool list: at most 128 items, each a function tool, a custom tool or any object with a non-empty `type`. */
+export function ToolList(): PropertyDecorator {
+  return Checked('toolList', (value) => toolListIssues(value));
+}
+
+export function toolListSchema(description: string): ApiPropertyOptions {
+  return {
+    type: 'array',
+    maxItems: MAX_TOOLS,
+    description,
+    items: {
+      oneOf: [
+        { $ref: getSchemaPath(FunctionToolDto) },
+        { $ref: getSchemaPath(CustomToolDto) },
+        {
+          type: 'object',
+          description: 'Any other tool: an object with a non-empty string `type`, forwarded unchanged',
+          required: ['type'],
+          properties: { type: { type: 'string', minLength: 1 } },
+          additionalProperties: true,
+        },
+      ],
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool calls of an assistant message (earlier turns the client sends back).
+// ---------------------------------------------------------------------------------------------
+
+const EXTRA_CONTENT_DOC = 'Opaque provider metadata of the call (e.g. a thought signature); echoed back unchanged on the next turn';
+
+export class ToolCallFunctionDto {
+  @ApiProperty({ description: 'Name of the function called' })
+  @IsStringField()
+  name!: string;
+
+  @ApiProperty({ description: 'The arguments as a JSON string (as generated; may be invalid JSON)' })
+  @IsStringField()
+  arguments!: string;
+}
+
+export class FunctionToolCallDto {
+  @ApiProperty({ description: 'Id of the call; tool messages answer it by tool_call_id' })
+  @IsStringField()
+  id!: string;
+
+  @ApiProperty({ enum: ['function'] })
+  @IsOneOf(['function'])
+  type!: 'function';
+
+  @ApiProperty({ type: ToolCallFunctionDto })
+  @NestedObject(() => ToolCallFunctionDto)
+  function!: ToolCallFunctionDto;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: EXTRA_CONTENT_DOC })
+  @IsOptional()
+  @IsObjectField()
+  extra_content?: Record<string, unknown>;
+}
+
+export class ToolCallCustomDto {
+  @ApiProperty({ description: 'Name of the custom tool called' })
+  @IsStringField()
+  name!: string;
+
+  @ApiProperty({ description: 'The input the model generated for the tool' })
+  @IsStringField()
+  input!: string;
+}
+
+export class CustomToolCallDto {
+  @ApiProperty({ description: 'Id of the call; tool messages answer it by tool_call_id' })
+  @IsStringField()
+  id!: string;
+
+  @ApiProperty({ enum: ['custom'] })
+  @IsOneOf(['custom'])
+  type!: 'custom';
+
+  @ApiProperty({ type: ToolCallCustomDto })
+  @NestedObject(() => ToolCallCustomDto)
+  custom!: ToolCallCustomDto;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: EXTRA_CONTENT_DOC })
+  @IsOptional()
+  @IsObjectField()
+  extra_content?: Record<string, unknown>;
+}
+
+export type AssistantToolCall = FunctionToolCallDto | CustomToolCallDto;
+export const TOOL_CALL_TYPES = ['function', 'custom'] as const;
+
+/** An assistant message's `tool_calls`: each call becomes its class by `type`; an unknown type fails. */
+export function AssistantToolCalls(): PropertyDecorator {
+  return composeDecorators(
+    ArrayOfVariants('type', { function: FunctionToolCallDto, custom: CustomToolCallDto }, unknownVariant('type', TOOL_CALL_TYPES)),
+    IsArrayField({ items: 'tool calls', ofObjects: 'a tool call object' }),
+    ValidateNested({ each: true, message: (args: ValidationArguments) => `Expected a tool call object. Received ${describeWrongType(args.value)}` }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// tool_choice: 'none' | 'auto' | 'required' | {function} | {custom} | {allowed_tools}
+// ---------------------------------------------------------------------------------------------
+
+export const TOOL_CHOICE_MODES = ['none', 'auto', 'required'] as const;
+export const TOOL_CHOICE_TYPES = ['function', 'custom', 'allowed_tools'] as const;
+
+export class NamedToolDto {
+  @ApiProperty({ description: 'Name of the tool' })
+  @IsStringField({ nonEmpty: true })
+  name!: string;
+}
+
+export class ToolChoiceFunctionDto {
+  @ApiProperty({ enum: ['function'] })
+  @IsOneOf(['function'])
+  type!: 'function';
+
+  @ApiProperty({ type: NamedToolDto, description: 'The function the model must call' })
+  @NestedObject(() => NamedToolDto)
+  function!: NamedToolDto;
+}
+
+@ApiExtraModels(NamedToolDto)
+export class ToolChoiceCustomDto {
+  @ApiProperty({ enum: ['custom'] })
+  @IsOneOf(['custom'])
+  type!: 'custom';
+
+  @ApiProperty({
+    description: 'The custom tool the model must call: its name, or {name}',
+    oneOf: [{ type: 'string' }, { $ref: getSchemaPath(NamedToolDto) }],
+  })
+  @ObjectOf(() => NamedToolDto)
+  @Checked('customToolReference', (value) => {
+    if (isRecord(value)) return instanceIssues(value, '', true);
+    if (typeof value === 'string') return stringIssues(value, { nonEmpty: true });
+    return [`Expected a tool name or an object {name}. Received ${describeWrongType(value)}`];
+  })
+  custom!: string | NamedToolDto;
+}
+
+@ApiExtraModels(FunctionToolDto, CustomToolDto)
+export class AllowedToolsDto {
+  @ApiProperty({ enum: ['auto', 'required'], description: '`auto`: the model may call one of the tools; `required`: it must' })
+  @IsOneOf(['auto', 'required'])
+  mode!: 'auto' | 'required';
+
+  @ApiProperty(toolListSchema('The tools the model may call (tool definitions, e.g. {type: "function", function: {name}})'))
+  @ToolList()
+  tools!: ChatTool[];
+}
+
+export class ToolChoiceAllowedToolsDto {
+  @ApiProperty({ enum: ['allowed_tools'] })
+  @IsOneOf(['allowed_tools'])
+  type!: 'allowed_tools';
+
+  @ApiProperty({ type: AllowedToolsDto })
+  @NestedObject(() => AllowedToolsDto)
+  allowed_tools!: AllowedToolsDto;
+}
+
+export type ToolChoiceObject = ToolChoiceFunctionDto | ToolChoiceCustomDto | ToolChoiceAllowedToolsDto;
+export type ToolChoice = (typeof TOOL_CHOICE_MODES)[number] | ToolChoiceObject;
+
+const TOOL_CHOICE_VARIANTS: Readonly<Record<string, DtoClass>> = {
+  function: ToolChoiceFunctionDto,
+  custom: ToolChoiceCustomDto,
+  allowed_tools: ToolChoiceAllowedToolsDto,
+};
+const TOOL_CHOICE_EXPECTED = `one of ${quoteList(TOOL_CHOICE_MODES)}, or an object with type ${quoteList(TOOL_CHOICE_TYPES)}`;
+
+export function toolChoiceIssues(value: unknown): string[] {
+  if (typeof value === 'string') {
+    return (TOOL_CHOICE_MODES as readonly string[]).includes(value) ? [] : [`Expected ${TOOL_CHOICE_EXPECTED}. Received ${describeValue(value)}`];
+  }
+  if (!isRecord(value)) return [`Expected ${TOOL_CHOICE_EXPECTED}. Received ${describeWrongType(value)}`];
+  if (!Object.values(TOOL_CHOICE_VARIANTS).some((type) => value instanceof type)) {
+    return [relativeIssueLine('.type', expectedOneOf(TOOL_CHOICE_TYPES, value.type))];
+  }
+  return instanceIssues(value, '', true);
+}
+
+/** `tool_choice`: a mode string, or an object that becomes its class by `type` (undeclared fields dropped). */
+export function ToolChoiceField(): PropertyDecorator {
+  return composeDecorators(
+    Transform(
+      (params) => {
+        const raw = rawValue(params);
+        if (!isRecord(raw) || typeof raw.type !== 'string' || !Object.hasOwn(TOOL_CHOICE_VARIANTS, raw.type)) return params.value;
+        return plainToInstance(TOOL_CHOICE_VARIANTS[raw.type], raw);
+      },
+      { toClassOnly: true },
+    ),
+    Checked('toolChoice', (value) => toolChoiceIssues(value)),
+  );
+}
+
+export function toolChoiceSchema(): ApiPropertyOptions {
+  return {
+    description:
+      "`none` (no tool; the default without tools), `auto` (the model picks; the default with tools), `required` (at least one tool call), or an object forcing a function, a custom tool, or limiting the callable set",
+    oneOf: [
+      { type: 'string', enum: [...TOOL_CHOICE_MODES] },
+      { $ref: getSchemaPath(ToolChoiceFunctionDto) },
+      { $ref: getSchemaPath(ToolChoiceCustomDto) },
+      { $ref: getSchemaPath(ToolChoiceAllowedToolsDto) },
+    ],
+  };
+}

@@ -1,0 +1,219 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { ValidateBy, ValidateNested, validateSync, type ValidationArguments, type ValidationOptions } from 'class-validator';
+import {
+  describeWrongType,
+  describeWrongValue,
+  expectedOneOf,
+  relativeIssueLine,
+  validationIssues,
+} from './validation-issues';
+
+/**
+ * Validation decorators of the chat contract. Each one writes its own message in the
+ * `Expected ... Received ...` style (see validation-issues.ts) and checks one field
+ * completely, so a bad field gets one message, not one per failed rule.
+ */
+
+/** A DTO class; instances are what class-transformer builds and class-validator checks. */
+export type DtoClass = new () => object;
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Applies several property decorators as one. */
+export function composeDecorators(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, key) => {
+    for (const decorator of decorators) decorator(target, key);
+  };
+}
+
+/**
+ * What is wrong with a value: one message per problem, or issue lines whose path is relative
+ * to the field (`[2].type: ...`). An empty list means the value is valid.
+ */
+export type Check = (value: unknown, args: ValidationArguments) => readonly string[];
+
+/** A validator from a check; its message lists everything the check found. */
+export function Checked(name: string, check: Check, options?: ValidationOptions): PropertyDecorator {
+  const run = (value: unknown, args: ValidationArguments | undefined): readonly string[] =>
+    check(value, args ?? { value, constraints: [], targetName: '', object: {}, property: '' });
+  return ValidateBy(
+    {
+      name,
+      validator: {
+        validate: (value: unknown, args?: ValidationArguments) => run(value, args).length === 0,
+        defaultMessage: (args?: ValidationArguments) => run(args?.value, args).join('\n'),
+      },
+    },
+    options,
+  );
+}
+
+export interface StringRule {
+  /** Refuse ''. */
+  nonEmpty?: boolean;
+  maxLength?: number;
+  pattern?: RegExp;
+  /** What the pattern allows, e.g. `1-64 letters, digits, underscores or dashes`. */
+  patternText?: string;
+  /** Overrides `a string` in the type message, e.g. `a string (the id of the tool call answered)`. */
+  expected?: string;
+}
+
+export function stringIssues(value: unknown, rule: StringRule = {}): string[] {
+  const expected = rule.expected ?? (rule.nonEmpty ? 'a non-empty string' : 'a string');
+  if (typeof value !== 'string') return [`Expected ${expected}. Received ${describeWrongType(value)}`];
+  if (rule.nonEmpty && value === '') return [`Expected ${expected}. Received ''`];
+  if (rule.maxLength !== undefined && value.length > rule.maxLength) {
+    return [`Expected at most ${rule.maxLength} characters. Received ${value.length} characters`];
+  }
+  if (rule.pattern && !rule.pattern.test(value)) return [`Expected ${rule.patternText ?? `a string matching ${rule.pattern}`}. Received ${describeWrongValue(value)}`];
+  return [];
+}
+
+export function IsStringField(rule: StringRule = {}): PropertyDecorator {
+  return Checked('isStringField', (value) => stringIssues(value, rule));
+}
+
+export function IsBooleanField(): PropertyDecorator {
+  return Checked('isBooleanField', (value) => (typeof value === 'boolean' ? [] : [`Expected a boolean. Received ${describeWrongType(value)}`]));
+}
+
+export interface NumberRule {
+  min?: number;
+  max?: number;
+  integer?: boolean;
+}
+
+export function numberIssues(value: unknown, rule: NumberRule): string[] {
+  const noun = rule.integer ? 'an integer' : 'a number';
+  if (typeof value !== 'number' || !Number.isFinite(value)) return [`Expected ${noun}. Received ${describeWrongType(value)}`];
+  if (rule.integer && !Number.isInteger(value)) return [`Expected an integer. Received ${value}`];
+  const tooLow = rule.min !== undefined && value < rule.min;
+  const tooHigh = rule.max !== undefined && value > rule.max;
+  if (!tooLow && !tooHigh) return [];
+  return [`Expected ${noun} ${rangeText(rule)}. Received ${describeWrongValue(value)}`];
+}
+
+function rangeText(rule: NumberRule): string {
+  if (rule.min !== undefined && rule.max !== undefined) return `from ${rule.min} to ${rule.max}`;
+  if (rule.min !== undefined) return `of at least ${rule.min}`;
+  return `of at most ${rule.max}`;
+}
+
+export function IsNumberField(rule: NumberRule = {}): PropertyDecorator {
+  return Checked('isNumberField', (value) => numberIssues(value, rule));
+}
+
+export function IsOneOf(values: readonly string[]): PropertyDecorator {
+  return Checked('isOneOf', (value) => (typeof value === 'string' && values.includes(value) ? [] : [expectedOneOf(values, value)]));
+}
+
+export function IsObjectField(expected = 'an object'): PropertyDecorator {
+  return Checked('isObjectField', (value) => (isRecord(value) ? [] : [`Expected ${expected}. Received ${describeWrongType(value)}`]));
+}
+
+export interface ArrayRule {
+  /** Plural noun of the items, e.g. `messages`, `tools`. */
+  items: string;
+  nonEmpty?: boolean;
+  max?: number;
+  /** Each item must be a string. */
+  ofStrings?: boolean;
+  /**
+   * Each item must be an object, described thus (e.g. `a message object with a role`). Needed
+   * next to @ValidateNested, which would otherwise let an array nested in the array pass.
+   */
+  ofObjects?: string;
+}
+
+export function arrayIssues(value: unknown, rule: ArrayRule): string[] {
+  const expected = `${rule.nonEmpty ? 'a non-empty array' : 'an array'} of ${rule.items}`;
+  if (!Array.isArray(value)) return [`Expected ${expected}. Received ${describeWrongType(value)}`];
+  if (rule.nonEmpty && value.length === 0) return [`Expected ${expected}. Received an empty array`];
+  if (rule.max !== undefined && value.length > rule.max) return [`Expected at most ${rule.max} ${rule.items}. Received ${value.length}`];
+  return value.flatMap((item: unknown, index) => {
+    if (rule.ofStrings && typeof item !== 'string') return [relativeIssueLine(`[${index}]`, `Expected a string. Received ${describeWrongType(item)}`)];
+    if (rule.ofObjects && !isRecord(item)) return [relativeIssueLine(`[${index}]`, `Expected ${rule.ofObjects}. Received ${describeWrongType(item)}`)];
+    return [];
+  });
+}
+
+export function IsArrayField(rule: ArrayRule): PropertyDecorator {
+  return Checked('isArrayField', (value) => arrayIssues(value, rule));
+}
+
+/** The class of a polymorphic item by its discriminator; `fallback` for anything else. */
+export function pickVariant(item: Record<string, unknown>, discriminator: string, variants: Readonly<Record<string, DtoClass>>, fallback: DtoClass): DtoClass {
+  const tag = item[discriminator];
+  return typeof tag === 'string' && Object.hasOwn(variants, tag) ? variants[tag] : fallback;
+}
+
+/**
+ * A class whose only rule is that `discriminator` is one of `allowed`: what an item with an
+ * unknown discriminator becomes, so it fails with `Expected one of ... Received ...`.
+ */
+export function unknownVariant(discriminator: string, allowed: readonly string[]): DtoClass {
+  class UnknownVariant {}
+  IsOneOf(allowed)(UnknownVariant.prototype, discriminator);
+  return UnknownVariant;
+}
+
+/** Reads the client's (untransformed) value of the property being transformed. */
+export function rawValue(params: { obj: unknown; key: string }): unknown {
+  return isRecord(params.obj) ? params.obj[params.key] : undefined;
+}
+
+/**
+ * Turns each object item of an array into the class its discriminator names. Anything else
+ * keeps class-transformer's own copy (`params.value`): the validated body never shares
+ * objects with the client's, so dropping undeclared fields cannot touch the original.
+ */
+export function ArrayOfVariants(discriminator: string, variants: Readonly<Record<string, DtoClass>>, fallback: DtoClass): PropertyDecorator {
+  return Transform(
+    (params) => {
+      const raw = rawValue(params);
+      const copy: unknown = params.value;
+      if (!Array.isArray(raw) || !Array.isArray(copy)) return copy;
+      return raw.map((item: unknown, index) => (isRecord(item) ? plainToInstance(pickVariant(item, discriminator, variants, fallback), item) : copy[index]));
+    },
+    { toClassOnly: true },
+  );
+}
+
+/** Turns the value into an instance of `type()` when it is an object; anything else keeps class-transformer's copy. */
+export function ObjectOf(type: () => DtoClass): PropertyDecorator {
+  return Transform(
+    (params) => {
+      const raw = rawValue(params);
+      return isRecord(raw) ? plainToInstance(type(), raw) : params.value;
+    },
+    { toClassOnly: true },
+  );
+}
+
+/** A nested object validated against its class (undeclared fields inside it are dropped). */
+export function NestedObject(type: () => DtoClass, expected = 'an object'): PropertyDecorator {
+  return composeDecorators(
+    ObjectOf(type),
+    IsObjectField(expected),
+    ValidateNested({ message: (args: ValidationArguments) => `Expected ${expected}. Received ${describeWrongType(args.value)}` }),
+  );
+}
+
+/**
+ * Validates an instance the way the global pipe does, from inside another validator, and
+ * returns its issues as lines relative to the decorated field, prefixed with `at` (e.g. `[2]`).
+ * With `strip`, undeclared fields of the instance are dropped, as the pipe's whitelist would.
+ */
+export function instanceIssues(instance: object, at: string, strip: boolean): string[] {
+  const errors = validateSync(instance, { whitelist: strip, forbidUnknownValues: false, validationError: { target: false, value: true } });
+  return validationIssues(errors).map((issue) => relativeIssueLine(joinRelative(at, issue.path), issue.message));
+}
+
+function joinRelative(at: string, path: string): string {
+  if (!path) return at;
+  if (path.startsWith('[')) return `${at}${path}`;
+  return `${at}.${path}`;
+}

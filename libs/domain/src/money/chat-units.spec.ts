@@ -1,0 +1,26 @@
+import { chatUnits } from './chat-units';
+
+describe('chatUnits', () => {
+  const usage = { prompt_tokens: 1000, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 600, cache_write_tokens: 300 } };
+
+  it('splits cached reads and writes out of input when the price list prices them', () => {
+    expect(chatUnits(usage, new Set(['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_write_input_tokens']))).toEqual({
+      input_tokens: 100,
+      output_tokens: 50,
+      cache_read_input_tokens: 600,
+      cache_write_input_tokens: 300,
+    });
+  });
+
+  it('bills cached tokens as input when the price list has no cache prices', () => {
+    expect(chatUnits(usage, new Set(['input_tokens', 'output_tokens']))).toEqual({ input_tokens: 1000, output_tokens: 50 });
+  });
+
+  it('splits only what is priced', () => {
+    expect(chatUnits(usage, new Set(['cache_read_input_tokens']))).toEqual({ input_tokens: 400, output_tokens: 50, cache_read_input_tokens: 600 });
+  });
+
+  it('reads usage without details', () => {
+    expect(chatUnits({ prompt_tokens: 7, completion_tokens: 3 }, new Set(['cache_read_input_tokens']))).toEqual({ input_tokens: 7, output_tokens: 3 });
+  });
+});

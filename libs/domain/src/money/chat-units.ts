@@ -1,0 +1,27 @@
+/** Chat usage as upstreams report it (OpenAI names; Anthropic's cache writes as `cache_write_tokens`). */
+export interface ChatUsageCounts {
+  prompt_tokens: number;
+  completion_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null;
+}
+
+/**
+ * The metered units of a chat request for a price list. Cached prompt tokens are split out
+ * only when the price list prices them (`cache_read_input_tokens`, `cache_write_input_tokens`);
+ * otherwise they are ordinary input tokens. Reasoning tokens are output tokens.
+ */
+export function chatUnits(usage: ChatUsageCounts, pricedUnits: ReadonlySet<string>): Record<string, number> {
+  const cachedRead = Math.max(0, usage.prompt_tokens_details?.cached_tokens ?? 0);
+  const cachedWrite = Math.max(0, usage.prompt_tokens_details?.cache_write_tokens ?? 0);
+  const units: Record<string, number> = { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens };
+  if (cachedRead > 0 && pricedUnits.has('cache_read_input_tokens')) {
+    units.cache_read_input_tokens = cachedRead;
+    units.input_tokens -= cachedRead;
+  }
+  if (cachedWrite > 0 && pricedUnits.has('cache_write_input_tokens')) {
+    units.cache_write_input_tokens = cachedWrite;
+    units.input_tokens -= cachedWrite;
+  }
+  units.input_tokens = Math.max(0, units.input_tokens);
+  return units;
+}

@@ -1,0 +1,97 @@
+import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
+import { openEventStream, postJson } from '../transport/http-client';
+import type { SseEvent } from '../transport/sse';
+import { UpstreamProtocolError } from '../upstream.errors';
+import {
+  AnthropicStreamTranslator,
+  fromAnthropicResponse,
+  isAnthropicMessage,
+  isReasoningExcluded,
+  parseStreamEvent,
+  toAnthropicRequest,
+} from './anthropic.translate';
+import { ANTHROPIC_VERSION } from './anthropic.types';
+
+/**
+ * `POST {baseUrl}/v1/messages`. The base URL is the API root (`https://api.anthropic.com`);
+ * one that already ends in `/v1` is accepted too.
+ */
+export function anthropicMessagesUrl(baseUrl: string): string {
+  const base = baseUrl.replace(/\/+$/, '');
+  return base.endsWith('/v1') ? `${base}/messages` : `${base}/v1/messages`;
+}
+
+export function anthropicHeaders(target: ProviderTarget): Record<string, string> {
+  const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' };
+  if (target.apiKey) headers['x-api-key'] = target.apiKey;
+  return headers;
+}
+
+/**
+ * Anthropic's Messages API behind the gateway's OpenAI shape (translation rules in
+ * anthropic.translate.ts). A request that cannot be expressed for Anthropic throws
+ * AnthropicTranslationError before anything is sent.
+ */
+export class AnthropicChatAdapter implements ChatAdapter {
+  async chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
+    const body = toAnthropicRequest(request, { stream: false });
+    const answer = await postJson<unknown>({
+      provider: target.provider,
+      url: anthropicMessagesUrl(target.baseUrl),
+      headers: anthropicHeaders(target),
+      body,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
+    if (!isAnthropicMessage(answer)) throw new UpstreamProtocolError(target.provider, 'the answer is not an Anthropic message');
+    return fromAnthropicResponse(answer, { excludeReasoning: isReasoningExcluded(request) });
+  }
+
+  /**
+   * Resolves after the first stream event: Anthropic reports overload and other failures as
+   * an `error` event right after a 200 head, and such a stream rejects here like an error
+   * status does, so the caller can still fall back.
+   */
+  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {
+    const body = toAnthropicRequest(request, { stream: true });
+    const events = await openEventStream({
+      provider: target.provider,
+      url: anthropicMessagesUrl(target.baseUrl),
+      headers: anthropicHeaders(target),
+      body,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
+    const translator = new AnthropicStreamTranslator(target.provider, { excludeReasoning: isReasoningExcluded(request) });
+    const iterator = events[Symbol.asyncIterator]();
+    let first: UpstreamChatChunk[];
+    try {
+      const next = await iterator.next();
+      if (next.done) translator.end();
+      first = next.done ? [] : translator.push(parseStreamEvent(target.provider, next.value));
+    } catch (error) {
+      await iterator.return?.();
+      throw error;
+    }
+    return chunks(target.provider, translator, first, iterator);
+  }
+}
+
+async function* chunks(
+  provider: string,
+  translator: AnthropicStreamTranslator,
+  first: UpstreamChatChunk[],
+  events: AsyncIterator<SseEvent>,
+): AsyncGenerator<UpstreamChatChunk> {
+  try {
+    yield* first;
+    // Read to the end of the body even after message_stop, so the connection can be reused.
+    for (let next = await events.next(); !next.done; next = await events.next()) {
+      yield* translator.push(parseStreamEvent(provider, next.value));
+    }
+    translator.end();
+  } finally {
+    // Stopping early (or aborting) ends the event iterator, which closes the upstream connection.
+    await events.return?.();
+  }
+}

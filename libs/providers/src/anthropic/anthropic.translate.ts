@@ -1,0 +1,517 @@
+// Pure translation between the gateway's OpenAI-shaped chat and Anthropic's Messages API.
+//
+// Request (OpenAI → Anthropic), decisions beyond the obvious field renames:
+// - `system` and `developer` messages, wherever they appear, become the top-level `system`
+//   text blocks, in order. Text parts keep `cache_control`.
+// - Consecutive turns of one role are merged (Anthropic wants user/assistant alternation);
+//   `tool` messages are user turns holding `tool_result` blocks, and in a merged user turn
+//   the tool results come first (Anthropic requires them before any text).
+// - Whitespace-only text parts are dropped (Anthropic rejects them), and so is a message
+//   left with no blocks (e.g. an assistant turn with `content: null` and no tool calls).
+// - Assistant tool-call `arguments` must be a JSON object (`''` counts as `{}`); anything else
+//   throws AnthropicTranslationError, which the gateway answers as a 400: forwarding a guess
+//   would make the model see a call it never made.
+// - `max_tokens` = `max_completion_tokens ?? max_tokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS`.
+// - Thinking: budget from `reasoning.max_tokens` (raised to Anthropic's 1024 minimum), else
+//   `reasoning.effort` / `reasoning_effort` (low 1024, medium 4096, high 16384; `none` = off).
+//   With an explicit max, the client's cap is kept (the spec counts reasoning inside it) and
+//   the budget shrinks to `max - 1`; below 1024 thinking is left off. Without one, `max_tokens`
+//   = budget + ANTHROPIC_DEFAULT_MAX_TOKENS, so the visible answer keeps the usual room.
+//   Thinking is left off when `tool_choice` forces a tool (Anthropic allows only auto/none with
+//   thinking), and while it is on `temperature` is not sent and `top_p` only within 0.95–1.
+// - `temperature` is clamped to Anthropic's 0–1. Custom (non-function) tools are skipped;
+//   `tool_choice` is dropped when no tools are left. Fields Anthropic has no equivalent for
+//   (n, logprobs, top_logprobs, logit_bias, response_format, seed, penalties, ...) are dropped.
+//
+// Response (Anthropic → OpenAI): text blocks joined into `content`, `tool_use` blocks into
+// `tool_calls`, thinking into the non-standard `message.reasoning_content` (streams:
+// `delta.reasoning_content`) unless `reasoning.exclude`. Usage counts cache reads and writes
+// as prompt tokens and reports them in `prompt_tokens_details` (`cache_write_tokens` is an
+// extra field the gateway prices).
+import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
+import type { SseEvent } from '../transport/sse';
+import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
+import type {
+  AnthropicCacheControl,
+  AnthropicImageBlock,
+  AnthropicMessage,
+  AnthropicMessageResponse,
+  AnthropicMessagesRequest,
+  AnthropicRequestBlock,
+  AnthropicStreamEvent,
+  AnthropicTextBlock,
+  AnthropicTool,
+  AnthropicToolChoice,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+  AnthropicUsage,
+} from './anthropic.types';
+
+/** `max_tokens` sent when the client gave no limit (Anthropic requires one). */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+/** Anthropic's smallest accepted `thinking.budget_tokens`. */
+export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
+/** Thinking budgets for `reasoning.effort` / `reasoning_effort`. */
+export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<'low' | 'medium' | 'high', number>> = { low: 1024, medium: 4096, high: 16384 };
+
+/** The OpenAI-shaped request cannot be expressed for Anthropic: the gateway answers 400. */
+export class AnthropicTranslationError extends RequestTranslationError {
+  constructor(
+    message: string,
+    /** Path of the offending request field, e.g. `messages[2].tool_calls[0].function.arguments`. */
+    param?: string,
+  ) {
+    super(message, param);
+    this.name = 'AnthropicTranslationError';
+  }
+}
+
+/** OpenAI usage plus the cache-write count Anthropic bills separately. */
+export interface AnthropicOpenAiUsage extends UpstreamUsage {
+  prompt_tokens_details: { cached_tokens: number; cache_write_tokens: number };
+  completion_tokens_details: { reasoning_tokens: null };
+}
+
+export type OpenAiFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export interface ResponseOptions {
+  /** `reasoning.exclude`: leave thinking out of the answer. */
+  excludeReasoning: boolean;
+  /** Unix seconds for `created`; default now. */
+  created?: number;
+}
+
+// ---- request ----------------------------------------------------------------------------
+
+/** The Anthropic request for an OpenAI-shaped chat request. Throws AnthropicTranslationError. */
+export function toAnthropicRequest(request: UpstreamChatRequest, options: { stream: boolean }): AnthropicMessagesRequest {
+  const { system, messages } = translateMessages(request.messages);
+  if (messages.length === 0) throw new AnthropicTranslationError('at least one user or assistant message is required', 'messages');
+
+  const tools = translateTools(request.tools, request.tool_choice);
+  const toolChoice = tools === undefined ? undefined : translateToolChoice(request.tool_choice, request.parallel_tool_calls);
+  const forcesTool = toolChoice?.type === 'any' || toolChoice?.type === 'tool';
+
+  const limit = positiveInt(request.max_completion_tokens) ?? positiveInt(request.max_tokens);
+  let maxTokens = limit ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  let budget = forcesTool ? undefined : thinkingBudget(request);
+  if (budget !== undefined) {
+    if (limit === undefined) maxTokens = budget + ANTHROPIC_DEFAULT_MAX_TOKENS;
+    else budget = Math.min(budget, limit - 1);
+    if (budget < ANTHROPIC_MIN_THINKING_BUDGET) budget = undefined;
+  }
+
+  const body: AnthropicMessagesRequest = { model: request.model, max_tokens: maxTokens, messages };
+  if (system.length > 0) body.system = system;
+  if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
+
+  const temperature = finiteNumber(request.temperature);
+  if (temperature !== undefined && budget === undefined) body.temperature = Math.min(1, Math.max(0, temperature));
+  const topP = finiteNumber(request.top_p);
+  if (topP !== undefined && (budget === undefined || topP >= 0.95)) body.top_p = topP;
+
+  const stop = stopSequences(request.stop);
+  if (stop.length > 0) body.stop_sequences = stop;
+  if (tools !== undefined) body.tools = tools;
+  if (toolChoice !== undefined) body.tool_choice = toolChoice;
+  if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
+  if (options.stream) body.stream = true;
+  return body;
+}
+
+/** Whether the client asked to leave reasoning out of the answer (`reasoning.exclude`). */
+export function isReasoningExcluded(request: UpstreamChatRequest): boolean {
+  return isRecord(request.reasoning) && request.reasoning.exclude === true;
+}
+
+function translateMessages(input: unknown[]): { system: AnthropicTextBlock[]; messages: AnthropicMessage[] } {
+  const system: AnthropicTextBlock[] = [];
+  const messages: AnthropicMessage[] = [];
+  const append = (role: AnthropicMessage['role'], blocks: AnthropicRequestBlock[]): void => {
+    if (blocks.length === 0) return;
+    const last = messages[messages.length - 1];
+    if (last !== undefined && last.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+
+  input.forEach((message: unknown, i) => {
+    const path = `messages[${i}]`;
+    if (!isRecord(message)) throw new AnthropicTranslationError(`${path} must be an object`, path);
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(...textBlocks(message.content, `${path}.content`));
+        return;
+      case 'user':
+        append('user', contentBlocks(message.content, `${path}.content`, true));
+        return;
+      case 'assistant':
+        append('assistant', [...contentBlocks(message.content, `${path}.content`, false), ...toolUses(message.tool_calls, `${path}.tool_calls`)]);
+        return;
+      case 'tool':
+        append('user', [toolResult(message, path)]);
+        return;
+      default:
+        throw new AnthropicTranslationError(`${path}.role ${JSON.stringify(message.role)} is not supported for Anthropic`, `${path}.role`);
+    }
+  });
+
+  for (const message of messages) {
+    if (message.role === 'user' && message.content.some((block) => block.type === 'tool_result')) {
+      message.content = [...message.content.filter((block) => block.type === 'tool_result'), ...message.content.filter((block) => block.type !== 'tool_result')];
+    }
+  }
+  return { system, messages };
+}
+
+/** Text-only content (system, tool results): a string or text parts. */
+function textBlocks(content: unknown, path: string): AnthropicTextBlock[] {
+  return contentBlocks(content, path, false).filter((block): block is AnthropicTextBlock => block.type === 'text');
+}
+
+function contentBlocks(content: unknown, path: string, allowImages: boolean): Array<AnthropicTextBlock | AnthropicImageBlock> {
+  if (content === undefined || content === null) return [];
+  if (typeof content === 'string') return isBlank(content) ? [] : [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) throw new AnthropicTranslationError(`${path} must be a string or an array of parts`, path);
+  const blocks: Array<AnthropicTextBlock | AnthropicImageBlock> = [];
+  content.forEach((part: unknown, j) => {
+    const partPath = `${path}[${j}]`;
+    if (!isRecord(part)) throw new AnthropicTranslationError(`${partPath} must be an object`, partPath);
+    if (part.type === 'text' && typeof part.text === 'string') {
+      if (!isBlank(part.text)) blocks.push(withCache<AnthropicTextBlock>({ type: 'text', text: part.text }, part.cache_control));
+    } else if (part.type === 'image_url' && allowImages) {
+      blocks.push(withCache(imageBlock(part.image_url, `${partPath}.image_url`), part.cache_control));
+    } else if (part.type === 'refusal') {
+      // An assistant refusal part carries no content for the model to continue from.
+    } else {
+      throw new AnthropicTranslationError(`${partPath}: content part type ${JSON.stringify(part.type)} is not supported for Anthropic`, partPath);
+    }
+  });
+  return blocks;
+}
+
+function imageBlock(image: unknown, path: string): AnthropicImageBlock {
+  const url = isRecord(image) ? image.url : image;
+  if (typeof url !== 'string' || url === '') throw new AnthropicTranslationError(`${path}.url must be a non-empty string`, path);
+  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  if (data !== null) return { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } };
+  return { type: 'image', source: { type: 'url', url } };
+}
+
+function toolUses(calls: unknown, path: string): AnthropicToolUseBlock[] {
+  if (calls === undefined || calls === null) return [];
+  if (!Array.isArray(calls)) throw new AnthropicTranslationError(`${path} must be an array`, path);
+  return calls.map((call: unknown, k): AnthropicToolUseBlock => {
+    const callPath = `${path}[${k}]`;
+    if (!isRecord(call) || call.type !== 'function' || !isRecord(call.function)) {
+      throw new AnthropicTranslationError(`${callPath}: only function tool calls can be sent to Anthropic`, callPath);
+    }
+    const { name, arguments: args } = call.function;
+    if (typeof call.id !== 'string' || call.id === '' || typeof name !== 'string' || name === '') {
+      throw new AnthropicTranslationError(`${callPath} needs an id and a function name`, callPath);
+    }
+    return { type: 'tool_use', id: call.id, name, input: toolInput(args, `${callPath}.function.arguments`) };
+  });
+}
+
+function toolInput(args: unknown, path: string): Record<string, unknown> {
+  if (args === undefined || args === null || (typeof args === 'string' && args.trim() === '')) return {};
+  if (typeof args !== 'string') throw new AnthropicTranslationError(`${path} must be a JSON string`, path);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    throw new AnthropicTranslationError(`${path} is not valid JSON; Anthropic needs tool arguments as a JSON object`, path);
+  }
+  if (!isRecord(parsed)) throw new AnthropicTranslationError(`${path} must encode a JSON object for Anthropic`, path);
+  return parsed;
+}
+
+function toolResult(message: Record<string, unknown>, path: string): AnthropicToolResultBlock {
+  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') {
+    throw new AnthropicTranslationError(`${path}.tool_call_id is required`, `${path}.tool_call_id`);
+  }
+  const content = typeof message.content === 'string' ? message.content : textBlocks(message.content, `${path}.content`);
+  return { type: 'tool_result', tool_use_id: message.tool_call_id, content };
+}
+
+function translateTools(value: unknown, choice: unknown): AnthropicTool[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const allowed = allowedToolNames(choice);
+  const tools: AnthropicTool[] = [];
+  for (const tool of value as unknown[]) {
+    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) continue;
+    const { name, description, parameters } = tool.function;
+    if (typeof name !== 'string' || (allowed !== undefined && !allowed.has(name))) continue;
+    const translated: AnthropicTool = { name, input_schema: isRecord(parameters) ? parameters : { type: 'object', properties: {} } };
+    if (typeof description === 'string' && description !== '') translated.description = description;
+    tools.push(withCache(translated, tool.cache_control));
+  }
+  return tools.length > 0 ? tools : undefined;
+}
+
+/** `allowed_tools` limits the callable set: Anthropic only gets those tools. */
+function allowedToolNames(choice: unknown): Set<string> | undefined {
+  if (!isRecord(choice) || choice.type !== 'allowed_tools' || !isRecord(choice.allowed_tools) || !Array.isArray(choice.allowed_tools.tools)) return undefined;
+  const names = new Set<string>();
+  for (const tool of choice.allowed_tools.tools as unknown[]) {
+    if (isRecord(tool) && isRecord(tool.function) && typeof tool.function.name === 'string') names.add(tool.function.name);
+  }
+  return names;
+}
+
+function translateToolChoice(choice: unknown, parallel: unknown): AnthropicToolChoice | undefined {
+  let translated: AnthropicToolChoice | undefined;
+  if (choice === undefined || choice === null || choice === 'auto') translated = { type: 'auto' };
+  else if (choice === 'required') translated = { type: 'any' };
+  else if (choice === 'none') return { type: 'none' };
+  else if (isRecord(choice) && choice.type === 'function' && isRecord(choice.function) && typeof choice.function.name === 'string') {
+    translated = { type: 'tool', name: choice.function.name };
+  } else if (isRecord(choice) && choice.type === 'allowed_tools' && isRecord(choice.allowed_tools)) {
+    translated = choice.allowed_tools.mode === 'required' ? { type: 'any' } : { type: 'auto' };
+  } else {
+    throw new AnthropicTranslationError('tool_choice: only auto, none, required, a function or allowed_tools can be sent to Anthropic', 'tool_choice');
+  }
+  if (parallel === false) return { ...translated, disable_parallel_tool_use: true };
+  // `auto` is Anthropic's default: send it only when the client asked for it.
+  return choice === undefined || choice === null ? undefined : translated;
+}
+
+function thinkingBudget(request: UpstreamChatRequest): number | undefined {
+  const reasoning = isRecord(request.reasoning) ? request.reasoning : {};
+  const explicit = positiveInt(reasoning.max_tokens);
+  if (explicit !== undefined) return Math.max(ANTHROPIC_MIN_THINKING_BUDGET, explicit);
+  const effort = reasoning.effort ?? request.reasoning_effort;
+  return effort === 'low' || effort === 'medium' || effort === 'high' ? ANTHROPIC_THINKING_BUDGETS[effort] : undefined;
+}
+
+function stopSequences(stop: unknown): string[] {
+  const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];
+  return list.filter((item): item is string => typeof item === 'string' && item !== '');
+}
+
+function withCache<T extends { cache_control?: AnthropicCacheControl }>(target: T, cacheControl: unknown): T {
+  if (!isRecord(cacheControl) || cacheControl.type !== 'ephemeral') return target;
+  const control: AnthropicCacheControl = { type: 'ephemeral' };
+  if (cacheControl.ttl === '5m' || cacheControl.ttl === '1h') control.ttl = cacheControl.ttl;
+  target.cache_control = control;
+  return target;
+}
+
+// ---- response ---------------------------------------------------------------------------
+
+/** OpenAI `finish_reason` for an Anthropic `stop_reason`. */
+export function toFinishReason(stopReason: string | null | undefined): OpenAiFinishReason {
+  switch (stopReason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default:
+      // end_turn, stop_sequence, pause_turn (the turn is complete as far as the client can act), unknown
+      return 'stop';
+  }
+}
+
+/** OpenAI usage for Anthropic's; prompt tokens include cache reads and writes. */
+export function toOpenAiUsage(usage: Partial<AnthropicUsage>): AnthropicOpenAiUsage {
+  const cached = usage.cache_read_input_tokens ?? 0;
+  const written = usage.cache_creation_input_tokens ?? 0;
+  const prompt = (usage.input_tokens ?? 0) + cached + written;
+  const completion = usage.output_tokens ?? 0;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached, cache_write_tokens: written },
+    completion_tokens_details: { reasoning_tokens: null },
+  };
+}
+
+/** The OpenAI `chat.completion` for an Anthropic message. */
+export function fromAnthropicResponse(response: AnthropicMessageResponse, options: ResponseOptions): UpstreamChatCompletion {
+  const texts: string[] = [];
+  const thinking: string[] = [];
+  const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  for (const block of response.content) {
+    if (block.type === 'text') texts.push(block.text);
+    else if (block.type === 'thinking') thinking.push(block.thinking);
+    else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+  }
+  const message: UpstreamChatCompletion['choices'][number]['message'] = {
+    role: 'assistant',
+    content: texts.length > 0 ? texts.join('') : null,
+    refusal: null,
+  };
+  if (thinking.length > 0 && !options.excludeReasoning) message.reasoning_content = thinking.join('');
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return {
+    id: response.id,
+    object: 'chat.completion',
+    created: options.created ?? nowSeconds(),
+    model: response.model,
+    choices: [{ index: 0, message, finish_reason: toFinishReason(response.stop_reason) }],
+    usage: toOpenAiUsage(response.usage),
+  };
+}
+
+/** Whether a parsed answer has the shape of an Anthropic message. */
+export function isAnthropicMessage(value: unknown): value is AnthropicMessageResponse {
+  return isRecord(value) && value.type === 'message' && typeof value.id === 'string' && Array.isArray(value.content) && isRecord(value.usage);
+}
+
+// ---- stream -----------------------------------------------------------------------------
+
+/** Parses one SSE event of an Anthropic stream. */
+export function parseStreamEvent(provider: string, event: SseEvent): AnthropicStreamEvent {
+  let data: unknown;
+  try {
+    data = JSON.parse(event.data);
+  } catch {
+    throw new UpstreamProtocolError(provider, 'a stream event is not JSON');
+  }
+  if (!isRecord(data) || typeof data.type !== 'string') throw new UpstreamProtocolError(provider, 'a stream event has no type');
+  return data as unknown as AnthropicStreamEvent;
+}
+
+type ChunkDelta = UpstreamChatChunk['choices'][number]['delta'];
+
+/**
+ * Turns Anthropic stream events into OpenAI chunks, one event at a time:
+ * message_start → a role chunk; text / thinking / tool-input deltas → content /
+ * reasoning_content / tool_calls chunks; message_delta's stop_reason → a finish chunk;
+ * message_stop → a final chunk with `choices: []` and the usage. Empty deltas, pings,
+ * signatures and unknown events produce nothing; an `error` event throws UpstreamHttpError.
+ */
+export class AnthropicStreamTranslator {
+  private id = '';
+  private model = '';
+  private readonly created: number;
+  private started = false;
+  private finishSent = false;
+  private stopped = false;
+  private usage: Partial<AnthropicUsage> = {};
+  /** Anthropic content-block index → OpenAI tool-call index. */
+  private readonly toolCalls = new Map<number, number>();
+
+  constructor(
+    private readonly provider: string,
+    private readonly options: ResponseOptions,
+  ) {
+    this.created = options.created ?? nowSeconds();
+  }
+
+  /** True once message_stop has been translated. */
+  get finished(): boolean {
+    return this.stopped;
+  }
+
+  push(event: AnthropicStreamEvent): UpstreamChatChunk[] {
+    if (event.type === 'error') {
+      const error: Record<string, unknown> = isRecord(event.error) ? event.error : {};
+      const message = typeof error.message === 'string' ? error.message : 'error event in the stream';
+      throw new UpstreamHttpError(this.provider, error.type === 'overloaded_error' ? 503 : 502, message);
+    }
+    if (this.stopped || event.type === 'ping') return [];
+    if (event.type === 'message_start') {
+      if (this.started) return [];
+      this.started = true;
+      this.id = event.message.id;
+      this.model = event.message.model;
+      this.usage = { ...event.message.usage };
+      return [this.chunk({ role: 'assistant', content: '' })];
+    }
+    if (!this.started) throw new UpstreamProtocolError(this.provider, `the stream did not begin with message_start (got ${event.type})`);
+
+    switch (event.type) {
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block.type === 'tool_use') {
+          const index = this.toolCalls.size;
+          this.toolCalls.set(event.index, index);
+          return [this.chunk({ tool_calls: [{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] })];
+        }
+        if (block.type === 'text') return this.text(block.text);
+        if (block.type === 'thinking') return this.thinking(block.thinking);
+        return [];
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (delta.type === 'text_delta') return this.text(delta.text);
+        if (delta.type === 'thinking_delta') return this.thinking(delta.thinking);
+        if (delta.type === 'input_json_delta') {
+          const index = this.toolCalls.get(event.index);
+          if (index === undefined || !delta.partial_json) return [];
+          return [this.chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] })];
+        }
+        return [];
+      }
+      case 'message_delta': {
+        for (const [key, value] of Object.entries(event.usage ?? {})) {
+          if (value !== null && value !== undefined) Object.assign(this.usage, { [key]: value });
+        }
+        if (event.delta?.stop_reason === null || event.delta?.stop_reason === undefined || this.finishSent) return [];
+        this.finishSent = true;
+        return [this.chunk({}, toFinishReason(event.delta.stop_reason))];
+      }
+      case 'message_stop': {
+        this.stopped = true;
+        const chunks: UpstreamChatChunk[] = [];
+        if (!this.finishSent) chunks.push(this.chunk({}, 'stop'));
+        this.finishSent = true;
+        chunks.push({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: toOpenAiUsage(this.usage) });
+        return chunks;
+      }
+      default:
+        return [];
+    }
+  }
+
+  /** Call when the event stream ended: a stream cut before message_stop is an error. */
+  end(): void {
+    if (!this.stopped) throw new UpstreamProtocolError(this.provider, 'the stream ended before message_stop');
+  }
+
+  private text(text: string | undefined): UpstreamChatChunk[] {
+    return text ? [this.chunk({ content: text })] : [];
+  }
+
+  private thinking(text: string | undefined): UpstreamChatChunk[] {
+    return text && !this.options.excludeReasoning ? [this.chunk({ reasoning_content: text })] : [];
+  }
+
+  private chunk(delta: ChunkDelta, finishReason: string | null = null): UpstreamChatChunk {
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    };
+  }
+}
+
+// ---- helpers ----------------------------------------------------------------------------
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isBlank(text: string): boolean {
+  return text.trim() === '';
+}
+
+function positiveInt(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function finiteNumber(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}

@@ -1,0 +1,209 @@
+// Anthropic Messages API wire format (POST /v1/messages, `anthropic-version: 2023-06-01`):
+// the subset the gateway sends and reads. Only what the translation needs is typed;
+// unknown response blocks and stream events are tolerated and ignored.
+
+/** The API version sent in `anthropic-version`. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** Prompt-caching breakpoint on a block or tool. */
+export interface AnthropicCacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+// ---- content blocks -------------------------------------------------------------------
+
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: AnthropicCacheControl;
+  /** Responses only (web search / documents); ignored by the translation. */
+  citations?: unknown[] | null;
+}
+
+export type AnthropicImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+
+export interface AnthropicImageBlock {
+  type: 'image';
+  source: AnthropicImageSource;
+  cache_control?: AnthropicCacheControl;
+}
+
+export interface AnthropicToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
+}
+
+export interface AnthropicToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string | Array<AnthropicTextBlock | AnthropicImageBlock>;
+  is_error?: boolean;
+  cache_control?: AnthropicCacheControl;
+}
+
+export interface AnthropicThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export interface AnthropicRedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
+/** Blocks a request message may carry. */
+export type AnthropicRequestBlock =
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock;
+
+/** Blocks a response may carry that the translation reads (others, e.g. server tools, are skipped). */
+export type AnthropicResponseBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock;
+
+// ---- request ----------------------------------------------------------------------------
+
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: AnthropicRequestBlock[];
+}
+
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
+}
+
+export type AnthropicToolChoice =
+  | { type: 'auto'; disable_parallel_tool_use?: boolean }
+  | { type: 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' };
+
+export type AnthropicThinkingConfig = { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
+
+export interface AnthropicMessagesRequest {
+  model: string;
+  /** Required by Anthropic; counts thinking and visible output together. */
+  max_tokens: number;
+  messages: AnthropicMessage[];
+  system?: AnthropicTextBlock[];
+  temperature?: number;
+  top_p?: number;
+  stop_sequences?: string[];
+  stream?: boolean;
+  tools?: AnthropicTool[];
+  tool_choice?: AnthropicToolChoice;
+  thinking?: AnthropicThinkingConfig;
+  metadata?: { user_id?: string };
+}
+
+// ---- response ---------------------------------------------------------------------------
+
+export type AnthropicStopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'tool_use'
+  | 'pause_turn'
+  | 'refusal'
+  | 'model_context_window_exceeded';
+
+export interface AnthropicUsage {
+  /** Input tokens neither read from nor written to the cache. */
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number; ephemeral_1h_input_tokens?: number } | null;
+  service_tier?: string | null;
+}
+
+export interface AnthropicMessageResponse {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: AnthropicResponseBlock[];
+  /** A string outside AnthropicStopReason may appear as the API grows; it maps to `stop`. */
+  stop_reason: AnthropicStopReason | null;
+  stop_sequence: string | null;
+  usage: AnthropicUsage;
+}
+
+/** Error body of a non-2xx answer, and the payload of a stream `error` event. */
+export interface AnthropicErrorBody {
+  type: 'error';
+  error: { type: string; message: string };
+  request_id?: string;
+}
+
+// ---- stream events ----------------------------------------------------------------------
+
+export interface AnthropicMessageStartEvent {
+  type: 'message_start';
+  /** The message skeleton: empty content, null stop_reason, input usage. */
+  message: AnthropicMessageResponse;
+}
+
+export interface AnthropicContentBlockStartEvent {
+  type: 'content_block_start';
+  index: number;
+  content_block: AnthropicResponseBlock;
+}
+
+export type AnthropicContentDelta =
+  | { type: 'text_delta'; text: string }
+  | { type: 'input_json_delta'; partial_json: string }
+  | { type: 'thinking_delta'; thinking: string }
+  | { type: 'signature_delta'; signature: string }
+  | { type: 'citations_delta'; citation: unknown };
+
+export interface AnthropicContentBlockDeltaEvent {
+  type: 'content_block_delta';
+  index: number;
+  delta: AnthropicContentDelta;
+}
+
+export interface AnthropicContentBlockStopEvent {
+  type: 'content_block_stop';
+  index: number;
+}
+
+export interface AnthropicMessageDeltaEvent {
+  type: 'message_delta';
+  delta: { stop_reason: AnthropicStopReason | null; stop_sequence?: string | null };
+  /** Cumulative; `output_tokens` always, the input/cache counts on newer API versions. */
+  usage: Partial<AnthropicUsage> & { output_tokens: number };
+}
+
+export interface AnthropicMessageStopEvent {
+  type: 'message_stop';
+}
+
+export interface AnthropicPingEvent {
+  type: 'ping';
+}
+
+export interface AnthropicErrorEvent {
+  type: 'error';
+  error: { type: string; message: string };
+}
+
+export type AnthropicStreamEvent =
+  | AnthropicMessageStartEvent
+  | AnthropicContentBlockStartEvent
+  | AnthropicContentBlockDeltaEvent
+  | AnthropicContentBlockStopEvent
+  | AnthropicMessageDeltaEvent
+  | AnthropicMessageStopEvent
+  | AnthropicPingEvent
+  | AnthropicErrorEvent;

@@ -1,0 +1,79 @@
+import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
+import { openEventStream, postJson } from '../transport/http-client';
+import type { SseEvent } from '../transport/sse';
+import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
+import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest, translationContext } from './gemini.translate';
+import type { GeminiGenerateContentResponse } from './gemini.types';
+
+/** Where the Gemini API lives when the target names no address. */
+export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
+
+/** `{baseUrl}/models/{model}:{method}`; a `models/` prefix on the model name is tolerated. */
+export function geminiUrl(target: ProviderTarget, method: 'generateContent' | 'streamGenerateContent'): string {
+  const base = (target.baseUrl || GEMINI_DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const model = target.model.replace(/^models\//, '');
+  return `${base}/models/${encodeURIComponent(model)}:${method}`;
+}
+
+function headers(target: ProviderTarget): Record<string, string> {
+  return target.apiKey ? { 'x-goog-api-key': target.apiKey } : {};
+}
+
+/**
+ * Google Gemini API (generateContent). Requests and answers are translated to and from the
+ * OpenAI shape (gemini.translate.ts). Translation failures throw GeminiTranslationError
+ * before anything is sent.
+ */
+export class GeminiChatAdapter implements ChatAdapter {
+  async chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
+    const body = toGeminiRequest(request);
+    const response = await postJson<GeminiGenerateContentResponse>({
+      provider: target.provider,
+      url: geminiUrl(target, 'generateContent'),
+      headers: headers(target),
+      body,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
+    if (!isObject(response) || (!Array.isArray(response.candidates) && response.promptFeedback?.blockReason === undefined)) {
+      throw new UpstreamProtocolError(target.provider, 'no candidates in the Gemini response');
+    }
+    return fromGeminiResponse(response, translationContext(target.model));
+  }
+
+  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {
+    const body = toGeminiRequest(request);
+    const events = await openEventStream({
+      provider: target.provider,
+      url: `${geminiUrl(target, 'streamGenerateContent')}?alt=sse`,
+      headers: headers(target),
+      body,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
+    return geminiChunks(target.provider, events, new GeminiStreamTranslator(translationContext(target.model)));
+  }
+}
+
+/** The chunks of a Gemini SSE stream; throws Upstream*Error on error events, bad JSON or a cut stream. */
+export async function* geminiChunks(provider: string, events: AsyncIterable<SseEvent>, translator: GeminiStreamTranslator): AsyncGenerator<UpstreamChatChunk> {
+  for await (const event of events) {
+    let payload: unknown;
+    try {
+      payload = JSON.parse(event.data);
+    } catch {
+      throw new UpstreamProtocolError(provider, 'a stream event is not JSON');
+    }
+    if (!isObject(payload)) throw new UpstreamProtocolError(provider, 'a stream event is not a JSON object');
+    const error = (payload as { error?: { message?: string } }).error;
+    if (error !== undefined) throw new UpstreamHttpError(provider, 502, error.message ?? 'error event in the stream');
+    yield* translator.push(payload as GeminiGenerateContentResponse);
+  }
+  // A stream cut short (no finish reason) must not pass for a complete answer.
+  if (!translator.complete) throw new UpstreamProtocolError(provider, 'the stream ended before a finish reason');
+  yield* translator.finish();
+}
+
+function isObject(value: unknown): value is Record<string, unknown> & GeminiGenerateContentResponse {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

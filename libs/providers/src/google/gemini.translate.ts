@@ -1,0 +1,591 @@
+// Pure translation between the gateway's OpenAI-shaped chat format and Gemini's
+// generateContent format: requests out, responses and stream events back. No I/O here;
+// ids and timestamps come from a TranslationContext so golden tests are deterministic.
+import { randomBytes } from 'node:crypto';
+import { RequestTranslationError } from '../upstream.errors';
+import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
+import type {
+  GeminiCandidate,
+  GeminiContent,
+  GeminiFunctionDeclaration,
+  GeminiGenerateContentRequest,
+  GeminiGenerateContentResponse,
+  GeminiGenerationConfig,
+  GeminiGroundingMetadata,
+  GeminiGroundingSupport,
+  GeminiLogprobCandidate,
+  GeminiLogprobsResult,
+  GeminiPart,
+  GeminiRole,
+  GeminiThinkingConfig,
+  GeminiTool,
+  GeminiToolConfig,
+  GeminiUsageMetadata,
+} from './gemini.types';
+
+/** The request cannot be expressed in Gemini's format (the caller answers 400). */
+export class GeminiTranslationError extends RequestTranslationError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GeminiTranslationError';
+  }
+}
+
+/** Thinking budgets (tokens) for OpenAI-style reasoning efforts. */
+export const GEMINI_THINKING_BUDGETS: Readonly<Record<string, number>> = { none: 0, low: 1024, medium: 4096, high: 16384 };
+
+/** Gemini finish reasons that mean the output was withheld or cut by a filter. */
+const CONTENT_FILTER_REASONS = new Set([
+  'SAFETY',
+  'RECITATION',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+]);
+
+type JsonObject = Record<string, unknown>;
+
+function isRecord(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function finiteNumber(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request: OpenAI chat completion request → GenerateContentRequest
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Translates an OpenAI-shaped chat request. System and developer messages become
+ * `systemInstruction`; user/tool turns become `user` contents, assistant turns `model`
+ * contents, consecutive same-role contents are merged. Fields Gemini has no equivalent
+ * for are dropped. Throws GeminiTranslationError when the conversation cannot be expressed
+ * (a tool call whose arguments are not a JSON object, a tool result whose call is unknown).
+ */
+export function toGeminiRequest(request: UpstreamChatRequest): GeminiGenerateContentRequest {
+  const systemParts: GeminiPart[] = [];
+  const contents: GeminiContent[] = [];
+  /** tool_call_id → function name, from the assistant turns seen so far. */
+  const toolNames = new Map<string, string>();
+
+  if (!Array.isArray(request.messages)) throw new GeminiTranslationError('messages must be an array');
+  request.messages.forEach((message, i) => {
+    if (!isRecord(message)) throw new GeminiTranslationError(`messages[${i}] is not an object`);
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        systemParts.push(...textParts(message.content));
+        break;
+      case 'user':
+        appendContent(contents, 'user', userParts(message.content));
+        break;
+      case 'assistant':
+        appendContent(contents, 'model', assistantParts(message, i, toolNames));
+        break;
+      case 'tool':
+        appendContent(contents, 'user', [toolResultPart(message, i, toolNames)]);
+        break;
+      case 'function':
+        // Legacy OpenAI function result: the function name is on the message itself.
+        if (typeof message.name !== 'string' || message.name === '') {
+          throw new GeminiTranslationError(`messages[${i}]: a function message needs a name`);
+        }
+        appendContent(contents, 'user', [{ functionResponse: { name: message.name, response: { content: plainText(message.content) } } }]);
+        break;
+      default:
+      // Unknown roles carry nothing Gemini can use.
+    }
+  });
+
+  const body: GeminiGenerateContentRequest = { contents };
+  if (contents.length === 0) {
+    // Gemini needs at least one content; a system-only conversation is sent as the user turn.
+    if (systemParts.length === 0) throw new GeminiTranslationError('the conversation has no message with content');
+    contents.push({ role: 'user', parts: systemParts });
+  } else if (systemParts.length > 0) {
+    body.systemInstruction = { parts: systemParts };
+  }
+
+  const { tools, toolConfig } = translateTools(request);
+  if (tools.length > 0) body.tools = tools;
+  if (toolConfig) body.toolConfig = toolConfig;
+  const generationConfig = translateGenerationConfig(request);
+  if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
+  return body;
+}
+
+function appendContent(contents: GeminiContent[], role: GeminiRole, parts: GeminiPart[]): void {
+  if (parts.length === 0) return;
+  const last = contents[contents.length - 1];
+  if (last !== undefined && last.role === role) last.parts.push(...parts);
+  else contents.push({ role, parts });
+}
+
+/** Non-empty text parts of an OpenAI content (a string or an array of parts). */
+function textParts(content: unknown): GeminiPart[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
+  if (!Array.isArray(content)) return [];
+  const parts: GeminiPart[] = [];
+  for (const part of content as unknown[]) {
+    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string' && part.text !== '') parts.push({ text: part.text });
+  }
+  return parts;
+}
+
+/** A content's text: the string, or its text parts concatenated. */
+function plainText(content: unknown): string {
+  return textParts(content)
+    .map((part) => part.text)
+    .join('');
+}
+
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+/** User content: text parts, plus images given as base64 data URLs (other media is dropped). */
+function userParts(content: unknown): GeminiPart[] {
+  if (!Array.isArray(content)) return textParts(content);
+  const parts: GeminiPart[] = [];
+  for (const part of content as unknown[]) {
+    if (!isRecord(part)) continue;
+    if (part.type === 'text' && typeof part.text === 'string' && part.text !== '') parts.push({ text: part.text });
+    if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
+      const data = DATA_URL.exec(part.image_url.url);
+      if (data) parts.push({ inlineData: { mimeType: data[1], data: data[2] } });
+    }
+  }
+  return parts;
+}
+
+function assistantParts(message: JsonObject, i: number, toolNames: Map<string, string>): GeminiPart[] {
+  const parts = textParts(message.content);
+  const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
+  calls.forEach((call, j) => {
+    if (!isRecord(call) || (call.type !== undefined && call.type !== 'function') || !isRecord(call.function)) return;
+    const name = call.function.name;
+    if (typeof name !== 'string' || name === '') throw new GeminiTranslationError(`messages[${i}].tool_calls[${j}]: the function has no name`);
+    const part: GeminiPart = { functionCall: { name, args: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}]`) } };
+    const signature = thoughtSignatureOf(call.extra_content);
+    if (signature !== undefined) part.thoughtSignature = signature;
+    parts.push(part);
+    if (typeof call.id === 'string') toolNames.set(call.id, name);
+  });
+  // Legacy single `function_call`.
+  if (isRecord(message.function_call) && typeof message.function_call.name === 'string') {
+    const args = parseArguments(message.function_call.arguments, `messages[${i}].function_call`);
+    parts.push({ functionCall: { name: message.function_call.name, args } });
+  }
+  return parts;
+}
+
+/** `extra_content.google.thought_signature`, the opaque value Gemini wants echoed back. */
+function thoughtSignatureOf(extra: unknown): string | undefined {
+  if (!isRecord(extra) || !isRecord(extra.google)) return undefined;
+  const signature = extra.google.thought_signature;
+  return typeof signature === 'string' && signature !== '' ? signature : undefined;
+}
+
+function parseArguments(raw: unknown, where: string): Record<string, unknown> {
+  if (isRecord(raw)) return raw;
+  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return {};
+  if (typeof raw !== 'string') throw new GeminiTranslationError(`${where}: function arguments must be a JSON string`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new GeminiTranslationError(`${where}: function arguments are not valid JSON`);
+  }
+  if (!isRecord(parsed)) throw new GeminiTranslationError(`${where}: function arguments must be a JSON object`);
+  return parsed;
+}
+
+function toolResultPart(message: JsonObject, i: number, toolNames: Map<string, string>): GeminiPart {
+  const id = message.tool_call_id;
+  const name = (typeof id === 'string' ? toolNames.get(id) : undefined) ?? (typeof message.name === 'string' && message.name !== '' ? message.name : undefined);
+  if (name === undefined) {
+    throw new GeminiTranslationError(`messages[${i}]: tool_call_id ${JSON.stringify(id)} matches no earlier assistant tool call`);
+  }
+  return { functionResponse: { name, response: { content: plainText(message.content) } } };
+}
+
+function translateTools(request: UpstreamChatRequest): { tools: GeminiTool[]; toolConfig?: GeminiToolConfig } {
+  let declarations: GeminiFunctionDeclaration[] = [];
+  for (const tool of Array.isArray(request.tools) ? (request.tools as unknown[]) : []) {
+    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function) || typeof tool.function.name !== 'string') continue;
+    const declaration: GeminiFunctionDeclaration = { name: tool.function.name };
+    if (typeof tool.function.description === 'string') declaration.description = tool.function.description;
+    if (isRecord(tool.function.parameters)) declaration.parameters = tool.function.parameters;
+    declarations.push(declaration);
+  }
+
+  let toolConfig: GeminiToolConfig | undefined;
+  if (declarations.length > 0) {
+    const choice = request.tool_choice;
+    if (choice === 'auto') toolConfig = { functionCallingConfig: { mode: 'AUTO' } };
+    else if (choice === 'required') toolConfig = { functionCallingConfig: { mode: 'ANY' } };
+    else if (choice === 'none') toolConfig = { functionCallingConfig: { mode: 'NONE' } };
+    else if (isRecord(choice) && choice.type === 'function' && isRecord(choice.function) && typeof choice.function.name === 'string') {
+      toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
+    } else if (isRecord(choice) && choice.type === 'allowed_tools' && isRecord(choice.allowed_tools)) {
+      const allowed = functionNames(choice.allowed_tools.tools);
+      if (choice.allowed_tools.mode === 'required') {
+        toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: allowed } };
+      } else {
+        // Gemini limits names only in ANY mode; in AUTO mode the others are simply not declared.
+        declarations = declarations.filter((declaration) => allowed.includes(declaration.name));
+        toolConfig = { functionCallingConfig: { mode: 'AUTO' } };
+      }
+    }
+  }
+
+  const tools: GeminiTool[] = [];
+  if (declarations.length > 0) tools.push({ functionDeclarations: declarations });
+  if (request.enable_search === true) tools.push({ googleSearch: {} });
+  return { tools, toolConfig };
+}
+
+function functionNames(tools: unknown): string[] {
+  const names: string[] = [];
+  for (const tool of Array.isArray(tools) ? (tools as unknown[]) : []) {
+    if (isRecord(tool) && isRecord(tool.function) && typeof tool.function.name === 'string') names.push(tool.function.name);
+  }
+  return names;
+}
+
+function translateGenerationConfig(request: UpstreamChatRequest): GeminiGenerationConfig {
+  const config: GeminiGenerationConfig = {};
+  const temperature = finiteNumber(request.temperature);
+  if (temperature !== undefined) config.temperature = temperature;
+  const topP = finiteNumber(request.top_p);
+  if (topP !== undefined) config.topP = topP;
+  const maxTokens = finiteNumber(request.max_completion_tokens) ?? finiteNumber(request.max_tokens);
+  if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
+  const stop = (Array.isArray(request.stop) ? (request.stop as unknown[]) : [request.stop]).filter(
+    (sequence): sequence is string => typeof sequence === 'string' && sequence !== '',
+  );
+  if (stop.length > 0) config.stopSequences = stop;
+  const n = finiteNumber(request.n);
+  if (n !== undefined) config.candidateCount = n;
+  const seed = finiteNumber(request.seed);
+  if (seed !== undefined) config.seed = seed;
+  const presencePenalty = finiteNumber(request.presence_penalty);
+  if (presencePenalty !== undefined) config.presencePenalty = presencePenalty;
+  const frequencyPenalty = finiteNumber(request.frequency_penalty);
+  if (frequencyPenalty !== undefined) config.frequencyPenalty = frequencyPenalty;
+  if (request.logprobs === true) {
+    config.responseLogprobs = true;
+    const top = finiteNumber(request.top_logprobs);
+    if (top !== undefined) config.logprobs = top;
+  }
+  const format = request.response_format;
+  if (isRecord(format) && format.type === 'json_object') config.responseMimeType = 'application/json';
+  if (isRecord(format) && format.type === 'json_schema') {
+    config.responseMimeType = 'application/json';
+    if (isRecord(format.json_schema) && isRecord(format.json_schema.schema)) config.responseJsonSchema = format.json_schema.schema;
+  }
+  const thinking = thinkingConfig(request);
+  if (thinking !== undefined) config.thinkingConfig = thinking;
+  return config;
+}
+
+/** `reasoning.max_tokens`, else `reasoning.effort`, else `reasoning_effort`; `reasoning.exclude` hides thoughts. */
+function thinkingConfig(request: UpstreamChatRequest): GeminiThinkingConfig | undefined {
+  const reasoning = isRecord(request.reasoning) ? request.reasoning : {};
+  const budget = finiteNumber(reasoning.max_tokens) ?? effortBudget(reasoning.effort) ?? effortBudget(request.reasoning_effort);
+  const config: GeminiThinkingConfig = {};
+  if (budget !== undefined) config.thinkingBudget = budget;
+  if (reasoning.exclude === true) config.includeThoughts = false;
+  return Object.keys(config).length > 0 ? config : undefined;
+}
+
+function effortBudget(effort: unknown): number | undefined {
+  return typeof effort === 'string' && Object.hasOwn(GEMINI_THINKING_BUDGETS, effort) ? GEMINI_THINKING_BUDGETS[effort] : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response: GenerateContentResponse → OpenAI chat completion
+// ---------------------------------------------------------------------------------------------
+
+/** What a response translation needs besides the response: fallbacks and id generation. */
+export interface TranslationContext {
+  /** The model asked for; used when the response has no `modelVersion`. */
+  model: string;
+  /** Unix seconds for `created`. */
+  created: number;
+  /** A fresh random suffix for generated ids (`chatcmpl-gemini-<x>`, `call_<x>`). */
+  newId(): string;
+}
+
+export function translationContext(model: string): TranslationContext {
+  return { model, created: Math.floor(Date.now() / 1000), newId: () => randomBytes(12).toString('hex') };
+}
+
+/** OpenAI finish reason for a Gemini one; a stop that called a function is `tool_calls`. */
+export function mapFinishReason(reason: string | undefined, hasToolCalls: boolean): string {
+  if (reason === 'MAX_TOKENS') return 'length';
+  if (reason !== undefined && CONTENT_FILTER_REASONS.has(reason)) return 'content_filter';
+  return hasToolCalls ? 'tool_calls' : 'stop';
+}
+
+/** Usage in OpenAI's names; thoughts count as (reasoning) completion tokens. */
+export function toOpenAiUsage(usage: GeminiUsageMetadata): UpstreamUsage {
+  const prompt = usage.promptTokenCount ?? 0;
+  const thoughts = usage.thoughtsTokenCount ?? 0;
+  const completion = (usage.candidatesTokenCount ?? 0) + thoughts;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: usage.cachedContentTokenCount ?? 0 },
+    completion_tokens_details: { reasoning_tokens: thoughts },
+  };
+}
+
+export interface OpenAiToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+  /** Gemini's thought signature, to be echoed back unchanged on the next turn. */
+  extra_content?: { google: { thought_signature: string } };
+}
+
+export interface UrlCitation {
+  type: 'url_citation';
+  url_citation: { start_index: number; end_index: number; title: string; url: string };
+}
+
+export interface OpenAiLogprobs {
+  content: Array<{ token: string; logprob: number; bytes: number[]; top_logprobs: Array<{ token: string; logprob: number; bytes: number[] }> }>;
+  refusal: null;
+}
+
+type Choice = UpstreamChatCompletion['choices'][number];
+
+/** Translates a complete (non-streamed) GenerateContentResponse. */
+export function fromGeminiResponse(response: GeminiGenerateContentResponse, context: TranslationContext): UpstreamChatCompletion {
+  const choices: Choice[] = (response.candidates ?? []).map((candidate, position) => toChoice(candidate, candidate.index ?? position, context));
+  if (choices.length === 0 && response.promptFeedback?.blockReason !== undefined) {
+    // The prompt itself was blocked: no candidates at all.
+    choices.push({ index: 0, message: { role: 'assistant', content: null }, finish_reason: 'content_filter', logprobs: null });
+  }
+  choices.sort((a, b) => a.index - b.index);
+  const completion: UpstreamChatCompletion = {
+    id: response.responseId ?? `chatcmpl-gemini-${context.newId()}`,
+    object: 'chat.completion',
+    created: context.created,
+    model: response.modelVersion ?? context.model,
+    choices,
+  };
+  if (response.usageMetadata !== undefined) completion.usage = toOpenAiUsage(response.usageMetadata);
+  return completion;
+}
+
+function toChoice(candidate: GeminiCandidate, index: number, context: TranslationContext): Choice {
+  const parts = candidate.content?.parts ?? [];
+  let content: string | null = null;
+  const toolCalls: OpenAiToolCall[] = [];
+  /** Where each visible text part starts in `content` (UTF-16 offsets). */
+  const partStarts = new Map<number, number>();
+  for (let partIndex = 0; partIndex < parts.length; partIndex++) {
+    const part = parts[partIndex];
+    if (part.thought === true) continue;
+    if (typeof part.text === 'string') {
+      partStarts.set(partIndex, content?.length ?? 0);
+      content = (content ?? '') + part.text;
+    }
+    if (part.functionCall !== undefined) toolCalls.push(toToolCall(part, context));
+  }
+
+  const message: Choice['message'] = { role: 'assistant', content };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  const text = content ?? '';
+  const annotations = citations(candidate.groundingMetadata, text, (segment) => {
+    const partIndex = segment.partIndex ?? 0;
+    const start = partStarts.get(partIndex);
+    const partText = parts[partIndex]?.text;
+    if (start === undefined || partText === undefined) return undefined;
+    return [start + charOffset(partText, segment.startIndex ?? 0), start + charOffset(partText, segment.endIndex ?? Buffer.byteLength(partText))];
+  });
+  if (annotations.length > 0) message.annotations = annotations;
+  return { index, message, finish_reason: mapFinishReason(candidate.finishReason, toolCalls.length > 0), logprobs: toLogprobs(candidate.logprobsResult) };
+}
+
+function toToolCall(part: GeminiPart, context: TranslationContext): OpenAiToolCall {
+  const call = part.functionCall ?? { name: '' };
+  const toolCall: OpenAiToolCall = {
+    id: call.id ?? `call_${context.newId()}`,
+    type: 'function',
+    function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) },
+  };
+  if (part.thoughtSignature !== undefined) toolCall.extra_content = { google: { thought_signature: part.thoughtSignature } };
+  return toolCall;
+}
+
+/** UTF-16 offset in `text` of a UTF-8 byte offset (Gemini segments count bytes). */
+function charOffset(text: string, byteOffset: number): number {
+  return Buffer.from(text, 'utf8').subarray(0, Math.max(0, byteOffset)).toString('utf8').length;
+}
+
+type Segment = NonNullable<GeminiGroundingSupport['segment']>;
+
+/**
+ * `url_citation` annotations from grounding metadata: one per (support, web chunk) pair,
+ * with `start_index` the first and `end_index` the last character (UTF-16 offsets in the
+ * message content). `locate` turns a segment into [start, end) offsets in `text`; when those
+ * offsets do not cover the segment's own `text`, its first occurrence in `text` is used instead.
+ */
+function citations(metadata: GeminiGroundingMetadata | undefined, text: string, locate: (segment: Segment) => [number, number] | undefined): UrlCitation[] {
+  const chunks = metadata?.groundingChunks ?? [];
+  const annotations: UrlCitation[] = [];
+  for (const support of metadata?.groundingSupports ?? []) {
+    const segment = support.segment ?? {};
+    let range = locate(segment);
+    if (segment.text !== undefined && segment.text !== '' && (range === undefined || text.slice(range[0], range[1]) !== segment.text)) {
+      const found = text.indexOf(segment.text);
+      if (found >= 0) range = [found, found + segment.text.length];
+    }
+    if (range === undefined || range[1] <= range[0]) continue;
+    for (const chunkIndex of support.groundingChunkIndices ?? []) {
+      const web = chunks[chunkIndex]?.web;
+      if (web?.uri === undefined) continue;
+      // The spec's end_index is the last character (inclusive); Gemini's end is exclusive.
+      annotations.push({ type: 'url_citation', url_citation: { start_index: range[0], end_index: range[1] - 1, title: web.title ?? web.uri, url: web.uri } });
+    }
+  }
+  return annotations;
+}
+
+function toLogprobs(result: GeminiLogprobsResult | undefined): OpenAiLogprobs | null {
+  const chosen = result?.chosenCandidates;
+  if (chosen === undefined || chosen.length === 0) return null;
+  const entry = (candidate: GeminiLogprobCandidate): { token: string; logprob: number; bytes: number[] } => {
+    const token = candidate.token ?? '';
+    return { token, logprob: candidate.logProbability ?? 0, bytes: [...Buffer.from(token, 'utf8')] };
+  };
+  return {
+    content: chosen.map((candidate, i) => ({ ...entry(candidate), top_logprobs: (result?.topCandidates?.[i]?.candidates ?? []).map(entry) })),
+    refusal: null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream: partial GenerateContentResponses → chat.completion.chunk
+// ---------------------------------------------------------------------------------------------
+
+type ChunkChoice = UpstreamChatChunk['choices'][number];
+type Delta = ChunkChoice['delta'];
+
+interface CandidateState {
+  /** Tool calls emitted so far (their delta index). */
+  toolCalls: number;
+  /** Visible text streamed so far (grounding segments index into it). */
+  text: string;
+  finished: boolean;
+}
+
+/**
+ * Turns the events of `streamGenerateContent?alt=sse` into OpenAI chunks, one choice per
+ * chunk: the first chunk of a candidate carries `role: 'assistant'`; text parts become
+ * `delta.content`, each function call a complete `delta.tool_calls` entry, grounding a
+ * `delta.annotations` chunk, a finish reason its own chunk with an empty delta. `finish()`
+ * returns the closing usage chunk (`choices: []`) from the last `usageMetadata` seen.
+ */
+export class GeminiStreamTranslator {
+  private id: string | undefined;
+  private model: string | undefined;
+  private usage: GeminiUsageMetadata | undefined;
+  private readonly candidates = new Map<number, CandidateState>();
+
+  constructor(private readonly context: TranslationContext) {}
+
+  push(event: GeminiGenerateContentResponse): UpstreamChatChunk[] {
+    this.id ??= event.responseId ?? `chatcmpl-gemini-${this.context.newId()}`;
+    this.model ??= event.modelVersion ?? this.context.model;
+    if (event.usageMetadata !== undefined) this.usage = event.usageMetadata;
+    const chunks: UpstreamChatChunk[] = [];
+    const candidates = event.candidates ?? [];
+    candidates.forEach((candidate, position) => chunks.push(...this.candidateChunks(candidate, candidate.index ?? position)));
+    if (candidates.length === 0 && event.promptFeedback?.blockReason !== undefined) {
+      const { state, first } = this.state(0);
+      if (first) chunks.push(this.chunk(0, { role: 'assistant' }, null));
+      if (!state.finished) {
+        state.finished = true;
+        chunks.push(this.chunk(0, {}, 'content_filter'));
+      }
+    }
+    return chunks;
+  }
+
+  /** True once every candidate seen has finished (and at least one was seen). */
+  get complete(): boolean {
+    if (this.candidates.size === 0) return false;
+    for (const state of this.candidates.values()) if (!state.finished) return false;
+    return true;
+  }
+
+  /** The closing chunks: the usage chunk, when the upstream reported usage. */
+  finish(): UpstreamChatChunk[] {
+    if (this.usage === undefined) return [];
+    return [{ ...this.base(), choices: [], usage: toOpenAiUsage(this.usage) }];
+  }
+
+  private candidateChunks(candidate: GeminiCandidate, index: number): UpstreamChatChunk[] {
+    const { state, first } = this.state(index);
+    const delta: Delta = first ? { role: 'assistant' } : {};
+    let text = '';
+    const toolCalls: Array<OpenAiToolCall & { index: number }> = [];
+    for (const part of candidate.content?.parts ?? []) {
+      if (part.thought === true) continue;
+      if (typeof part.text === 'string') text += part.text;
+      if (part.functionCall !== undefined) toolCalls.push({ index: state.toolCalls++, ...toToolCall(part, this.context) });
+    }
+    if (text !== '') {
+      delta.content = text;
+      state.text += text;
+    }
+    if (toolCalls.length > 0) delta.tool_calls = toolCalls;
+
+    const chunks: UpstreamChatChunk[] = [];
+    const logprobs = toLogprobs(candidate.logprobsResult);
+    if (Object.keys(delta).length > 0) chunks.push(this.chunk(index, delta, null, logprobs));
+    // Streamed segments index the whole text so far.
+    const annotations = citations(candidate.groundingMetadata, state.text, (segment) => {
+      const start = charOffset(state.text, segment.startIndex ?? 0);
+      const end = segment.endIndex === undefined ? state.text.length : charOffset(state.text, segment.endIndex);
+      return [start, end];
+    });
+    if (annotations.length > 0) chunks.push(this.chunk(index, { annotations }, null));
+    if (candidate.finishReason !== undefined && !state.finished) {
+      state.finished = true;
+      chunks.push(this.chunk(index, {}, mapFinishReason(candidate.finishReason, state.toolCalls > 0)));
+    }
+    return chunks;
+  }
+
+  private state(index: number): { state: CandidateState; first: boolean } {
+    const existing = this.candidates.get(index);
+    if (existing !== undefined) return { state: existing, first: false };
+    const state: CandidateState = { toolCalls: 0, text: '', finished: false };
+    this.candidates.set(index, state);
+    return { state, first: true };
+  }
+
+  private base(): Pick<UpstreamChatChunk, 'id' | 'object' | 'created' | 'model'> {
+    return {
+      id: this.id ?? `chatcmpl-gemini-${this.context.newId()}`,
+      object: 'chat.completion.chunk',
+      created: this.context.created,
+      model: this.model ?? this.context.model,
+    };
+  }
+
+  private chunk(index: number, delta: Delta, finishReason: string | null, logprobs?: OpenAiLogprobs | null): UpstreamChatChunk {
+    const choice: ChunkChoice = { index, delta, finish_reason: finishReason };
+    if (logprobs) choice.logprobs = logprobs;
+    return { ...this.base(), choices: [choice] };
+  }
+}

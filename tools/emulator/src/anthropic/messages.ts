@@ -1,0 +1,508 @@
+// POST /v1/messages (Anthropic Messages API): deterministic replies, JSON or SSE stream.
+//
+// Reply, by the first rule that applies:
+//   1. the last message is a user turn with `tool_result` blocks → a text block
+//      "Tool said: <text of the tool results, joined by a space>";
+//   2. `tools` are given, `tool_choice` is not `none`, and either it forces a tool (`any`,
+//      `tool`) or the last user text contains the word "weather" → one `tool_use` block
+//      for the forced tool, else the first tool, with `input: {"location": "Paris"}`, and
+//      stop_reason "tool_use";
+//   3. otherwise the OpenAI chat rule: "Hello from the emulator. You said: <last user text>".
+// Whitespace is normalised to single spaces, so streamed words reassemble exactly.
+// `thinking: {type: "enabled"}` puts a thinking block first:
+//   {type: "thinking", thinking: "Considering the request.", signature: "emulated"}.
+// `stop_sequences` cut the reply text before the earliest match (stop_reason
+// "stop_sequence"); `max_tokens` (required) truncates the text to that many words minus the
+// thinking words (stop_reason "max_tokens").
+//
+// Token counting (a token is a whitespace-separated word, see util.words):
+//   prompt total  = 2 + words(system) + Σ over messages (words(message text) + 4), where a
+//                   message's text is its text blocks, tool_result contents and
+//                   JSON.stringify(tool_use input), joined by a space (tools are not counted);
+//   cache_creation_input_tokens = words of the system and message blocks up to and including
+//                   the last block carrying `cache_control` (a cached tool adds 0). Every
+//                   request writes the cache, none reads it: cache_read_input_tokens is 0;
+//   input_tokens  = prompt total − cache_creation_input_tokens;
+//   output_tokens = thinking words + reply words returned (a tool_use counts the words of
+//                   its JSON input).
+// Validation mirrors Anthropic's 400s for what the gateway's translation must get right:
+// max_tokens present, temperature within 0–1, no blank text blocks or empty messages,
+// tool_use/tool_result pairing, and the thinking constraints (budget ≥ 1024 and below
+// max_tokens, no temperature other than 1, no forced tool use).
+import type { RequestContext } from '../context';
+import { REPLY_PREFIX } from '../openai/chat';
+import { countWords, isRecord, randomId, words } from '../util';
+
+export const TOOL_REPLY_PREFIX = 'Tool said: ';
+export const THINKING_TEXT = 'Considering the request.';
+export const THINKING_SIGNATURE = 'emulated';
+export const TOOL_INPUT: Readonly<Record<string, string>> = { location: 'Paris' };
+const MIN_THINKING_BUDGET = 1024;
+
+type Block = Record<string, unknown> & { type: string };
+type Role = 'user' | 'assistant';
+type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
+type ToolChoice = { type: 'auto' | 'any' | 'none' } | { type: 'tool'; name: string };
+
+interface Message {
+  role: Role;
+  content: Block[];
+}
+
+interface MessagesRequest {
+  model: string;
+  maxTokens: number;
+  system: Block[];
+  messages: Message[];
+  stopSequences: string[];
+  tools: Array<Record<string, unknown> & { name: string }>;
+  toolChoice: ToolChoice | undefined;
+  thinking: boolean;
+  stream: boolean;
+}
+
+export interface AnthropicUsage {
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  output_tokens: number;
+  service_tier: 'standard';
+}
+
+type OutputBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'text'; text: string; words: string[] }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, string> };
+
+interface Reply {
+  id: string;
+  model: string;
+  blocks: OutputBlock[];
+  stopReason: StopReason;
+  stopSequence: string | null;
+  usage: AnthropicUsage;
+}
+
+export async function createMessage(ctx: RequestContext): Promise<void> {
+  const parsed = parseRequest(ctx.body, true);
+  if (typeof parsed === 'string') {
+    ctx.error(400, parsed);
+    return;
+  }
+  const reply = buildReply(parsed);
+  if (parsed.stream) {
+    await streamReply(ctx, reply);
+    return;
+  }
+  ctx.json(200, {
+    id: reply.id,
+    type: 'message',
+    role: 'assistant',
+    model: reply.model,
+    content: reply.blocks.map(wireBlock),
+    stop_reason: reply.stopReason,
+    stop_sequence: reply.stopSequence,
+    usage: reply.usage,
+  });
+}
+
+/** POST /v1/messages/count_tokens: the prompt total of the rule above. */
+export function countTokens(ctx: RequestContext): void {
+  const parsed = parseRequest(ctx.body, false);
+  if (typeof parsed === 'string') {
+    ctx.error(400, parsed);
+    return;
+  }
+  ctx.json(200, { input_tokens: promptUsage(parsed).total });
+}
+
+// ---- reply --------------------------------------------------------------------------------
+
+function buildReply(request: MessagesRequest): Reply {
+  const blocks: OutputBlock[] = [];
+  let output = 0;
+  if (request.thinking) {
+    blocks.push({ type: 'thinking', thinking: THINKING_TEXT, signature: THINKING_SIGNATURE });
+    output += countWords(THINKING_TEXT);
+  }
+
+  let stopReason: StopReason = 'end_turn';
+  let stopSequence: string | null = null;
+  const last = request.messages[request.messages.length - 1];
+  const toolResults = last.role === 'user' ? last.content.filter((block) => block.type === 'tool_result') : [];
+  const toolName = toolResults.length === 0 ? toolToCall(request) : undefined;
+
+  if (toolName !== undefined) {
+    blocks.push({ type: 'tool_use', id: `toolu_${randomId(24)}`, name: toolName, input: { ...TOOL_INPUT } });
+    output += countWords(JSON.stringify(TOOL_INPUT));
+    stopReason = 'tool_use';
+  } else {
+    let text =
+      toolResults.length > 0
+        ? TOOL_REPLY_PREFIX + toolResults.map((block) => contentText(block.content)).join(' ')
+        : REPLY_PREFIX + lastUserText(request.messages);
+    text = words(text).join(' ');
+    const stop = earliestStop(text, request.stopSequences);
+    if (stop !== undefined) text = text.slice(0, stop.index);
+    let replyWords = words(text);
+    const room = Math.max(0, request.maxTokens - output);
+    if (replyWords.length > room) {
+      replyWords = replyWords.slice(0, room);
+      stopReason = 'max_tokens';
+    } else if (stop !== undefined) {
+      stopReason = 'stop_sequence';
+      stopSequence = stop.sequence;
+    }
+    if (replyWords.length > 0) blocks.push({ type: 'text', text: replyWords.join(' '), words: replyWords });
+    output += replyWords.length;
+  }
+
+  const prompt = promptUsage(request);
+  return {
+    id: `msg_${randomId(24)}`,
+    model: request.model,
+    blocks,
+    stopReason,
+    stopSequence,
+    usage: {
+      input_tokens: prompt.total - prompt.cacheWrite,
+      cache_creation_input_tokens: prompt.cacheWrite,
+      cache_read_input_tokens: 0,
+      cache_creation: {
+        ephemeral_5m_input_tokens: prompt.cacheTtl === '1h' ? 0 : prompt.cacheWrite,
+        ephemeral_1h_input_tokens: prompt.cacheTtl === '1h' ? prompt.cacheWrite : 0,
+      },
+      output_tokens: output,
+      service_tier: 'standard',
+    },
+  };
+}
+
+function toolToCall(request: MessagesRequest): string | undefined {
+  const choice = request.toolChoice;
+  if (request.tools.length === 0 || choice?.type === 'none') return undefined;
+  if (choice?.type === 'tool') return choice.name;
+  if (choice?.type === 'any' || /\bweather\b/i.test(lastUserText(request.messages))) return request.tools[0].name;
+  return undefined;
+}
+
+function earliestStop(text: string, sequences: string[]): { index: number; sequence: string } | undefined {
+  let best: { index: number; sequence: string } | undefined;
+  for (const sequence of sequences) {
+    const index = text.indexOf(sequence);
+    if (index >= 0 && (best === undefined || index < best.index)) best = { index, sequence };
+  }
+  return best;
+}
+
+function wireBlock(block: OutputBlock): Record<string, unknown> {
+  if (block.type === 'text') return { type: 'text', text: block.text };
+  return { ...block };
+}
+
+async function streamReply(ctx: RequestContext, reply: Reply): Promise<void> {
+  const send = (data: Record<string, unknown> & { type: string }): Promise<boolean> => ctx.event(JSON.stringify(data), data.type);
+  if (!ctx.startStream()) return;
+  const { usage } = reply;
+  const started = await send({
+    type: 'message_start',
+    message: {
+      id: reply.id,
+      type: 'message',
+      role: 'assistant',
+      model: reply.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 1 },
+    },
+  });
+  if (!started) return;
+
+  for (let index = 0; index < reply.blocks.length; index++) {
+    const block = reply.blocks[index];
+    const skeleton =
+      block.type === 'thinking'
+        ? { type: 'thinking', thinking: '', signature: '' }
+        : block.type === 'text'
+          ? { type: 'text', text: '' }
+          : { type: 'tool_use', id: block.id, name: block.name, input: {} };
+    if (!(await send({ type: 'content_block_start', index, content_block: skeleton }))) return;
+    if (index === 0 && !(await send({ type: 'ping' }))) return;
+    for (const delta of blockDeltas(block)) {
+      if (!(await send({ type: 'content_block_delta', index, delta }))) return;
+    }
+    if (!(await send({ type: 'content_block_stop', index }))) return;
+  }
+
+  const delta = { stop_reason: reply.stopReason, stop_sequence: reply.stopSequence };
+  const finalUsage = {
+    input_tokens: usage.input_tokens,
+    cache_creation_input_tokens: usage.cache_creation_input_tokens,
+    cache_read_input_tokens: usage.cache_read_input_tokens,
+    output_tokens: usage.output_tokens,
+  };
+  if (!(await send({ type: 'message_delta', delta, usage: finalUsage }))) return;
+  if (!(await send({ type: 'message_stop' }))) return;
+  ctx.endStream();
+}
+
+function blockDeltas(block: OutputBlock): Record<string, unknown>[] {
+  if (block.type === 'thinking') {
+    return [
+      { type: 'thinking_delta', thinking: block.thinking },
+      { type: 'signature_delta', signature: block.signature },
+    ];
+  }
+  if (block.type === 'text') return block.words.map((word, w) => ({ type: 'text_delta', text: w === 0 ? word : ` ${word}` }));
+  const json = JSON.stringify(block.input);
+  const half = Math.floor(json.length / 2);
+  return [
+    { type: 'input_json_delta', partial_json: '' },
+    { type: 'input_json_delta', partial_json: json.slice(0, half) },
+    { type: 'input_json_delta', partial_json: json.slice(half) },
+  ];
+}
+
+// ---- token counting -----------------------------------------------------------------------
+
+interface PromptUsage {
+  total: number;
+  cacheWrite: number;
+  cacheTtl: '5m' | '1h';
+}
+
+function promptUsage(request: MessagesRequest): PromptUsage {
+  let total = 2;
+  let running = 0;
+  let cacheWrite = 0;
+  let cacheTtl: '5m' | '1h' = '5m';
+  const breakpoint = (block: Record<string, unknown>): void => {
+    if (!isRecord(block.cache_control)) return;
+    cacheWrite = running;
+    cacheTtl = block.cache_control.ttl === '1h' ? '1h' : '5m';
+  };
+  for (const tool of request.tools) breakpoint(tool);
+  for (const block of request.system) {
+    const n = countWords(blockText(block));
+    total += n;
+    running += n;
+    breakpoint(block);
+  }
+  for (const message of request.messages) {
+    total += countWords(message.content.map(blockText).join(' ')) + 4;
+    for (const block of message.content) {
+      running += countWords(blockText(block));
+      breakpoint(block);
+    }
+  }
+  return { total, cacheWrite, cacheTtl };
+}
+
+function blockText(block: Block): string {
+  switch (block.type) {
+    case 'text':
+      return typeof block.text === 'string' ? block.text : '';
+    case 'tool_result':
+      return contentText(block.content);
+    case 'tool_use':
+      return JSON.stringify(block.input ?? {});
+    default:
+      return '';
+  }
+}
+
+/** A string, or the text of `{type: 'text'}` blocks joined with a space. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const texts: string[] = [];
+  for (const block of content as unknown[]) {
+    if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') texts.push(block.text);
+  }
+  return texts.join(' ');
+}
+
+function lastUserText(messages: Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role === 'user') {
+      const text = messages[i].content.filter((block) => block.type === 'text').map(blockText);
+      if (text.length > 0) return text.join(' ');
+    }
+  }
+  return '';
+}
+
+// ---- validation ---------------------------------------------------------------------------
+
+/** The request, or the message of a 400 in Anthropic's wording. */
+function parseRequest(body: unknown, needsMaxTokens: boolean): MessagesRequest | string {
+  if (!isRecord(body)) return 'The request body must be a JSON object.';
+  const { model, max_tokens: maxTokens, temperature } = body;
+  if (typeof model !== 'string' || model === '') return 'model: Field required';
+  if (needsMaxTokens && maxTokens === undefined) return 'max_tokens: Field required';
+  if (needsMaxTokens && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
+    return 'max_tokens: Input should be a valid integer greater than or equal to 1';
+  }
+  if (temperature !== undefined && (typeof temperature !== 'number' || temperature < 0 || temperature > 1)) {
+    return 'temperature: Input should be less than or equal to 1';
+  }
+
+  const system = parseSystem(body.system);
+  if (typeof system === 'string') return system;
+  const messages = parseMessages(body.messages);
+  if (typeof messages === 'string') return messages;
+  const pairing = checkToolPairing(messages);
+  if (pairing !== undefined) return pairing;
+
+  let stopSequences: string[] = [];
+  if (body.stop_sequences !== undefined) {
+    if (!Array.isArray(body.stop_sequences) || !body.stop_sequences.every((s: unknown) => typeof s === 'string' && s !== '')) {
+      return 'stop_sequences: Input should be a valid list of non-empty strings';
+    }
+    stopSequences = body.stop_sequences as string[];
+  }
+
+  const tools: MessagesRequest['tools'] = [];
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
+    for (let i = 0; i < body.tools.length; i++) {
+      const tool: unknown = body.tools[i];
+      if (!isRecord(tool) || typeof tool.name !== 'string' || tool.name === '') return `tools.${i}.name: Field required`;
+      if (!isRecord(tool.input_schema)) return `tools.${i}.input_schema: Field required`;
+      tools.push({ ...tool, name: tool.name });
+    }
+  }
+
+  const toolChoice = parseToolChoice(body.tool_choice, tools);
+  if (typeof toolChoice === 'string') return toolChoice;
+
+  let thinking = false;
+  if (body.thinking !== undefined) {
+    const config = body.thinking;
+    if (!isRecord(config) || (config.type !== 'enabled' && config.type !== 'disabled')) return "thinking.type: Input should be 'enabled' or 'disabled'";
+    if (config.type === 'enabled') {
+      const budget = config.budget_tokens;
+      if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < MIN_THINKING_BUDGET) {
+        return `thinking.enabled.budget_tokens: Input should be greater than or equal to ${MIN_THINKING_BUDGET}`;
+      }
+      if (typeof maxTokens === 'number' && budget >= maxTokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
+      if (temperature !== undefined && temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled.';
+      if (toolChoice?.type === 'any' || toolChoice?.type === 'tool') return 'Thinking may not be enabled when tool_choice forces tool use.';
+      thinking = true;
+    }
+  }
+
+  return {
+    model,
+    maxTokens: typeof maxTokens === 'number' ? maxTokens : Number.MAX_SAFE_INTEGER,
+    system,
+    messages,
+    stopSequences,
+    tools,
+    toolChoice,
+    thinking,
+    stream: body.stream === true,
+  };
+}
+
+function parseSystem(system: unknown): Block[] | string {
+  if (system === undefined) return [];
+  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
+  if (!Array.isArray(system)) return 'system: Input should be a valid string or list of text blocks';
+  const blocks: Block[] = [];
+  for (let i = 0; i < system.length; i++) {
+    const block: unknown = system[i];
+    if (!isRecord(block) || block.type !== 'text' || typeof block.text !== 'string') return `system.${i}: Input should be a text block`;
+    if (block.text.trim() === '') return 'system: text content blocks must contain non-whitespace text';
+    blocks.push({ ...block, type: 'text' });
+  }
+  return blocks;
+}
+
+function parseMessages(value: unknown): Message[] | string {
+  if (value === undefined) return 'messages: Field required';
+  if (!Array.isArray(value)) return 'messages: Input should be a valid list';
+  if (value.length === 0) return 'messages: at least one message is required';
+  const messages: Message[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const message: unknown = value[i];
+    if (!isRecord(message)) return `messages.${i}: Input should be a valid dictionary`;
+    if (message.role !== 'user' && message.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    let content: Block[];
+    if (typeof message.content === 'string') {
+      content = [{ type: 'text', text: message.content }];
+    } else if (Array.isArray(message.content)) {
+      content = [];
+      for (let j = 0; j < message.content.length; j++) {
+        const block: unknown = message.content[j];
+        if (!isRecord(block) || typeof block.type !== 'string') return `messages.${i}.content.${j}: Input should be a content block`;
+        content.push({ ...block, type: block.type });
+      }
+    } else {
+      return `messages.${i}.content: Field required`;
+    }
+    const isFinalAssistant = i === value.length - 1 && message.role === 'assistant';
+    if (content.length === 0 && !isFinalAssistant) {
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    }
+    for (const block of content) {
+      if (block.type === 'text' && (typeof block.text !== 'string' || block.text.trim() === '')) {
+        return `messages.${i}: text content blocks must contain non-whitespace text`;
+      }
+    }
+    messages.push({ role: message.role, content });
+  }
+  return messages;
+}
+
+/** Every tool_use needs a tool_result in the next (user) message, and every tool_result a tool_use. */
+function checkToolPairing(messages: Message[]): string | undefined {
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (message.role === 'assistant') {
+      const ids = message.content.filter((block) => block.type === 'tool_use').map((block) => String(block.id));
+      if (ids.length === 0 || i === messages.length - 1) continue;
+      const next = messages[i + 1];
+      const answered = new Set(next.content.filter((block) => block.type === 'tool_result').map((block) => String(block.tool_use_id)));
+      const missing = ids.filter((id) => !answered.has(id));
+      if (missing.length > 0) {
+        return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      }
+      const firstOther = next.content.findIndex((block) => block.type !== 'tool_result');
+      const lastResult = next.content.map((block) => block.type).lastIndexOf('tool_result');
+      if (firstOther >= 0 && firstOther < lastResult) {
+        return `messages.${i + 1}: \`tool_result\` blocks must come first in the message content, before any other blocks.`;
+      }
+    } else {
+      const previous = i > 0 ? messages[i - 1] : undefined;
+      const known = new Set(previous?.role === 'assistant' ? previous.content.filter((b) => b.type === 'tool_use').map((b) => String(b.id)) : []);
+      for (let j = 0; j < message.content.length; j++) {
+        const block = message.content[j];
+        if (block.type === 'tool_result' && !known.has(String(block.tool_use_id))) {
+          return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+function parseToolChoice(value: unknown, tools: MessagesRequest['tools']): ToolChoice | undefined | string {
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) return 'tool_choice: Input should be an object';
+  switch (value.type) {
+    case 'auto':
+    case 'any':
+    case 'none':
+      return { type: value.type };
+    case 'tool':
+      if (typeof value.name !== 'string' || !tools.some((tool) => tool.name === value.name)) {
+        return `tool_choice.name: Tool '${String(value.name)}' not found in tools`;
+      }
+      return { type: 'tool', name: value.name };
+    default:
+      return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'";
+  }
+}

@@ -1,0 +1,130 @@
+// Per-request failure and pacing controls carried in the upstream MODEL NAME, for
+// callers that cannot set the x-emulator-* control headers (a gateway does not forward
+// client headers upstream). Suffixes follow the model name, in any order and combinable:
+//
+//   <name>@status=<code>        answer with that HTTP status (400-599; other values ignored)
+//   <name>@delay=<ms>           wait ms (max 60000) before responding / before the first stream event
+//   <name>@chunk-delay=<ms>     streams: wait ms (max 60000) between events
+//   <name>@fail-after=<n>       streams: destroy the connection abruptly after n content events
+//   <name>@no-usage             report no token usage (formats that support it; OpenAI chat and embeddings)
+//
+// e.g. `gpt-4o-mini@status=500@delay=10`. Only trailing suffixes with one of these keys
+// are controls, so names that contain `@` themselves (Vertex's `claude-3-5-sonnet@20240620`)
+// are left alone. A suffix with a known key but an invalid value is still stripped, and
+// ignored (like an invalid control header).
+//
+// The router (emulator.ts) reads the model from the JSON body field `model` (OpenAI,
+// Anthropic, ...) and from the path segments after `/models/` (Gemini
+// `/v1beta/models/{model}:generateContent`; the `:method` tail is kept) or after
+// `/deployments/` (Azure `/openai/deployments/{deployment}/...`); `@` and `=` may be
+// percent-encoded there (`%40`, `%3D`). Handlers see the name
+// without the suffixes (so responses report it), while `RunningEmulator.requests`
+// records the request exactly as received.
+import { isRecord } from './util';
+
+export const MAX_CONTROL_DELAY_MS = 60_000;
+
+export interface ModelControls {
+  /** The model name without the control suffixes. */
+  model: string;
+  status?: number;
+  delayMs?: number;
+  chunkDelayMs?: number;
+  failAfter?: number;
+  noUsage?: boolean;
+}
+
+/** The controls of one request (from its model name); the router merges the control headers in. */
+export type RequestControls = Omit<ModelControls, 'model'>;
+
+const SUFFIX = /@(status|delay|chunk-delay|fail-after)=([^@]*)$|@no-usage$/;
+const DIGITS = /^\d{1,15}$/;
+
+/** Splits the control suffixes off a model name: `parseModelControls('m@status=500')` → `{model: 'm', status: 500}`. */
+export function parseModelControls(model: string): ModelControls {
+  const result: ModelControls = { model };
+  if (!model.includes('@')) return result;
+  let rest = model;
+  for (let found = SUFFIX.exec(rest); found !== null; found = SUFFIX.exec(rest)) {
+    rest = rest.slice(0, found.index);
+    // Parsed right to left: when a key repeats, the rightmost occurrence wins.
+    const key = found[1];
+    const value = found[2];
+    if (key === undefined) {
+      result.noUsage = true;
+      continue;
+    }
+    if (!DIGITS.test(value)) continue;
+    const number = Number(value);
+    switch (key) {
+      case 'status':
+        if (result.status === undefined && number >= 400 && number <= 599) result.status = number;
+        break;
+      case 'delay':
+        result.delayMs ??= Math.min(number, MAX_CONTROL_DELAY_MS);
+        break;
+      case 'chunk-delay':
+        result.chunkDelayMs ??= Math.min(number, MAX_CONTROL_DELAY_MS);
+        break;
+      case 'fail-after':
+        result.failAfter ??= number;
+        break;
+    }
+  }
+  result.model = rest;
+  return result;
+}
+
+export interface ControlledRequest {
+  /** The path with the control suffixes removed from its model/deployment segment. */
+  path: string;
+  /** The parsed body, with `model` stripped of its control suffixes (a shallow copy if changed). */
+  body: unknown;
+  controls: RequestControls;
+}
+
+/** Model names follow `/models/` (Gemini, Vertex, OpenAI's retrieve-model) or `/deployments/` (Azure). */
+const MODEL_MARKER = /\/(?:models|deployments)\//;
+const ENCODED_AT = /%40/i;
+
+/**
+ * The model-name controls of a request, from its body `model` and from its path; a
+ * control present in both is taken from the path. Cheap when there are none (no `@`).
+ */
+export function requestControls(path: string, body: unknown): ControlledRequest {
+  let controls: RequestControls = {};
+  let strippedBody = body;
+  if (isRecord(body) && typeof body.model === 'string' && body.model.includes('@')) {
+    const { model, ...found } = parseModelControls(body.model);
+    if (model !== body.model) {
+      strippedBody = { ...body, model };
+      controls = found;
+    }
+  }
+
+  let strippedPath = path;
+  const marker = path.includes('@') || ENCODED_AT.test(path) ? MODEL_MARKER.exec(path) : null;
+  if (marker !== null) {
+    // Every segment after the marker: Azure deployment names may contain (unencoded) slashes.
+    const start = marker.index + marker[0].length;
+    const segments = path.slice(start).split('/');
+    let changed = false;
+    for (let i = 0; i < segments.length; i++) {
+      // Clients may percent-encode the control characters; decode just those.
+      const raw = segments[i].replace(/%40/gi, '@').replace(/%3D/gi, '=');
+      if (!raw.includes('@')) continue;
+      // Gemini: `{model}:{method}`; the method follows the controls. A colon before the
+      // last `@` belongs to the name (OpenAI fine-tuned ids: `ft:gpt-4o-mini:org::id`).
+      const colon = raw.lastIndexOf(':');
+      const tail = colon > raw.lastIndexOf('@') ? raw.slice(colon) : '';
+      const name = raw.slice(0, raw.length - tail.length);
+      const { model, ...found } = parseModelControls(name);
+      if (model === name) continue;
+      segments[i] = model + tail;
+      controls = { ...controls, ...found };
+      changed = true;
+    }
+    if (changed) strippedPath = path.slice(0, start) + segments.join('/');
+  }
+  return { path: strippedPath, body: strippedBody, controls };
+}
