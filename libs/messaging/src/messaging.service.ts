@@ -46,6 +46,14 @@ export class MessagingService implements OnApplicationShutdown {
     await this.queue(queue).add(name, data, options);
   }
 
+  /** Adds many jobs in one round trip (ids make retried adds no-ops, as with `enqueue`). */
+  async enqueueMany<Q extends QueueName, N extends JobName<Q>>(
+    queue: Q,
+    jobs: Array<{ name: N; data: JobData<Q, N>; options?: JobsOptions }>,
+  ): Promise<void> {
+    await this.queue(queue).addBulk(jobs.map((job) => ({ name: job.name, data: job.data, opts: job.options })));
+  }
+
   /** Request/reply over a queue: adds a job and waits for the worker's return value. */
   async request<Q extends QueueName, N extends JobName<Q>>(
     queue: Q,

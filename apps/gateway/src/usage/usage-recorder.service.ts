@@ -12,17 +12,24 @@ const USAGE_JOB_OPTIONS: JobsOptions = {
   removeOnFail: false,
 };
 
+/** Events are sent in batches: one queue round trip per interval instead of one per request. */
+const FLUSH_INTERVAL_MS = 10;
+const MAX_BATCH = 500;
 const RETRY_DELAYS_MS = [200, 500, 1_000, 2_000, 5_000];
 const SHUTDOWN_FLUSH_MS = 10_000;
 
 /**
- * Emits one usage event per billable request. When the queue is unreachable the event
- * stays in memory and is re-sent until it is accepted; shutdown waits for the backlog.
+ * Emits one usage event per billable request, off the request path: events are buffered
+ * and sent together every few milliseconds. When the queue is unreachable they stay in
+ * memory and are re-sent until accepted; shutdown waits for the backlog.
  */
 @Injectable()
 export class UsageRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger(UsageRecorder.name);
-  private readonly pending = new Set<Promise<void>>();
+  private buffer: UsageEvent[] = [];
+  private timer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+  private failures = 0;
 
   constructor(
     private readonly messaging: MessagingService,
@@ -31,30 +38,47 @@ export class UsageRecorder implements BeforeApplicationShutdown {
 
   record(event: UsageEvent): void {
     this.keys.spend(event.accountId, BigInt(event.creditsMicro));
-    const sending = this.send(event).finally(() => this.pending.delete(sending));
-    this.pending.add(sending);
+    this.buffer.push(event);
+    if (this.buffer.length >= MAX_BATCH) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
   }
 
   /** Runs before the queue connections close, so buffered events still get out. */
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.pending.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), SHUTDOWN_FLUSH_MS)));
-    const outcome = await Promise.race([Promise.allSettled([...this.pending]), deadline]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') this.logger.error(`${this.pending.size} usage event(s) could not be queued before shutdown`);
+    const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
+    while ((this.buffer.length > 0 || this.flushing) && Date.now() < deadline) {
+      await this.flush();
+      if (this.buffer.length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (this.buffer.length > 0) this.logger.error(`${this.buffer.length} usage event(s) could not be queued before shutdown`);
   }
 
-  private async send(event: UsageEvent): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.messaging.enqueue(QueueName.Usage, 'usage.record', event, { ...USAGE_JOB_OPTIONS, jobId: event.requestId });
-        return;
-      } catch (error) {
-        const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)];
-        this.logger.warn(`usage of ${event.requestId} not queued yet (${error instanceof Error ? error.message : String(error)}); retrying in ${delay} ms`);
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
-    }
+  /** Sends what is buffered; one batch at a time, failed batches go back to the front. */
+  private flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.flushing || this.buffer.length === 0) return this.flushing ?? Promise.resolve();
+    const batch = this.buffer.splice(0, MAX_BATCH);
+    this.flushing = this.messaging
+      .enqueueMany(
+        QueueName.Usage,
+        batch.map((event) => ({ name: 'usage.record' as const, data: event, options: { ...USAGE_JOB_OPTIONS, jobId: event.requestId } })),
+      )
+      .then(
+        () => {
+          this.failures = 0;
+        },
+        (error: unknown) => {
+          this.buffer.unshift(...batch);
+          const delay = RETRY_DELAYS_MS[Math.min(this.failures++, RETRY_DELAYS_MS.length - 1)];
+          this.logger.warn(`${batch.length} usage event(s) not queued yet (${error instanceof Error ? error.message : String(error)}); retrying in ${delay} ms`);
+          return new Promise<void>((resolve) => setTimeout(resolve, delay));
+        },
+      )
+      .finally(() => {
+        this.flushing = undefined;
+        if (this.buffer.length > 0) this.timer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
+      });
+    return this.flushing;
   }
 }
