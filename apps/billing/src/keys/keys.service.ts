@@ -46,9 +46,9 @@ export class KeysService {
 
   /** The account behind a key hash, or null for unknown and revoked keys. */
   async resolve(keyHash: string): Promise<ResolvedKey | null> {
-    const rows: Array<{ key_id: string; account_id: string; plan: 'free' | 'paid'; balance_micro: string; balance_version: string }> =
+    const rows: Array<{ key_id: string; account_id: string; plan: 'free' | 'paid'; status: 'active' | 'suspended'; balance_micro: string; balance_version: string }> =
       await this.dataSource.query(
-        `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.balance_micro, a.balance_version
+        `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.status, a.balance_micro, a.balance_version
            FROM "billing"."api_keys" k JOIN "billing"."accounts" a ON a.id = k.account_id
           WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
         [keyHash],
@@ -59,6 +59,9 @@ export class KeysService {
       keyId: row.key_id,
       accountId: row.account_id,
       plan: row.plan,
+      status: row.status,
+      // Per-account limit overrides arrive with the account settings API; defaults apply until then.
+      limits: {},
       balanceMicro: row.balance_micro,
       balanceVersion: Number(row.balance_version),
     };
