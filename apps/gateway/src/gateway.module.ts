@@ -6,6 +6,7 @@ import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service
 import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
 import { ModelsController } from './models/models.controller';
+import { RateLimitInterceptor } from './limits/rate-limit.interceptor';
 import { UsageRecorder } from './usage/usage-recorder.service';
 
 @Module({})
@@ -21,6 +22,7 @@ export class GatewayModule {
         GatewayKeyAuthenticator,
         { provide: ApiKeyAuthenticator, useExisting: GatewayKeyAuthenticator },
         UsageRecorder,
+        RateLimitInterceptor,
         ChatService,
         {
           provide: READINESS_CHECKS,

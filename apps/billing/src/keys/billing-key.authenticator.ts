@@ -12,6 +12,13 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator {
   async authenticate(presentedKey: string): Promise<AuthenticatedKey | null> {
     const resolved = await this.keys.resolve(hashApiKey(presentedKey));
     if (!resolved) return null;
-    return { keyId: resolved.keyId, accountId: resolved.accountId, plan: resolved.plan, balanceMicro: BigInt(resolved.balanceMicro) };
+    return {
+      keyId: resolved.keyId,
+      accountId: resolved.accountId,
+      plan: resolved.plan,
+      status: resolved.status,
+      limits: resolved.limits,
+      balanceMicro: BigInt(resolved.balanceMicro),
+    };
   }
 }

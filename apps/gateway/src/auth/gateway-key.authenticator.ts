@@ -7,6 +7,8 @@ interface CachedKey {
   keyId: string;
   accountId: string;
   plan: 'free' | 'paid';
+  status: 'active' | 'suspended';
+  limits: AuthenticatedKey['limits'];
   expiresAt: number;
 }
 
@@ -42,6 +44,10 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       this.unknown.set(keyHash, Date.now() + NEGATIVE_TTL_MS);
     });
     await this.messaging.subscribe('billing.keys.created', ({ keyHash }) => void this.unknown.delete(keyHash));
+    // Plan, status or limits changed: forget the account's keys so the next request asks billing.
+    await this.messaging.subscribe('billing.account.changed', ({ accountId }) => {
+      for (const [hash, key] of this.keys) if (key.accountId === accountId) this.keys.delete(hash);
+    });
     await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion }) =>
       this.observeBalance(accountId, BigInt(balanceMicro), balanceVersion),
     );
@@ -71,6 +77,8 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       keyId: resolved.keyId,
       accountId: resolved.accountId,
       plan: resolved.plan,
+      status: resolved.status,
+      limits: resolved.limits,
       expiresAt: now + this.settings.env.KEY_CACHE_TTL_MS,
     };
     this.keys.set(keyHash, entry);
@@ -91,7 +99,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
 
   private withBalance(key: CachedKey): AuthenticatedKey {
     const balance = this.balances.get(key.accountId);
-    return { keyId: key.keyId, accountId: key.accountId, plan: key.plan, balanceMicro: balance?.balanceMicro ?? 0n };
+    return { keyId: key.keyId, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balanceMicro: balance?.balanceMicro ?? 0n };
   }
 
   /** Concurrent misses for one key share a single look-up. */

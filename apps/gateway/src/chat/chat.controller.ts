@@ -1,13 +1,15 @@
-import { Body, Controller, HttpStatus, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpStatus, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ChatCompletionDto, ChatCompletionRequestDto, ErrorBodyDto, ErrorMessages } from '@igw/contracts';
 import { GatewayException, PathId, RequireApiKey } from '@igw/platform';
 import type { Request, Response } from 'express';
+import { RateLimitInterceptor } from '../limits/rate-limit.interceptor';
 import { respondToChat } from './chat-responder';
 import { ChatService } from './chat.service';
 import { AzureChatCompletionRequestDto } from './dto/azure-chat-request.dto';
 
 @ApiTags('chat')
+@UseInterceptors(RateLimitInterceptor)
 @Controller()
 export class ChatController {
   constructor(private readonly chat: ChatService) {}

@@ -24,7 +24,10 @@ export const ErrorMessages = {
   invalidApiKey: 'Unauthorized: a valid API key is required. Send it as "Authorization: Bearer <API_KEY>".',
   creditsExhausted:
     'Forbidden: this API key has no credits left. Top up your balance or update your payment method to continue.',
+  accountSuspended: 'Forbidden: this account is suspended. Contact the administrator, or top up and update the payment method to have it reactivated.',
   tooManyRequests: 'Too Many Requests',
+  freeTierExhausted: (limit: number) =>
+    `Too Many Requests: the free plan's limit of ${limit} requests for this hour is used up. Upgrade to a paid plan to continue, or retry next hour.`,
   notFound: 'Not Found',
   internal: 'Internal Server Error',
 } as const;

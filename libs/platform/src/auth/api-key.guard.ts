@@ -31,6 +31,9 @@ export class ApiKeyGuard implements CanActivate {
     const presented = presentedKey(request, requirements.apiKeyHeader ?? false);
     const auth = presented ? await this.authenticator.authenticate(presented) : null;
     if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
+    if (requirements.credits && auth.status === 'suspended') {
+      throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.accountSuspended);
+    }
     if (requirements.credits && auth.balanceMicro <= 0n) {
       throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.creditsExhausted);
     }

@@ -33,6 +33,12 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(100) RPC_TIMEOUT_MS: number = 5_000;
   @Transform(toNumber) @IsInt() @Min(1_000) KEY_CACHE_TTL_MS: number = 60_000;
   @Transform(toNumber) @IsInt() @Min(1_000) UPSTREAM_TIMEOUT_MS: number = 120_000;
+  /** Requests per minute per API key, unless the account overrides it. */
+  @Transform(toNumber) @IsInt() @Min(1) RATE_LIMIT_RPM: number = 600;
+  /** Requests in flight at once per API key, unless the account overrides it. */
+  @Transform(toNumber) @IsInt() @Min(1) RATE_LIMIT_CONCURRENCY: number = 20;
+  /** Requests per hour for an account on the free plan. */
+  @Transform(toNumber) @IsInt() @Min(1) FREE_TIER_HOURLY_LIMIT: number = 100;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
   @IsOptional() @Transform(emptyToUndefined) @IsString() CATALOGUE_FILE?: string;
 }

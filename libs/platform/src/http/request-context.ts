@@ -8,6 +8,9 @@ export interface AuthenticatedKey {
   keyId: string;
   accountId: string;
   plan: 'free' | 'paid';
+  status: 'active' | 'suspended';
+  /** Account overrides of the per-key limits. */
+  limits: { requestsPerMinute?: number; concurrentRequests?: number };
   /** Credits left in micro-credits when the request started. */
   balanceMicro: bigint;
 }

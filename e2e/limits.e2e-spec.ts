@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { call, eventually, expectErrorBody } from './support/http';
+import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
+import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
+import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
+
+const CATALOGUE_FILE = path.join(__dirname, 'fixtures/chat-catalogue.yaml');
+const ask = (model = 'mini') => ({ model, messages: [{ role: 'user', content: 'hello' }] });
+
+describe('request limits', () => {
+  let emulator: RunningEmulator;
+  let harness: StandaloneHarness;
+
+  beforeAll(async () => {
+    emulator = await startEmulator();
+    harness = await startStandaloneHarness({
+      CATALOGUE_FILE,
+      OPENAI_API_KEY: 'k',
+      OPENAI_BASE_URL: `${emulator.url}/v1`,
+      RATE_LIMIT_RPM: '5',
+      RATE_LIMIT_CONCURRENCY: '1',
+      FREE_TIER_HOURLY_LIMIT: '3',
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await harness?.stop();
+    await emulator?.close();
+  });
+
+  const chat = (key: string, model?: string) => call(`${harness.gateway}/v1/chat/completions`, { token: key, body: ask(model) });
+
+  it('allows the per-minute limit of a key and answers 429 Too Many Requests with retry-after beyond it', async () => {
+    const { key } = await harness.paidKey(100);
+    for (let i = 0; i < 5; i++) expect((await chat(key)).status).toBe(200);
+    const refused = await chat(key);
+    expectErrorBody(refused, 429, '/v1/chat/completions', /^Too Many Requests$/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Another key has its own limit.
+    expect((await chat((await harness.paidKey(100)).key)).status).toBe(200);
+  });
+
+  it('limits the requests a key has in flight at once', async () => {
+    const { key } = await harness.paidKey(100);
+    const [first, second] = await Promise.all([chat(key, 'test/unhurried'), new Promise((resolve) => setTimeout(resolve, 200)).then(() => chat(key, 'test/unhurried'))]);
+    expect(first.status).toBe(200);
+    expectErrorBody(second, 429, '/v1/chat/completions', /^Too Many Requests$/);
+    expect(second.headers.get('retry-after')).toBe('1');
+    expect((await chat(key)).status).toBe(200);
+  });
+
+  it('holds a free account to its hourly limit and says a paid plan is needed', async () => {
+    const account = await call<{ id: string }>(`${harness.billing}/admin/v1/accounts`, { token: harness.adminToken, body: { credits: 100, plan: 'free' } });
+    const keyOf = async () => (await call<{ key: string }>(`${harness.billing}/admin/v1/accounts/${account.body.id}/keys`, { token: harness.adminToken, body: {} })).body.key;
+    const [a, b] = [await keyOf(), await keyOf()];
+    expect((await chat(a)).status).toBe(200);
+    expect((await chat(b)).status).toBe(200);
+    expect((await chat(a)).status).toBe(200);
+    const refused = await chat(b);
+    expectErrorBody(refused, 429, '/v1/chat/completions', /free plan.*this hour.*paid plan/i);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+/** The limits hold across replicas: two gateway processes count in one Redis. */
+const describeWithRedis = process.env.REDIS_URL ? describe : describe.skip;
+describeWithRedis('request limits shared by two gateway replicas (Redis)', () => {
+  const ADMIN_TOKEN = 'limits-admin-token-0123456789';
+  let database: ScratchDatabase;
+  let emulator: RunningEmulator;
+  const services: ServiceProcess[] = [];
+  let queueEnv: NodeJS.ProcessEnv;
+  let gateways: string[];
+  let billing: string;
+
+  const start = async (name: string, port: number, extra: NodeJS.ProcessEnv) => {
+    const service = startService(`apps/${name}/src/main.js`, childEnvironment({ ...queueEnv, ADMIN_TOKEN, ...extra }));
+    services.push(service);
+    await eventually(async () => (await call(`http://127.0.0.1:${port}/healthz`).catch(() => ({ status: 0 }))).status === 200, 60_000, 100);
+    return `http://127.0.0.1:${port}`;
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    emulator = await startEmulator();
+    queueEnv = { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: uniqueQueuePrefix() };
+    const [cataloguePort, billingPort, a, b] = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
+    await start('catalogue', cataloguePort, { DATABASE_URL: database.url, CATALOGUE_PORT: String(cataloguePort), CATALOGUE_FILE });
+    billing = await start('billing', billingPort, { DATABASE_URL: database.url, BILLING_PORT: String(billingPort) });
+    const gatewayEnv = { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1`, RATE_LIMIT_RPM: '4' };
+    gateways = [await start('gateway', a, { ...gatewayEnv, PORT: String(a) }), await start('gateway', b, { ...gatewayEnv, PORT: String(b) })];
+    for (const gateway of gateways) await eventually(async () => (await call(`${gateway}/readyz`)).status === 200, 20_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const service of services.reverse()) await service.stop();
+    await emulator?.close();
+    await dropQueueData({ url: queueEnv?.REDIS_URL, prefix: queueEnv?.QUEUE_PREFIX });
+    await database?.drop();
+  });
+
+  it('refuses the fifth request of a minute whichever replica it reaches', async () => {
+    const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 100, plan: 'paid' } });
+    const key = (await call<{ key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} })).body.key;
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await call(`${gateways[i % 2]}/v1/chat/completions`, { token: key, body: ask() })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+  });
+});
