@@ -12,7 +12,7 @@ export function startBilling(settings: ServiceSettings & { databaseUrl: string; 
     logLevel: settings.env.LOG_LEVEL,
     swagger: {
       title: 'Inference gateway: billing',
-      description: 'Balance of an API key (billing_url) and the admin API for accounts, keys and credits.',
+      description: 'Balance of an API key (billing_url) and the admin API for accounts, keys, credits, usage and reconciliation.',
     },
   });
 }

@@ -10,8 +10,11 @@ import { BillingWorkers } from './billing.workers';
 import { AdminKeysController } from './keys/admin-keys.controller';
 import { BillingKeyAuthenticator } from './keys/billing-key.authenticator';
 import { KeysService } from './keys/keys.service';
+import { AdminReconciliationController } from './ledger/admin-reconciliation.controller';
 import { LedgerService } from './ledger/ledger.service';
 import { billingPersistence } from './persistence/billing.persistence';
+import { AdminUsageController } from './usage/admin-usage.controller';
+import { UsageService } from './usage/usage.service';
 
 @Module({})
 export class BillingModule {
@@ -22,13 +25,14 @@ export class BillingModule {
         PersistenceModule.forService(settings.databaseUrl, billingPersistence),
         MessagingModule.forRoot({ serviceName: 'billing', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS }),
       ],
-      controllers: [HealthController, BalanceController, AdminAccountsController, AdminKeysController],
+      controllers: [HealthController, BalanceController, AdminAccountsController, AdminUsageController, AdminKeysController, AdminReconciliationController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },
         AccountsService,
         KeysService,
         LedgerService,
+        UsageService,
         BillingWorkers,
         { provide: ApiKeyAuthenticator, useClass: BillingKeyAuthenticator },
         {

@@ -30,6 +30,33 @@ const account = {
   createdAt: CREATED,
   updatedAt: CREATED,
 };
+const usagePage = {
+  object: 'list',
+  data: [
+    {
+      id: '42',
+      kind: 'usage',
+      requestId: 'req-9',
+      keyId: KEY,
+      model: 'openai/gpt-4o-mini',
+      endpoint: 'chat.completions',
+      units: { input_tokens: 10, output_tokens: 20 },
+      credits: -27,
+      usd: '-0.0000135',
+      catalogueRevision: 1,
+      prices: [{ unit: 'input_tokens', price: 0.15, per: 1_000_000 }],
+      reason: null,
+      occurredAt: CREATED,
+      recordedAt: CREATED,
+    },
+  ],
+  nextCursor: 'WyIyMDI1LTAxLTAxVDAwOjAwOjAwLjAwMDAwMFoiLCI0MiJd',
+};
+const usageSummary = {
+  object: 'list',
+  data: [{ day: '2025-01-01', model: 'openai/gpt-4o-mini', requests: 1, credits: 27, usd: '0.0000135', units: { input_tokens: 10, output_tokens: 20 } }],
+  totals: { requests: 1, credits: 27, usd: '0.0000135' },
+};
 const notFound = {
   message: 'Account not found',
   path: `/admin/v1/accounts/${MISSING}`,
@@ -74,6 +101,9 @@ beforeAll(async () => {
       }
       if (route === `POST /admin/v1/accounts/${ACCOUNT}/credits`) return send(200, { balance: 995 });
       if (route === `DELETE /admin/v1/keys/${KEY}`) return send(204);
+      if (route === `PATCH /admin/v1/accounts/${ACCOUNT}`) return send(200, { ...account, ...(JSON.parse(recorded.rawBody) as object) });
+      if (recorded.method === 'GET' && recorded.path.startsWith(`/admin/v1/accounts/${ACCOUNT}/usage/summary`)) return send(200, usageSummary);
+      if (recorded.method === 'GET' && recorded.path.startsWith(`/admin/v1/accounts/${ACCOUNT}/usage`)) return send(200, usagePage);
       return send(404, { ...notFound, path: recorded.path });
     });
   });
@@ -160,6 +190,35 @@ describe('runCli against a recording admin API', () => {
     expect(result).toEqual({ code: 0, stdout: `{\n  "revoked": "${KEY}"\n}\n`, stderr: '' });
   });
 
+  it('accounts update: PATCHes the settings, null for "none", and prints the account', async () => {
+    const result = await cli(['accounts', 'update', ACCOUNT, '--status', 'suspended', '--rpm', '60', '--concurrency', 'none']);
+    const request = only();
+    expect([request.method, request.path]).toEqual(['PATCH', `/admin/v1/accounts/${ACCOUNT}`]);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.rawBody).toBe('{"status":"suspended","requestsPerMinute":60,"concurrentRequests":null}');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ ...account, status: 'suspended', requestsPerMinute: 60, concurrentRequests: null });
+  });
+
+  it('usage list: GETs with the filters in the query string and prints the page', async () => {
+    const result = await cli(['usage', 'list', ACCOUNT, '--model', 'openai/gpt-4o-mini', '--from', '2025-01-01', '--limit', '10']);
+    const request = only();
+    expect([request.method, request.path, request.rawBody]).toEqual([
+      'GET',
+      `/admin/v1/accounts/${ACCOUNT}/usage?from=2025-01-01&model=openai%2Fgpt-4o-mini&limit=10`,
+      '',
+    ]);
+    expect(result).toEqual({ code: 0, stdout: `${JSON.stringify(usagePage, null, 2)}\n`, stderr: '' });
+  });
+
+  it('usage summary: GETs the summary for the window and prints it', async () => {
+    const result = await cli(['usage', 'summary', ACCOUNT, '--from', '2025-01-01', '--to', '2025-02-01']);
+    const request = only();
+    expect([request.method, request.path]).toEqual(['GET', `/admin/v1/accounts/${ACCOUNT}/usage/summary?from=2025-01-01&to=2025-02-01`]);
+    expect(JSON.parse(result.stdout)).toEqual(usageSummary);
+    expect(result.code).toBe(0);
+  });
+
   it('prints the error body to stderr and exits 1 on an HTTP error', async () => {
     const result = await cli(['accounts', 'get', MISSING]);
     expect(only().path).toBe(`/admin/v1/accounts/${MISSING}`);
@@ -217,6 +276,9 @@ describe('runCli against a recording admin API', () => {
     const result = await cli(['--help'], {});
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('credits add <accountId> <credits>');
+    expect(result.stdout).toContain('accounts update <accountId>');
+    expect(result.stdout).toContain('usage list <accountId>');
+    expect(result.stdout).toContain('usage summary <accountId>');
     expect(result.stderr).toBe('');
   });
 

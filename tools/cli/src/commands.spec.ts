@@ -141,6 +141,104 @@ describe('parseCommand', () => {
     });
   });
 
+  describe('accounts update', () => {
+    it('PATCHes only the settings given, with the API field names', () => {
+      expect(requestOf(['accounts', 'update', ACCOUNT, '--plan', 'paid'])).toEqual({
+        method: 'PATCH',
+        path: `/admin/v1/accounts/${ACCOUNT}`,
+        body: { plan: 'paid' },
+      });
+      const argv = ['accounts', 'update', ACCOUNT, '--name', 'Acme', '--status', 'suspended', '--auto-debit', 'enabled'];
+      argv.push('--low-balance-threshold', '12.5', '--rpm', '120', '--concurrency', '4');
+      expect(requestOf(argv).body).toEqual({
+        name: 'Acme',
+        status: 'suspended',
+        autoDebitStatus: 'enabled',
+        lowBalanceThreshold: 12.5,
+        requestsPerMinute: 120,
+        concurrentRequests: 4,
+      });
+    });
+
+    it('sends null for a limit of "none", to remove the override', () => {
+      const request = requestOf(['accounts', 'update', ACCOUNT, '--rpm', 'none', '--concurrency=None']);
+      expect(request.body).toStrictEqual({ requestsPerMinute: null, concurrentRequests: null });
+      expect(JSON.stringify(request.body)).toBe('{"requestsPerMinute":null,"concurrentRequests":null}');
+    });
+
+    it('takes a zero threshold', () => {
+      expect(requestOf(['accounts', 'update', ACCOUNT, '--low-balance-threshold', '0']).body).toStrictEqual({ lowBalanceThreshold: 0 });
+    });
+
+    it.each([
+      [['--plan', 'gold'], '--plan must be "free" or "paid", got "gold"'],
+      [['--status', 'paused'], '--status must be "active" or "suspended", got "paused"'],
+      [['--auto-debit', 'on'], '--auto-debit must be "enabled" or "disabled", got "on"'],
+      [['--low-balance-threshold', 'lots'], '--low-balance-threshold must be a number, got "lots"'],
+      [['--rpm', '0'], '--rpm must be a whole number of at least 1 or "none", got "0"'],
+      [['--rpm', '1.5'], '--rpm must be a whole number of at least 1 or "none", got "1.5"'],
+      [['--rpm', '-5'], '--rpm must be a whole number of at least 1 or "none", got "-5"'],
+      [['--concurrency', 'unlimited'], '--concurrency must be a whole number of at least 1 or "none", got "unlimited"'],
+      [['--credits', '5'], '--credits is not an option of "accounts update"'],
+    ])('rejects %j', (options, message) => {
+      expect(usageErrorOf(['accounts', 'update', ACCOUNT, ...options])).toContain(message);
+    });
+
+    it('needs the account and at least one setting', () => {
+      expect(usageErrorOf(['accounts', 'update'])).toContain('"accounts update" needs <accountId>');
+      expect(usageErrorOf(['accounts', 'update', ACCOUNT])).toContain('"accounts update" needs at least one of --name, --plan, --status');
+    });
+  });
+
+  describe('usage', () => {
+    it('lists without a query string when no filter is given', () => {
+      expect(requestOf(['usage', 'list', ACCOUNT])).toEqual({ method: 'GET', path: `/admin/v1/accounts/${ACCOUNT}/usage` });
+    });
+
+    it('passes every filter as an encoded query parameter', () => {
+      const argv = ['usage', 'list', ACCOUNT, '--from', '2025-01-01T00:00:00+01:00', '--to', '2025-02-01', '--model', 'openai/gpt-4o-mini'];
+      argv.push('--key', KEY, '--kind', 'usage', '--limit', '50', '--cursor', 'WyIyMDI1Il0');
+      const request = requestOf(argv);
+      expect(request.method).toBe('GET');
+      const url = new URL(request.path, 'http://billing');
+      expect(url.pathname).toBe(`/admin/v1/accounts/${ACCOUNT}/usage`);
+      expect(Object.fromEntries(url.searchParams)).toEqual({
+        from: '2025-01-01T00:00:00+01:00',
+        to: '2025-02-01',
+        model: 'openai/gpt-4o-mini',
+        key: KEY,
+        kind: 'usage',
+        limit: '50',
+        cursor: 'WyIyMDI1Il0',
+      });
+      expect(request.path).toContain('from=2025-01-01T00%3A00%3A00%2B01%3A00');
+      expect(request.body).toBeUndefined();
+    });
+
+    it('summarises with an optional window', () => {
+      expect(requestOf(['usage', 'summary', ACCOUNT])).toEqual({ method: 'GET', path: `/admin/v1/accounts/${ACCOUNT}/usage/summary` });
+      expect(requestOf(['usage', 'summary', ACCOUNT, '--from', '2025-01-01', '--to', '2025-02-01']).path).toBe(
+        `/admin/v1/accounts/${ACCOUNT}/usage/summary?from=2025-01-01&to=2025-02-01`,
+      );
+    });
+
+    it.each([
+      [['usage', 'list', ACCOUNT, '--limit', 'all'], '--limit must be a whole number of at least 1, got "all"'],
+      [['usage', 'list', ACCOUNT, '--limit', '0'], '--limit must be a whole number of at least 1, got "0"'],
+      [['usage', 'list', ACCOUNT, '--kind', 'refund'], '--kind must be "usage" or "credit", got "refund"'],
+      [['usage', 'summary', ACCOUNT, '--model', 'm'], '--model is not an option of "usage summary"'],
+      [['usage', 'list'], '"usage list" needs <accountId>'],
+      [['usage', 'summary'], '"usage summary" needs <accountId>'],
+      [['usage', 'list', ACCOUNT, '--from'], '--from'],
+    ])('rejects %j', (argv, message) => {
+      expect(usageErrorOf(argv)).toContain(message);
+    });
+
+    it('reports an unknown usage command', () => {
+      expect(usageErrorOf(['usage', 'export', ACCOUNT])).toBe('Unknown command "usage export".');
+    });
+  });
+
   describe('help, connection options and errors', () => {
     it.each([[['help']], [['--help']], [['-h']], [['accounts', 'create', '--help']], [['help', 'keys']]])('%j asks for help', (argv) => {
       expect(parseCommand(argv)).toEqual<Command>({ kind: 'help' });

@@ -2,15 +2,16 @@
 // no environment, so every parse rule is unit-tested (commands.spec.ts).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-export type JsonBody = Record<string, string | number>;
+/** A null clears a setting (`accounts update --rpm none`). */
+export type JsonBody = Record<string, string | number | null>;
 
 export interface AdminRequest {
   method: HttpMethod;
-  /** Path below the billing base URL, ids already URL-encoded. */
+  /** Path below the billing base URL, ids already URL-encoded, with any query string. */
   path: string;
-  /** JSON body; POST requests always carry one (possibly `{}`). */
+  /** JSON body; POST and PATCH requests always carry one (possibly `{}`). */
   body?: JsonBody;
   /** Printed instead of a body when the server answers 204 No Content. */
   noContentOutput?: Record<string, string>;
@@ -37,9 +38,18 @@ Admin commands for the inference gateway (they call the admin API on the billing
 Commands:
   accounts create [--name N] [--credits C] [--plan free|paid] [--low-balance-threshold T]
   accounts get <accountId>
+  accounts update <accountId> [--name N] [--plan free|paid] [--status active|suspended]
+                  [--auto-debit enabled|disabled] [--low-balance-threshold T]
+                  [--rpm N|none] [--concurrency N|none]
+                                                "none" removes a limit override (default applies)
   keys create <accountId> [--name N]            the key is shown only in this response
   keys revoke <keyId>
   credits add <accountId> <credits> [--reason R]    credits may be negative (a correction)
+  usage list <accountId> [--from T] [--to T] [--model M] [--key K] [--kind usage|credit]
+             [--limit N] [--cursor C]           newest first; --cursor takes a nextCursor
+  usage summary <accountId> [--from T] [--to T]     usage summed by UTC day and model
+                                                T: ISO 8601, e.g. 2025-01-31 or 2025-01-31T12:00:00Z
+                                                (from inclusive, to exclusive; UTC unless an offset)
   help                                          this text (also --help, -h)
 
 Options for every command:
@@ -54,6 +64,9 @@ Examples:
   npm run cli -- accounts create --name "Acme" --credits 1000 --plan paid
   npm run cli -- keys create <accountId> --name ci
   npm run cli -- credits add <accountId> -250 --reason "refund correction"
+  npm run cli -- accounts update <accountId> --status suspended --rpm 120 --concurrency none
+  npm run cli -- usage list <accountId> --from 2025-01-01 --to 2025-02-01 --model openai/gpt-4o-mini
+  npm run cli -- usage summary <accountId> --from 2025-01-01
 `;
 
 const OPTIONS = {
@@ -65,6 +78,17 @@ const OPTIONS = {
   plan: { type: 'string' },
   'low-balance-threshold': { type: 'string' },
   reason: { type: 'string' },
+  status: { type: 'string' },
+  'auto-debit': { type: 'string' },
+  rpm: { type: 'string' },
+  concurrency: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  model: { type: 'string' },
+  key: { type: 'string' },
+  kind: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type OptionName = keyof typeof OPTIONS;
@@ -126,14 +150,61 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
       if (name !== undefined) body.name = name;
       const credits = stringOption(values, 'credits');
       if (credits !== undefined) body.credits = toNumber('--credits', credits);
-      const plan = stringOption(values, 'plan');
-      if (plan !== undefined) {
-        if (plan !== 'free' && plan !== 'paid') throw new UsageError(`--plan must be "free" or "paid", got "${plan}".`);
-        body.plan = plan;
-      }
+      const plan = choiceOption(values, 'plan', ['free', 'paid']);
+      if (plan !== undefined) body.plan = plan;
       const threshold = stringOption(values, 'low-balance-threshold');
       if (threshold !== undefined) body.lowBalanceThreshold = toNumber('--low-balance-threshold', threshold);
       return { method: 'POST', path: '/admin/v1/accounts', body };
+    }
+    case 'accounts update': {
+      const [accountId] = expectArguments(command, args, ['accountId']);
+      const settings: OptionName[] = ['name', 'plan', 'status', 'auto-debit', 'low-balance-threshold', 'rpm', 'concurrency'];
+      expectOptions(command, values, settings);
+      if (!settings.some((name) => values[name] !== undefined)) {
+        throw new UsageError(`"${command}" needs at least one of ${settings.map((name) => `--${name}`).join(', ')}.`);
+      }
+      const body: JsonBody = {};
+      const name = stringOption(values, 'name');
+      if (name !== undefined) body.name = name;
+      const plan = choiceOption(values, 'plan', ['free', 'paid']);
+      if (plan !== undefined) body.plan = plan;
+      const status = choiceOption(values, 'status', ['active', 'suspended']);
+      if (status !== undefined) body.status = status;
+      const autoDebit = choiceOption(values, 'auto-debit', ['enabled', 'disabled']);
+      if (autoDebit !== undefined) body.autoDebitStatus = autoDebit;
+      const threshold = stringOption(values, 'low-balance-threshold');
+      if (threshold !== undefined) body.lowBalanceThreshold = toNumber('--low-balance-threshold', threshold);
+      const rpm = stringOption(values, 'rpm');
+      if (rpm !== undefined) body.requestsPerMinute = toLimit('--rpm', rpm);
+      const concurrency = stringOption(values, 'concurrency');
+      if (concurrency !== undefined) body.concurrentRequests = toLimit('--concurrency', concurrency);
+      return { method: 'PATCH', path: `/admin/v1/accounts/${segment(accountId)}`, body };
+    }
+    case 'usage list': {
+      const [accountId] = expectArguments(command, args, ['accountId']);
+      expectOptions(command, values, ['from', 'to', 'model', 'key', 'kind', 'limit', 'cursor']);
+      const query = new URLSearchParams();
+      for (const name of ['from', 'to', 'model', 'key'] as const) {
+        const value = stringOption(values, name);
+        if (value !== undefined) query.set(name, value);
+      }
+      const kind = choiceOption(values, 'kind', ['usage', 'credit']);
+      if (kind !== undefined) query.set('kind', kind);
+      const limit = stringOption(values, 'limit');
+      if (limit !== undefined) query.set('limit', String(toPositiveInteger('--limit', limit)));
+      const cursor = stringOption(values, 'cursor');
+      if (cursor !== undefined) query.set('cursor', cursor);
+      return { method: 'GET', path: withQuery(`/admin/v1/accounts/${segment(accountId)}/usage`, query) };
+    }
+    case 'usage summary': {
+      const [accountId] = expectArguments(command, args, ['accountId']);
+      expectOptions(command, values, ['from', 'to']);
+      const query = new URLSearchParams();
+      for (const name of ['from', 'to'] as const) {
+        const value = stringOption(values, name);
+        if (value !== undefined) query.set(name, value);
+      }
+      return { method: 'GET', path: withQuery(`/admin/v1/accounts/${segment(accountId)}/usage/summary`, query) };
     }
     case 'accounts get': {
       const [accountId] = expectArguments(command, args, ['accountId']);
@@ -189,6 +260,37 @@ function stringOption(values: ParsedValues, name: OptionName): string | undefine
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
 }
+
+function choiceOption<T extends string>(values: ParsedValues, name: OptionName, choices: readonly T[]): T | undefined {
+  const value = stringOption(values, name);
+  if (value === undefined) return undefined;
+  if (!(choices as readonly string[]).includes(value)) {
+    throw new UsageError(`--${name} must be ${choices.map((choice) => `"${choice}"`).join(' or ')}, got "${value}".`);
+  }
+  return value as T;
+}
+
+/** A whole number of at least 1 ("60"); "1.5", "0", "-3", "1e3" are usage errors. */
+function toPositiveInteger(label: string, raw: string): number {
+  const text = raw.trim();
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`${label} must be a whole number of at least 1, got "${raw}".`);
+  }
+  return value;
+}
+
+/** A limit override: a whole number of at least 1, or "none" to remove the override (JSON null). */
+function toLimit(label: string, raw: string): number | null {
+  if (raw.trim().toLowerCase() === 'none') return null;
+  try {
+    return toPositiveInteger(label, raw);
+  } catch {
+    throw new UsageError(`${label} must be a whole number of at least 1 or "none", got "${raw}".`);
+  }
+}
+
+const withQuery = (path: string, query: URLSearchParams): string => (query.size > 0 ? `${path}?${query.toString()}` : path);
 
 /** Decimal numbers only ("1000", "-5", "0.25", "1e6"): "0x10", "", "Infinity" are usage errors. */
 function toNumber(label: string, raw: string): number {

@@ -32,6 +32,14 @@ export class AccountEntity {
   @Column({ name: 'auto_debit', type: 'text', default: 'disabled' })
   autoDebit!: AutoDebitStatus;
 
+  /** Override of the gateway's requests-per-minute limit (per key); null uses the configured default. */
+  @Column({ name: 'rate_limit_rpm', type: 'integer', nullable: true })
+  rateLimitRpm!: number | null;
+
+  /** Override of the gateway's concurrent-requests limit (per key); null uses the configured default. */
+  @Column({ name: 'rate_limit_concurrency', type: 'integer', nullable: true })
+  rateLimitConcurrency!: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

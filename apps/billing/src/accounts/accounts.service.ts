@@ -7,6 +7,7 @@ import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN } from '../billing.
 import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
 import { AccountEntity } from './account.entity';
 import type { CreateAccountDto } from './dto/create-account.dto';
+import type { UpdateAccountDto } from './dto/update-account.dto';
 
 export interface BalanceChange {
   accountId: string;
@@ -43,6 +44,31 @@ export class AccountsService {
   async get(accountId: string): Promise<AccountEntity> {
     const account = await this.dataSource.getRepository(AccountEntity).findOneBy({ id: accountId });
     if (!account) throw new GatewayException(HttpStatus.NOT_FOUND, `Account ${accountId} not found`);
+    return account;
+  }
+
+  /**
+   * Changes the settings named in `input` (a null limit removes the override) and, once
+   * committed, tells every gateway to drop what it cached about the account's keys.
+   */
+  async update(accountId: string, input: UpdateAccountDto): Promise<AccountEntity> {
+    const changes: Partial<Pick<AccountEntity, 'name' | 'plan' | 'status' | 'autoDebit' | 'lowBalanceThresholdMicro' | 'rateLimitRpm' | 'rateLimitConcurrency'>> = {};
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.plan !== undefined) changes.plan = input.plan;
+    if (input.status !== undefined) changes.status = input.status;
+    if (input.autoDebitStatus !== undefined) changes.autoDebit = input.autoDebitStatus;
+    if (input.lowBalanceThreshold !== undefined) changes.lowBalanceThresholdMicro = creditsToMicro(input.lowBalanceThreshold).toString();
+    if (input.requestsPerMinute !== undefined) changes.rateLimitRpm = input.requestsPerMinute;
+    if (input.concurrentRequests !== undefined) changes.rateLimitConcurrency = input.concurrentRequests;
+    if (Object.keys(changes).length === 0) return this.get(accountId);
+
+    const account = await this.dataSource.transaction(async (manager) => {
+      const repository = manager.getRepository(AccountEntity);
+      const result = await repository.update({ id: accountId }, changes);
+      if (!result.affected) throw new GatewayException(HttpStatus.NOT_FOUND, `Account ${accountId} not found`);
+      return repository.findOneByOrFail({ id: accountId });
+    });
+    await this.messaging.publish('billing.account.changed', { accountId });
     return account;
   }
 

@@ -1,17 +1,16 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Patch, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
 import { microToCredits } from '@igw/domain';
-import { GatewayException, RequireAdminToken } from '@igw/platform';
+import { RequireAdminToken } from '@igw/platform';
 import { CreatedKeyDto, CreateKeyDto } from '../keys/dto/create-key.dto';
 import { KeysService } from '../keys/keys.service';
 import { AccountsService } from './accounts.service';
 import { AccountDto } from './dto/account.dto';
 import { AddCreditsDto, BalanceAfterCreditDto } from './dto/add-credits.dto';
 import { CreateAccountDto } from './dto/create-account.dto';
-
-/** Account ids are UUIDs; anything else cannot name an account, so it is a 404, not a 500. */
-const AccountIdPipe = new ParseUUIDPipe({ exceptionFactory: () => new GatewayException(HttpStatus.NOT_FOUND, 'Account not found') });
+import { UpdateAccountDto } from './dto/update-account.dto';
+import { AccountIdPipe } from './account-id.pipe';
 
 @ApiTags('admin')
 @RequireAdminToken()
@@ -33,6 +32,20 @@ export class AdminAccountsController {
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   async get(@Param('id', AccountIdPipe) id: string): Promise<AccountDto> {
     return AccountDto.from(await this.accounts.get(id));
+  }
+
+  @Patch(':id')
+  @ApiOperation({
+    summary: 'Change account settings',
+    description:
+      'Only the fields sent change. A null requestsPerMinute or concurrentRequests removes the override. ' +
+      'Gateways drop what they cached about the account as soon as the change is committed.',
+  })
+  @ApiOkResponse({ type: AccountDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async update(@Param('id', AccountIdPipe) id: string, @Body() body: UpdateAccountDto): Promise<AccountDto> {
+    return AccountDto.from(await this.accounts.update(id, body));
   }
 
   @Post(':id/keys')

@@ -1,5 +1,5 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
-import type { ResolvedKey } from '@igw/contracts';
+import type { AccountLimits, AccountPlan, AccountStatus, ResolvedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { GatewayException, generateApiKey, hashApiKey } from '@igw/platform';
 import { DataSource, IsNull } from 'typeorm';
@@ -46,13 +46,13 @@ export class KeysService {
 
   /** The account behind a key hash, or null for unknown and revoked keys. */
   async resolve(keyHash: string): Promise<ResolvedKey | null> {
-    const rows: Array<{ key_id: string; account_id: string; plan: 'free' | 'paid'; status: 'active' | 'suspended'; balance_micro: string; balance_version: string }> =
-      await this.dataSource.query(
-        `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.status, a.balance_micro, a.balance_version
-           FROM "billing"."api_keys" k JOIN "billing"."accounts" a ON a.id = k.account_id
-          WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-        [keyHash],
-      );
+    const rows: ResolvedKeyRow[] = await this.dataSource.query(
+      `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.status, a.balance_micro, a.balance_version,
+              a.rate_limit_rpm, a.rate_limit_concurrency
+         FROM "billing"."api_keys" k JOIN "billing"."accounts" a ON a.id = k.account_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      [keyHash],
+    );
     const row = rows[0];
     if (!row) return null;
     return {
@@ -60,10 +60,28 @@ export class KeysService {
       accountId: row.account_id,
       plan: row.plan,
       status: row.status,
-      // Per-account limit overrides arrive with the account settings API; defaults apply until then.
-      limits: {},
+      limits: accountLimits(row),
       balanceMicro: row.balance_micro,
       balanceVersion: Number(row.balance_version),
     };
   }
+}
+
+interface ResolvedKeyRow {
+  key_id: string;
+  account_id: string;
+  plan: AccountPlan;
+  status: AccountStatus;
+  balance_micro: string;
+  balance_version: string;
+  rate_limit_rpm: number | null;
+  rate_limit_concurrency: number | null;
+}
+
+/** The account's overrides; a limit without one is left out, so the gateway's default applies. */
+function accountLimits(row: Pick<ResolvedKeyRow, 'rate_limit_rpm' | 'rate_limit_concurrency'>): AccountLimits {
+  const limits: AccountLimits = {};
+  if (row.rate_limit_rpm !== null) limits.requestsPerMinute = row.rate_limit_rpm;
+  if (row.rate_limit_concurrency !== null) limits.concurrentRequests = row.rate_limit_concurrency;
+  return limits;
 }

@@ -10,6 +10,10 @@ export class AccountDto {
   @ApiProperty({ description: 'Credits' }) lowBalanceThreshold!: number;
   @ApiProperty({ enum: ['active', 'suspended'] }) status!: string;
   @ApiProperty({ enum: ['enabled', 'disabled'] }) autoDebitStatus!: string;
+  @ApiProperty({ type: 'integer', nullable: true, description: "Requests per minute per API key; null uses the gateway's default" })
+  requestsPerMinute!: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: "Requests in flight at once per API key; null uses the gateway's default" })
+  concurrentRequests!: number | null;
   @ApiProperty() createdAt!: string;
   @ApiProperty() updatedAt!: string;
 
@@ -22,6 +26,8 @@ export class AccountDto {
       lowBalanceThreshold: microToCredits(BigInt(account.lowBalanceThresholdMicro)),
       status: account.status,
       autoDebitStatus: account.autoDebit,
+      requestsPerMinute: account.rateLimitRpm,
+      concurrentRequests: account.rateLimitConcurrency,
       createdAt: account.createdAt.toISOString(),
       updatedAt: account.updatedAt.toISOString(),
     };

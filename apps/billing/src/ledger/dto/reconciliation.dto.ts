@@ -1,0 +1,19 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { BalanceMismatch, ReconciliationReport } from '../reconciliation';
+
+export class BalanceMismatchDto implements BalanceMismatch {
+  @ApiProperty() accountId!: string;
+  @ApiProperty({ description: "The account's stored balance, in credits" }) balance!: number;
+  @ApiProperty({ description: "The sum of the account's ledger entries, in credits" }) ledger!: number;
+  @ApiProperty({ description: 'balance - ledger, in credits' }) difference!: number;
+  @ApiProperty({ description: 'The stored balance in micro-credits, exact', example: '1000000' }) balanceMicro!: string;
+  @ApiProperty({ description: 'The ledger sum in micro-credits, exact', example: '999999' }) ledgerMicro!: string;
+  @ApiProperty({ description: 'balance - ledger in micro-credits, exact', example: '1' }) differenceMicro!: string;
+}
+
+export class ReconciliationReportDto implements ReconciliationReport {
+  @ApiProperty({ type: 'integer', description: 'Accounts checked' }) accounts!: number;
+  @ApiProperty({ type: [BalanceMismatchDto], description: 'Accounts whose balance is not the sum of their ledger entries; empty when all agree' })
+  mismatches!: BalanceMismatchDto[];
+  @ApiProperty({ description: 'When the checked snapshot was taken, ISO 8601' }) checkedAt!: string;
+}

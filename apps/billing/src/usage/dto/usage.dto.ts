@@ -1,0 +1,59 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class ChargedPriceDto {
+  @ApiProperty({ example: 'input_tokens' }) unit!: string;
+  @ApiProperty({ description: 'USD per `per` units', example: 0.15 }) price!: number;
+  @ApiProperty({ example: 1_000_000 }) per!: number;
+}
+
+const UNITS_SCHEMA = {
+  type: 'object',
+  additionalProperties: { type: 'integer' },
+  example: { input_tokens: 1200, output_tokens: 340 },
+} as const;
+
+export class UsageEntryDto {
+  @ApiProperty({ description: 'Ledger entry id', example: '4711' }) id!: string;
+  @ApiProperty({ enum: ['usage', 'credit'] }) kind!: 'usage' | 'credit';
+  @ApiProperty({ nullable: true, type: String, description: "The gateway's request id (usage only)" }) requestId!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'API key that made the request (usage only)' }) keyId!: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'openai/gpt-4o-mini' }) model!: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'chat.completions' }) endpoint!: string | null;
+  @ApiProperty({ ...UNITS_SCHEMA, nullable: true, description: 'Metered units by name (usage only)' }) units!: Record<string, number> | null;
+  @ApiProperty({ description: 'Signed change of the balance in credits: negative for usage, positive for credits added', example: -0.54 })
+  credits!: number;
+  @ApiProperty({ description: 'Signed USD value, exact decimal string', example: '-0.00000027' }) usd!: string;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'Catalogue revision whose prices were applied' }) catalogueRevision!: number | null;
+  @ApiProperty({ nullable: true, type: [ChargedPriceDto], description: 'The prices the usage was charged at' }) prices!: ChargedPriceDto[] | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Why credits were added or removed (credit only)' }) reason!: string | null;
+  @ApiProperty({ description: 'When the request happened (usage) or the credit was given, ISO 8601' }) occurredAt!: string;
+  @ApiProperty({ description: 'When the ledger recorded the entry, ISO 8601' }) recordedAt!: string;
+}
+
+export class UsageListDto {
+  @ApiProperty({ enum: ['list'] }) object!: 'list';
+  @ApiProperty({ type: [UsageEntryDto], description: 'Newest first' }) data!: UsageEntryDto[];
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as `cursor` for the next (older) page; null on the last page' })
+  nextCursor!: string | null;
+}
+
+export class UsageSummaryRowDto {
+  @ApiProperty({ description: 'UTC day', example: '2025-01-31' }) day!: string;
+  @ApiProperty({ nullable: true, type: String, example: 'openai/gpt-4o-mini' }) model!: string | null;
+  @ApiProperty({ type: 'integer', description: 'Number of usage entries (billed requests)' }) requests!: number;
+  @ApiProperty({ description: 'Credits spent (positive)', example: 12.5 }) credits!: number;
+  @ApiProperty({ description: 'USD spent (positive), exact decimal string', example: '0.00000625' }) usd!: string;
+  @ApiProperty({ ...UNITS_SCHEMA, description: 'Metered units summed by name' }) units!: Record<string, number>;
+}
+
+export class UsageTotalsDto {
+  @ApiProperty({ type: 'integer' }) requests!: number;
+  @ApiProperty({ description: 'Credits spent (positive)' }) credits!: number;
+  @ApiProperty({ description: 'USD spent (positive), exact decimal string' }) usd!: string;
+}
+
+export class UsageSummaryDto {
+  @ApiProperty({ enum: ['list'] }) object!: 'list';
+  @ApiProperty({ type: [UsageSummaryRowDto], description: 'One row per UTC day and model, oldest day first, then by model' }) data!: UsageSummaryRowDto[];
+  @ApiProperty({ type: UsageTotalsDto }) totals!: UsageTotalsDto;
+}
