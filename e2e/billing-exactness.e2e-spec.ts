@@ -6,7 +6,7 @@ import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { Client } from 'pg';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually } from './support/http';
-import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
+import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
 import { createTestDatabase, dropQueueData, testQueueBackend } from './support/test-environment';
 
 const ADMIN_TOKEN = 'exactness-admin-token-0123456789';
@@ -31,14 +31,7 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
   let billing: ServiceProcess;
   let gateways: string[];
 
-  const startAndWait = async (entry: string, port: number, env: NodeJS.ProcessEnv) => {
-    const service = startService(entry, childEnvironment(env));
-    await eventually(async () => {
-      if (service.child.exitCode !== null) throw new Error(`${entry} exited: ${service.output()}`);
-      return (await call(`http://127.0.0.1:${port}/healthz`).catch(() => ({ status: 0 }))).status === 200;
-    }, 60_000, 100);
-    return service;
-  };
+  const startAndWait = (entry: string, port: number, env: NodeJS.ProcessEnv) => startHealthyService(entry, port, childEnvironment(env));
 
   const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
     const client = new Client({ connectionString: database.url });

@@ -3,7 +3,7 @@ import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { Client } from 'pg';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
-import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
+import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
 import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
 
 const ADMIN_TOKEN = 'catalogue-admin-token-0123456789';
@@ -29,12 +29,7 @@ describe('catalogue changes reach every gateway replica', () => {
   let apiKey: string;
 
   const start = async (name: string, port: number, extra: NodeJS.ProcessEnv) => {
-    const service = startService(`apps/${name}/src/main.js`, childEnvironment({ ...queueEnv, ADMIN_TOKEN, ...extra }));
-    services.push(service);
-    await eventually(async () => {
-      if (service.child.exitCode !== null) throw new Error(`${name} exited: ${service.output()}`);
-      return (await call(`http://127.0.0.1:${port}/healthz`).catch(() => ({ status: 0 }))).status === 200;
-    }, 60_000, 100);
+    services.push(await startHealthyService(`apps/${name}/src/main.js`, port, childEnvironment({ ...queueEnv, ADMIN_TOKEN, ...extra })));
     return `http://127.0.0.1:${port}`;
   };
 

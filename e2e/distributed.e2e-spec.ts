@@ -2,7 +2,7 @@ import path from 'node:path';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
-import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
+import { childEnvironment, startHealthyService, startService, type ServiceProcess } from './support/service-process';
 import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
 
 const ADMIN_TOKEN = 'distributed-admin-token-0123456789';
@@ -21,12 +21,7 @@ describe('distributed services, end to end', () => {
   let billing: string;
 
   const start = async (name: string, port: number, extra: NodeJS.ProcessEnv) => {
-    const service = startService(`apps/${name}/src/main.js`, childEnvironment({ ...queueEnv, ADMIN_TOKEN, HOST: '127.0.0.1', ...extra }));
-    services.push(service);
-    await eventually(async () => {
-      if (service.child.exitCode !== null) throw new Error(`${name} exited: ${service.output()}`);
-      return (await call(`http://127.0.0.1:${port}/healthz`).catch(() => ({ status: 0 }))).status === 200;
-    }, 60_000, 100);
+    services.push(await startHealthyService(`apps/${name}/src/main.js`, port, childEnvironment({ ...queueEnv, ADMIN_TOKEN, HOST: '127.0.0.1', ...extra })));
   };
 
   beforeAll(async () => {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
-import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
+import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
 
@@ -76,9 +76,7 @@ describeWithRedis('request limits shared by two gateway replicas (Redis)', () =>
   let billing: string;
 
   const start = async (name: string, port: number, extra: NodeJS.ProcessEnv) => {
-    const service = startService(`apps/${name}/src/main.js`, childEnvironment({ ...queueEnv, ADMIN_TOKEN, ...extra }));
-    services.push(service);
-    await eventually(async () => (await call(`http://127.0.0.1:${port}/healthz`).catch(() => ({ status: 0 }))).status === 200, 60_000, 100);
+    services.push(await startHealthyService(`apps/${name}/src/main.js`, port, childEnvironment({ ...queueEnv, ADMIN_TOKEN, ...extra })));
     return `http://127.0.0.1:${port}`;
   };
 

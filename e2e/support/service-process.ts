@@ -72,3 +72,22 @@ export function childEnvironment(overrides: NodeJS.ProcessEnv): NodeJS.ProcessEn
   }
   return { ...base, LOG_LEVEL: 'warn', ...overrides };
 }
+
+/**
+ * Starts an entry point and waits until its /healthz answers; a process that exits or never
+ * becomes healthy fails the call (and is stopped), with its output in the error.
+ */
+export async function startHealthyService(entry: string, port: number, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServiceProcess> {
+  const service = startService(entry, env);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (service.child.exitCode !== null) throw new Error(`${entry} exited with ${service.child.exitCode}: ${service.output().slice(-4000)}`);
+    const healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((response) => response.ok, () => false);
+    if (healthy) return service;
+    if (Date.now() > deadline) {
+      await service.stop();
+      throw new Error(`${entry} was not healthy within ${timeoutMs} ms: ${service.output().slice(-4000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

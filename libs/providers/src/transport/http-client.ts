@@ -14,14 +14,15 @@ export interface JsonRequest {
   signal?: AbortSignal;
 }
 
-/** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
-export async function postJson<T>(call: JsonRequest): Promise<T> {
-  let response: Awaited<ReturnType<typeof request>>;
+type UpstreamResponse = Awaited<ReturnType<typeof request>>;
+
+/** POSTs the JSON body; a transport failure (refused, reset, timeout) becomes an Upstream*Error. */
+async function send(call: JsonRequest, accept: string): Promise<UpstreamResponse> {
   try {
-    response = await request(call.url, {
+    return await request(call.url, {
       method: 'POST',
       dispatcher: agent,
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...call.headers },
+      headers: { 'content-type': 'application/json', accept, ...call.headers },
       body: JSON.stringify(call.body),
       headersTimeout: call.timeoutMs,
       bodyTimeout: call.timeoutMs,
@@ -30,6 +31,11 @@ export async function postJson<T>(call: JsonRequest): Promise<T> {
   } catch (error) {
     throw translateTransportError(call, error);
   }
+}
+
+/** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
+export async function postJson<T>(call: JsonRequest): Promise<T> {
+  const response = await send(call, 'application/json');
   const text = await response.body.text().catch((error: unknown) => {
     throw translateTransportError(call, error);
   });
@@ -49,20 +55,7 @@ export async function postJson<T>(call: JsonRequest): Promise<T> {
  * stopping the iteration early closes the upstream connection.
  */
 export async function openEventStream(call: JsonRequest): Promise<AsyncIterable<SseEvent>> {
-  let response: Awaited<ReturnType<typeof request>>;
-  try {
-    response = await request(call.url, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.headers },
-      body: JSON.stringify(call.body),
-      headersTimeout: call.timeoutMs,
-      bodyTimeout: call.timeoutMs,
-      signal: call.signal,
-    });
-  } catch (error) {
-    throw translateTransportError(call, error);
-  }
+  const response = await send(call, 'text/event-stream');
   if (response.statusCode >= 400) {
     const text = await response.body.text().catch(() => '');
     throw new UpstreamHttpError(call.provider, response.statusCode, upstreamMessage(text), retryAfter(response.headers['retry-after']));
