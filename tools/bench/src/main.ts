@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createScratchDatabase, findFreePort } from '@igw/persistence';
+import { Redis } from 'ioredis';
 import { median, percentile, runLoad, type LoadPlan, type LoadResult } from './load';
 
 // Runs from dist/tools/bench/src.
@@ -40,6 +41,21 @@ async function waitHealthy(url: string): Promise<void> {
   throw new Error(`${url} did not become healthy`);
 }
 
+/** Removes the run's queue and limit keys, so benchmarks leave nothing behind in Redis. */
+async function dropRedisPrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** CPU seconds (user + system) a process has used, from /proc. */
 async function cpuSeconds(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
@@ -50,10 +66,11 @@ async function cpuSeconds(pid: number): Promise<number> {
 async function main(): Promise<void> {
   if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
   const database = await createScratchDatabase(process.env.DATABASE_URL);
+  const benchPrefix = `igwbench${Date.now()}`;
   const children: ChildProcess[] = [];
   try {
     const [emulatorPort, gatewayPort, billingPort, cataloguePort] = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
-    const queue = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: `igwbench${Date.now()}` } : { DATABASE_URL: database.url };
+    const queue = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: benchPrefix } : { DATABASE_URL: database.url };
     const common = { ...queue, ADMIN_TOKEN };
     children.push(start('tools/emulator/src/main.js', { EMULATOR_PORT: String(emulatorPort) }, 1));
     const emulator = `http://127.0.0.1:${emulatorPort}`;
@@ -139,6 +156,7 @@ async function main(): Promise<void> {
     for (const child of children.reverse()) child.kill('SIGINT');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await database.drop();
+    if (process.env.REDIS_URL) await dropRedisPrefix(process.env.REDIS_URL, benchPrefix);
   }
 }
 
