@@ -4,6 +4,7 @@ import { PersistenceModule } from '@igw/persistence';
 import { ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
+import { BalanceAnnouncer } from './accounts/balance-announcer';
 import { AdminAccountsController } from './accounts/admin-accounts.controller';
 import { BalanceController } from './balance/balance.controller';
 import { BillingWorkers } from './billing.workers';
@@ -30,6 +31,7 @@ export class BillingModule {
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },
         AccountsService,
+        BalanceAnnouncer,
         KeysService,
         LedgerService,
         UsageService,

@@ -6,20 +6,18 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN } from '../billing.constants';
 import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
 import { AccountEntity } from './account.entity';
+import { BalanceAnnouncer, type BalanceChange } from './balance-announcer';
 import type { CreateAccountDto } from './dto/create-account.dto';
 import type { UpdateAccountDto } from './dto/update-account.dto';
 
-export interface BalanceChange {
-  accountId: string;
-  balanceMicro: bigint;
-  balanceVersion: number;
-}
+export type { BalanceChange };
 
 @Injectable()
 export class AccountsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly messaging: MessagingService,
+    private readonly announcer: BalanceAnnouncer,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
@@ -78,16 +76,8 @@ export class AccountsService {
     const change = await this.dataSource.transaction((manager) =>
       this.applyCredit(manager, accountId, creditsToMicro(credits), reason ?? 'credits added by admin'),
     );
-    await this.announce(change);
+    await this.announcer.now(change);
     return change.balanceMicro;
-  }
-
-  async announce(change: BalanceChange): Promise<void> {
-    await this.messaging.publish('billing.balance.changed', {
-      accountId: change.accountId,
-      balanceMicro: change.balanceMicro.toString(),
-      balanceVersion: change.balanceVersion,
-    });
   }
 
   /**

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { UsageEvent } from '@igw/contracts';
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
+import { BalanceAnnouncer } from '../accounts/balance-announcer';
 
 @Injectable()
 export class LedgerService {
@@ -10,6 +11,7 @@ export class LedgerService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly accounts: AccountsService,
+    private readonly announcer: BalanceAnnouncer,
   ) {}
 
   /**
@@ -45,7 +47,7 @@ export class LedgerService {
       this.logger.debug(`Usage of request ${event.requestId} was already applied`);
       return { applied: false };
     }
-    await this.accounts.announce(change);
+    this.announcer.soon(change);
     return { applied: true };
   }
 }
