@@ -177,6 +177,17 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
     expect(sent.messages[1].tool_calls![0].extra_content).toEqual(extra);
   });
 
+  it('normalizes tool schemas for the upstream only when asked, and never forwards the flag', async () => {
+    const parameters = { $schema: 'http://json-schema.org/draft-07/schema#', properties: { city: { type: 'string' } }, required: ['city', 'ghost'] };
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters } }];
+    const sentTools = () => (emulator.requests.at(-1)!.body as { tools: Array<{ function: { parameters: unknown } }>; normalize_tool_schemas?: unknown });
+    expect((await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, tools, normalize_tool_schemas: true } })).status).toBe(200);
+    expect(sentTools().tools[0].function.parameters).toEqual({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
+    expect(sentTools()).not.toHaveProperty('normalize_tool_schemas');
+    expect((await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, tools } })).status).toBe(200);
+    expect(sentTools().tools[0].function.parameters).toEqual(parameters);
+  });
+
   it('streams tool calls in OpenAI chunk form', async () => {
     const stream = await client.chat.completions.create({
       model: 'mini',

@@ -1,11 +1,11 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto } from '@igw/contracts';
-import { estimatePromptTokens } from '@igw/domain';
+import { estimatePromptTokens, normalizeToolSchemas } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 
 const CHAT_ENDPOINT_KIND = 'chat-completions';
 /** Fields the gateway reads itself and never forwards. */
-const GATEWAY_FIELDS = new Set(['provider', 'model', 'stream', 'stream_options']);
+const GATEWAY_FIELDS = new Set(['provider', 'model', 'stream', 'stream_options', 'normalize_tool_schemas']);
 
 export function assertChatModel(model: CatalogueModel): void {
   if (model.type.split('/').pop() !== CHAT_ENDPOINT_KIND) {
@@ -70,5 +70,6 @@ export function upstreamRequest(body: ChatCompletionRequestDto, upstreamModel: s
   for (const [key, value] of Object.entries(body)) {
     if (value !== undefined && !GATEWAY_FIELDS.has(key)) request[key] = value;
   }
+  if (body.normalize_tool_schemas === true && Array.isArray(request.tools)) request.tools = normalizeToolSchemas(request.tools);
   return { ...request, model: upstreamModel, messages: body.messages };
 }
