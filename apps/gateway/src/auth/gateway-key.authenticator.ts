@@ -4,6 +4,8 @@ import { MessagingService } from '@igw/messaging';
 import { ApiKeyAuthenticator, GatewayException, hashApiKey, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
 
 interface CachedKey {
+  /** Set when broadcasts may have been missed: the entry is checked with billing again, but still used if billing is away. */
+  stale?: boolean;
   keyId: string;
   accountId: string;
   plan: 'free' | 'paid';
@@ -51,11 +53,10 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion }) =>
       this.observeBalance(accountId, BigInt(balanceMicro), balanceVersion),
     );
-    // Broadcasts may have been missed while the relay node was away: start over.
+    // Broadcasts may have been missed while the relay node was away: check every key again.
     this.messaging.onRelayRecovered(() => {
-      this.keys.clear();
+      for (const key of this.keys.values()) key.stale = true;
       this.unknown.clear();
-      this.balances.clear();
     });
   }
 
@@ -63,11 +64,19 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     const keyHash = hashApiKey(presentedKey);
     const now = Date.now();
     const cached = this.keys.get(keyHash);
-    if (cached && cached.expiresAt > now) return this.withBalance(cached);
+    if (cached && cached.expiresAt > now && !cached.stale) return this.withBalance(cached);
     const unknownUntil = this.unknown.get(keyHash);
     if (unknownUntil && unknownUntil > now) return null;
 
-    const resolved = await this.lookUp(keyHash);
+    let resolved: ResolvedKey | null;
+    try {
+      resolved = await this.lookUp(keyHash);
+    } catch (error) {
+      // Billing is away: a key it vouched for keeps working (revocations still arrive by
+      // broadcast); only keys never seen before have to wait for it.
+      if (cached) return this.withBalance(cached);
+      throw error;
+    }
     if (!resolved) {
       this.keys.delete(keyHash);
       this.unknown.set(keyHash, now + NEGATIVE_TTL_MS);
