@@ -1,10 +1,9 @@
 import path from 'node:path';
-import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import type { ScratchDatabase } from '@igw/persistence';
 import { Client } from 'pg';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
-import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
+import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
 
 const ADMIN_TOKEN = 'catalogue-admin-token-0123456789';
 const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'price check please' }] };
@@ -19,45 +18,30 @@ interface Completion {
  * backend) must serve a new revision within two seconds, without restart, and bill with it.
  */
 describe('catalogue changes reach every gateway replica', () => {
-  let database: ScratchDatabase;
   let emulator: RunningEmulator;
-  let queueEnv: NodeJS.ProcessEnv;
-  const services: ServiceProcess[] = [];
+  let harness: DistributedHarness;
+  let database: ScratchDatabase;
   let catalogue: string;
-  let billing: string;
   let gateways: string[];
   let apiKey: string;
-
-  const start = async (name: string, port: number, extra: NodeJS.ProcessEnv) => {
-    services.push(await startHealthyService(`apps/${name}/src/main.js`, port, childEnvironment({ ...queueEnv, ADMIN_TOKEN, ...extra })));
-    return `http://127.0.0.1:${port}`;
-  };
 
   const etagOf = async (gateway: string) => (await fetch(`${gateway}/v1/models`)).headers.get('etag');
 
   beforeAll(async () => {
-    database = await createTestDatabase();
     emulator = await startEmulator();
-    queueEnv = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: uniqueQueuePrefix() } : { DATABASE_URL: database.url };
-    const [cataloguePort, billingPort, gatewayA, gatewayB] = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
-    catalogue = await start('catalogue', cataloguePort, {
-      DATABASE_URL: database.url,
-      CATALOGUE_PORT: String(cataloguePort),
-      CATALOGUE_FILE: path.join(__dirname, 'fixtures/distributed-catalogue.yaml'),
+    harness = await startDistributedHarness({
+      adminToken: ADMIN_TOKEN,
+      catalogueFile: path.join(__dirname, 'fixtures/distributed-catalogue.yaml'),
+      gateways: 2,
+      gatewayEnv: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1` },
     });
-    billing = await start('billing', billingPort, { DATABASE_URL: database.url, BILLING_PORT: String(billingPort) });
-    const upstream = { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1` };
-    gateways = [await start('gateway', gatewayA, { PORT: String(gatewayA), ...upstream }), await start('gateway', gatewayB, { PORT: String(gatewayB), ...upstream })];
-    for (const gateway of gateways) await eventually(async () => (await call(`${gateway}/readyz`)).status === 200, 20_000);
-    const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 1_000_000, plan: 'paid' } });
-    apiKey = (await call<{ key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} })).body.key;
+    ({ database, catalogue, gateways } = harness);
+    apiKey = await harness.paidKey(1_000_000);
   }, 180_000);
 
   afterAll(async () => {
-    for (const service of services.reverse()) await service.stop();
+    await harness?.stop();
     await emulator?.close();
-    await dropQueueData({ url: queueEnv?.REDIS_URL, prefix: queueEnv?.QUEUE_PREFIX });
-    await database?.drop();
   });
 
   async function waitForNewRevision(before: Array<string | null>): Promise<number> {

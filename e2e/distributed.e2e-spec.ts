@@ -2,8 +2,8 @@ import path from 'node:path';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
-import { childEnvironment, startHealthyService, startService, type ServiceProcess } from './support/service-process';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
+import { childEnvironment, startService } from './support/service-process';
+import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
 
 const ADMIN_TOKEN = 'distributed-admin-token-0123456789';
 
@@ -13,42 +13,29 @@ const ADMIN_TOKEN = 'distributed-admin-token-0123456789';
  * else BullMQ on PostgreSQL). Only the queue connects them.
  */
 describe('distributed services, end to end', () => {
-  let database: ScratchDatabase;
   let emulator: RunningEmulator;
+  let harness: DistributedHarness;
   let queueEnv: NodeJS.ProcessEnv;
-  const services: ServiceProcess[] = [];
+  let database: ScratchDatabase;
   let gateway: string;
   let billing: string;
 
-  const start = async (name: string, port: number, extra: NodeJS.ProcessEnv) => {
-    services.push(await startHealthyService(`apps/${name}/src/main.js`, port, childEnvironment({ ...queueEnv, ADMIN_TOKEN, HOST: '127.0.0.1', ...extra })));
-  };
-
   beforeAll(async () => {
-    database = await createTestDatabase();
     emulator = await startEmulator();
-    queueEnv = process.env.REDIS_URL
-      ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: uniqueQueuePrefix() }
-      : { DATABASE_URL: database.url };
-    const [gatewayPort, billingPort, cataloguePort, decisionsPort] = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
-    await start('catalogue', cataloguePort, {
-      DATABASE_URL: database.url,
-      CATALOGUE_PORT: String(cataloguePort),
-      CATALOGUE_FILE: path.join(__dirname, 'fixtures/distributed-catalogue.yaml'),
+    harness = await startDistributedHarness({
+      adminToken: ADMIN_TOKEN,
+      catalogueFile: path.join(__dirname, 'fixtures/distributed-catalogue.yaml'),
+      gateways: 1,
+      gatewayEnv: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1` },
+      decisions: true,
     });
-    await start('billing', billingPort, { DATABASE_URL: database.url, BILLING_PORT: String(billingPort) });
-    await start('decisions', decisionsPort, { DECISIONS_PORT: String(decisionsPort) });
-    await start('gateway', gatewayPort, { PORT: String(gatewayPort), OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1` });
-    gateway = `http://127.0.0.1:${gatewayPort}`;
-    billing = `http://127.0.0.1:${billingPort}`;
-    await eventually(async () => (await call(`${gateway}/readyz`)).status === 200, 20_000);
+    ({ queueEnv, database, billing } = harness);
+    gateway = harness.gateways[0];
   }, 180_000);
 
   afterAll(async () => {
-    for (const service of services.reverse()) await service.stop();
+    await harness?.stop();
     await emulator?.close();
-    await dropQueueData({ url: queueEnv?.REDIS_URL, prefix: queueEnv?.QUEUE_PREFIX });
-    await database?.drop();
   });
 
   it('refuses to start a service without ADMIN_TOKEN', async () => {

@@ -1,12 +1,19 @@
 import path from 'node:path';
-import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually, expectErrorBody } from './support/http';
-import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
+import { call, expectErrorBody } from './support/http';
+import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
 
 const CATALOGUE_FILE = path.join(__dirname, 'fixtures/chat-catalogue.yaml');
+/**
+ * Limit windows are aligned to clock minutes (and hours): a burst that straddles a boundary
+ * is legitimately counted in two windows, so counted bursts start with time to spare.
+ */
+async function awayFromWindowBoundary(): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
+}
+
 const ask = (model = 'mini') => ({ model, messages: [{ role: 'user', content: 'hello' }] });
 
 describe('request limits', () => {
@@ -34,6 +41,7 @@ describe('request limits', () => {
 
   it('allows the per-minute limit of a key and answers 429 Too Many Requests with retry-after beyond it', async () => {
     const { key } = await harness.paidKey(100);
+    await awayFromWindowBoundary();
     for (let i = 0; i < 5; i++) expect((await chat(key)).status).toBe(200);
     const refused = await chat(key);
     expectErrorBody(refused, 429, '/v1/chat/completions', /^Too Many Requests$/);
@@ -55,6 +63,7 @@ describe('request limits', () => {
     const account = await call<{ id: string }>(`${harness.billing}/admin/v1/accounts`, { token: harness.adminToken, body: { credits: 100, plan: 'free' } });
     const keyOf = async () => (await call<{ key: string }>(`${harness.billing}/admin/v1/accounts/${account.body.id}/keys`, { token: harness.adminToken, body: {} })).body.key;
     const [a, b] = [await keyOf(), await keyOf()];
+    await awayFromWindowBoundary();
     expect((await chat(a)).status).toBe(200);
     expect((await chat(b)).status).toBe(200);
     expect((await chat(a)).status).toBe(200);
@@ -67,41 +76,28 @@ describe('request limits', () => {
 /** The limits hold across replicas: two gateway processes count in one Redis. */
 const describeWithRedis = process.env.REDIS_URL ? describe : describe.skip;
 describeWithRedis('request limits shared by two gateway replicas (Redis)', () => {
-  const ADMIN_TOKEN = 'limits-admin-token-0123456789';
-  let database: ScratchDatabase;
   let emulator: RunningEmulator;
-  const services: ServiceProcess[] = [];
-  let queueEnv: NodeJS.ProcessEnv;
-  let gateways: string[];
-  let billing: string;
-
-  const start = async (name: string, port: number, extra: NodeJS.ProcessEnv) => {
-    services.push(await startHealthyService(`apps/${name}/src/main.js`, port, childEnvironment({ ...queueEnv, ADMIN_TOKEN, ...extra })));
-    return `http://127.0.0.1:${port}`;
-  };
+  let harness: DistributedHarness;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
     emulator = await startEmulator();
-    queueEnv = { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: uniqueQueuePrefix() };
-    const [cataloguePort, billingPort, a, b] = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
-    await start('catalogue', cataloguePort, { DATABASE_URL: database.url, CATALOGUE_PORT: String(cataloguePort), CATALOGUE_FILE });
-    billing = await start('billing', billingPort, { DATABASE_URL: database.url, BILLING_PORT: String(billingPort) });
-    const gatewayEnv = { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1`, RATE_LIMIT_RPM: '4' };
-    gateways = [await start('gateway', a, { ...gatewayEnv, PORT: String(a) }), await start('gateway', b, { ...gatewayEnv, PORT: String(b) })];
-    for (const gateway of gateways) await eventually(async () => (await call(`${gateway}/readyz`)).status === 200, 20_000);
+    harness = await startDistributedHarness({
+      adminToken: 'limits-admin-token-0123456789',
+      catalogueFile: CATALOGUE_FILE,
+      gateways: 2,
+      gatewayEnv: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1`, RATE_LIMIT_RPM: '4' },
+    });
   }, 180_000);
 
   afterAll(async () => {
-    for (const service of services.reverse()) await service.stop();
+    await harness?.stop();
     await emulator?.close();
-    await dropQueueData({ url: queueEnv?.REDIS_URL, prefix: queueEnv?.QUEUE_PREFIX });
-    await database?.drop();
   });
 
   it('refuses the fifth request of a minute whichever replica it reaches', async () => {
-    const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 100, plan: 'paid' } });
-    const key = (await call<{ key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} })).body.key;
+    const key = await harness.paidKey(100);
+    const gateways = harness.gateways;
+    await awayFromWindowBoundary();
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await call(`${gateways[i % 2]}/v1/chat/completions`, { token: key, body: ask() })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429]);

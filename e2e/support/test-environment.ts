@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import type { QueueBackendOptions } from '@igw/messaging';
+import { dropRedisNamespace, type QueueBackendOptions } from '@igw/messaging';
 import { createDatabaseOn, type ScratchDatabase } from '@igw/persistence';
 
 import { TEST_DATABASE_SERVER_VARIABLE } from './constants';
@@ -27,16 +26,5 @@ export function testQueueBackend(databaseUrl: string): QueueBackendOptions {
 /** Deletes every Redis key a test run made under its prefix (Postgres queues go with their database). */
 export async function dropQueueData(backend: QueueBackendOptions | { prefix?: string; url?: string } | undefined): Promise<void> {
   if (!backend || !('prefix' in backend) || !backend.prefix || !backend.url?.startsWith('redis')) return;
-  const redis = new Redis(backend.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${backend.prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  await dropRedisNamespace(backend.url, backend.prefix);
 }

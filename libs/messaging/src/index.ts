@@ -3,3 +3,4 @@ export * from './messaging.errors';
 export * from './messaging.service';
 export * from './messaging.module';
 export { redisConnectionOptions } from './backend';
+export { dropRedisNamespace } from './redis-namespace';

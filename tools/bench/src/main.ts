@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createScratchDatabase, findFreePort } from '@igw/persistence';
-import { Redis } from 'ioredis';
+import { dropRedisNamespace } from '@igw/messaging';
 import { median, percentile, runLoad, type LoadPlan, type LoadResult } from './load';
 
 // Runs from dist/tools/bench/src.
@@ -39,21 +39,6 @@ async function waitHealthy(url: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${url} did not become healthy`);
-}
-
-/** Removes the run's queue and limit keys, so benchmarks leave nothing behind in Redis. */
-async function dropRedisPrefix(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /** CPU seconds (user + system) a process has used, from /proc. */
@@ -156,7 +141,7 @@ async function main(): Promise<void> {
     for (const child of children.reverse()) child.kill('SIGINT');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await database.drop();
-    if (process.env.REDIS_URL) await dropRedisPrefix(process.env.REDIS_URL, benchPrefix);
+    if (process.env.REDIS_URL) await dropRedisNamespace(process.env.REDIS_URL, benchPrefix);
   }
 }
 

@@ -1,4 +1,4 @@
-import { CatalogueIndex, toIdentityProjection } from './catalogue-index';
+import { CatalogueIndex } from './catalogue-index';
 
 const models = [
   { id: 'openai/gpt-4o-mini', aliases: ['gpt-4o-mini'], type: 'openai/chat-completions', info: { name: 'mini' }, tags: ['a'], pricing: { units: [] } },
@@ -20,7 +20,4 @@ describe('CatalogueIndex', () => {
     expect(() => new CatalogueIndex(1, [...models, { id: 'other', aliases: ['GPT-4o-mini'] }])).toThrow(/claimed by both/);
   });
 
-  it('projects identity fields only', () => {
-    expect(Object.keys(toIdentityProjection(models[0])).sort()).toEqual(['aliases', 'id', 'info', 'tags', 'type']);
-  });
 });

@@ -31,10 +31,3 @@ export class CatalogueIndex<M extends NamedModel> {
     return this.byName.get(name.toLowerCase());
   }
 }
-
-/** The public identity projection of an entry (spec: id, aliases, type, info, tags). */
-export function toIdentityProjection<M extends NamedModel & { type: string; info: unknown; tags: readonly string[] }>(
-  model: M,
-): Pick<M, 'id' | 'aliases' | 'type' | 'info' | 'tags'> {
-  return { id: model.id, aliases: model.aliases, type: model.type, info: model.info, tags: model.tags };
-}
