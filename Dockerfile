@@ -49,6 +49,9 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 # Code stays root-owned (read-only for the service); DATA_DIR (.data) is the only writable path.
+# The gateway keeps its usage journal in .data/usage-journal: mount a volume at /app/.data
+# (docker-compose.yml does) so it outlives the container. A new named volume starts as a
+# copy of this folder, owned by node.
 RUN mkdir .data && chown node:node .data
 USER node
 # gateway PORT, BILLING_PORT, CATALOGUE_PORT, DECISIONS_PORT (defaults)

@@ -1,21 +1,21 @@
 import path from 'node:path';
-import { QueueName, type UsageEvent } from '@igw/contracts';
+import { ErrorMessages, QueueName, type UsageEvent } from '@igw/contracts';
 import { creditsToMicro } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
-import { Client } from 'pg';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { fireMixedLoad, spendUntilRefused } from './support/billing-load';
 import { call, eventually } from './support/http';
 import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
-import { createTestDatabase, dropQueueData, testQueueBackend } from './support/test-environment';
+import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from './support/test-environment';
 
 const ADMIN_TOKEN = 'exactness-admin-token-0123456789';
-const REQUESTS = 1500;
+const REQUESTS = 2000;
 const CONCURRENCY = 40;
 const OPENING_CREDITS = 1_000_000;
 
 /**
- * Exact billing under load: many concurrent paid requests (plain and streamed) through two
+ * Exact billing under load: many concurrent paid requests (chat, streamed chat, embeddings) through two
  * gateway replicas, billing restarted mid-run, every usage event delivered a second time;
  * then ledger = sum of the responses' meta.usage.credits_used = balance drop, to the
  * micro-credit, with exactly one ledger entry per request.
@@ -33,15 +33,7 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
 
   const startAndWait = (entry: string, port: number, env: NodeJS.ProcessEnv) => startHealthyService(entry, port, childEnvironment(env));
 
-  const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-    const client = new Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      return (await client.query(sql, params)).rows as T[];
-    } finally {
-      await client.end();
-    }
-  };
+  const query = <T>(sql: string, params: unknown[] = []) => queryRows<T>(database.url, sql, params);
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -83,7 +75,6 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
     const account = await call<{ id: string }>(`${billingUrl}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: OPENING_CREDITS, plan: 'paid' } });
     const key = (await call<{ key: string }>(`${billingUrl}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} })).body.key;
     let spentMicro = 0n;
-    let done = 0;
     // Warm both replicas' key caches while billing is up: known keys keep working while it is away.
     for (const gateway of gateways) {
       const warm = await call<{ meta: { usage: { credits_used: number } } }>(`${gateway}/v1/chat/completions`, { token: key, body: { model: 'mini', messages: [{ role: 'user', content: 'warm' }] } });
@@ -91,58 +82,37 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
       spentMicro += creditsToMicro(String(warm.body.meta.usage.credits_used));
     }
     const billed = REQUESTS + gateways.length;
-    const failures: string[] = [];
-    const one = async (index: number) => {
-      const gateway = gateways[index % 2];
-      const stream = index % 5 < 2;
-      const words = 'lorem ipsum dolor sit amet consectetur adipiscing elit'.split(' ').slice(0, 1 + (index % 8)).join(' ');
-      const body = { model: 'mini', messages: [{ role: 'user', content: `${index} ${words}` }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) };
-      const response = await fetch(`${gateway}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (response.status !== 200) {
-        failures.push(`${response.status} ${text.slice(0, 200)}`);
-        return;
-      }
-      let credits: number;
-      if (stream) {
-        const events = text.split('\n\n').filter((event) => event.startsWith('data: {'));
-        credits = JSON.parse(events.at(-1)!.slice(6)).meta.usage.credits_used;
-      } else {
-        credits = JSON.parse(text).meta.usage.credits_used;
-      }
-      spentMicro += creditsToMicro(String(credits));
-      done++;
-    };
-
-    let next = 0;
-    let restarted = false;
     let restart: Promise<void> = Promise.resolve();
-    const worker = async () => {
-      while (next < REQUESTS) {
-        const index = next++;
-        if (!restarted && index === Math.floor(REQUESTS / 3)) {
-          restarted = true;
-          // Billing goes away mid-run; its usage queue waits, and it picks up after restarting.
-          restart = billing.stop().then(async () => {
-            await new Promise((resolve) => setTimeout(resolve, 1500));
-            billing = await startAndWait('apps/billing/src/main.js', billingPort, billingEnv);
-          });
-        }
-        await one(index);
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const load = await fireMixedLoad({
+      gateways,
+      key,
+      requests: REQUESTS,
+      concurrency: CONCURRENCY,
+      beforeRequest: (index) => {
+        if (index !== Math.floor(REQUESTS / 3)) return;
+        // Billing goes away mid-run; its usage queue waits, and it picks up after restarting.
+        restart = billing.stop().then(async () => {
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+          billing = await startAndWait('apps/billing/src/main.js', billingPort, billingEnv);
+        });
+      },
+    });
     await restart;
-    expect(failures).toEqual([]);
-    expect(done).toBe(REQUESTS);
+    expect(load.failures).toEqual([]);
+    expect(load.answered).toBe(REQUESTS);
+    spentMicro += load.spentMicro;
 
     const usageRows = async () =>
       (await query<{ count: string; sum: string }>(`SELECT count(*)::text AS count, COALESCE(SUM(amount_micro), 0)::text AS sum FROM billing.ledger_entries WHERE account_id = $1 AND kind = 'usage'`, [account.body.id]))[0];
     await eventually(async () => Number((await usageRows()).count) === billed, 60_000, 200);
+    const byEndpoint = await query<{ endpoint: string; count: string }>(
+      `SELECT endpoint, count(*)::text AS count FROM billing.ledger_entries WHERE account_id = $1 AND kind = 'usage' GROUP BY endpoint ORDER BY endpoint`,
+      [account.body.id],
+    );
+    expect(byEndpoint).toEqual([
+      { endpoint: 'chat.completions', count: String(billed - REQUESTS / 5) },
+      { endpoint: 'embeddings', count: String(REQUESTS / 5) },
+    ]);
 
     // Deliver every usage event a second time, under new job ids: the ledger must not move.
     const entries = await query<{ request_id: string; key_id: string; model: string; endpoint: string; units: Record<string, number>; amount_micro: string; usd: string; catalogue_revision: number; prices: UsageEvent['prices']; occurred_at: Date }>(
@@ -181,7 +151,32 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
     expect(dropMicro).toBe(spentMicro);
     expect(spentMicro).toBeGreaterThan(0n);
 
-    const report = await call<{ mismatches: unknown[] }>(`${billingUrl}/admin/v1/reconciliation`, { token: ADMIN_TOKEN });
-    expect(report.body.mismatches).toEqual([]);
+    const report = await call<{ mismatches: unknown[]; usageMismatches: unknown[] }>(`${billingUrl}/admin/v1/reconciliation`, { token: ADMIN_TOKEN });
+    expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [] });
   }, 240_000);
+
+  it('never lets concurrent requests overspend a small balance by more than one request\'s ceiling, across replicas sharing Redis', async () => {
+    // Replicas share holds and limits through Redis; without it each process keeps its own, so one replica is tested.
+    const replicas = queueEnv.REDIS_URL ? gateways : gateways.slice(0, 1);
+    const billingUrl = `http://127.0.0.1:${billingPort}`;
+    const openingCredits = 300;
+    const account = await call<{ id: string }>(`${billingUrl}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: openingCredits, plan: 'paid' } });
+    const key = (await call<{ key: string }>(`${billingUrl}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} })).body.key;
+    // The test catalogue's prices at 2,000,000 credits per USD.
+    const { admitted, spentMicro, refusals, ceilingMicro } = await spendUntilRefused({ gateways: replicas, key, prices: { inputCredits: 0.3, outputCredits: 1.2 }, burst: 60, maxBursts: 8 });
+    expect(admitted).toBeGreaterThan(0);
+    expect([...refusals.keys()]).toEqual([`403 ${ErrorMessages.creditsExhausted}`]);
+
+    // Billing applies every admitted request once, and the balance drops by what the responses said.
+    await eventually(async () => {
+      const [{ count }] = await query<{ count: string }>(`SELECT count(*)::text AS count FROM billing.ledger_entries WHERE account_id = $1 AND kind = 'usage'`, [account.body.id]);
+      return Number(count) === admitted;
+    }, 20_000);
+    const [{ balance_micro: balanceMicro }] = await query<{ balance_micro: string }>('SELECT balance_micro::text FROM billing.accounts WHERE id = $1', [account.body.id]);
+    expect(creditsToMicro(String(openingCredits)) - BigInt(balanceMicro)).toBe(spentMicro);
+    // Spent at most the balance plus one request's ceiling, however the requests were spread over the replicas.
+    expect(spentMicro).toBeLessThanOrEqual(creditsToMicro(String(openingCredits)) + ceilingMicro);
+    // And it was not refused early: the last burst was refused only once the balance was used up.
+    expect(spentMicro).toBeGreaterThanOrEqual(creditsToMicro(String(openingCredits)));
+  }, 120_000);
 });

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import type { ScratchDatabase } from '@igw/persistence';
-import { Client } from 'pg';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
+import { queryRows } from './support/test-environment';
 
 const ADMIN_TOKEN = 'catalogue-admin-token-0123456789';
 const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'price check please' }] };
@@ -44,9 +44,10 @@ describe('catalogue changes reach every gateway replica', () => {
     await emulator?.close();
   });
 
-  async function waitForNewRevision(before: Array<string | null>): Promise<number> {
+  /** How long until every replica serves a revision other than `before`; the target is two seconds, the wait gives up at `timeoutMs`. */
+  async function waitForNewRevision(before: Array<string | null>, timeoutMs = 2_000): Promise<number> {
     const started = Date.now();
-    await Promise.all(gateways.map((gateway, i) => eventually(async () => (await etagOf(gateway)) !== before[i], 2_000, 20)));
+    await Promise.all(gateways.map((gateway, i) => eventually(async () => (await etagOf(gateway)) !== before[i], timeoutMs, 20)));
     return Date.now() - started;
   }
 
@@ -81,7 +82,7 @@ describe('catalogue changes reach every gateway replica', () => {
   it('serves an added alias and a new model on every replica, and stops serving a retired one', async () => {
     let before = await Promise.all(gateways.map(etagOf));
     expect((await call(`${catalogue}/admin/v1/catalogue/models/openai/gpt-4o-mini`, { method: 'PATCH', token: ADMIN_TOKEN, body: { aliases: ['house-mini'] } })).status).toBe(200);
-    await waitForNewRevision(before);
+    await waitForNewRevision(before, 10_000);
     for (const gateway of gateways) {
       expect((await call(`${gateway}/v1/chat/completions`, { token: apiKey, body: { ...CHAT, model: 'HOUSE-MINI' } })).status).toBe(200);
     }
@@ -100,7 +101,7 @@ describe('catalogue changes reach every gateway replica', () => {
       },
     });
     expect(created.status).toBe(200);
-    await waitForNewRevision(before);
+    await waitForNewRevision(before, 10_000);
     for (const gateway of gateways) {
       const models = await call<{ data: Array<{ id: string }> }>(`${gateway}/v1/models`);
       expect(models.body.data.map((model) => model.id)).toContain('acme/echo');
@@ -109,7 +110,7 @@ describe('catalogue changes reach every gateway replica', () => {
 
     before = await Promise.all(gateways.map(etagOf));
     expect((await call(`${catalogue}/admin/v1/catalogue/models/acme/echo`, { method: 'DELETE', token: ADMIN_TOKEN })).status).toBe(200);
-    await waitForNewRevision(before);
+    await waitForNewRevision(before, 10_000);
     for (const gateway of gateways) {
       expectErrorBody(await call(`${gateway}/v1/chat/completions`, { token: apiKey, body: { ...CHAT, model: 'echo' } }), 404, '/v1/chat/completions');
     }
@@ -140,13 +141,7 @@ describe('catalogue changes reach every gateway replica', () => {
   });
 
   async function ledgerPrices(requestId: string): Promise<unknown> {
-    const client = new Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query('SELECT prices FROM billing.ledger_entries WHERE request_id = $1', [requestId]);
-      return rows[0]?.prices;
-    } finally {
-      await client.end();
-    }
+    const rows = await queryRows<{ prices: unknown }>(database.url, 'SELECT prices FROM billing.ledger_entries WHERE request_id = $1', [requestId]);
+    return rows[0]?.prices;
   }
 });

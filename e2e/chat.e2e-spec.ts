@@ -1,12 +1,15 @@
 import path from 'node:path';
 import { AzureOpenAI, OpenAI } from 'openai';
 import { findFreePort } from '@igw/persistence';
+import { SEARCH_RESULT } from '../tools/emulator/src/anthropic/messages';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { audioDataPieces, emulatedAudio } from '../tools/emulator/src/openai/audio';
 import { call, eventually, expectErrorBody } from './support/http';
-import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
+import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };
-
+/** `delta.audio` of a streamed spoken answer (OpenAI sends it; the SDK's types do not list it yet). */
+type AudioDelta = { id?: string; transcript?: string; data?: string; expires_at?: number };
 /** Credits of a request to a model priced $0.15 / $0.60 per million tokens, at 2,000,000 credits per USD. */
 const creditsFor = (prompt: number, completion: number) => (prompt * 300_000 + completion * 1_200_000) / 1e6;
 
@@ -26,20 +29,10 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
     harness = await startStandaloneHarness({
       CATALOGUE_FILE: path.join(__dirname, 'fixtures/chat-catalogue.yaml'),
       UPSTREAM_TIMEOUT_MS: '2000',
-      OPENAI_API_KEY: 'openai-key',
-      OPENAI_BASE_URL: `${emulator.url}/v1`,
-      GROQ_API_KEY: 'groq-key',
-      GROQ_BASE_URL: `${emulator.url}/v1`,
-      TOGETHER_API_KEY: 'together-key',
-      TOGETHER_BASE_URL: `${emulator.url}/v1`,
+      ...emulatedProviders(emulator.url),
+      // Nothing listens there: the refused-connection source.
       MISTRAL_API_KEY: 'mistral-key',
       MISTRAL_BASE_URL: `http://127.0.0.1:${closedPort}/v1`,
-      AZURE_OPENAI_API_KEY: 'azure-key',
-      AZURE_OPENAI_ENDPOINT: emulator.url,
-      ANTHROPIC_API_KEY: 'anthropic-key',
-      ANTHROPIC_BASE_URL: emulator.url,
-      GEMINI_API_KEY: 'gemini-key',
-      GEMINI_BASE_URL: `${emulator.url}/v1beta`,
     });
     key = (await harness.paidKey(1_000_000)).key;
     client = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: key, maxRetries: 0 });
@@ -304,6 +297,144 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
       /context/,
     );
     expect(emulator.requests.length).toBe(before);
+  });
+
+  describe('audio output (modalities text + audio)', () => {
+    const spoken = { modalities: ['text', 'audio'] as Array<'text' | 'audio'> };
+    const question = [{ role: 'user' as const, content: 'Say something nice' }];
+    const transcript = 'Hello from the emulator. You said: Say something nice';
+    const words = transcript.split(' ').length;
+
+    it('returns the audio intact, streamed pieces in order, audio tokens in usage, and bills what the ledger records', async () => {
+      const { key: audioKey, accountId } = await harness.paidKey(1000);
+      const audioClient = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: audioKey, maxRetries: 0 });
+      const billed = new Map<string, number>();
+
+      const { data, response } = await audioClient.chat.completions
+        .create({ model: 'mini', messages: question, ...spoken, audio: { voice: 'alloy', format: 'wav' } })
+        .withResponse();
+      const completion = data as OpenAI.ChatCompletion & WithMeta;
+      const upstream = emulator.requests.at(-1)!.body as Record<string, unknown>;
+      expect(upstream).toMatchObject({ modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } });
+      const message = completion.choices[0].message;
+      expect(message.content).toBeNull();
+      expect(message.audio).toEqual({ id: expect.stringMatching(/^audio_/), data: expect.any(String), expires_at: expect.any(Number), transcript });
+      const wav = Buffer.from(message.audio!.data, 'base64');
+      expect(wav).toEqual(emulatedAudio(transcript, 'wav'));
+      expect(wav.subarray(0, 4).toString('ascii')).toBe('RIFF');
+      expect(message.audio!.expires_at).toBe(completion.created + 3600);
+      expect(completion.usage).toMatchObject({ completion_tokens: 5 * words, completion_tokens_details: { audio_tokens: 4 * words } });
+      // The catalogue prices no audio unit: audio tokens are output tokens, at the output price.
+      expect(completion.meta!.usage!.credits_used).toBe(creditsFor(completion.usage!.prompt_tokens, completion.usage!.completion_tokens));
+      billed.set(response.headers.get('x-request-id')!, completion.meta!.usage!.credits_used);
+
+      const { data: stream, response: streamResponse } = await audioClient.chat.completions
+        .create({ model: 'mini', messages: question, ...spoken, audio: { voice: 'alloy', format: 'pcm16' }, stream: true, stream_options: { include_usage: true } })
+        .withResponse();
+      const pieces: AudioDelta[] = [];
+      let last: (OpenAI.ChatCompletionChunk & WithMeta) | undefined;
+      let finish: string | null = null;
+      for await (const chunk of stream) {
+        const delta = chunk.choices[0]?.delta as (OpenAI.ChatCompletionChunk.Choice.Delta & { audio?: AudioDelta }) | undefined;
+        if (delta?.audio) pieces.push(delta.audio);
+        expect(delta?.content ?? null).toBeNull();
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        last = chunk;
+      }
+      const id = pieces[0].id!;
+      expect(id).toMatch(/^audio_/);
+      const transcriptPieces = pieces.filter((piece) => piece.transcript !== undefined);
+      const dataPieces = pieces.filter((piece) => piece.data !== undefined);
+      expect(transcriptPieces.map((piece) => piece.transcript).join('')).toBe(transcript);
+      // In order: every transcript piece, then every data piece exactly as the emulator cut them, then expires_at.
+      expect(pieces).toEqual([...transcriptPieces, ...dataPieces, { id, expires_at: expect.any(Number) }]);
+      const pcm = emulatedAudio(transcript, 'pcm16');
+      expect(dataPieces.map((piece) => piece.data)).toEqual(audioDataPieces(pcm));
+      expect(dataPieces[0].id).toBe(id);
+      expect(Buffer.concat(dataPieces.map((piece) => Buffer.from(piece.data!, 'base64')))).toEqual(pcm);
+      expect(finish).toBe('stop');
+      expect(last!.usage).toMatchObject({ completion_tokens: 5 * words, completion_tokens_details: { audio_tokens: 4 * words } });
+      expect(last!.meta!.usage!.credits_used).toBe(completion.meta!.usage!.credits_used);
+      billed.set(streamResponse.headers.get('x-request-id')!, last!.meta!.usage!.credits_used);
+
+      const ledger = () => harness.usageEntries(accountId, 10);
+      await eventually(async () => (await ledger()).length >= 2, 10_000);
+      const rows = await ledger();
+      expect(rows).toHaveLength(2);
+      for (const row of rows) {
+        expect(row.model).toBe('test/mini');
+        expect(row.units).toEqual({ input_tokens: completion.usage!.prompt_tokens, output_tokens: completion.usage!.completion_tokens });
+        expect(row.credits).toBe(-billed.get(row.requestId!)!);
+      }
+      await eventually(async () => Math.abs((await harness.balance(audioKey)) - (1000 - 2 * completion.meta!.usage!.credits_used)) < 1e-9, 10_000);
+    });
+
+    it('speaks through an Azure OpenAI upstream too', async () => {
+      const completion = await client.chat.completions.create({ model: 'test/azure', messages: question, ...spoken, audio: { voice: 'alloy', format: 'mp3' } });
+      expect(completion.choices[0].message.audio!.transcript).toBe(transcript);
+      expect(Buffer.from(completion.choices[0].message.audio!.data, 'base64')).toEqual(emulatedAudio(transcript, 'mp3'));
+    });
+
+    it('counts the transcript when the upstream reports no usage, streamed or not alike', async () => {
+      const { key: quietKey, accountId } = await harness.paidKey(1000);
+      const quietClient = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: quietKey, maxRetries: 0 });
+      const body = { model: 'test/no-usage', messages: question, ...spoken, audio: { voice: 'alloy', format: 'pcm16' as const } };
+      const completion = (await quietClient.chat.completions.create(body)) as OpenAI.ChatCompletion & WithMeta;
+      expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
+      // Without upstream usage the stream has no usage chunk to show; the ledger shows what it was billed.
+      for await (const chunk of await quietClient.chat.completions.create({ ...body, stream: true })) expect(chunk.usage ?? undefined).toBeUndefined();
+      const ledger = () => harness.usageEntries(accountId, 10);
+      await eventually(async () => (await ledger()).length >= 2, 10_000);
+      const rows = await ledger();
+      expect(rows).toHaveLength(2);
+      for (const row of rows) {
+        expect(row.units).toEqual({ input_tokens: completion.usage!.prompt_tokens, output_tokens: completion.usage!.completion_tokens });
+        expect(row.credits).toBe(-completion.meta!.usage!.credits_used);
+      }
+    });
+  });
+
+  describe('web search on an Anthropic source (enable_search)', () => {
+    const question = [{ role: 'user' as const, content: 'How many people live in Paris?' }];
+    const text = 'Hello from the emulator. You said: How many people live in Paris?';
+    const annotation = {
+      type: 'url_citation',
+      url_citation: { start_index: 'Hello from the emulator. '.length, end_index: text.length - 1, title: SEARCH_RESULT.title, url: SEARCH_RESULT.url },
+    };
+    const body = { model: 'test/claude', max_tokens: 100, messages: question, enable_search: true, search_options: { search_strategy: 'turbo' } };
+
+    it('turns on Anthropic web search and returns its citations as url_citation annotations, streamed or not', async () => {
+      const completion = (await client.chat.completions.create(body as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & WithMeta;
+      const upstream = emulator.requests.at(-1)!;
+      expect(upstream.path).toBe('/v1/messages');
+      expect((upstream.body as { tools: unknown }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }]);
+      const message = completion.choices[0].message;
+      expect(message.content).toBe(text);
+      expect(message.annotations).toEqual([annotation]);
+      expect(message.content!.slice(annotation.url_citation.start_index, annotation.url_citation.end_index + 1)).toBe('You said: How many people live in Paris?');
+      expect(message.tool_calls ?? []).toEqual([]);
+      expect(completion.choices[0].finish_reason).toBe('stop');
+      expect(completion.meta!.usage!.credits_used).toBe(creditsFor(completion.usage!.prompt_tokens, completion.usage!.completion_tokens));
+
+      const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming);
+      let streamed = '';
+      const annotations: unknown[] = [];
+      let last: (OpenAI.ChatCompletionChunk & WithMeta) | undefined;
+      let finish: string | null = null;
+      for await (const chunk of stream) {
+        const delta = chunk.choices[0]?.delta as (OpenAI.ChatCompletionChunk.Choice.Delta & { annotations?: unknown[] }) | undefined;
+        streamed += delta?.content ?? '';
+        annotations.push(...(delta?.annotations ?? []));
+        expect(delta?.tool_calls).toBeUndefined();
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        last = chunk;
+      }
+      expect(streamed).toBe(text);
+      expect(annotations).toEqual([annotation]);
+      expect(finish).toBe('stop');
+      expect(last!.usage).toMatchObject({ prompt_tokens: completion.usage!.prompt_tokens, completion_tokens: completion.usage!.completion_tokens });
+      expect(last!.meta!.usage!.credits_used).toBe(completion.meta!.usage!.credits_used);
+    });
   });
 
   it('answers 404 for an unknown model and 400 for a model that is not a chat model', async () => {

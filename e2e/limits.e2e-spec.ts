@@ -1,6 +1,7 @@
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, expectErrorBody } from './support/http';
+import { call, eventually, expectErrorBody } from './support/http';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
@@ -101,5 +102,33 @@ describeWithRedis('request limits shared by two gateway replicas (Redis)', () =>
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await call(`${gateways[i % 2]}/v1/chat/completions`, { token: key, body: ask() })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
+  });
+
+  it('gives every slot and hold back and counts every charge, also for departures that waited to ride along', async () => {
+    // Rich enough that each request is admitted far from its limits: its departure may wait.
+    const adminToken = 'limits-admin-token-0123456789';
+    const account = await call<{ id: string }>(`${harness.billing}/admin/v1/accounts`, { token: adminToken, body: { credits: 100_000, plan: 'paid' } });
+    const key = (await call<{ key: string }>(`${harness.billing}/admin/v1/accounts/${account.body.id}/keys`, { token: adminToken, body: {} })).body.key;
+    await awayFromWindowBoundary();
+    let chargedMicro = 0n;
+    for (let i = 0; i < 4; i++) {
+      const response = await call<{ meta: { usage: { credits_used: number } } }>(`${harness.gateways[i % 2]}/v1/chat/completions`, { token: key, body: ask() });
+      expect(response.status).toBe(200);
+      chargedMicro += BigInt(Math.round(response.body.meta.usage.credits_used * 1_000_000));
+    }
+    const redis = new Redis(process.env.REDIS_URL as string);
+    try {
+      const money = `${harness.queueEnv.QUEUE_PREFIX}:limits:account:${account.body.id}:money`;
+      await eventually(async () => (await redis.hget(money, 'held')) === '0', 5_000);
+      expect(await redis.hmget(money, 'held', 'settled')).toEqual(['0', chargedMicro.toString()]);
+      let cursor = '0';
+      do {
+        const [next, running] = await redis.scan(cursor, 'MATCH', `${harness.queueEnv.QUEUE_PREFIX}:limits:key:*:running*`, 'COUNT', 1_000);
+        for (const name of running) expect(await redis.zcard(name)).toBe(0);
+        cursor = next;
+      } while (cursor !== '0');
+    } finally {
+      redis.disconnect();
+    }
   });
 });

@@ -2,11 +2,10 @@ import type { INestApplication } from '@nestjs/common';
 import { QueueName, type UsageEvent } from '@igw/contracts';
 import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
-import { loadEnvironment } from '@igw/platform';
+import { hashApiKey, loadEnvironment } from '@igw/platform';
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { startBilling } from '../../apps/billing/src/billing.app';
-import { createTestDatabase, dropQueueData, testQueueBackend } from '../support/test-environment';
+import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
 
 const ADMIN_TOKEN = 'integration-admin-token-0123456789';
 
@@ -25,14 +24,8 @@ describe('billing service', () => {
     });
 
   const ledgerSum = async (accountId: string): Promise<bigint> => {
-    const client = new Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query('SELECT COALESCE(SUM(amount_micro), 0)::text AS sum FROM billing.ledger_entries WHERE account_id = $1', [accountId]);
-      return BigInt(rows[0].sum);
-    } finally {
-      await client.end();
-    }
+    const rows = await queryRows<{ sum: string }>(database.url, 'SELECT COALESCE(SUM(amount_micro), 0)::text AS sum FROM billing.ledger_entries WHERE account_id = $1', [accountId]);
+    return BigInt(rows[0].sum);
   };
 
   beforeAll(async () => {
@@ -93,10 +86,7 @@ describe('billing service', () => {
     const account = await createAccount({ credits: 40, plan: 'free', lowBalanceThreshold: 100 });
     const key = await createKey(account.id);
     expect(key.key.startsWith(key.prefix)).toBe(true);
-    const client = new Client({ connectionString: database.url });
-    await client.connect();
-    const { rows } = await client.query('SELECT key_hash, prefix FROM billing.api_keys WHERE id = $1', [key.id]);
-    await client.end();
+    const rows = await queryRows<{ key_hash: string; prefix: string }>(database.url, 'SELECT key_hash, prefix FROM billing.api_keys WHERE id = $1', [key.id]);
     expect(rows[0].key_hash).not.toContain(key.key);
     expect(rows[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
 
@@ -132,6 +122,52 @@ describe('billing service', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     await waitForBalance(account.id, 73);
     expect(await ledgerSum(account.id)).toBe(73_000_000n);
+    // What gateways are told alongside the balance: the usage charges it already includes.
+    const reply = await producer.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: hashApiKey(key.key) });
+    expect(reply.key).toMatchObject({ balanceMicro: '73000000', usageSpentMicro: '27000000' });
+  });
+
+  it('applies a gateway\'s batch of events once each, across accounts, repeats and redelivered batches', async () => {
+    const [first, second] = [await createAccount({ credits: 100 }), await createAccount({ credits: 50 })];
+    const [firstKey, secondKey] = [await createKey(first.id), await createKey(second.id)];
+    const event = (accountId: string, keyId: string, credits: number): UsageEvent => ({
+      requestId: randomUUID(),
+      accountId,
+      keyId,
+      model: 'openai/gpt-4o-mini',
+      endpoint: 'chat.completions',
+      units: { input_tokens: 10, output_tokens: 20 },
+      creditsMicro: String(credits * 1_000_000),
+      usd: '0.0000135',
+      catalogueRevision: 1,
+      prices: [{ unit: 'input_tokens', price: 0.15, per: 1_000_000 }],
+      occurredAt: new Date().toISOString(),
+    });
+    const a1 = event(first.id, firstKey.id, 3);
+    const a2 = event(first.id, firstKey.id, 4);
+    const b1 = event(second.id, secondKey.id, 5);
+    // a1 twice in one batch; the whole batch delivered twice; a2 also alone, the old way.
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { events: [a1, b1, a2, a1] });
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { events: [a1, b1, a2, a1] });
+    await producer.enqueue(QueueName.Usage, 'usage.record', a2, { jobId: `${a2.requestId}-single` });
+    await waitForBalance(first.id, 93);
+    await waitForBalance(second.id, 45);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitForBalance(first.id, 93);
+    expect(await ledgerSum(first.id)).toBe(93_000_000n);
+    expect(await ledgerSum(second.id)).toBe(45_000_000n);
+    const reply = await producer.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: hashApiKey(firstKey.key) });
+    expect(reply.key).toMatchObject({ usageSpentMicro: '7000000' });
+  });
+
+  it('applies the rest of a batch when one of its events cannot be applied', async () => {
+    const account = await createAccount({ credits: 20 });
+    const key = await createKey(account.id);
+    const good = { requestId: randomUUID(), accountId: account.id, keyId: key.id, model: 'm', endpoint: 'embeddings', units: { input_tokens: 1 }, creditsMicro: '2000000', usd: '0.000001', catalogueRevision: 1, prices: [], occurredAt: new Date().toISOString() };
+    const orphan = { ...good, requestId: randomUUID(), accountId: randomUUID() };
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { events: [orphan, good] }, { attempts: 1 });
+    await waitForBalance(account.id, 18);
+    expect(await ledgerSum(account.id)).toBe(18_000_000n);
   });
 
   it('refuses a revoked key at once', async () => {

@@ -1,4 +1,16 @@
-import { HOUR_MS, InMemoryLimitStore, MINUTE_MS, RedisLimitStore, type Admission, type LimitStore } from '../../apps/gateway/src/limits/limit-store';
+import { Redis } from 'ioredis';
+import {
+  HOUR_MS,
+  InMemoryLimitStore,
+  MINUTE_MS,
+  RedisLimitStore,
+  type Admission,
+  type AdmissionResult,
+  type CreditHold,
+  type Departure,
+  type LimitStore,
+  type RedisLimitStoreOptions,
+} from '../../apps/gateway/src/limits/limit-store';
 import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
 
 const redisUrl = process.env.REDIS_URL;
@@ -17,7 +29,10 @@ if (redisUrl) {
   it.skip('limit store on redis (REDIS_URL is not set)', () => undefined);
 }
 
-const admission = (overrides: Partial<Admission> = {}): Admission => ({
+/** An admission without its slot id: `admit` below gives each request a fresh one. */
+type AdmissionInput = Omit<Admission, 'concurrency'> & { concurrency: Omit<Admission['concurrency'], 'slotId'> };
+
+const admission = (overrides: Partial<AdmissionInput> = {}): AdmissionInput => ({
   perMinute: { key: 'key:k1:minute', limit: 3 },
   concurrency: { key: 'key:k1:running', limit: 2, ttlMs: 60_000 },
   ...overrides,
@@ -29,7 +44,25 @@ describe.each(stores)('the %s limit store', (_name, make) => {
   // A fixed instant early in a minute and an hour, so windows do not roll over mid-test.
   const now = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 1_000;
 
-  beforeEach(() => ({ store, cleanup } = make()));
+  let slotCount = 0;
+  let admittedSlots: Record<string, Array<{ slotId: string; mayWait?: boolean }>> = {};
+  /** Admits with a fresh slot id, remembered per key (with what the store said of its departure) so `finish` can give the oldest back. */
+  const admit = async (input: AdmissionInput, at = now): Promise<AdmissionResult> => {
+    const slotId = `slot-${++slotCount}`;
+    const result = await store.admit({ ...input, concurrency: { ...input.concurrency, slotId } }, at);
+    if (result.allowed) (admittedSlots[input.concurrency.key] ??= []).push({ slotId, mayWait: result.departureMayWait });
+    return result;
+  };
+  const finish = (concurrencyKey: string, credits?: Departure['credits']) => {
+    const { slotId, mayWait } = admittedSlots[concurrencyKey]?.shift() ?? { slotId: 'none' };
+    store.finish({ concurrencyKey, slotId, credits, mayWait });
+  };
+
+  beforeEach(async () => {
+    admittedSlots = {};
+    ({ store, cleanup } = make());
+    if (store instanceof RedisLimitStore) await store.whenReachable(5_000);
+  });
   afterEach(async () => {
     await store.close();
     await cleanup();
@@ -37,23 +70,43 @@ describe.each(stores)('the %s limit store', (_name, make) => {
 
   it('allows the per-minute limit, then refuses until the next minute', async () => {
     for (let i = 0; i < 3; i++) {
-      expect(await store.admit(admission(), now)).toEqual({ allowed: true });
-      store.release('key:k1:running');
+      expect(await admit(admission(), now)).toMatchObject({ allowed: true });
+      finish('key:k1:running');
     }
-    const refused = await store.admit(admission(), now);
+    const refused = await admit(admission(), now);
     expect(refused).toMatchObject({ allowed: false, reason: 'per-minute' });
     expect(refused.allowed === false && refused.retryAfterSeconds).toBeGreaterThanOrEqual(58);
-    expect(await store.admit(admission(), now + MINUTE_MS)).toEqual({ allowed: true });
+    expect(await admit(admission(), now + MINUTE_MS)).toMatchObject({ allowed: true });
+  });
+
+  it('admits requests arriving together in arrival order, each counted once', async () => {
+    const burst = admission({ perMinute: { key: 'key:k9:minute', limit: 4 }, concurrency: { key: 'key:k9:running', limit: 100, ttlMs: 60_000 } });
+    const results = await Promise.all(Array.from({ length: 10 }, () => admit(burst, now)));
+    expect(results.map((result) => result.allowed)).toEqual([true, true, true, true, false, false, false, false, false, false]);
+    for (let i = 0; i < 4; i++) finish('key:k9:running');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const strict = admission({ perMinute: { key: 'key:k10:minute', limit: 100 }, concurrency: { key: 'key:k9:running', limit: 1, ttlMs: 60_000 } });
+    // All four slots came back: one request fits under a limit of one.
+    expect((await admit(strict, now)).allowed).toBe(true);
+    expect((await admit(strict, now)).allowed).toBe(false);
   });
 
   it('counts requests in flight and frees a slot on release', async () => {
     const roomy = admission({ perMinute: { key: 'key:k2:minute', limit: 100 }, concurrency: { key: 'key:k2:running', limit: 2, ttlMs: 60_000 } });
-    expect((await store.admit(roomy, now)).allowed).toBe(true);
-    expect((await store.admit(roomy, now)).allowed).toBe(true);
-    expect(await store.admit(roomy, now)).toMatchObject({ allowed: false, reason: 'concurrency', retryAfterSeconds: 1 });
-    store.release('key:k2:running');
+    expect((await admit(roomy, now)).allowed).toBe(true);
+    expect((await admit(roomy, now)).allowed).toBe(true);
+    expect(await admit(roomy, now)).toMatchObject({ allowed: false, reason: 'concurrency', retryAfterSeconds: 1 });
+    finish('key:k2:running');
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect((await store.admit(roomy, now)).allowed).toBe(true);
+    expect((await admit(roomy, now)).allowed).toBe(true);
+  });
+
+  it('lets the slot of a request whose departure never came lapse', async () => {
+    const single = admission({ perMinute: { key: 'key:k3:minute', limit: 100 }, concurrency: { key: 'key:k3:running', limit: 1, ttlMs: 1_000 } });
+    expect((await admit(single, now)).allowed).toBe(true);
+    expect(await admit(single, now + 500)).toMatchObject({ allowed: false, reason: 'concurrency' });
+    // Never finished (its departure lost with a replica or a Redis blip): free once its life is over.
+    expect((await admit(single, now + 1_500)).allowed).toBe(true);
   });
 
   it('limits a free account per hour across its keys, counting only admitted requests', async () => {
@@ -63,11 +116,287 @@ describe.each(stores)('the %s limit store', (_name, make) => {
         concurrency: { key: `key:${key}:running`, limit: 100, ttlMs: 60_000 },
         freeHourly: { key: 'account:a1:hour', limit: 2 },
       });
-    expect((await store.admit(free('x'), now)).allowed).toBe(true);
-    expect((await store.admit(free('y'), now)).allowed).toBe(true);
-    const refused = await store.admit(free('x'), now);
+    expect((await admit(free('x'), now)).allowed).toBe(true);
+    expect((await admit(free('y'), now)).allowed).toBe(true);
+    const refused = await admit(free('x'), now);
     expect(refused).toMatchObject({ allowed: false, reason: 'free-hourly' });
     expect(refused.allowed === false && refused.retryAfterSeconds).toBeGreaterThan(3000);
-    expect((await store.admit(free('x'), now + HOUR_MS)).allowed).toBe(true);
+    expect((await admit(free('x'), now + HOUR_MS)).allowed).toBe(true);
+  });
+
+  describe('credits', () => {
+    const roomy = (key: string, credits: CreditHold): AdmissionInput =>
+      admission({ perMinute: { key: `key:${key}:minute`, limit: 1000 }, concurrency: { key: `key:${key}:running`, limit: 1000, ttlMs: 60_000 }, credits });
+    const snapshot = (balanceMicro: bigint, version: number, usageSpentMicro: bigint) => ({ balanceMicro, version, usageSpentMicro });
+    const hold = (accountId: string, holdId: string, amountMicro: bigint, balance = snapshot(10n, 1, 0n), ttlMs = 60_000): CreditHold => ({
+      accountId,
+      snapshot: balance,
+      holdId,
+      amountMicro,
+      ttlMs,
+    });
+    const settled = async () => new Promise((resolve) => setTimeout(resolve, 30));
+
+    it('refuses an account with nothing left, before counting the request against any limit', async () => {
+      const refused = await admit(roomy('c0', hold('a0', 'r1', 1n, snapshot(0n, 3, 5n))), now);
+      expect(refused).toMatchObject({ allowed: false, reason: 'credits' });
+      expect(await store.available('a0', now)).toBe(0n);
+      // The refusal did not use up the key's minute.
+      const strict = admission({ perMinute: { key: 'key:c0:minute', limit: 1 }, concurrency: { key: 'key:c0:running', limit: 1, ttlMs: 60_000 } });
+      expect(await admit(strict, now)).toMatchObject({ allowed: true });
+    });
+
+    it('holds each request\'s ceiling, so concurrent requests stop once the holds cover the balance', async () => {
+      const results = [];
+      for (const id of ['r1', 'r2', 'r3', 'r4']) results.push((await admit(roomy('c1', hold('a1', id, 4n)), now)).allowed);
+      // 10 left: 4 held (6 left), 8 held (2 left), 12 held (-2 left, the one request over), then refused.
+      expect(results).toEqual([true, true, true, false]);
+      expect(await store.available('a1', now)).toBe(-2n);
+    });
+
+    it('turns a hold into what the request cost when it finishes, and takes the newer balance from billing', async () => {
+      await admit(roomy('c2', hold('a2', 'r1', 4n)), now);
+      await admit(roomy('c2', hold('a2', 'r2', 4n)), now);
+      finish('key:c2:running', { accountId: 'a2', holdId: 'r1', amountMicro: 4n, spentMicro: 3n });
+      await settled();
+      // 10 - 3 spent (not in the balance yet) - 4 held.
+      expect(await store.available('a2', now)).toBe(3n);
+      // Billing applied the 3: the balance says so, and the spend is not subtracted twice.
+      await admit(roomy('c2', hold('a2', 'r3', 1n, snapshot(7n, 2, 3n))), now);
+      expect(await store.available('a2', now)).toBe(7n - 4n - 1n);
+      // An older snapshot arriving late changes nothing.
+      await admit(roomy('c2', hold('a2', 'r4', 1n, snapshot(10n, 1, 0n))), now);
+      expect(await store.available('a2', now)).toBe(7n - 4n - 1n - 1n);
+      // Finishing twice would be a bug elsewhere, but must not release a hold twice.
+      finish('key:c2:running', { accountId: 'a2', holdId: 'r2', amountMicro: 4n, spentMicro: 2n });
+      finish('key:c2:running', { accountId: 'a2', holdId: 'r2', amountMicro: 4n, spentMicro: 0n });
+      await settled();
+      expect(await store.available('a2', now)).toBe(7n - 2n - 1n - 1n);
+    });
+
+    it('catches up with usage billing applied that this store never metered', async () => {
+      await admit(roomy('c3', hold('a3', 'r1', 1n, snapshot(100n, 1, 50n))), now);
+      expect(await store.available('a3', now)).toBe(99n);
+      await admit(roomy('c3', hold('a3', 'r2', 1n, snapshot(80n, 2, 70n))), now);
+      expect(await store.available('a3', now)).toBe(78n);
+    });
+
+    it('lets the holds of a request that never finished lapse', async () => {
+      await admit(roomy('c4', hold('a4', 'r1', 9n, snapshot(10n, 1, 0n), 1_000)), now);
+      expect((await admit(roomy('c4', hold('a4', 'r2', 5n)), now)).allowed).toBe(true);
+      expect((await admit(roomy('c4', hold('a4', 'r3', 5n)), now)).allowed).toBe(false);
+      // r1's hold lapses one second later; r2's (60 s) still counts.
+      expect(await admit(roomy('c4', hold('a4', 'r4', 1n)), now + 1_500)).toMatchObject({ allowed: true });
+      expect(await store.available('a4', now + 1_500)).toBe(10n - 5n - 1n);
+    });
+  });
+});
+
+/**
+ * Departures that may wait (far from every limit) ride along with the replica's next
+ * admission; the others go out at once. Two stores on one prefix play two replicas.
+ */
+const describeOnRedis = redisUrl ? describe : describe.skip;
+describeOnRedis('departures of the redis limit store, as other replicas see them', () => {
+  const url = redisUrl as string;
+  const now = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 1_000;
+  let prefix: string;
+  let raw: Redis;
+  let replicas: RedisLimitStore[] = [];
+  let requestCount = 0;
+
+  /** By default a departure that may wait waits a minute here: only an admission of its replica (or close) sends it. */
+  const replica = async (options: RedisLimitStoreOptions = { departureWaitMs: 60_000 }) => {
+    const store = new RedisLimitStore(url, prefix, options);
+    replicas.push(store);
+    await store.whenReachable(5_000);
+    return store;
+  };
+
+  interface Ask {
+    key?: string;
+    concurrency?: number;
+    credits?: { accountId: string; balanceMicro: bigint; amountMicro: bigint };
+  }
+  /** Admits one request; `leave` is its departure, passing back what the store said of it. */
+  const ask = async (store: RedisLimitStore, { key = 'k', concurrency = 1000, credits }: Ask = {}) => {
+    const id = `r${++requestCount}`;
+    const result = await store.admit(
+      {
+        perMinute: { key: `key:${key}:minute`, limit: 100_000 },
+        concurrency: { key: `key:${key}:running`, limit: concurrency, ttlMs: 60_000, slotId: id },
+        credits: credits && {
+          accountId: credits.accountId,
+          snapshot: { balanceMicro: credits.balanceMicro, version: 1, usageSpentMicro: 0n },
+          holdId: id,
+          amountMicro: credits.amountMicro,
+          ttlMs: 60_000,
+        },
+      },
+      now,
+    );
+    const leave = (spentMicro = 0n) =>
+      store.finish({
+        concurrencyKey: `key:${key}:running`,
+        slotId: id,
+        credits: credits && { accountId: credits.accountId, holdId: id, amountMicro: credits.amountMicro, spentMicro },
+        mayWait: result.allowed && result.departureMayWait,
+      });
+    return { result, leave };
+  };
+
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  const money = async (accountId: string) => {
+    const [held, settled] = await raw.hmget(`${prefix}:limits:account:${accountId}:money`, 'held', 'settled');
+    return { held: BigInt(held ?? '0'), settled: BigInt(settled ?? '0') };
+  };
+  const size = (name: string) => raw.zcard(`${prefix}:limits:${name}`);
+
+  /** Admit-script calls that reach Redis for this test's keys while `action` runs, as MONITOR sees them. */
+  const admitCalls = async (action: () => Promise<void>): Promise<number> => {
+    const client = new Redis(url);
+    const monitor = await client.monitor();
+    const marker = `${prefix}:seen-everything`;
+    let calls = 0;
+    let seenMarker = () => undefined as void;
+    const allSeen = new Promise<void>((resolve) => (seenMarker = resolve));
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0].toLowerCase() === 'echo' && args[1] === marker) seenMarker();
+      // The admit script's calls start with the minute's length; MONITOR shows commands in the order Redis ran them.
+      else if (/^eval(sha)?$/i.test(args[0]) && args[3] === String(MINUTE_MS) && args.some((arg) => arg.startsWith(prefix))) calls++;
+    });
+    try {
+      await action();
+      await raw.echo(marker);
+      await allSeen;
+    } finally {
+      monitor.disconnect();
+      client.disconnect();
+    }
+    return calls;
+  };
+
+  beforeEach(() => {
+    prefix = uniqueQueuePrefix();
+    raw = new Redis(url);
+  });
+  afterEach(async () => {
+    await Promise.all(replicas.map((store) => store.close()));
+    replicas = [];
+    raw.disconnect();
+    await dropQueueData({ url, prefix });
+  });
+
+  it('gives a slot back at once near its key\'s limit: another replica\'s very next admission finds it free', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const first = await ask(a, { key: 'one', concurrency: 1 });
+    expect(first.result).toEqual({ allowed: true, departureMayWait: false });
+    first.leave();
+    // No timer, not even the next turn: A's departure is written before B's admission is.
+    expect((await ask(b, { key: 'one', concurrency: 1 })).result).toMatchObject({ allowed: true });
+  });
+
+  it('gives a hold back at once when the account has little left beside it', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const poor = { accountId: 'poor', balanceMicro: 10n, amountMicro: 10n };
+    const first = await ask(a, { key: 'p', credits: poor });
+    expect(first.result).toEqual({ allowed: true, departureMayWait: false });
+    first.leave(3n);
+    // Written before leave() returned: B, reading right away, already sees it.
+    expect(await b.available('poor', now)).toBe(10n - 3n);
+    // With the hold still counted nothing would be left (10 - 10) and this would be a 403.
+    expect((await ask(b, { key: 'p', credits: poor })).result).toMatchObject({ allowed: true });
+    expect(await b.available('poor', now)).toBe(10n - 3n - 10n);
+  });
+
+  it('sends at once a departure that cost more than its hold, however far from the limits', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const request = await ask(a, { key: 'o', credits: { accountId: 'over', balanceMicro: 1_000n, amountMicro: 10n } });
+    expect(request.result).toEqual({ allowed: true, departureMayWait: true });
+    // Waiting would let the other replicas spend the 985 already gone.
+    request.leave(995n);
+    expect(await b.available('over', now)).toBe(5n);
+  });
+
+  it('far from the limits, lets departures ride along with the next admission: one script call per request instead of two', async () => {
+    const a = await replica();
+    const b = await replica();
+    await ask(a, { key: 'warm-up' }); // Redis knows the script: no NOSCRIPT retry in the counts.
+    const rich = { accountId: 'rich', balanceMicro: 1_000_000n, amountMicro: 1_000n };
+    const oneAtATime = (options: Ask) => async () => {
+      for (let i = 0; i < 10; i++) {
+        const request = await ask(a, options);
+        expect(request.result.allowed).toBe(true);
+        request.leave(400n);
+        // The next request arrives on a later turn, as it would from a client.
+        await nextTurn();
+      }
+    };
+    expect(await admitCalls(oneAtATime({ key: 'far', concurrency: 100, credits: rich }))).toBe(10);
+    // The tenth departure is still waiting for company; another replica sees its hold.
+    expect(await money('rich')).toEqual({ held: 1_000n, settled: 9n * 400n });
+    expect(await b.available('rich', now)).toBe(1_000_000n - 9n * 400n - 1_000n);
+    // Near a limit (a single slot) every departure goes out on its own.
+    expect(await admitCalls(oneAtATime({ key: 'near', concurrency: 1 }))).toBe(20);
+    // Closing sends what waits.
+    await a.close();
+    expect(await money('rich')).toEqual({ held: 0n, settled: 10n * 400n });
+    expect(await size('key:far:running')).toBe(0);
+    expect(await size('key:far:running:lazy')).toBe(0);
+  });
+
+  it('looks again before refusing while a departure may still be on its way from another replica', async () => {
+    const options = { departureWaitMs: 200, secondLookMs: 400 };
+    const [a, b] = [await replica(options), await replica(options)];
+    const ramp = { key: 'ramp', concurrency: 4 };
+    // Admitted far from the limit (1 of 4 slots); the key fills up meanwhile on the other replica.
+    const early = await ask(a, ramp);
+    expect(early.result).toEqual({ allowed: true, departureMayWait: true });
+    const later = [await ask(b, ramp), await ask(b, ramp), await ask(b, ramp)];
+    expect(later.map(({ result }) => result)).toEqual([
+      { allowed: true, departureMayWait: true },
+      { allowed: true, departureMayWait: false },
+      { allowed: true, departureMayWait: false },
+    ]);
+    early.leave(); // Waits on A for up to 200 ms.
+    const started = Date.now();
+    // Sent at once, the departure would have made room: the refusal waits for the second look.
+    expect((await ask(b, ramp)).result).toMatchObject({ allowed: true });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    // Full, and no departure on its way: the second look refuses, as the first would have.
+    expect((await ask(b, ramp)).result).toMatchObject({ allowed: false, reason: 'concurrency' });
+    // Every request counted once in the key's minute, refused ones included.
+    expect(await raw.get(`${prefix}:limits:key:ramp:minute:${Math.floor(now / MINUTE_MS)}`)).toBe('6');
+  });
+
+  it('loses nothing: once every request is over nothing is held and everything spent is settled', async () => {
+    const [a, b] = [await replica({}), await replica({})];
+    const account = { accountId: 'busy', balanceMicro: 300_000n, amountMicro: 10_000n };
+    let spentTotal = 0n;
+    let admitted = 0;
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const worker = async (store: RedisLimitStore, seed: number) => {
+      for (let i = 0; i < 12; i++) {
+        const request = await ask(store, { key: 'busy', concurrency: 6, credits: account });
+        if (!request.result.allowed) continue;
+        admitted++;
+        await pause((seed * 7 + i * 3) % 4);
+        // Now and then a request costs more than was held, or nothing.
+        const spent = i % 7 === 3 ? 12_000n : i % 5 === 0 ? 0n : BigInt(((seed + 1) * 1_237 * (i + 1)) % 10_000);
+        spentTotal += spent;
+        request.leave(spent);
+        await pause((seed + i) % 3);
+      }
+    };
+    await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((seed) => worker(seed % 2 === 0 ? a : b, seed)));
+    expect(admitted).toBeGreaterThan(20);
+    // The last departures wait at most a few milliseconds, second looks a few more.
+    await pause(100);
+    expect(await money('busy')).toEqual({ held: 0n, settled: spentTotal });
+    expect(await size('key:busy:running')).toBe(0);
+    expect(await size('key:busy:running:lazy')).toBe(0);
+    expect(await size('account:busy:holds')).toBe(0);
+    expect(await size('account:busy:holds:lazy')).toBe(0);
+    expect(await b.available('busy', now)).toBe(300_000n - spentTotal);
   });
 });

@@ -34,7 +34,7 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
   it('answers a request/reply call through a worker of another service', async () => {
     callee.consume(QueueName.BillingRpc, {
       'keys.resolve': async ({ keyHash }) => ({
-        key: { keyId: 'k', accountId: keyHash, plan: 'paid' as const, status: 'active' as const, limits: {}, balanceMicro: '5', balanceVersion: 1 },
+        key: { keyId: 'k', accountId: keyHash, plan: 'paid' as const, status: 'active' as const, limits: {}, balanceMicro: '5', balanceVersion: 1, usageSpentMicro: '0' },
       }),
     });
     const reply = await caller.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: 'abc' });
@@ -51,6 +51,10 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
       'usage.record': async (event) => {
         seen.push(event.requestId);
         return { applied: true };
+      },
+      'usage.recordBatch': async ({ events }) => {
+        seen.push(...events.map((event) => event.requestId));
+        return { applied: events.length };
       },
     });
     const event = {

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -15,9 +17,12 @@ export interface ServiceProcess {
 
 /** Starts one of the built entry points (dist/...) as a real process, as a user would. */
 export function startService(entry: string, env: NodeJS.ProcessEnv, args: string[] = []): ServiceProcess {
+  // Each process gets a data folder of its own (the gateway's usage journal is locked to one
+  // process), removed when it exits, unless the test chose one.
+  const ownDataDir = env.DATA_DIR || env.USAGE_JOURNAL_DIR ? undefined : mkdtempSync(path.join(tmpdir(), 'igw-service-'));
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', entry), ...args], {
     cwd: ROOT,
-    env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    env: { ...env, ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), NO_COLOR: '1', FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -28,7 +33,12 @@ export function startService(entry: string, env: NodeJS.ProcessEnv, args: string
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exit = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+      resolve(code);
+    }),
+  );
   exit.then(() => listeners.forEach((listener) => listener()));
 
   return {
@@ -68,7 +78,7 @@ export function startService(entry: string, env: NodeJS.ProcessEnv, args: string
 export function childEnvironment(overrides: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of Object.keys(base)) {
-    if (/^(DATABASE_URL|REDIS_URL|ADMIN_TOKEN|QUEUE_PREFIX|DATA_DIR|CATALOGUE_FILE|[A-Z0-9_]+_(API_KEY|BASE_URL))$/.test(name)) delete base[name];
+    if (/^(DATABASE_URL|REDIS_URL|ADMIN_TOKEN|QUEUE_PREFIX|DATA_DIR|USAGE_JOURNAL_DIR|CATALOGUE_FILE|[A-Z0-9_]+_(API_KEY|BASE_URL))$/.test(name)) delete base[name];
   }
   return { ...base, LOG_LEVEL: 'warn', ...overrides };
 }

@@ -6,6 +6,17 @@ import { call } from './http';
 import { childEnvironment, startService, type ServiceProcess } from './service-process';
 import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './test-environment';
 
+/** A usage row of the billing admin API (`GET /admin/v1/accounts/{id}/usage`). */
+export interface UsageEntry {
+  requestId: string | null;
+  model: string | null;
+  endpoint: string | null;
+  units: Record<string, number> | null;
+  credits: number;
+  usd: string;
+  prices: Array<{ unit: string; price: number; per: number }> | null;
+}
+
 export interface StandaloneHarness {
   gateway: string;
   billing: string;
@@ -14,6 +25,8 @@ export interface StandaloneHarness {
   /** A paid account with `credits` and a key for it. */
   paidKey(credits: number): Promise<{ accountId: string; keyId: string; key: string }>;
   balance(key: string): Promise<number>;
+  /** The account's newest `limit` usage rows in the ledger. */
+  usageEntries(accountId: string, limit: number): Promise<UsageEntry[]>;
   stop(): Promise<void>;
 }
 
@@ -59,11 +72,35 @@ export async function startStandaloneHarness(env: NodeJS.ProcessEnv): Promise<St
     async balance(key) {
       return (await call<{ balance: number }>(`${billing}/v1/billing/balance`, { token: key })).body.balance;
     },
+    async usageEntries(accountId, limit) {
+      return (await call<{ data: UsageEntry[] }>(`${billing}/admin/v1/accounts/${accountId}/usage?kind=usage&limit=${limit}`, { token: adminToken })).body.data;
+    },
     async stop() {
       await standalone.stop();
       await dropQueueData({ url: childEnv.REDIS_URL, prefix: childEnv.QUEUE_PREFIX });
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Credentials and base URLs that point every provider the emulator plays (OpenAI and two
+ * OpenAI-compatible servers, Azure OpenAI, Anthropic, Gemini) at the emulator.
+ */
+export function emulatedProviders(emulatorUrl: string): NodeJS.ProcessEnv {
+  return {
+    OPENAI_API_KEY: 'openai-key',
+    OPENAI_BASE_URL: `${emulatorUrl}/v1`,
+    GROQ_API_KEY: 'groq-key',
+    GROQ_BASE_URL: `${emulatorUrl}/v1`,
+    TOGETHER_API_KEY: 'together-key',
+    TOGETHER_BASE_URL: `${emulatorUrl}/v1`,
+    AZURE_OPENAI_API_KEY: 'azure-key',
+    AZURE_OPENAI_ENDPOINT: emulatorUrl,
+    ANTHROPIC_API_KEY: 'anthropic-key',
+    ANTHROPIC_BASE_URL: emulatorUrl,
+    GEMINI_API_KEY: 'gemini-key',
+    GEMINI_BASE_URL: `${emulatorUrl}/v1beta`,
   };
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { dropRedisNamespace, type QueueBackendOptions } from '@igw/messaging';
 import { createDatabaseOn, type ScratchDatabase } from '@igw/persistence';
+import { Client } from 'pg';
 
 import { TEST_DATABASE_SERVER_VARIABLE } from './constants';
 
@@ -27,4 +28,15 @@ export function testQueueBackend(databaseUrl: string): QueueBackendOptions {
 export async function dropQueueData(backend: QueueBackendOptions | { prefix?: string; url?: string } | undefined): Promise<void> {
   if (!backend || !('prefix' in backend) || !backend.prefix || !backend.url?.startsWith('redis')) return;
   await dropRedisNamespace(backend.url, backend.prefix);
+}
+
+/** Runs one statement on a test database over a connection of its own, and answers its rows. */
+export async function queryRows<Row>(databaseUrl: string, text: string, params: unknown[] = []): Promise<Row[]> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as Row[];
+  } finally {
+    await client.end();
+  }
 }

@@ -14,7 +14,14 @@ export class BillingWorkers implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.messaging.consume(QueueName.Usage, { 'usage.record': (event) => this.ledger.applyUsage(event) }, 16);
+    this.messaging.consume(
+      QueueName.Usage,
+      {
+        'usage.recordBatch': async ({ events }) => ({ applied: await this.ledger.applyUsageBatch(events) }),
+        'usage.record': (event) => this.ledger.applyUsage(event),
+      },
+      16,
+    );
     this.messaging.consume(QueueName.BillingRpc, { 'keys.resolve': async ({ keyHash }) => ({ key: await this.keys.resolve(keyHash) }) }, 16);
   }
 }

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { startHttpApp, type ServiceSettings } from '@igw/platform';
+import { chatDirectRoute } from './chat/chat-direct-route';
 import { GatewayModule } from './gateway.module';
 
 /** Starts the public gateway (base_url). */
@@ -10,6 +11,7 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
     port: settings.env.PORT,
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
+    directRoutes: (context) => [chatDirectRoute(context)],
     swagger: {
       title: 'Inference gateway',
       description: 'One API in front of many hosted AI models. Authenticate with "Authorization: Bearer <API_KEY>".',

@@ -5,8 +5,10 @@ import { GatewayKeyAuthenticator } from './auth/gateway-key.authenticator';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
+import { EmbeddingsController } from './embeddings/embeddings.controller';
+import { EmbeddingsService } from './embeddings/embeddings.service';
 import { ModelsController } from './models/models.controller';
-import { RateLimitInterceptor } from './limits/rate-limit.interceptor';
+import { RequestMeter } from './limits/request-meter';
 import { UsageRecorder } from './usage/usage-recorder.service';
 
 @Module({})
@@ -15,15 +17,16 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
-      controllers: [HealthController, ModelsController, ChatController],
+      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         CatalogueSnapshotService,
         GatewayKeyAuthenticator,
         { provide: ApiKeyAuthenticator, useExisting: GatewayKeyAuthenticator },
         UsageRecorder,
-        RateLimitInterceptor,
+        RequestMeter,
         ChatService,
+        EmbeddingsService,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

@@ -6,4 +6,8 @@ export * from './catalogue/catalogue-model';
 export * from './messaging/queues';
 export * from './messaging/topics';
 export * from './chat/chat-completion-request.dto';
+export * from './chat/azure-chat-completion-request.dto';
+export * from './chat/chat-request-acceptor';
 export * from './chat/chat-completion';
+export * from './embeddings/embedding-request.dto';
+export * from './embeddings/embedding-result';

@@ -6,3 +6,4 @@ export * from './catalogue/catalogue-query';
 export * from './tokens/token-estimate';
 export * from './money/chat-units';
 export * from './tools/tool-schemas';
+export * from './random/seeded-random';

@@ -5,6 +5,9 @@ import { createBullBackend, type BullBackend } from './backend';
 import { RpcFailedError, RpcTimeoutError } from './messaging.errors';
 import { MESSAGING_OPTIONS, type MessagingOptions } from './messaging.options';
 
+/** How long shutdown waits for queue connections to close. */
+const SHUTDOWN_CLOSE_MS = 5_000;
+
 export type JobHandlers<Q extends QueueName> = {
   [N in JobName<Q>]: (data: JobData<Q, N>, job: Job) => Promise<JobReply<Q, N>>;
 };
@@ -117,6 +120,16 @@ export class MessagingService implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // With the queue server unreachable, closing waits for a reconnection that may never come;
+    // everything worth keeping is already saved (usage in the journal, jobs in the queue).
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<'gave-up'>((resolve) => (timer = setTimeout(() => resolve('gave-up'), SHUTDOWN_CLOSE_MS)));
+    const outcome = await Promise.race([this.closeConnections(), gaveUp]);
+    clearTimeout(timer);
+    if (outcome === 'gave-up') this.logger.warn(`Queue connections did not close within ${SHUTDOWN_CLOSE_MS} ms (is the queue server reachable?); leaving them`);
+  }
+
+  private async closeConnections(): Promise<void> {
     const closing: Array<Promise<unknown>> = this.workers.map((worker) => worker.close());
     await Promise.allSettled(closing);
     const rest: Array<Promise<unknown>> = [

@@ -60,6 +60,13 @@ export interface UpstreamChatChunk {
         type?: 'function';
         function?: { name?: string; arguments?: string };
       }>;
+      /**
+       * Spoken answers (`modalities` with 'audio'), as OpenAI streams them: pieces carrying the
+       * audio `id`, `transcript` words, base64 `data` and last `expires_at`, forwarded as they come.
+       */
+      audio?: { id?: string; transcript?: string; data?: string; expires_at?: number };
+      /** `url_citation` annotations, in a chunk of their own late in the stream. */
+      annotations?: unknown[];
       [extra: string]: unknown;
     };
     finish_reason: string | null;
@@ -87,4 +94,30 @@ export interface ChatAdapter {
    * and closes the upstream connection.
    */
   stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>>;
+}
+
+/**
+ * The embeddings request the gateway sends on, in OpenAI's shape (model already replaced by
+ * the source's). `input` is always a list: texts, or token arrays.
+ */
+export interface UpstreamEmbeddingRequest {
+  model: string;
+  input: string[] | number[][];
+  /** Shorter vectors, when the model supports it. */
+  dimensions?: number;
+  user?: string;
+}
+
+/** An embeddings answer as every adapter returns it: one vector per input, in input order. */
+export interface UpstreamEmbeddingResult {
+  model: string;
+  /** `embeddings[i]` is the vector of `input[i]`. */
+  embeddings: number[][];
+  /** Absent when the upstream reports no token count (Gemini): the caller counts. */
+  usage?: { prompt_tokens: number; total_tokens?: number };
+}
+
+/** One provider kind's embeddings capability; kinds without one (Anthropic) have no adapter. */
+export interface EmbeddingsAdapter {
+  embed(target: ProviderTarget, request: UpstreamEmbeddingRequest, options: CallOptions): Promise<UpstreamEmbeddingResult>;
 }

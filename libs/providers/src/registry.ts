@@ -1,8 +1,11 @@
-import type { ChatAdapter } from './provider.types';
+import type { ChatAdapter, EmbeddingsAdapter } from './provider.types';
 import { AnthropicChatAdapter } from './anthropic/anthropic.chat';
 import { AzureOpenAiChatAdapter } from './azure/azure-openai.chat';
+import { AzureOpenAiEmbeddingsAdapter } from './azure/azure-openai.embeddings';
 import { GEMINI_DEFAULT_BASE_URL, GeminiChatAdapter } from './google/gemini.chat';
+import { GeminiEmbeddingsAdapter } from './google/gemini.embeddings';
 import { OpenAiChatAdapter } from './openai/openai.chat';
+import { OpenAiEmbeddingsAdapter } from './openai/openai.embeddings';
 
 /** Wire formats; each has one adapter folder. */
 export type ProviderKind = 'openai' | 'azure-openai' | 'anthropic' | 'google';
@@ -52,6 +55,13 @@ const CHAT_ADAPTERS: Record<ProviderKind, ChatAdapter> = {
   google: new GeminiChatAdapter(),
 };
 
+/** Kinds with an embeddings API; Anthropic has none. */
+const EMBEDDINGS_ADAPTERS: Partial<Record<ProviderKind, EmbeddingsAdapter>> = {
+  openai: new OpenAiEmbeddingsAdapter(),
+  'azure-openai': new AzureOpenAiEmbeddingsAdapter(),
+  google: new GeminiEmbeddingsAdapter(),
+};
+
 export function findProvider(name: string): ProviderDefinition | undefined {
   const key = name.toLowerCase();
   return PROVIDERS.find((definition) => definition.name === key);
@@ -59,4 +69,9 @@ export function findProvider(name: string): ProviderDefinition | undefined {
 
 export function chatAdapterFor(kind: ProviderKind): ChatAdapter {
   return CHAT_ADAPTERS[kind];
+}
+
+/** The embeddings adapter of a provider kind; undefined for a kind with no embeddings API. */
+export function embeddingsAdapterFor(kind: ProviderKind): EmbeddingsAdapter | undefined {
+  return EMBEDDINGS_ADAPTERS[kind];
 }

@@ -23,6 +23,13 @@ export class AccountEntity {
   @Column({ name: 'balance_version', type: 'bigint', default: 0 })
   balanceVersion!: string;
 
+  /**
+   * Sum of every usage charge applied so far. With the balance it lets gateways tell which of
+   * the spending they metered is already in a balance they were told about.
+   */
+  @Column({ name: 'usage_spent_micro', type: 'bigint', default: 0 })
+  usageSpentMicro!: string;
+
   @Column({ name: 'low_balance_threshold_micro', type: 'bigint' })
   lowBalanceThresholdMicro!: string;
 

@@ -81,21 +81,24 @@ export class AccountsService {
   }
 
   /**
-   * Moves an account's balance by `amountMicro` inside the caller's transaction. The
-   * UPDATE takes the row lock, so concurrent changes serialise and none is lost.
+   * Moves an account's balance by `amountMicro` inside the caller's transaction (a usage
+   * charge also adds to the usage spent so far). The UPDATE takes the row lock, so
+   * concurrent changes serialise and none is lost.
    */
-  async adjustBalance(manager: EntityManager, accountId: string, amountMicro: bigint): Promise<BalanceChange> {
+  async adjustBalance(manager: EntityManager, accountId: string, amountMicro: bigint, cause: 'usage' | 'credit'): Promise<BalanceChange> {
+    const usageMicro = cause === 'usage' ? -amountMicro : 0n;
     // TypeORM answers an UPDATE ... RETURNING with [rows, affectedCount].
     const [rows] = (await manager.query(
       `UPDATE "billing"."accounts"
-          SET balance_micro = balance_micro + $1, balance_version = balance_version + 1, updated_at = now()
-        WHERE id = $2
-        RETURNING balance_micro, balance_version`,
-      [amountMicro.toString(), accountId],
-    )) as [Array<{ balance_micro: string; balance_version: string }>, number];
+          SET balance_micro = balance_micro + $1, usage_spent_micro = usage_spent_micro + $2,
+              balance_version = balance_version + 1, updated_at = now()
+        WHERE id = $3
+        RETURNING balance_micro, balance_version, usage_spent_micro`,
+      [amountMicro.toString(), usageMicro.toString(), accountId],
+    )) as [Array<{ balance_micro: string; balance_version: string; usage_spent_micro: string }>, number];
     const row = rows[0];
     if (!row) throw new GatewayException(HttpStatus.NOT_FOUND, `Account ${accountId} not found`);
-    return { accountId, balanceMicro: BigInt(row.balance_micro), balanceVersion: Number(row.balance_version) };
+    return { accountId, balanceMicro: BigInt(row.balance_micro), balanceVersion: Number(row.balance_version), usageSpentMicro: BigInt(row.usage_spent_micro) };
   }
 
   private async applyCredit(manager: EntityManager, accountId: string, amountMicro: bigint, reason: string): Promise<BalanceChange> {
@@ -108,6 +111,6 @@ export class AccountsService {
       reason,
       occurredAt: new Date(),
     });
-    return this.adjustBalance(manager, accountId, amountMicro);
+    return this.adjustBalance(manager, accountId, amountMicro, 'credit');
   }
 }

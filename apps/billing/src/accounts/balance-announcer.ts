@@ -5,6 +5,8 @@ export interface BalanceChange {
   accountId: string;
   balanceMicro: bigint;
   balanceVersion: number;
+  /** The account's usage charges applied so far, as of this version. */
+  usageSpentMicro: bigint;
 }
 
 /** Usage moves a busy account's balance many times a second; gateways need only the latest. */
@@ -53,6 +55,7 @@ export class BalanceAnnouncer implements BeforeApplicationShutdown {
       accountId: change.accountId,
       balanceMicro: change.balanceMicro.toString(),
       balanceVersion: change.balanceVersion,
+      usageSpentMicro: change.usageSpentMicro.toString(),
     });
   }
 }

@@ -18,7 +18,7 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator {
       plan: resolved.plan,
       status: resolved.status,
       limits: resolved.limits,
-      balanceMicro: BigInt(resolved.balanceMicro),
+      balance: { balanceMicro: BigInt(resolved.balanceMicro), version: resolved.balanceVersion, usageSpentMicro: BigInt(resolved.usageSpentMicro) },
     };
   }
 }

@@ -47,7 +47,7 @@ export class KeysService {
   /** The account behind a key hash, or null for unknown and revoked keys. */
   async resolve(keyHash: string): Promise<ResolvedKey | null> {
     const rows: ResolvedKeyRow[] = await this.dataSource.query(
-      `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.status, a.balance_micro, a.balance_version,
+      `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.status, a.balance_micro, a.balance_version, a.usage_spent_micro,
               a.rate_limit_rpm, a.rate_limit_concurrency
          FROM "billing"."api_keys" k JOIN "billing"."accounts" a ON a.id = k.account_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
@@ -63,6 +63,7 @@ export class KeysService {
       limits: accountLimits(row),
       balanceMicro: row.balance_micro,
       balanceVersion: Number(row.balance_version),
+      usageSpentMicro: row.usage_spent_micro,
     };
   }
 }
@@ -73,6 +74,7 @@ interface ResolvedKeyRow {
   plan: AccountPlan;
   status: AccountStatus;
   balance_micro: string;
+  usage_spent_micro: string;
   balance_version: string;
   rate_limit_rpm: number | null;
   rate_limit_concurrency: number | null;

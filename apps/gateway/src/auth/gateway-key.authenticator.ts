@@ -1,7 +1,7 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { QueueName, type ResolvedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
-import { ApiKeyAuthenticator, GatewayException, hashApiKey, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { ApiKeyAuthenticator, GatewayException, hashApiKey, SERVICE_SETTINGS, type AuthenticatedKey, type BalanceSnapshot, type ServiceSettings } from '@igw/platform';
 
 interface CachedKey {
   /** Set when broadcasts may have been missed: the entry is checked with billing again, but still used if billing is away. */
@@ -14,10 +14,7 @@ interface CachedKey {
   expiresAt: number;
 }
 
-interface CachedBalance {
-  balanceMicro: bigint;
-  version: number;
-}
+const NO_BALANCE: BalanceSnapshot = { balanceMicro: 0n, version: -1, usageSpentMicro: 0n };
 
 /** How long an unknown key is remembered as unknown; creations clear it early by broadcast. */
 const NEGATIVE_TTL_MS = 5_000;
@@ -30,7 +27,7 @@ const NEGATIVE_TTL_MS = 5_000;
 export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnApplicationBootstrap {
   private readonly keys = new Map<string, CachedKey>();
   private readonly unknown = new Map<string, number>();
-  private readonly balances = new Map<string, CachedBalance>();
+  private readonly balances = new Map<string, BalanceSnapshot>();
   private readonly inFlight = new Map<string, Promise<ResolvedKey | null>>();
 
   constructor(
@@ -50,9 +47,10 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     await this.messaging.subscribe('billing.account.changed', ({ accountId }) => {
       for (const [hash, key] of this.keys) if (key.accountId === accountId) this.keys.delete(hash);
     });
-    await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion }) =>
-      this.observeBalance(accountId, BigInt(balanceMicro), balanceVersion),
-    );
+    await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion, usageSpentMicro }) => {
+      // A sender older than usageSpentMicro cannot say what its balance includes; the next look-up will.
+      if (usageSpentMicro !== undefined) this.observeBalance(accountId, { balanceMicro: BigInt(balanceMicro), version: balanceVersion, usageSpentMicro: BigInt(usageSpentMicro) });
+    });
     // Broadcasts may have been missed while the relay node was away: check every key again.
     this.messaging.onRelayRecovered(() => {
       for (const key of this.keys.values()) key.stale = true;
@@ -91,24 +89,22 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       expiresAt: now + this.settings.env.KEY_CACHE_TTL_MS,
     };
     this.keys.set(keyHash, entry);
-    this.observeBalance(resolved.accountId, BigInt(resolved.balanceMicro), resolved.balanceVersion);
+    this.observeBalance(resolved.accountId, {
+      balanceMicro: BigInt(resolved.balanceMicro),
+      version: resolved.balanceVersion,
+      usageSpentMicro: BigInt(resolved.usageSpentMicro),
+    });
     return this.withBalance(entry);
   }
 
-  /** Counts a request's cost against the cached balance until billing's broadcast confirms it. */
-  spend(accountId: string, creditsMicro: bigint): void {
-    const balance = this.balances.get(accountId);
-    if (balance) balance.balanceMicro -= creditsMicro;
-  }
-
-  private observeBalance(accountId: string, balanceMicro: bigint, version: number): void {
+  private observeBalance(accountId: string, snapshot: BalanceSnapshot): void {
     const known = this.balances.get(accountId);
-    if (!known || version > known.version) this.balances.set(accountId, { balanceMicro, version });
+    if (!known || snapshot.version > known.version) this.balances.set(accountId, snapshot);
   }
 
   private withBalance(key: CachedKey): AuthenticatedKey {
-    const balance = this.balances.get(key.accountId);
-    return { keyId: key.keyId, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balanceMicro: balance?.balanceMicro ?? 0n };
+    const balance = this.balances.get(key.accountId) ?? NO_BALANCE;
+    return { keyId: key.keyId, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balance };
   }
 
   /** Concurrent misses for one key share a single look-up. */

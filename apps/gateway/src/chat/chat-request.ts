@@ -49,27 +49,35 @@ export function assertWithinModelLimits(model: CatalogueModel, body: ChatComplet
   }
 }
 
-/** Which of the model's sources to run, from `provider` (auto: the whole chain). */
-export function selectSources(model: CatalogueModel, provider: string | undefined): CatalogueModel['routing']['sources'] {
-  const sources = model.routing.sources;
-  const wanted = (provider ?? 'auto').toLowerCase();
-  if (wanted === 'auto') return sources;
-  // `fallback` runs the chain's fallback source (its second) alone; a one-source chain has only its first.
-  if (wanted === 'fallback') return [sources[Math.min(1, sources.length - 1)]];
-  const pinned = sources.find((source) => source.provider.toLowerCase() === wanted);
-  if (!pinned) {
-    const allowed = ['auto', 'fallback', ...sources.map((source) => source.provider)].map((name) => `'${name}'`).join(', ');
-    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} provider: Expected one of ${allowed}. Received '${provider}'`);
+/** Tokens assumed for a non-text part (an image or audio by URL): more than any listed model charges for one. */
+const NON_TEXT_PART_TOKENS = 3_000;
+
+/**
+ * The most the request can cost, in the units chat is priced by: no prompt has more tokens
+ * than its body has UTF-8 bytes (plus an allowance per image or audio part given by URL),
+ * and no answer more than the output asked for, else the model's output limit.
+ */
+export function chatCostCeilingUnits(model: CatalogueModel, body: ChatCompletionRequestDto, bodyBytes: number): Record<string, number> {
+  let nonTextParts = 0;
+  for (const message of body.messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const part of message.content as Array<{ type?: unknown }>) if (part?.type !== 'text') nonTextParts++;
   }
-  return [pinned];
+  const output = body.max_completion_tokens ?? body.max_tokens ?? model.info.outputMax ?? model.info.contextLength ?? 0;
+  return { input_tokens: bodyBytes + nonTextParts * NON_TEXT_PART_TOKENS, output_tokens: output };
 }
 
 /** The OpenAI-shaped request for one source: the client's fields minus the gateway's own. */
 export function upstreamRequest(body: ChatCompletionRequestDto, upstreamModel: string): Record<string, unknown> & { model: string; messages: unknown[] } {
+  // Built in one object (no copies): the client's fields in their order, then `model`.
+  const fields = body as unknown as Record<string, unknown>;
   const request: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
+  for (const key of Object.keys(fields)) {
+    const value = fields[key];
     if (value !== undefined && !GATEWAY_FIELDS.has(key)) request[key] = value;
   }
   if (body.normalize_tool_schemas === true && Array.isArray(request.tools)) request.tools = normalizeToolSchemas(request.tools);
-  return { ...request, model: upstreamModel, messages: body.messages };
+  request.model = upstreamModel;
+  request.messages = body.messages;
+  return request as Record<string, unknown> & { model: string; messages: unknown[] };
 }

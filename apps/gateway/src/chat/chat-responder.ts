@@ -1,40 +1,49 @@
 import { once } from 'node:events';
 import type { ChatCompletionRequestDto } from '@igw/contracts';
-import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import { sendJson, type ServedRequest } from '@igw/platform';
 import type { ChatCall, ChatService } from './chat.service';
 
 /**
  * Answers a chat request as JSON or as server-sent events. Events are written as they
  * arrive (no buffering); a client that goes away aborts the upstream call.
  */
-export async function respondToChat(chat: ChatService, body: ChatCompletionRequestDto, request: Request, response: Response): Promise<void> {
+export async function respondToChat(chat: ChatService, body: ChatCompletionRequestDto, request: ServedRequest, response: ServerResponse): Promise<void> {
   const abort = new AbortController();
   response.on('close', () => {
     if (!response.writableFinished) abort.abort();
   });
   const call: ChatCall = {
-    requestId: request.context.requestId,
-    auth: request.context.auth!,
+    requestId: request.context!.requestId,
+    auth: request.context!.auth!,
     body,
     bodyBytes: Number(request.headers['content-length']) || Buffer.byteLength(JSON.stringify(body.messages)),
     signal: abort.signal,
   };
   if (!body.stream) {
-    response.status(200).json(await chat.complete(call));
+    sendJson(response, 200, await chat.complete(call));
     return;
   }
   const events = await chat.openStream(call);
-  response.status(200);
+  response.statusCode = 200;
   response.setHeader('content-type', 'text/event-stream; charset=utf-8');
   response.setHeader('cache-control', 'no-cache, no-transform');
   response.setHeader('connection', 'keep-alive');
   response.setHeader('x-accel-buffering', 'no');
   response.socket?.setNoDelay(true);
   response.flushHeaders();
+  let first = true;
   try {
     for await (const event of events) {
       if (abort.signal.aborted) break;
-      if (!response.write(event)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+      const writable = response.write(event);
+      if (first) {
+        // Node corks the socket on a write until the next tick, so the events of one upstream
+        // read leave together; the first one should not wait for the others to be translated.
+        first = false;
+        response.socket?.uncork();
+      }
+      if (!writable) await Promise.race([once(response, 'drain'), once(response, 'close')]);
     }
   } finally {
     // Settles the stream's usage even when the client left half-way.

@@ -39,13 +39,17 @@ export async function* chatStreamEvents(chunks: AsyncIterable<UpstreamChatChunk>
     for await (const chunk of chunks) {
       for (const choice of chunk.choices) {
         if (typeof choice.delta.content === 'string') generated += choice.delta.content;
+        // A spoken answer's text is its transcript (its audio tokens cannot be counted here).
+        if (typeof choice.delta.audio?.transcript === 'string') generated += choice.delta.audio.transcript;
         for (const call of choice.delta.tool_calls ?? []) generated += call.function?.arguments ?? '';
       }
       if (chunk.usage) usage = { ...chunk.usage, total_tokens: chunk.usage.prompt_tokens + chunk.usage.completion_tokens };
       const usageOnly = chunk.choices.length === 0;
       if (usageOnly && !options.includeUsage) continue;
       const out: Record<string, unknown> = { ...chunk, model: options.modelId };
-      if (!options.includeUsage) delete out.usage;
+      // `undefined` leaves the field out of the JSON just as `delete` would, without turning
+      // the object into a slow dictionary before it is serialised.
+      if (!options.includeUsage) out.usage = undefined;
       else if (chunk.usage) {
         out.usage = usage;
         out.meta = { usage: settle() };

@@ -1,15 +1,13 @@
-import { Body, Controller, HttpStatus, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Controller, HttpStatus, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBody, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ChatCompletionDto, ChatCompletionRequestDto, ErrorBodyDto, ErrorMessages } from '@igw/contracts';
-import { GatewayException, PathId, RequireApiKey } from '@igw/platform';
+import { ChatBody, GatewayException, PathId, RequireApiKey } from '@igw/platform';
 import type { Request, Response } from 'express';
-import { RateLimitInterceptor } from '../limits/rate-limit.interceptor';
 import { respondToChat } from './chat-responder';
 import { ChatService } from './chat.service';
 import { AzureChatCompletionRequestDto } from './dto/azure-chat-request.dto';
 
 @ApiTags('chat')
-@UseInterceptors(RateLimitInterceptor)
 @Controller()
 export class ChatController {
   constructor(private readonly chat: ChatService) {}
@@ -17,10 +15,11 @@ export class ChatController {
   @Post(['v1/chat/completions', 'chat/completions'])
   @RequireApiKey()
   @ApiOperation({ summary: 'Create a chat completion (stream: true answers text/event-stream)' })
+  @ApiBody({ type: ChatCompletionRequestDto })
   @ApiOkResponse({ type: ChatCompletionDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
-  async create(@Body() body: ChatCompletionRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async create(@ChatBody() body: ChatCompletionRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     await respondToChat(this.chat, body, request, response);
   }
 
@@ -32,12 +31,13 @@ export class ChatController {
   @RequireApiKey({ credits: true, apiKeyHeader: true })
   @ApiOperation({ summary: 'Azure-style chat completion; point the AzureOpenAI client at the gateway base address' })
   @ApiQuery({ name: 'api-version', required: true, description: 'Supplied by the client, e.g. 2024-10-21' })
+  @ApiBody({ type: AzureChatCompletionRequestDto })
   @ApiOkResponse({ type: ChatCompletionDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   async createForDeployment(
     @PathId('deployment') deployment: string,
     @Query('api-version') apiVersion: string | undefined,
-    @Body() body: AzureChatCompletionRequestDto,
+    @ChatBody({ azure: true }) body: AzureChatCompletionRequestDto,
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {

@@ -1,24 +1,14 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
-import { chatUnits, countTokens, estimatePromptTokens, microToCredits, priceUsage } from '@igw/domain';
+import { chatUnits, countTokens, estimatePromptTokens } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
-import {
-  chatAdapterFor,
-  CircuitBreaker,
-  planRoute,
-  runWithFallback,
-  type RoutePlan,
-  type UpstreamChatCompletion,
-  type UpstreamUsage,
-} from '@igw/providers';
+import { chatAdapterFor, type UpstreamChatChunk, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
-import { UsageRecorder } from '../usage/usage-recorder.service';
-import { assertChatModel, assertRolesAllowed, assertWithinModelLimits, selectSources, upstreamRequest } from './chat-request';
+import { RequestMeter, type AdmittedRequest, type ChargedUsage } from '../limits/request-meter';
+import { planTargets, selectSources, UpstreamFallback, type UpstreamTarget } from '../upstream/upstream-route';
+import { toClientError } from '../upstream/upstream-error.mapper';
+import { assertChatModel, assertRolesAllowed, assertWithinModelLimits, chatCostCeilingUnits, upstreamRequest } from './chat-request';
 import { chatStreamEvents } from './chat-stream';
-import { toClientError } from './upstream-error.mapper';
-
-/** A `retry-after` up to this long is waited for; longer ones move on to the next source. */
-const RETRY_AFTER_CAP_MS = 2_000;
 
 export interface ChatCall {
   requestId: string;
@@ -32,26 +22,36 @@ export interface ChatCall {
 interface PreparedChat {
   model: CatalogueModel;
   revision: number;
-  targets: RoutePlan['targets'];
+  targets: UpstreamTarget[];
 }
 
 @Injectable()
 export class ChatService {
-  private readonly breaker = new CircuitBreaker();
+  private readonly fallback = new UpstreamFallback();
 
   constructor(
     private readonly catalogue: CatalogueSnapshotService,
-    private readonly usage: UsageRecorder,
+    private readonly meter: RequestMeter,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   async complete(call: ChatCall): Promise<ChatCompletionDto> {
     const prepared = this.prepare(call);
-    const completion = await this.withFallback(prepared, call, (target) =>
-      chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(call)),
-    );
-    const usage = usageOf(completion, call.body);
-    const meta = this.settle(prepared, call, usage);
+    const admitted = await this.admit(prepared, call);
+    let completion: UpstreamChatCompletion;
+    let usage: UsageDto;
+    let meta: ChargedUsage;
+    try {
+      completion = await this.fallback.run(
+        prepared.targets,
+        (target) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(call)),
+        call.signal,
+      );
+      usage = usageOf(completion, call.body);
+      meta = settle(prepared.model, usage, admitted);
+    } finally {
+      admitted.finish();
+    }
     return {
       id: completion.id,
       object: 'chat.completion',
@@ -76,14 +76,30 @@ export class ChatService {
    */
   async openStream(call: ChatCall): Promise<AsyncGenerator<string>> {
     const prepared = this.prepare(call);
-    const chunks = await this.withFallback(prepared, call, (target) =>
-      chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(call)),
-    );
+    const admitted = await this.admit(prepared, call);
+    let chunks: AsyncIterable<UpstreamChatChunk>;
+    try {
+      chunks = await this.fallback.run(
+        prepared.targets,
+        (target) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(call)),
+        call.signal,
+      );
+    } catch (error) {
+      admitted.finish();
+      throw error;
+    }
     return chatStreamEvents(chunks, {
       modelId: prepared.model.id,
       includeUsage: call.body.stream_options?.include_usage === true,
       messages: call.body.messages,
-      settle: ({ usage }) => this.settle(prepared, call, usage),
+      // The stream's end, however it came: the request is over for its limits and hold.
+      settle: ({ usage }) => {
+        try {
+          return settle(prepared.model, usage, admitted);
+        } finally {
+          admitted.finish();
+        }
+      },
       describeError: (error) => {
         const mapped = toClientError(error);
         return mapped instanceof GatewayException ? mapped.message : 'The upstream stream failed.';
@@ -92,57 +108,30 @@ export class ChatService {
   }
 
   private prepare(call: ChatCall): PreparedChat {
-    const index = this.catalogue.current;
-    if (!index) throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable: the model catalogue is not loaded yet. Retry shortly.');
-    const model = index.resolve(call.body.model);
-    if (!model) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no model named '${call.body.model}' in the catalogue.`);
+    const { model, revision } = this.catalogue.resolveModel(call.body.model);
     assertChatModel(model);
     assertRolesAllowed(model, call.body.messages);
     assertWithinModelLimits(model, call.body, call.bodyBytes);
-    const plan = planRoute(selectSources(model, call.body.provider), this.settings.providers);
-    if (plan.targets.length === 0) {
-      throw new GatewayException(
-        HttpStatus.SERVICE_UNAVAILABLE,
-        `Service Unavailable: no upstream is configured for model '${model.id}'. Set ${plan.missing.join(' or ')}.`,
-      );
-    }
-    // The model (and so its prices) is fixed here: a price change applies to requests that start after it.
-    return { model, revision: index.revision, targets: plan.targets };
+    return { model, revision, targets: planTargets(model, selectSources(model, call.body.provider), this.settings) };
   }
 
-  private async withFallback<T>(prepared: PreparedChat, call: ChatCall, attempt: (target: PreparedChat['targets'][number]) => Promise<T>): Promise<T> {
-    try {
-      return await runWithFallback(prepared.targets, attempt, { breaker: this.breaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, signal: call.signal });
-    } catch (error) {
-      throw toClientError(error);
-    }
+  /** Rate limits and credits, with the request's most expensive outcome held until it finishes. */
+  private admit(prepared: PreparedChat, call: ChatCall): Promise<AdmittedRequest> {
+    return this.meter.admit(
+      { requestId: call.requestId, auth: call.auth, endpoint: 'chat.completions', model: prepared.model, catalogueRevision: prepared.revision },
+      chatCostCeilingUnits(prepared.model, call.body, call.bodyBytes),
+    );
   }
 
   private callOptions(call: ChatCall) {
     return { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal: call.signal };
   }
+}
 
-  /** Prices the usage with the prices of the request's start and records it for the ledger. */
-  private settle(prepared: PreparedChat, call: ChatCall, usage: UpstreamUsage): { credits_used: number; usd_spent: number } {
-    const { model } = prepared;
-    const pricedUnits = new Set((model.pricing?.units ?? []).map((unit) => unit.unit));
-    const units = chatUnits(usage, pricedUnits);
-    const priced = priceUsage(model.pricing, units, this.settings.env.CREDITS_PER_USD);
-    this.usage.record({
-      requestId: call.requestId,
-      accountId: call.auth.accountId,
-      keyId: call.auth.keyId,
-      model: model.id,
-      endpoint: 'chat.completions',
-      units,
-      creditsMicro: priced.creditsMicro.toString(),
-      usd: priced.usd,
-      catalogueRevision: prepared.revision,
-      prices: model.pricing?.units ?? [],
-      occurredAt: new Date().toISOString(),
-    });
-    return { credits_used: microToCredits(priced.creditsMicro), usd_spent: Number(priced.usd) };
-  }
+/** Charges the usage in the units the model's price list names (cached tokens only where priced). */
+function settle(model: CatalogueModel, usage: UpstreamUsage, admitted: AdmittedRequest): ChargedUsage {
+  const pricedUnits = new Set((model.pricing?.units ?? []).map((unit) => unit.unit));
+  return admitted.settle(chatUnits(usage, pricedUnits));
 }
 
 const FINISH_REASONS = new Set(['stop', 'length', 'content_filter', 'tool_calls']);
@@ -160,6 +149,8 @@ function usageOf(completion: UpstreamChatCompletion, request: ChatCompletionRequ
     return { ...reported, total_tokens: reported.prompt_tokens + reported.completion_tokens };
   }
   const prompt = estimatePromptTokens(request.messages);
-  const completionTokens = completion.choices.reduce((sum, choice) => sum + countTokens(choice.message.content ?? ''), 0);
+  // A spoken answer's text is its audio transcript (as chat-stream.ts counts it).
+  const text = (message: UpstreamChatCompletion['choices'][number]['message']) => message.content ?? (message.audio as { transcript?: string } | undefined)?.transcript ?? '';
+  const completionTokens = completion.choices.reduce((sum, choice) => sum + countTokens(text(choice.message)), 0);
   return { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: prompt + completionTokens };
 }

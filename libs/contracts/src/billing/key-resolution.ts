@@ -19,6 +19,8 @@ export interface ResolvedKey {
   balanceMicro: string;
   /** Increases with every balance change, so stale broadcasts can be ignored. */
   balanceVersion: number;
+  /** Usage charges applied to the account so far, as of `balanceVersion`. */
+  usageSpentMicro: string;
 }
 
 export interface ResolveKeyRequest {

@@ -27,6 +27,8 @@ import {
   IsStringField,
   NestedObject,
   numberIssues,
+  type NumberRule,
+  type StringRule,
 } from './chat-validators';
 import { describeValue, describeWrongType } from './validation-issues';
 
@@ -39,6 +41,27 @@ export const MAX_STOP_SEQUENCES = 4;
 export const REASONING_EFFORTS = ['none', 'low', 'medium', 'high'] as const;
 export const SEARCH_STRATEGIES = ['turbo', 'max', 'agent'] as const;
 export const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema'] as const;
+/** `reasoning.effort` (the object form); only `reasoning_effort` also takes `none`. */
+export const REASONING_OBJECT_EFFORTS = ['low', 'medium', 'high'] as const;
+
+/**
+ * The string and number rules of the request's scalar fields, named once: the validators below
+ * and the fast acceptor (chat-request-acceptor.ts) read them.
+ */
+export const CHAT_REQUEST_RULES = {
+  model: { nonEmpty: true, maxLength: 256 },
+  provider: { nonEmpty: true },
+  max_completion_tokens: { integer: true, min: 1 },
+  max_tokens: { min: 1 },
+  temperature: { min: 0, max: 2 },
+  top_p: { min: 0.01, max: 1 },
+  logit_bias: { min: -100, max: 100 },
+  top_logprobs: { integer: true, min: 0, max: 20 },
+  reasoning_max_tokens: { integer: true, min: 1 },
+  n: { integer: true, min: 1, max: 128 },
+  seed: { integer: true },
+  penalty: { min: -2, max: 2 },
+} as const satisfies Record<string, StringRule | NumberRule>;
 
 /** `name: value` of a sibling field for cross-field messages, or `no name` when it is absent. */
 function sibling(object: object, name: string): string {
@@ -71,10 +94,10 @@ export class SearchOptionsDto {
 }
 
 export class ReasoningDto {
-  @ApiPropertyOptional({ enum: ['low', 'medium', 'high'], description: 'Not together with max_tokens' })
+  @ApiPropertyOptional({ enum: [...REASONING_OBJECT_EFFORTS], description: 'Not together with max_tokens' })
   @IsOptional()
-  @IsOneOf(['low', 'medium', 'high'])
-  effort?: 'low' | 'medium' | 'high';
+  @IsOneOf(REASONING_OBJECT_EFFORTS)
+  effort?: (typeof REASONING_OBJECT_EFFORTS)[number];
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Token budget of the reasoning; not together with effort' })
   @IsOptional()
@@ -83,7 +106,7 @@ export class ReasoningDto {
       ? [`Expected either reasoning.effort or reasoning.max_tokens, not both. Received ${sibling(args.object, 'effort')}`]
       : [],
   )
-  @IsNumberField({ integer: true, min: 1 })
+  @IsNumberField(CHAT_REQUEST_RULES.reasoning_max_tokens)
   max_tokens?: number;
 
   @ApiPropertyOptional({ description: 'Leave the reasoning out of the response' })
@@ -113,7 +136,7 @@ function logitBiasIssues(value: unknown): readonly string[] {
   if (!isRecord(value)) return [`Expected an object mapping token ids to numbers from -100 to 100, or null. Received ${describeWrongType(value)}`];
   return Object.entries(value).flatMap(([token, bias]) => {
     if (!/^\d+$/.test(token)) return [`Expected token ids (integers) as keys. Received key ${describeValue(token)}`];
-    return numberIssues(bias, { min: -100, max: 100 }).map((message) => `.${token}: ${message}`);
+    return numberIssues(bias, CHAT_REQUEST_RULES.logit_bias).map((message) => `.${token}: ${message}`);
   });
 }
 
@@ -137,7 +160,7 @@ function logitBiasIssues(value: unknown): readonly string[] {
 )
 export class ChatCompletionRequestDto {
   @ApiProperty({ description: 'A catalogue model id or alias', example: 'gpt-4o-mini', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField(CHAT_REQUEST_RULES.model)
   model!: string;
 
   @ApiPropertyOptional({
@@ -146,7 +169,7 @@ export class ChatCompletionRequestDto {
     example: 'auto',
   })
   @IsOptional()
-  @IsStringField({ nonEmpty: true })
+  @IsStringField(CHAT_REQUEST_RULES.provider)
   provider?: string;
 
   @ApiProperty(messagesSchema())
@@ -155,12 +178,12 @@ export class ChatCompletionRequestDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Upper bound on generated tokens, visible and reasoning' })
   @IsOptional()
-  @IsNumberField({ integer: true, min: 1 })
+  @IsNumberField(CHAT_REQUEST_RULES.max_completion_tokens)
   max_completion_tokens?: number;
 
   @ApiPropertyOptional({ type: 'number', minimum: 1, description: 'Maximum generated tokens' })
   @IsOptional()
-  @IsNumberField({ min: 1 })
+  @IsNumberField(CHAT_REQUEST_RULES.max_tokens)
   max_tokens?: number;
 
   @ApiPropertyOptional({ default: false, description: 'Answer with server-sent events' })
@@ -208,12 +231,12 @@ export class ChatCompletionRequestDto {
 
   @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 2, description: 'Sampling temperature; change this or top_p, not both' })
   @IsOptional()
-  @IsNumberField({ min: 0, max: 2 })
+  @IsNumberField(CHAT_REQUEST_RULES.temperature)
   temperature?: number;
 
   @ApiPropertyOptional({ type: 'number', minimum: 0.01, maximum: 1, description: 'Nucleus sampling' })
   @IsOptional()
-  @IsNumberField({ min: 0.01, max: 1 })
+  @IsNumberField(CHAT_REQUEST_RULES.top_p)
   top_p?: number;
 
   @ApiPropertyOptional({
@@ -245,7 +268,7 @@ export class ChatCompletionRequestDto {
   @Checked('topLogprobsNeedLogprobs', (_value, args: ValidationArguments) =>
     isRecord(args.object) && args.object.logprobs === true ? [] : [`Expected logprobs: true alongside top_logprobs. Received ${sibling(args.object, 'logprobs')}`],
   )
-  @IsNumberField({ integer: true, min: 0, max: 20 })
+  @IsNumberField(CHAT_REQUEST_RULES.top_logprobs)
   top_logprobs?: number | null;
 
   @ApiPropertyOptional({ enum: REASONING_EFFORTS })
@@ -262,12 +285,12 @@ export class ChatCompletionRequestDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 128, description: 'How many choices to generate' })
   @IsOptional()
-  @IsNumberField({ integer: true, min: 1, max: 128 })
+  @IsNumberField(CHAT_REQUEST_RULES.n)
   n?: number;
 
   @ApiPropertyOptional({ type: 'integer', description: 'Best-effort deterministic sampling' })
   @IsOptional()
-  @IsNumberField({ integer: true })
+  @IsNumberField(CHAT_REQUEST_RULES.seed)
   seed?: number;
 
   @ApiPropertyOptional({ description: 'An id of the end user' })
@@ -282,12 +305,12 @@ export class ChatCompletionRequestDto {
 
   @ApiPropertyOptional({ type: 'number', minimum: -2, maximum: 2 })
   @IsOptional()
-  @IsNumberField({ min: -2, max: 2 })
+  @IsNumberField(CHAT_REQUEST_RULES.penalty)
   presence_penalty?: number;
 
   @ApiPropertyOptional({ type: 'number', minimum: -2, maximum: 2 })
   @IsOptional()
-  @IsNumberField({ min: -2, max: 2 })
+  @IsNumberField(CHAT_REQUEST_RULES.penalty)
   frequency_penalty?: number;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Key-value pairs attached to the request' })

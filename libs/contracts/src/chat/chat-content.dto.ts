@@ -15,16 +15,21 @@ import {
 } from './chat-validators';
 import { describeWrongType, relativeIssueLine } from './validation-issues';
 
+// Allowed values named once: the validators below and the fast acceptor (chat-request-acceptor.ts) read them.
+export const CACHE_CONTROL_TYPES = ['ephemeral'] as const;
+export const CACHE_TTLS = ['5m', '1h'] as const;
+export const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;
+
 /** Prompt-caching hint on a text part or a tool (spec: `cache_control`). */
 export class CacheControlDto {
-  @ApiProperty({ enum: ['ephemeral'], description: 'Always `ephemeral`' })
-  @IsOneOf(['ephemeral'])
+  @ApiProperty({ enum: [...CACHE_CONTROL_TYPES], description: 'Always `ephemeral`' })
+  @IsOneOf(CACHE_CONTROL_TYPES)
   type!: 'ephemeral';
 
-  @ApiPropertyOptional({ enum: ['5m', '1h'], description: 'How long the cached prefix lives', default: '5m' })
+  @ApiPropertyOptional({ enum: [...CACHE_TTLS], description: 'How long the cached prefix lives', default: '5m' })
   @IsOptional()
-  @IsOneOf(['5m', '1h'])
-  ttl?: '5m' | '1h';
+  @IsOneOf(CACHE_TTLS)
+  ttl?: (typeof CACHE_TTLS)[number];
 }
 
 export class TextContentPartDto {
@@ -47,10 +52,10 @@ export class ImageUrlDto {
   @IsStringField({ nonEmpty: true })
   url!: string;
 
-  @ApiPropertyOptional({ enum: ['auto', 'low', 'high'], default: 'auto' })
+  @ApiPropertyOptional({ enum: [...IMAGE_DETAILS], default: 'auto' })
   @IsOptional()
-  @IsOneOf(['auto', 'low', 'high'])
-  detail?: 'auto' | 'low' | 'high';
+  @IsOneOf(IMAGE_DETAILS)
+  detail?: (typeof IMAGE_DETAILS)[number];
 }
 
 export class ImageContentPartDto {
@@ -117,9 +122,7 @@ export class FileContentPartDto {
 
   @ApiProperty({ type: FileDataDto })
   @NestedObject(() => FileDataDto)
-  @Checked('fileDataOrId', (value) =>
-    isRecord(value) && isAbsent(value.file_data) && isAbsent(value.file_id) ? ['Expected file_data or file_id. Received neither'] : [],
-  )
+  @Checked('fileDataOrId', (value) => (isRecord(value) && !hasFileDataOrId(value) ? ['Expected file_data or file_id. Received neither'] : []))
   file!: FileDataDto;
 
   @ApiPropertyOptional({ type: CacheControlDto })
@@ -130,6 +133,11 @@ export class FileContentPartDto {
 
 function isAbsent(value: unknown): boolean {
   return value === undefined || value === null;
+}
+
+/** A file part's `file` names its content: file_data or file_id is given (not null). */
+export function hasFileDataOrId(file: Record<string, unknown>): boolean {
+  return !isAbsent(file.file_data) || !isAbsent(file.file_id);
 }
 
 export type TextContent = string | TextContentPartDto[];

@@ -58,7 +58,7 @@ export class UserMessageDto extends ChatMessageDto {
 }
 
 /** tool_calls (other than an empty array) or function_call is given: content may be left out. */
-function hasToolCalls(message: object): boolean {
+export function hasToolCalls(message: object): boolean {
   if (!isRecord(message)) return false;
   const { tool_calls: calls, function_call: legacy } = message;
   const callsGiven = calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.length === 0);

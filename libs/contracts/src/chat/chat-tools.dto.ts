@@ -28,7 +28,7 @@ import { describeValue, describeWrongType, expectedOneOf, quoteList, relativeIss
 
 export const MAX_TOOLS = 128;
 export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
-const FUNCTION_NAME_RULE = { pattern: FUNCTION_NAME_PATTERN, patternText: '1-64 letters, digits, underscores or dashes' };
+export const FUNCTION_NAME_RULE = { pattern: FUNCTION_NAME_PATTERN, patternText: '1-64 letters, digits, underscores or dashes' };
 
 export class FunctionDefinitionDto {
   @ApiProperty({ description: 'Letters, digits, underscores and dashes; at most 64 characters', pattern: FUNCTION_NAME_PATTERN.source, maxLength: 64 })
@@ -66,20 +66,23 @@ export class FunctionToolDto {
   cache_control?: CacheControlDto;
 }
 
+export const GRAMMAR_SYNTAXES = ['lark', 'regex'] as const;
+export const CUSTOM_TOOL_FORMAT_TYPES = ['text', 'grammar'] as const;
+
 export class GrammarDto {
   @ApiProperty({ description: 'The grammar' })
   @IsStringField()
   definition!: string;
 
-  @ApiProperty({ enum: ['lark', 'regex'] })
-  @IsOneOf(['lark', 'regex'])
-  syntax!: 'lark' | 'regex';
+  @ApiProperty({ enum: [...GRAMMAR_SYNTAXES] })
+  @IsOneOf(GRAMMAR_SYNTAXES)
+  syntax!: (typeof GRAMMAR_SYNTAXES)[number];
 }
 
 export class CustomToolFormatDto {
-  @ApiProperty({ enum: ['text', 'grammar'], description: '`text`: unconstrained text; `grammar`: input follows `grammar`' })
-  @IsOneOf(['text', 'grammar'])
-  type!: 'text' | 'grammar';
+  @ApiProperty({ enum: [...CUSTOM_TOOL_FORMAT_TYPES], description: '`text`: unconstrained text; `grammar`: input follows `grammar`' })
+  @IsOneOf(CUSTOM_TOOL_FORMAT_TYPES)
+  type!: (typeof CUSTOM_TOOL_FORMAT_TYPES)[number];
 
   @ApiPropertyOptional({ type: GrammarDto, description: 'Required when type is grammar' })
   @ValidateIf((format: CustomToolFormatDto) => format.type === 'grammar' || format.grammar !== undefined)
@@ -252,6 +255,7 @@ export function AssistantToolCalls(): PropertyDecorator {
 
 export const TOOL_CHOICE_MODES = ['none', 'auto', 'required'] as const;
 export const TOOL_CHOICE_TYPES = ['function', 'custom', 'allowed_tools'] as const;
+export const ALLOWED_TOOLS_MODES = ['auto', 'required'] as const;
 
 export class NamedToolDto {
   @ApiProperty({ description: 'Name of the tool' })
@@ -290,9 +294,9 @@ export class ToolChoiceCustomDto {
 
 @ApiExtraModels(FunctionToolDto, CustomToolDto)
 export class AllowedToolsDto {
-  @ApiProperty({ enum: ['auto', 'required'], description: '`auto`: the model may call one of the tools; `required`: it must' })
-  @IsOneOf(['auto', 'required'])
-  mode!: 'auto' | 'required';
+  @ApiProperty({ enum: [...ALLOWED_TOOLS_MODES], description: '`auto`: the model may call one of the tools; `required`: it must' })
+  @IsOneOf(ALLOWED_TOOLS_MODES)
+  mode!: (typeof ALLOWED_TOOLS_MODES)[number];
 
   @ApiProperty(toolListSchema('The tools the model may call (tool definitions, e.g. {type: "function", function: {name}})'))
   @ToolList()

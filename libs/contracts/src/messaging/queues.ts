@@ -15,7 +15,10 @@ export enum QueueName {
 /** Job names per queue, with their payload and reply types. NEVER RENAME a name either. */
 export interface JobMap {
   [QueueName.Usage]: {
+    /** One event per job: what gateways before usage.recordBatch send; still applied during a rolling upgrade. */
     'usage.record': { data: UsageEvent; reply: { applied: boolean } };
+    /** The events a gateway buffered over a few milliseconds, in one job; each is applied exactly once. */
+    'usage.recordBatch': { data: { events: UsageEvent[] }; reply: { applied: number } };
   };
   [QueueName.BillingRpc]: {
     'keys.resolve': { data: ResolveKeyRequest; reply: ResolveKeyReply };

@@ -4,10 +4,15 @@ import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
 import { ErrorBodyDto, ErrorMessages } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
+import type { AuthenticatedKey, ServedRequest } from '../http/request-context';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 
 export interface ApiKeyRequirements {
-  /** Refuse with 403 when the account has no credits left (every paid endpoint). */
+  /**
+   * A paid endpoint: a suspended account gets 403 here. Its credits are checked (403 when
+   * nothing is left) when the service admits the request, together with the rate limits,
+   * because only then is the request's cost ceiling known.
+   */
   credits: boolean;
   /** Also accept the key in the `Api-Key` header (the Azure-style path). */
   apiKeyHeader?: boolean;
@@ -22,27 +27,44 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
   ) {}
 
+  /** Route metadata never changes at run time: read once per controller method, not once per request. */
+  private readonly requirementsByRoute = new WeakMap<object, WeakMap<object, ApiKeyRequirements>>();
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const requirements = this.reflector.getAllAndOverride<ApiKeyRequirements | undefined>(API_KEY_REQUIREMENTS, [
-      context.getHandler(),
-      context.getClass(),
-    ]) ?? { credits: true };
     const request = context.switchToHttp().getRequest<Request>();
-    const presented = presentedKey(request, requirements.apiKeyHeader ?? false);
-    const auth = presented ? await this.authenticator.authenticate(presented) : null;
-    if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
-    if (requirements.credits && auth.status === 'suspended') {
-      throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.accountSuspended);
-    }
-    if (requirements.credits && auth.balanceMicro <= 0n) {
-      throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.creditsExhausted);
-    }
-    request.context.auth = auth;
+    request.context.auth = await authenticateRequest(this.authenticator, request, this.requirementsOf(context));
     return true;
+  }
+
+  private requirementsOf(context: ExecutionContext): ApiKeyRequirements {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let byHandler = this.requirementsByRoute.get(controller);
+    if (!byHandler) this.requirementsByRoute.set(controller, (byHandler = new WeakMap()));
+    let requirements = byHandler.get(handler);
+    if (!requirements) {
+      requirements = this.reflector.getAllAndOverride<ApiKeyRequirements | undefined>(API_KEY_REQUIREMENTS, [handler, controller]) ?? { credits: true };
+      byHandler.set(handler, requirements);
+    }
+    return requirements;
   }
 }
 
-function presentedKey(request: Request, acceptApiKeyHeader: boolean): string | undefined {
+/**
+ * The caller's key, accepted, or the 401/403 that says why not: the guard's way, and the
+ * direct routes' (which serve requests before Nest's guards would run).
+ */
+export async function authenticateRequest(authenticator: ApiKeyAuthenticator, request: ServedRequest, requirements: ApiKeyRequirements): Promise<AuthenticatedKey> {
+  const presented = presentedKey(request, requirements.apiKeyHeader ?? false);
+  const auth = presented ? await authenticator.authenticate(presented) : null;
+  if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
+  if (requirements.credits && auth.status === 'suspended') {
+    throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.accountSuspended);
+  }
+  return auth;
+}
+
+function presentedKey(request: ServedRequest, acceptApiKeyHeader: boolean): string | undefined {
   const authorization = request.headers.authorization;
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);

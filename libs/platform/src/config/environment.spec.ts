@@ -1,4 +1,5 @@
-import { EnvironmentError, loadEnvironment } from './environment';
+import path from 'node:path';
+import { EnvironmentError, loadEnvironment, usageJournalDirectory } from './environment';
 
 describe('loadEnvironment', () => {
   it('applies the documented defaults', () => {
@@ -6,6 +7,12 @@ describe('loadEnvironment', () => {
     expect(env).toMatchObject({ HOST: '127.0.0.1', PORT: 8080, BILLING_PORT: 8081, DATA_DIR: '.data', CREDITS_PER_USD: 2_000_000, QUEUE_PREFIX: 'igw' });
     expect(env.DATABASE_URL).toBeUndefined();
     expect(env.ADMIN_TOKEN).toBeUndefined();
+  });
+
+  it('keeps the usage journal in DATA_DIR unless USAGE_JOURNAL_DIR says otherwise', () => {
+    expect(usageJournalDirectory(loadEnvironment({}).env)).toBe(path.join('.data', 'usage-journal'));
+    expect(usageJournalDirectory(loadEnvironment({ DATA_DIR: '/var/lib/igw', USAGE_JOURNAL_DIR: '' }).env)).toBe(path.join('/var/lib/igw', 'usage-journal'));
+    expect(usageJournalDirectory(loadEnvironment({ USAGE_JOURNAL_DIR: '/journal' }).env)).toBe('/journal');
   });
 
   it('reads numbers and treats empty values as unset', () => {

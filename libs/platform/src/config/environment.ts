@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
@@ -16,6 +17,8 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(0) @Max(65535) DECISIONS_PORT: number = 8083;
 
   @IsString() DATA_DIR: string = '.data';
+  /** The gateway's usage journal (events not yet accepted by the queue); default `<DATA_DIR>/usage-journal`. One per gateway process. */
+  @IsOptional() @Transform(emptyToUndefined) @IsString() USAGE_JOURNAL_DIR?: string;
   @IsOptional() @Transform(emptyToUndefined) @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
   @IsOptional() @Transform(emptyToUndefined) @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
@@ -41,6 +44,11 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) FREE_TIER_HOURLY_LIMIT: number = 100;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
   @IsOptional() @Transform(emptyToUndefined) @IsString() CATALOGUE_FILE?: string;
+}
+
+/** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */
+export function usageJournalDirectory(env: Pick<Environment, 'DATA_DIR' | 'USAGE_JOURNAL_DIR'>): string {
+  return env.USAGE_JOURNAL_DIR ?? path.join(env.DATA_DIR, 'usage-journal');
 }
 
 export interface LoadedEnvironment {

@@ -1,6 +1,8 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, NotFoundException, type ExceptionFilter } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
-import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import { sendJson } from '../http/json-response';
+import type { ServedRequest } from '../http/request-context';
 import { buildErrorBody } from './error-body';
 import { GatewayException } from './gateway.exception';
 
@@ -10,27 +12,30 @@ import { GatewayException } from './gateway.exception';
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  private readonly logger = new Logger('Errors');
-
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const request = http.getRequest<Request>();
-    const response = http.getResponse<Response>();
-    const { status, message } = describeException(exception);
-    if (status >= 500) {
-      const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
-      this.logger.error(`${request.method} ${request.originalUrl} -> ${status} [${request.context?.requestId}]: ${detail}`);
-    }
-    if (response.headersSent) {
-      // A stream already started: the status can't change any more, so end it.
-      response.end();
-      return;
-    }
-    if (exception instanceof GatewayException) {
-      for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
-    }
-    response.status(status).json(buildErrorBody(request, status, message));
+    sendErrorResponse(http.getRequest<ServedRequest>(), http.getResponse<ServerResponse>(), exception);
   }
+}
+
+const logger = new Logger('Errors');
+
+/** Renders any error as the spec's error body: the global filter's way, and the direct routes'. */
+export function sendErrorResponse(request: ServedRequest, response: ServerResponse, exception: unknown): void {
+  const { status, message } = describeException(exception);
+  if (status >= 500) {
+    const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
+    logger.error(`${request.method} ${request.originalUrl ?? request.url} -> ${status} [${request.context?.requestId}]: ${detail}`);
+  }
+  if (response.headersSent) {
+    // A stream already started: the status can't change any more, so end it.
+    response.end();
+    return;
+  }
+  if (exception instanceof GatewayException) {
+    for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
+  }
+  sendJson(response, status, buildErrorBody(request, status, message));
 }
 
 function describeException(exception: unknown): { status: number; message: string } {

@@ -1,10 +1,10 @@
 import type { ErrorBodyDto } from '@igw/contracts';
-import type { Request } from 'express';
+import type { ServedRequest } from '../http/request-context';
 
-export function buildErrorBody(request: Request, statusCode: number, message: string): ErrorBodyDto {
+export function buildErrorBody(request: ServedRequest, statusCode: number, message: string): ErrorBodyDto {
   return {
     message,
-    path: request.originalUrl?.split('?')[0] ?? request.url,
+    path: (request.originalUrl ?? request.url ?? '').split('?')[0],
     requestId: request.context?.requestId ?? '',
     statusCode,
     timestamp: new Date().toISOString(),

@@ -1,11 +1,30 @@
+import type { Server, ServerResponse } from 'node:http';
 import { Logger, type DynamicModule, type INestApplication, type LogLevel, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter';
-import { createValidationPipe } from '../validation/validation.pipe';
-import { bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
-import { requestIdMiddleware } from './request-context';
+import { appValidationPipe } from '../validation/validation.pipe';
+import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
+import { requestIdMiddleware, type ServedRequest } from './request-context';
+
+/**
+ * A route served straight from Node's server, ahead of Express and Nest's per-request
+ * pipeline, for the few requests whose overhead matters (the chat hot path). It calls the
+ * same pieces the pipeline would (authentication, the validation pipe, the services, the
+ * error body), and leaves any request it is not sure about to Express, where the route's
+ * controller serves it and documents it.
+ */
+export interface DirectRoute {
+  /** Serves the request and returns true; or returns false, having read nothing, to leave it to Express. */
+  serve(request: ServedRequest, response: ServerResponse): boolean;
+}
+
+/** What direct routes share with the app's pipeline. */
+export interface DirectRouteContext {
+  app: INestApplication;
+  bodyLimitBytes: number;
+}
 
 export interface HttpAppOptions {
   name: string;
@@ -14,6 +33,7 @@ export interface HttpAppOptions {
   bodyLimit: string;
   logLevel: LogLevel;
   swagger?: { title: string; description: string };
+  directRoutes?: (context: DirectRouteContext) => DirectRoute[];
 }
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
@@ -29,11 +49,13 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   });
   app.disable('x-powered-by');
   app.set('etag', false);
+  const limitBytes = bodyLimitBytes(options.bodyLimit);
   app.use(requestIdMiddleware);
-  app.use(jsonBodyParser(options.bodyLimit));
+  app.use(jsonBodyParser(limitBytes));
   app.use(bodyParserErrorHandler);
   app.useGlobalFilters(new AllExceptionsFilter());
-  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalPipes(appValidationPipe());
+  if (options.directRoutes) serveDirectRoutesFirst(app, options.directRoutes({ app, bodyLimitBytes: limitBytes }));
   if (options.swagger) {
     const config = new DocumentBuilder()
       .setTitle(options.swagger.title)
@@ -58,4 +80,17 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   }
   new Logger(options.name).log(`listening on ${await app.getUrl()}`);
   return app;
+}
+
+/** Node's server hands each request to the direct routes first, then to Express. */
+function serveDirectRoutesFirst(app: NestExpressApplication, routes: DirectRoute[]): void {
+  if (routes.length === 0) return;
+  const server = app.getHttpServer() as Server;
+  const express = app.getHttpAdapter().getInstance() as (request: ServedRequest, response: ServerResponse) => void;
+  if (server.listeners('request').length !== 1) throw new Error('direct routes expect Express to be the only request listener');
+  server.removeAllListeners('request');
+  server.on('request', (request: ServedRequest, response: ServerResponse) => {
+    for (const route of routes) if (route.serve(request, response)) return;
+    express(request, response);
+  });
 }

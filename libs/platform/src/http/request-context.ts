@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -11,8 +12,16 @@ export interface AuthenticatedKey {
   status: 'active' | 'suspended';
   /** Account overrides of the per-key limits. */
   limits: { requestsPerMinute?: number; concurrentRequests?: number };
-  /** Credits left in micro-credits when the request started. */
+  /** The account's money as last heard from billing when the request started. */
+  balance: BalanceSnapshot;
+}
+
+/** What billing said about an account's money: the balance and the usage charges it already includes. */
+export interface BalanceSnapshot {
   balanceMicro: bigint;
+  /** Grows with every balance change; a lower one is older. */
+  version: number;
+  usageSpentMicro: bigint;
 }
 
 export interface RequestContext {
@@ -26,13 +35,21 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** A request as both ways of serving one see it: through Express, or straight from Node's server (direct routes). */
+export type ServedRequest = IncomingMessage & { context?: RequestContext; originalUrl?: string };
+
 /**
- * Gives every request its own id, generated here and never taken from the client: the
+ * Gives the request its own id, generated here and never taken from the client: the
  * ledger uses it as the idempotency key, so a client-chosen id could dodge billing.
  */
+export function startRequestContext(request: ServedRequest, response: ServerResponse): RequestContext {
+  const context: RequestContext = { requestId: randomUUID() };
+  request.context = context;
+  response.setHeader(REQUEST_ID_HEADER, context.requestId);
+  return context;
+}
+
 export function requestIdMiddleware(request: Request, response: Response, next: NextFunction): void {
-  const requestId = randomUUID();
-  request.context = { requestId };
-  response.setHeader(REQUEST_ID_HEADER, requestId);
+  startRequestContext(request, response);
   next();
 }

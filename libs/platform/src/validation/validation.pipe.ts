@@ -8,13 +8,42 @@ import { ErrorMessages, validationIssues } from '@igw/contracts';
  * Undeclared fields are dropped (`whitelist`), so a DTO declares everything it forwards.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new JsonValidationPipe({
     transform: true,
     whitelist: true,
     forbidUnknownValues: false,
     validationError: { target: false, value: true },
     exceptionFactory: (errors) => new BadRequestException(formatValidationErrors(errors)),
   });
+}
+
+let appPipe: ValidationPipe | undefined;
+
+/**
+ * The one pipe instance the apps validate with: installed globally by startHttpApp, and called
+ * directly by code that validates a body itself (validateChatBody), so both behave the same.
+ */
+export function appValidationPipe(): ValidationPipe {
+  appPipe ??= createValidationPipe();
+  return appPipe;
+}
+
+/**
+ * Nest's ValidationPipe without two passes that cannot find anything in this app yet walk
+ * every body on every request (the second also looks up class-validator metadata for each
+ * nested class): values come from JSON.parse (bodies) and from the URL (query, path), so no
+ * array has gaps and no value is binary. Those passes exist for other transports (e.g.
+ * socket.io attachments); everything else, prototype-key stripping included, is unchanged.
+ */
+class JsonValidationPipe extends ValidationPipe {
+  protected override closeArrayGaps(): void {
+    // JSON.parse and the query parser never make sparse arrays.
+  }
+
+  protected override findNestedBinaryValues(): ValidationError[] {
+    // JSON.parse and the query parser never make Buffers, typed arrays or ArrayBuffers.
+    return [];
+  }
 }
 
 /**

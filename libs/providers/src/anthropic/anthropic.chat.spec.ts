@@ -343,3 +343,30 @@ async function startHeaderProxy(upstream: string): Promise<HeaderProxy> {
   };
   return state;
 }
+
+describe('AnthropicChatAdapter with enable_search, against the emulator', () => {
+  const searched = request({ messages: [{ role: 'user', content: 'Paris population' }], enable_search: true, search_options: { search_strategy: 'turbo' } });
+  const text = `${PREFIX} Paris population`;
+  const annotation = {
+    type: 'url_citation',
+    url_citation: { start_index: 'Hello from the emulator. '.length, end_index: text.length - 1, title: 'Emulated search result', url: 'https://example.com/emulated-search' },
+  };
+
+  it('sends the web search tool and answers the cited text as url_citation annotations, with no server tool traces', async () => {
+    const completion = await adapter.chat(target(), searched, OPTIONS);
+    expect((emulator.requests.at(-1)!.body as { tools: unknown }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }]);
+    expect(completion.choices[0].message).toEqual({ role: 'assistant', content: text, refusal: null, annotations: [annotation] });
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    expect(completion.usage).toMatchObject({ completion_tokens: 8 });
+  });
+
+  it('streams the same text and one annotations chunk before the finish chunk', async () => {
+    const chunks = await collect(await adapter.stream(target(), searched, OPTIONS));
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(text);
+    expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => Object.keys(choice.delta))).flat()).not.toContain('tool_calls');
+    const at = chunks.findIndex((chunk) => chunk.choices[0]?.delta.annotations !== undefined);
+    expect(chunks[at].choices[0].delta).toEqual({ annotations: [annotation] });
+    expect(chunks[at + 1].choices[0].finish_reason).toBe('stop');
+    expect(chunks.at(-1)!.usage).toMatchObject({ completion_tokens: 8 });
+  });
+});

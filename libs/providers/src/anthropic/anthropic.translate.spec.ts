@@ -79,6 +79,70 @@ describe('golden fixtures', () => {
   });
 });
 
+describe('web search (enable_search)', () => {
+  it('golden: adds the web search tool after the function tools, max_uses from the search strategy', () => {
+    const openai = fixture<UpstreamChatRequest>('request-search.openai.json');
+    expect(toAnthropicRequest(openai, { stream: true })).toEqual(fixture('request-search.anthropic.json'));
+  });
+
+  it('golden: turns web search citations into url_citation annotations over the cited text, server tool blocks leaving no trace', () => {
+    const response = fixture<AnthropicMessageResponse>('response-search.anthropic.json');
+    const completion = fromAnthropicResponse(response, { excludeReasoning: false, created: CREATED });
+    expect(completion).toEqual(fixture('response-search.openai.json'));
+    const message = completion.choices[0].message as unknown as { content: string; annotations: Array<{ url_citation: { start_index: number; end_index: number } }> };
+    const cited = message.annotations.map(({ url_citation: span }) => message.content.slice(span.start_index, span.end_index + 1));
+    expect(cited).toEqual(['about 2.1 million people live in Paris', 'about 2.1 million people live in Paris', 'over 12 million in its metropolitan area']);
+    expect(message).not.toHaveProperty('tool_calls');
+  });
+
+  it('golden: streams the text, then one delta.annotations chunk before the finish chunk; server tool events produce nothing', async () => {
+    const chunks = translateStream(await streamFixture('stream-search.anthropic.sse'));
+    expect(chunks).toEqual(fixture('stream-search.openai.json'));
+    const streamed = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    expect(streamed).toBe(fixture<{ choices: Array<{ message: { content: string } }> }>('response-search.openai.json').choices[0].message.content);
+  });
+
+  it('sends the tool alone without function tools, without max_uses when no strategy is given, and nothing unless enable_search is true', () => {
+    expect(translate({ enable_search: true }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+    expect(translate({ enable_search: true }).tool_choice).toBeUndefined();
+    expect(translate({ enable_search: true, search_options: { search_strategy: 'turbo' } }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }]);
+    expect(translate({ enable_search: true, search_options: { search_strategy: 'agent' } }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', max_uses: 10 }]);
+    expect(translate({ enable_search: false, search_options: { search_strategy: 'max' } })).not.toHaveProperty('tools');
+    expect(translate({ search_options: { search_strategy: 'max' } })).not.toHaveProperty('tools');
+    for (const field of ['enable_search', 'search_options', 'web_search_options']) expect(translate({ enable_search: true })).not.toHaveProperty(field);
+  });
+
+  it('reads citations given on content_block_start too, and sends the annotations at message_stop when no message_delta came', () => {
+    const citation = { type: 'web_search_result_location', url: 'https://example.com/a', title: 'A', cited_text: 'a', encrypted_index: 'x' };
+    const chunks = translateStream([
+      { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: 'Hi ' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '', citations: [citation] } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'there' } },
+      { type: 'message_stop' },
+    ]);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([
+      { role: 'assistant', content: '' },
+      { content: 'Hi ' },
+      { content: 'there' },
+      { annotations: [{ type: 'url_citation', url_citation: { start_index: 3, end_index: 7, title: 'A', url: 'https://example.com/a' } }] },
+      {},
+      undefined,
+    ]);
+  });
+
+  it('maps usage with server_tool_use like any other usage', () => {
+    expect(toOpenAiUsage({ input_tokens: 10, output_tokens: 5, server_tool_use: { web_search_requests: 2 } })).toEqual({
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      total_tokens: 15,
+      prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: null },
+    });
+  });
+});
+
 describe('toAnthropicRequest: messages', () => {
   it('sends string content as one text block, omits system when there is none, and sets stream only for streams', () => {
     expect(translate()).toEqual({

@@ -19,13 +19,24 @@
 //   = budget + ANTHROPIC_DEFAULT_MAX_TOKENS, so the visible answer keeps the usual room.
 //   Thinking is left off when `tool_choice` forces a tool (Anthropic allows only auto/none with
 //   thinking), and while it is on `temperature` is not sent and `top_p` only within 0.95–1.
+// - `enable_search: true` adds Anthropic's server-side web search tool
+//   `{type: 'web_search_20250305', name: 'web_search'}` after the function tools, with
+//   `max_uses` from `search_options.search_strategy` (turbo 1, max 5, agent 10; none: Anthropic's
+//   default). `forced_search` and `enable_source` have no Anthropic equivalent: the model decides
+//   when to search, and sources always come back as annotations.
 // - `temperature` is clamped to Anthropic's 0–1. Custom (non-function) tools are skipped;
 //   `tool_choice` is dropped when no tools are left. Fields Anthropic has no equivalent for
 //   (n, logprobs, top_logprobs, logit_bias, response_format, seed, penalties, ...) are dropped.
 //
 // Response (Anthropic → OpenAI): text blocks joined into `content`, `tool_use` blocks into
 // `tool_calls`, thinking into the non-standard `message.reasoning_content` (streams:
-// `delta.reasoning_content`) unless `reasoning.exclude`. Usage counts cache reads and writes
+// `delta.reasoning_content`) unless `reasoning.exclude`. Server tool blocks (`server_tool_use`,
+// `web_search_tool_result`) are read past; the `web_search_result_location` citations of a text
+// block become `url_citation` annotations spanning that block in `content` (`start_index` its
+// first, `end_index` its last character, UTF-16 offsets; title falling back to the URL). Streams
+// collect citations from `citations_delta` events and send them all in one chunk
+// `delta: {annotations: [...]}` just before the finish chunk, as OpenAI sends its search
+// annotations in a late chunk of their own. Usage counts cache reads and writes
 // as prompt tokens and reports them in `prompt_tokens_details` (`cache_write_tokens` is an
 // extra field the gateway prices).
 import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
@@ -33,6 +44,7 @@ import type { SseEvent } from '../transport/sse';
 import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 import type {
   AnthropicCacheControl,
+  AnthropicCitation,
   AnthropicImageBlock,
   AnthropicMessage,
   AnthropicMessageResponse,
@@ -45,12 +57,15 @@ import type {
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
   AnthropicUsage,
+  AnthropicWebSearchTool,
 } from './anthropic.types';
 
 /** `max_tokens` sent when the client gave no limit (Anthropic requires one). */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 /** Anthropic's smallest accepted `thinking.budget_tokens`. */
 export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
+/** `max_uses` of the web search tool for `search_options.search_strategy`. */
+export const ANTHROPIC_SEARCH_MAX_USES: Readonly<Record<'turbo' | 'max' | 'agent', number>> = { turbo: 1, max: 5, agent: 10 };
 /** Thinking budgets for `reasoning.effort` / `reasoning_effort`. */
 export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<'low' | 'medium' | 'high', number>> = { low: 1024, medium: 4096, high: 16384 };
 
@@ -112,7 +127,8 @@ export function toAnthropicRequest(request: UpstreamChatRequest, options: { stre
 
   const stop = stopSequences(request.stop);
   if (stop.length > 0) body.stop_sequences = stop;
-  if (tools !== undefined) body.tools = tools;
+  const webSearch = webSearchTool(request);
+  if (tools !== undefined || webSearch !== undefined) body.tools = [...(tools ?? []), ...(webSearch !== undefined ? [webSearch] : [])];
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
   if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
   if (options.stream) body.stream = true;
@@ -250,6 +266,15 @@ function translateTools(value: unknown, choice: unknown): AnthropicTool[] | unde
   return tools.length > 0 ? tools : undefined;
 }
 
+/** Anthropic's server-side web search for `enable_search: true`. */
+function webSearchTool(request: UpstreamChatRequest): AnthropicWebSearchTool | undefined {
+  if (request.enable_search !== true) return undefined;
+  const tool: AnthropicWebSearchTool = { type: 'web_search_20250305', name: 'web_search' };
+  const strategy = isRecord(request.search_options) ? request.search_options.search_strategy : undefined;
+  if (strategy === 'turbo' || strategy === 'max' || strategy === 'agent') tool.max_uses = ANTHROPIC_SEARCH_MAX_USES[strategy];
+  return tool;
+}
+
 /** `allowed_tools` limits the callable set: Anthropic only gets those tools. */
 function allowedToolNames(choice: unknown): Set<string> | undefined {
   if (!isRecord(choice) || choice.type !== 'allowed_tools' || !isRecord(choice.allowed_tools) || !Array.isArray(choice.allowed_tools.tools)) return undefined;
@@ -336,9 +361,14 @@ export function fromAnthropicResponse(response: AnthropicMessageResponse, option
   const texts: string[] = [];
   const thinking: string[] = [];
   const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  const annotations: UrlCitation[] = [];
+  let length = 0;
   for (const block of response.content) {
-    if (block.type === 'text') texts.push(block.text);
-    else if (block.type === 'thinking') thinking.push(block.thinking);
+    if (block.type === 'text') {
+      texts.push(block.text);
+      annotations.push(...urlCitations(block.citations, length, length + block.text.length));
+      length += block.text.length;
+    } else if (block.type === 'thinking') thinking.push(block.thinking);
     else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
   }
   const message: UpstreamChatCompletion['choices'][number]['message'] = {
@@ -348,6 +378,7 @@ export function fromAnthropicResponse(response: AnthropicMessageResponse, option
   };
   if (thinking.length > 0 && !options.excludeReasoning) message.reasoning_content = thinking.join('');
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (annotations.length > 0) message.annotations = annotations;
   return {
     id: response.id,
     object: 'chat.completion',
@@ -356,6 +387,27 @@ export function fromAnthropicResponse(response: AnthropicMessageResponse, option
     choices: [{ index: 0, message, finish_reason: toFinishReason(response.stop_reason) }],
     usage: toOpenAiUsage(response.usage),
   };
+}
+
+/** An OpenAI `url_citation` annotation. */
+export interface UrlCitation {
+  type: 'url_citation';
+  url_citation: { start_index: number; end_index: number; title: string; url: string };
+}
+
+/**
+ * The `url_citation` annotations of a text block's web search citations: each spans the whole
+ * block, [start, end) in the joined content (the spec's end_index is the last character).
+ */
+function urlCitations(citations: readonly AnthropicCitation[] | null | undefined, start: number, end: number): UrlCitation[] {
+  if (!citations || end <= start) return [];
+  const annotations: UrlCitation[] = [];
+  for (const citation of citations) {
+    if (citation.type !== 'web_search_result_location' || typeof citation.url !== 'string' || citation.url === '') continue;
+    const title = typeof citation.title === 'string' && citation.title !== '' ? citation.title : citation.url;
+    annotations.push({ type: 'url_citation', url_citation: { start_index: start, end_index: end - 1, title, url: citation.url } });
+  }
+  return annotations;
 }
 
 /** Whether a parsed answer has the shape of an Anthropic message. */
@@ -382,9 +434,11 @@ type ChunkDelta = UpstreamChatChunk['choices'][number]['delta'];
 /**
  * Turns Anthropic stream events into OpenAI chunks, one event at a time:
  * message_start → a role chunk; text / thinking / tool-input deltas → content /
- * reasoning_content / tool_calls chunks; message_delta's stop_reason → a finish chunk;
+ * reasoning_content / tool_calls chunks; message_delta's stop_reason → a finish chunk,
+ * preceded by one `delta.annotations` chunk when text blocks were cited (citations_delta);
  * message_stop → a final chunk with `choices: []` and the usage. Empty deltas, pings,
- * signatures and unknown events produce nothing; an `error` event throws UpstreamHttpError.
+ * signatures, server tool blocks (server_tool_use and its input, web_search_tool_result) and
+ * unknown events produce nothing; an `error` event throws UpstreamHttpError.
  */
 export class AnthropicStreamTranslator {
   private id = '';
@@ -396,6 +450,12 @@ export class AnthropicStreamTranslator {
   private usage: Partial<AnthropicUsage> = {};
   /** Anthropic content-block index → OpenAI tool-call index. */
   private readonly toolCalls = new Map<number, number>();
+  /** Length of the content streamed so far (UTF-16), where the next text block starts. */
+  private contentLength = 0;
+  /** Open text blocks by content-block index: where each starts and the citations it got. */
+  private readonly textBlocks = new Map<number, { start: number; citations: AnthropicCitation[] }>();
+  /** Annotations of closed text blocks, sent before the finish chunk. */
+  private annotations: UrlCitation[] = [];
 
   constructor(
     private readonly provider: string,
@@ -434,14 +494,25 @@ export class AnthropicStreamTranslator {
           this.toolCalls.set(event.index, index);
           return [this.chunk({ tool_calls: [{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] })];
         }
-        if (block.type === 'text') return this.text(block.text);
+        if (block.type === 'text') {
+          this.textBlocks.set(event.index, { start: this.contentLength, citations: [...(block.citations ?? [])] });
+          return this.text(block.text);
+        }
         if (block.type === 'thinking') return this.thinking(block.thinking);
         return [];
       }
+      case 'content_block_stop':
+        this.closeTextBlock(event.index);
+        return [];
       case 'content_block_delta': {
         const delta = event.delta;
         if (delta.type === 'text_delta') return this.text(delta.text);
         if (delta.type === 'thinking_delta') return this.thinking(delta.thinking);
+        if (delta.type === 'citations_delta') {
+          const citation = delta.citation;
+          if (isRecord(citation) && typeof citation.type === 'string') this.textBlocks.get(event.index)?.citations.push(citation as AnthropicCitation);
+          return [];
+        }
         if (delta.type === 'input_json_delta') {
           const index = this.toolCalls.get(event.index);
           if (index === undefined || !delta.partial_json) return [];
@@ -455,12 +526,12 @@ export class AnthropicStreamTranslator {
         }
         if (event.delta?.stop_reason === null || event.delta?.stop_reason === undefined || this.finishSent) return [];
         this.finishSent = true;
-        return [this.chunk({}, toFinishReason(event.delta.stop_reason))];
+        return [...this.annotationChunks(), this.chunk({}, toFinishReason(event.delta.stop_reason))];
       }
       case 'message_stop': {
         this.stopped = true;
         const chunks: UpstreamChatChunk[] = [];
-        if (!this.finishSent) chunks.push(this.chunk({}, 'stop'));
+        if (!this.finishSent) chunks.push(...this.annotationChunks(), this.chunk({}, 'stop'));
         this.finishSent = true;
         chunks.push({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: toOpenAiUsage(this.usage) });
         return chunks;
@@ -476,7 +547,25 @@ export class AnthropicStreamTranslator {
   }
 
   private text(text: string | undefined): UpstreamChatChunk[] {
-    return text ? [this.chunk({ content: text })] : [];
+    if (!text) return [];
+    this.contentLength += text.length;
+    return [this.chunk({ content: text })];
+  }
+
+  private closeTextBlock(index: number): void {
+    const block = this.textBlocks.get(index);
+    if (block === undefined) return;
+    this.textBlocks.delete(index);
+    this.annotations.push(...urlCitations(block.citations, block.start, this.contentLength));
+  }
+
+  /** The one `delta.annotations` chunk (blocks still open count as closed here), or none. */
+  private annotationChunks(): UpstreamChatChunk[] {
+    for (const index of [...this.textBlocks.keys()]) this.closeTextBlock(index);
+    if (this.annotations.length === 0) return [];
+    const annotations = this.annotations;
+    this.annotations = [];
+    return [this.chunk({ annotations })];
   }
 
   private thinking(text: string | undefined): UpstreamChatChunk[] {

@@ -17,8 +17,40 @@ export interface AnthropicTextBlock {
   type: 'text';
   text: string;
   cache_control?: AnthropicCacheControl;
-  /** Responses only (web search / documents); ignored by the translation. */
-  citations?: unknown[] | null;
+  /**
+   * Responses only: sources of this text. `web_search_result_location` citations become
+   * `url_citation` annotations; document citations (char/page/block locations) are skipped.
+   */
+  citations?: AnthropicCitation[] | null;
+}
+
+/** A citation of a web search result, on a text block (or in a `citations_delta`). */
+export interface AnthropicWebSearchCitation {
+  type: 'web_search_result_location';
+  url: string;
+  title: string | null;
+  cited_text: string;
+  encrypted_index: string;
+}
+
+/** Citations a text block may carry; only web search results are read. */
+export type AnthropicCitation = AnthropicWebSearchCitation | { type: string; [field: string]: unknown };
+
+/** A call of a server tool (web search) that Anthropic ran itself; never shown to the client. */
+export interface AnthropicServerToolUseBlock {
+  type: 'server_tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** What a server-side web search found (or its error); never shown to the client. */
+export interface AnthropicWebSearchToolResultBlock {
+  type: 'web_search_tool_result';
+  tool_use_id: string;
+  content:
+    | Array<{ type: 'web_search_result'; url: string; title: string; encrypted_content: string; page_age?: string | null }>
+    | { type: 'web_search_tool_result_error'; error_code: string };
 }
 
 export type AnthropicImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
@@ -65,8 +97,14 @@ export type AnthropicRequestBlock =
   | AnthropicThinkingBlock
   | AnthropicRedactedThinkingBlock;
 
-/** Blocks a response may carry that the translation reads (others, e.g. server tools, are skipped). */
-export type AnthropicResponseBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock;
+/** Blocks a response may carry (server tool blocks are read past: only their citations, on text blocks, reach the client). */
+export type AnthropicResponseBlock =
+  | AnthropicTextBlock
+  | AnthropicToolUseBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
+  | AnthropicServerToolUseBlock
+  | AnthropicWebSearchToolResultBlock;
 
 // ---- request ----------------------------------------------------------------------------
 
@@ -80,6 +118,14 @@ export interface AnthropicTool {
   description?: string;
   input_schema: Record<string, unknown>;
   cache_control?: AnthropicCacheControl;
+}
+
+/** Anthropic's server-side web search tool (`enable_search`). */
+export interface AnthropicWebSearchTool {
+  type: 'web_search_20250305';
+  name: 'web_search';
+  /** Searches allowed in one request; Anthropic's default when absent. */
+  max_uses?: number;
 }
 
 export type AnthropicToolChoice =
@@ -100,7 +146,7 @@ export interface AnthropicMessagesRequest {
   top_p?: number;
   stop_sequences?: string[];
   stream?: boolean;
-  tools?: AnthropicTool[];
+  tools?: Array<AnthropicTool | AnthropicWebSearchTool>;
   tool_choice?: AnthropicToolChoice;
   thinking?: AnthropicThinkingConfig;
   metadata?: { user_id?: string };
@@ -125,6 +171,8 @@ export interface AnthropicUsage {
   cache_read_input_tokens?: number | null;
   cache_creation?: { ephemeral_5m_input_tokens?: number; ephemeral_1h_input_tokens?: number } | null;
   service_tier?: string | null;
+  /** Server tool calls billed by Anthropic per request (not tokens); not part of the OpenAI usage. */
+  server_tool_use?: { web_search_requests?: number } | null;
 }
 
 export interface AnthropicMessageResponse {
@@ -165,6 +213,7 @@ export type AnthropicContentDelta =
   | { type: 'input_json_delta'; partial_json: string }
   | { type: 'thinking_delta'; thinking: string }
   | { type: 'signature_delta'; signature: string }
+  /** `citation` is an AnthropicCitation; typed loosely because malformed ones are tolerated. */
   | { type: 'citations_delta'; citation: unknown };
 
 export interface AnthropicContentBlockDeltaEvent {

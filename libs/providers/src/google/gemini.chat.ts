@@ -9,7 +9,7 @@ import type { GeminiGenerateContentResponse } from './gemini.types';
 export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 
 /** `{baseUrl}/models/{model}:{method}`; a `models/` prefix on the model name is tolerated. */
-export function geminiUrl(target: ProviderTarget, method: 'generateContent' | 'streamGenerateContent'): string {
+export function geminiUrl(target: ProviderTarget, method: 'generateContent' | 'streamGenerateContent' | 'batchEmbedContents'): string {
   const base = (target.baseUrl || GEMINI_DEFAULT_BASE_URL).replace(/\/+$/, '');
   const model = target.model.replace(/^models\//, '');
   return `${base}/models/${encodeURIComponent(model)}:${method}`;

@@ -14,6 +14,28 @@ const OPENAI_ENDPOINT: OpenAiEndpoint = {
   headers: (target): Record<string, string> => (target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
 };
 
+/** Providers whose API searches the web through `web_search_options` and refuses fields it does not know. */
+const WEB_SEARCH_OPTIONS_PROVIDERS = new Set(['openai', 'azure', 'openrouter']);
+const SEARCH_CONTEXT_SIZE = { turbo: 'low', max: 'high', agent: 'high' } as const;
+
+/**
+ * The spec's `enable_search` / `search_options` in the dialect of the provider: OpenAI, Azure
+ * and OpenRouter take `web_search_options` (a search strategy becomes a search context size;
+ * sources always come back as `url_citation` annotations), and would refuse the spec's own
+ * fields. Other OpenAI-compatible servers (Qwen's among them, where these fields come from)
+ * get them as sent.
+ */
+export function withSearchDialect(provider: string, request: UpstreamChatRequest): UpstreamChatRequest {
+  if (!WEB_SEARCH_OPTIONS_PROVIDERS.has(provider) || (request.enable_search === undefined && request.search_options === undefined)) return request;
+  const { enable_search: enabled, search_options: options, ...rest } = request as UpstreamChatRequest & {
+    enable_search?: boolean;
+    search_options?: { search_strategy?: keyof typeof SEARCH_CONTEXT_SIZE };
+  };
+  if (enabled !== true || rest.web_search_options !== undefined) return rest;
+  const strategy = options?.search_strategy;
+  return { ...rest, web_search_options: strategy ? { search_context_size: SEARCH_CONTEXT_SIZE[strategy] } : {} };
+}
+
 /**
  * OpenAI and every server that speaks its wire format (Groq, Together, Mistral, DeepSeek,
  * xAI, OpenRouter, vLLM, Ollama, llama.cpp, Azure OpenAI): the request goes out as is.
@@ -26,7 +48,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
       provider: target.provider,
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
-      body: { ...request, stream: false },
+      body: { ...withSearchDialect(target.provider, request), stream: false },
       timeoutMs: options.timeoutMs,
       signal: options.signal,
     });
@@ -42,7 +64,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
       // Usage is always requested, so a stream is billed exactly like a non-streamed answer.
-      body: { ...request, stream: true, stream_options: { include_usage: true } },
+      body: { ...withSearchDialect(target.provider, request), stream: true, stream_options: { include_usage: true } },
       timeoutMs: options.timeoutMs,
       signal: options.signal,
     });

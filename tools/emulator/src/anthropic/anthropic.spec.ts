@@ -1,4 +1,5 @@
 import { startEmulator, type RunningEmulator } from '../emulator';
+import { SEARCH_RESULT } from './messages';
 
 // Expected numbers follow the documented rule (messages.ts): a token is a whitespace-separated
 // word; prompt = 2 + words(system) + Σ(words(message) + 4); output = thinking + reply words.
@@ -332,6 +333,55 @@ describe('POST /v1/messages with stream: true', () => {
     const started = Date.now();
     const events = await stream({ messages: [{ role: 'user', content: 'Hi' }] }, { 'x-emulator-chunk-delay-ms': '15' });
     expect(Date.now() - started).toBeGreaterThanOrEqual((events.length - 1) * 15 - 5);
+  });
+});
+
+describe('web search (server tool)', () => {
+  const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 5 };
+  const citation = { type: 'web_search_result_location', url: SEARCH_RESULT.url, title: SEARCH_RESULT.title, cited_text: SEARCH_RESULT.citedText, encrypted_index: 'emulated' };
+
+  it('answers a server_tool_use block, its web_search_tool_result and the reply split into an uncited and a cited text block', async () => {
+    const body = await message({ messages: [{ role: 'user', content: 'Paris population' }], tools: [weatherTool, webSearch] });
+    const id = body.content[0].id as string;
+    expect(body.content).toEqual([
+      { type: 'server_tool_use', id: expect.stringMatching(/^srvtoolu_[A-Za-z0-9]{24}$/), name: 'web_search', input: { query: 'Paris population' } },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: id,
+        content: [{ type: 'web_search_result', url: SEARCH_RESULT.url, title: SEARCH_RESULT.title, encrypted_content: 'emulated', page_age: null }],
+      },
+      { type: 'text', text: 'Hello from the emulator. ' },
+      { type: 'text', text: 'You said: Paris population', citations: [citation] },
+    ]);
+    expect(body.stop_reason).toBe('end_turn');
+    expect(body.usage.output_tokens).toBe(countWords(`${PREFIX} Paris population`));
+    expect((body.usage as Usage & { server_tool_use?: unknown }).server_tool_use).toEqual({ web_search_requests: 1 });
+  });
+
+  it('does not search without the tool or with tool_choice none, keeps a short reply in one uncited block, and rejects a bad max_uses', async () => {
+    const plain = await message({ messages: [{ role: 'user', content: 'Paris' }] });
+    expect(plain.content.map((block) => block.type)).toEqual(['text']);
+    expect(plain.usage).not.toHaveProperty('server_tool_use');
+    const none = await message({ messages: [{ role: 'user', content: 'Paris' }], tools: [webSearch], tool_choice: { type: 'none' } });
+    expect(none.content.map((block) => block.type)).toEqual(['text']);
+    const short = await message({ max_tokens: 3, messages: [{ role: 'user', content: 'Paris' }], tools: [webSearch] });
+    expect(short.content).toEqual([expect.objectContaining({ type: 'server_tool_use' }), expect.objectContaining({ type: 'web_search_tool_result' }), { type: 'text', text: 'Hello from the' }]);
+    await failure(await post({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [{ ...webSearch, max_uses: 0 }] }), 400, 'invalid_request_error');
+  });
+
+  it('streams the server tool blocks, then the cited block with a citations_delta before its text', async () => {
+    const events = await stream({ messages: [{ role: 'user', content: 'Paris population' }], tools: [webSearch] });
+    const starts = events.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block as Record<string, unknown>);
+    expect(starts.map((block) => block.type)).toEqual(['server_tool_use', 'web_search_tool_result', 'text', 'text']);
+    expect(starts[0]).toEqual({ type: 'server_tool_use', id: expect.any(String), name: 'web_search', input: {} });
+    expect(starts[3]).toEqual({ type: 'text', text: '', citations: [] });
+    const deltasOf = (index: number) => events.filter((e) => e.event === 'content_block_delta' && e.data.index === index).map((e) => e.data.delta as Record<string, string>);
+    expect(JSON.parse(deltasOf(0).map((d) => d.partial_json).join(''))).toEqual({ query: 'Paris population' });
+    expect(deltasOf(1)).toEqual([]);
+    expect(deltasOf(2).map((d) => d.text).join('')).toBe('Hello from the emulator. ');
+    expect(deltasOf(3)[0]).toEqual({ type: 'citations_delta', citation });
+    expect(deltasOf(3).slice(1).map((d) => d.text).join('')).toBe('You said: Paris population');
+    expect((events.find((e) => e.event === 'message_delta')!.data.usage as Record<string, unknown>).server_tool_use).toEqual({ web_search_requests: 1 });
   });
 });
 

@@ -9,6 +9,21 @@
 //      stop_reason "tool_use";
 //   3. otherwise the OpenAI chat rule: "Hello from the emulator. You said: <last user text>".
 // Whitespace is normalised to single spaces, so streamed words reassemble exactly.
+// Web search: with Anthropic's server tool in `tools` (`{type: "web_search_<yyyymmdd>", name,
+// max_uses?}`, no input_schema) and `tool_choice` not `none`, a text reply of rule 3 is
+// "searched": the content is, after any thinking block,
+//   {type: "server_tool_use", id: "srvtoolu_<24>", name: <the tool's name>, input: {query: <last user text>}},
+//   {type: "web_search_tool_result", tool_use_id: <that id>, content: [{type: "web_search_result",
+//     url: SEARCH_RESULT.url, title: SEARCH_RESULT.title, encrypted_content: "emulated", page_age: null}]},
+//   {type: "text", text: "Hello from the emulator. "}                   (uncited: the first 4 words),
+//   {type: "text", text: "You said: <...>", citations: [{type: "web_search_result_location",
+//     url, title, cited_text: SEARCH_RESULT.citedText, encrypted_index: "emulated"}]}  (the rest);
+// so the text is the same as without search. A reply of 4 words or fewer (max_tokens, stop
+// sequences) is one uncited block. usage gets `server_tool_use: {web_search_requests: 1}`
+// (token counts unchanged). Streams send the server_tool_use block with its input as
+// input_json_delta pieces, the result block whole in its content_block_start, and the cited block
+// as content_block_start {type: "text", text: "", citations: []}, one citations_delta, then its
+// text_deltas. Without the tool (or with tool_choice none) there is no search.
 // `thinking: {type: "enabled"}` puts a thinking block first:
 //   {type: "thinking", thinking: "Considering the request.", signature: "emulated"}.
 // `stop_sequences` cut the reply text before the earliest match (stop_reason
@@ -38,6 +53,11 @@ export const THINKING_TEXT = 'Considering the request.';
 export const THINKING_SIGNATURE = 'emulated';
 export const TOOL_INPUT: Readonly<Record<string, string>> = { location: 'Paris' };
 const MIN_THINKING_BUDGET = 1024;
+/** The one web page every emulated search finds and cites. */
+export const SEARCH_RESULT = { url: 'https://example.com/emulated-search', title: 'Emulated search result', citedText: 'Emulated page text.' } as const;
+/** Words of the reply left uncited before the cited block when searching ("Hello from the emulator."). */
+const UNCITED_WORDS = 4;
+const WEB_SEARCH_TOOL = /^web_search_\d{8}$/;
 
 type Block = Record<string, unknown> & { type: string };
 type Role = 'user' | 'assistant';
@@ -59,6 +79,8 @@ interface MessagesRequest {
   toolChoice: ToolChoice | undefined;
   thinking: boolean;
   stream: boolean;
+  /** The server-side web search tool, when the request carries one. */
+  webSearch: { name: string } | undefined;
 }
 
 export interface AnthropicUsage {
@@ -68,12 +90,24 @@ export interface AnthropicUsage {
   cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   output_tokens: number;
   service_tier: 'standard';
+  server_tool_use?: { web_search_requests: number };
+}
+
+interface Citation {
+  type: 'web_search_result_location';
+  url: string;
+  title: string;
+  cited_text: string;
+  encrypted_index: string;
 }
 
 type OutputBlock =
   | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'text'; text: string; words: string[] }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, string> };
+  /** `pieces` are the streamed text_deltas, joining to `text`. */
+  | { type: 'text'; text: string; pieces: string[]; citations?: Citation[] }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, string> }
+  | { type: 'server_tool_use'; id: string; name: string; input: Record<string, string> }
+  | { type: 'web_search_tool_result'; tool_use_id: string; content: Array<Record<string, unknown>> };
 
 interface Reply {
   id: string;
@@ -129,6 +163,7 @@ function buildReply(request: MessagesRequest): Reply {
 
   let stopReason: StopReason = 'end_turn';
   let stopSequence: string | null = null;
+  let searches = 0;
   const last = request.messages[request.messages.length - 1];
   const toolResults = last.role === 'user' ? last.content.filter((block) => block.type === 'tool_result') : [];
   const toolName = toolResults.length === 0 ? toolToCall(request) : undefined;
@@ -138,6 +173,7 @@ function buildReply(request: MessagesRequest): Reply {
     output += countWords(JSON.stringify(TOOL_INPUT));
     stopReason = 'tool_use';
   } else {
+    const searched = toolResults.length === 0 && request.webSearch !== undefined && request.toolChoice?.type !== 'none';
     let text =
       toolResults.length > 0
         ? TOOL_REPLY_PREFIX + toolResults.map((block) => contentText(block.content)).join(' ')
@@ -154,7 +190,20 @@ function buildReply(request: MessagesRequest): Reply {
       stopReason = 'stop_sequence';
       stopSequence = stop.sequence;
     }
-    if (replyWords.length > 0) blocks.push({ type: 'text', text: replyWords.join(' '), words: replyWords });
+    if (searched) {
+      const id = `srvtoolu_${randomId(24)}`;
+      blocks.push({ type: 'server_tool_use', id, name: request.webSearch!.name, input: { query: lastUserText(request.messages) } });
+      const result = { type: 'web_search_result', url: SEARCH_RESULT.url, title: SEARCH_RESULT.title, encrypted_content: 'emulated', page_age: null };
+      blocks.push({ type: 'web_search_tool_result', tool_use_id: id, content: [result] });
+      searches = 1;
+    }
+    if (searched && replyWords.length > UNCITED_WORDS) {
+      const citation: Citation = { type: 'web_search_result_location', url: SEARCH_RESULT.url, title: SEARCH_RESULT.title, cited_text: SEARCH_RESULT.citedText, encrypted_index: 'emulated' };
+      const uncited = textBlock(replyWords.slice(0, UNCITED_WORDS));
+      uncited.text += ' ';
+      uncited.pieces[uncited.pieces.length - 1] += ' ';
+      blocks.push(uncited, { ...textBlock(replyWords.slice(UNCITED_WORDS)), citations: [citation] });
+    } else if (replyWords.length > 0) blocks.push(textBlock(replyWords));
     output += replyWords.length;
   }
 
@@ -175,8 +224,13 @@ function buildReply(request: MessagesRequest): Reply {
       },
       output_tokens: output,
       service_tier: 'standard',
+      ...(searches > 0 ? { server_tool_use: { web_search_requests: searches } } : {}),
     },
   };
+}
+
+function textBlock(words: string[]): OutputBlock & { type: 'text' } {
+  return { type: 'text', text: words.join(' '), pieces: words.map((word, w) => (w === 0 ? word : ` ${word}`)) };
 }
 
 function toolToCall(request: MessagesRequest): string | undefined {
@@ -197,7 +251,7 @@ function earliestStop(text: string, sequences: string[]): { index: number; seque
 }
 
 function wireBlock(block: OutputBlock): Record<string, unknown> {
-  if (block.type === 'text') return { type: 'text', text: block.text };
+  if (block.type === 'text') return block.citations ? { type: 'text', text: block.text, citations: block.citations } : { type: 'text', text: block.text };
   return { ...block };
 }
 
@@ -226,8 +280,12 @@ async function streamReply(ctx: RequestContext, reply: Reply): Promise<void> {
       block.type === 'thinking'
         ? { type: 'thinking', thinking: '', signature: '' }
         : block.type === 'text'
-          ? { type: 'text', text: '' }
-          : { type: 'tool_use', id: block.id, name: block.name, input: {} };
+          ? block.citations
+            ? { type: 'text', text: '', citations: [] }
+            : { type: 'text', text: '' }
+          : block.type === 'web_search_tool_result'
+            ? { ...block }
+            : { type: block.type, id: block.id, name: block.name, input: {} };
     if (!(await send({ type: 'content_block_start', index, content_block: skeleton }))) return;
     if (index === 0 && !(await send({ type: 'ping' }))) return;
     for (const delta of blockDeltas(block)) {
@@ -242,6 +300,7 @@ async function streamReply(ctx: RequestContext, reply: Reply): Promise<void> {
     cache_creation_input_tokens: usage.cache_creation_input_tokens,
     cache_read_input_tokens: usage.cache_read_input_tokens,
     output_tokens: usage.output_tokens,
+    ...(usage.server_tool_use ? { server_tool_use: usage.server_tool_use } : {}),
   };
   if (!(await send({ type: 'message_delta', delta, usage: finalUsage }))) return;
   if (!(await send({ type: 'message_stop' }))) return;
@@ -255,7 +314,11 @@ function blockDeltas(block: OutputBlock): Record<string, unknown>[] {
       { type: 'signature_delta', signature: block.signature },
     ];
   }
-  if (block.type === 'text') return block.words.map((word, w) => ({ type: 'text_delta', text: w === 0 ? word : ` ${word}` }));
+  if (block.type === 'text') {
+    const citations = (block.citations ?? []).map((citation) => ({ type: 'citations_delta', citation }));
+    return [...citations, ...block.pieces.map((piece) => ({ type: 'text_delta', text: piece }))];
+  }
+  if (block.type === 'web_search_tool_result') return [];
   const json = JSON.stringify(block.input);
   const half = Math.floor(json.length / 2);
   return [
@@ -365,11 +428,21 @@ function parseRequest(body: unknown, needsMaxTokens: boolean): MessagesRequest |
   }
 
   const tools: MessagesRequest['tools'] = [];
+  let webSearch: MessagesRequest['webSearch'];
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
     for (let i = 0; i < body.tools.length; i++) {
       const tool: unknown = body.tools[i];
       if (!isRecord(tool) || typeof tool.name !== 'string' || tool.name === '') return `tools.${i}.name: Field required`;
+      if (typeof tool.type === 'string' && WEB_SEARCH_TOOL.test(tool.type)) {
+        const maxUses = tool.max_uses;
+        if (maxUses !== undefined && !(typeof maxUses === 'number' && Number.isInteger(maxUses) && maxUses >= 1)) {
+          return `tools.${i}.max_uses: Input should be greater than or equal to 1`;
+        }
+        webSearch = { name: tool.name };
+        continue;
+      }
+      if (tool.type !== undefined && tool.type !== 'custom') return `tools.${i}.type: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags`;
       if (!isRecord(tool.input_schema)) return `tools.${i}.input_schema: Field required`;
       tools.push({ ...tool, name: tool.name });
     }
@@ -404,6 +477,7 @@ function parseRequest(body: unknown, needsMaxTokens: boolean): MessagesRequest |
     toolChoice,
     thinking,
     stream: body.stream === true,
+    webSearch,
   };
 }
 

@@ -1,4 +1,5 @@
 import { startEmulator, type RunningEmulator } from '../emulator';
+import { emulatedAudio } from '../openai/audio';
 import { MISSING_API_VERSION } from './index';
 
 const countWords = (text: string): number => text.split(/\s+/).filter((w) => w !== '').length;
@@ -80,6 +81,15 @@ describe('Azure OpenAI chat completions', () => {
     expect(last.usage).toMatchObject({ prompt_tokens: PROMPT, completion_tokens: countWords(REPLY) });
   });
 
+  it('speaks the reply when asked for audio output, as the OpenAI route does', async () => {
+    const res = await post(chatPath('my-gpt4o-audio'), { messages, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { choices: { message: { content: string | null; audio: { data: string; transcript: string } } }[] };
+    expect(body.choices[0].message.content).toBeNull();
+    expect(body.choices[0].message.audio.transcript).toBe(REPLY);
+    expect(Buffer.from(body.choices[0].message.audio.data, 'base64')).toEqual(emulatedAudio(REPLY, 'wav'));
+  });
+
   it('URL-decodes the deployment, which may contain slashes', async () => {
     const res = await post(chatPath('org%2Fmodel-1'), { messages });
     expect(((await res.json()) as ChatResponse).model).toBe('org/model-1');
@@ -123,5 +133,44 @@ describe('Azure OpenAI chat completions', () => {
     const res = await post('/openai/deployments/d/completions?api-version=1', { prompt: 'x' });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: { code: '404', message: 'Resource not found' } });
+  });
+});
+
+describe('POST /openai/deployments/{deployment}/embeddings', () => {
+  const url = (deployment: string) => `/openai/deployments/${deployment}/embeddings?api-version=${API_VERSION}`;
+  type Embeddings = { object: string; model: string; data: { object: string; index: number; embedding: number[] | string }[]; usage?: { prompt_tokens: number; total_tokens: number } };
+
+  it('answers in the OpenAI shape, the length following the deployment name, usage = words', async () => {
+    const res = await post(url('my-large-embedder'), { input: ['hello there world', 'bye'] });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Embeddings;
+    expect(body).toMatchObject({ object: 'list', model: 'my-large-embedder', usage: { prompt_tokens: 4, total_tokens: 4 } });
+    expect(body.data.map((item) => [item.object, item.index, (item.embedding as number[]).length])).toEqual([
+      ['embedding', 0, 3072],
+      ['embedding', 1, 3072],
+    ]);
+    const small = (await (await post(url('embedder'), { input: 'hello', dimensions: 64, encoding_format: 'base64' })).json()) as Embeddings;
+    expect(Buffer.from(small.data[0].embedding as string, 'base64').length).toBe(64 * 4);
+  });
+
+  it('gives the same vector as the OpenAI route for the same text', async () => {
+    const azure = (await (await post(url('embedder'), { input: 'same text', dimensions: 16 })).json()) as Embeddings;
+    const openai = await fetch(`${emulator.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ model: 'x', input: 'same text', dimensions: 16 }),
+    });
+    expect(azure.data[0].embedding).toEqual(((await openai.json()) as Embeddings).data[0].embedding);
+  });
+
+  it('needs api-version and the api-key, and honours model-name controls in the deployment', async () => {
+    expect((await post('/openai/deployments/embedder/embeddings', { input: 'x' })).status).toBe(400);
+    expect((await post(url('embedder'), { input: 'x' }, { 'api-key': 'wrong' })).status).toBe(401);
+    const failed = await post(url('embedder@status=503'), { input: 'x' });
+    expect(failed.status).toBe(503);
+    expect(((await failed.json()) as AzureError).error.message).toMatch(/@status=/);
+    const quiet = (await (await post(url('embedder@no-usage'), { input: 'x' })).json()) as Embeddings;
+    expect(quiet.model).toBe('embedder');
+    expect(quiet).not.toHaveProperty('usage');
   });
 });

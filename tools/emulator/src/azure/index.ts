@@ -1,14 +1,17 @@
-// Azure OpenAI wire format: OpenAI's chat completions addressed by deployment,
+// Azure OpenAI wire format: OpenAI's chat completions and embeddings addressed by deployment,
 //   POST /openai/deployments/{deployment}/chat/completions?api-version=<version>
+//   POST /openai/deployments/{deployment}/embeddings?api-version=<version>
 // with the key in the `api-key` header and errors as `{error: {code, message}}` (plus
 // `param` when one is known). A missing `api-version` is a 400 (real Azure answers 404
 // "Resource not found"; a 400 names the problem). Replies, streaming, usage and the
-// token rule are exactly the OpenAI route's (../openai/chat.ts); the `model` in answers
-// is the deployment name (URL-decoded, so it may contain slashes).
+// token rule are exactly the OpenAI routes' (../openai/chat.ts, ../openai/embeddings.ts: the
+// vector length follows the deployment name); the `model` in answers is the deployment name
+// (URL-decoded, so it may contain slashes).
 import type { IncomingMessage } from 'node:http';
 import { RequestContext } from '../context';
 import type { ErrorDetails, ErrorResponse, RouterFailure, WireFormat } from '../format';
 import { chatCompletions } from '../openai/chat';
+import { embeddings } from '../openai/embeddings';
 import { isRecord } from '../util';
 
 export interface AzureErrorBody {
@@ -20,7 +23,12 @@ export const MISSING_API_VERSION = {
   message: 'The api-version query parameter (?api-version=) is required for all requests.',
 } as const;
 
-async function deploymentChatCompletions(ctx: RequestContext): Promise<void> {
+/** Runs an OpenAI route with the deployment as the body's `model`, once api-version is checked. */
+function byDeployment(handler: (ctx: RequestContext) => void | Promise<void>): (ctx: RequestContext) => Promise<void> {
+  return (ctx) => deploymentRoute(ctx, handler);
+}
+
+async function deploymentRoute(ctx: RequestContext, handler: (ctx: RequestContext) => void | Promise<void>): Promise<void> {
   const url = ctx.req.url ?? '';
   const query = url.indexOf('?');
   const apiVersion = query === -1 ? null : new URLSearchParams(url.slice(query + 1)).get('api-version');
@@ -38,13 +46,16 @@ async function deploymentChatCompletions(ctx: RequestContext): Promise<void> {
   const body = isRecord(ctx.body) ? { ...ctx.body, model: deployment } : ctx.body;
   const deploymentCtx = new RequestContext(ctx.req, ctx.res, ctx.format, ctx.path, body, ctx.chunkDelayMs, ctx.requestId);
   deploymentCtx.params = ctx.params;
-  await chatCompletions(deploymentCtx);
+  await handler(deploymentCtx);
 }
 
 export const azureFormat: WireFormat = {
   name: 'azure-openai',
 
-  routes: [{ method: 'POST', path: /^\/openai\/deployments\/(.+)\/chat\/completions$/, handle: deploymentChatCompletions }],
+  routes: [
+    { method: 'POST', path: /^\/openai\/deployments\/(.+)\/chat\/completions$/, handle: byDeployment(chatCompletions) },
+    { method: 'POST', path: /^\/openai\/deployments\/(.+)\/embeddings$/, handle: byDeployment(embeddings) },
+  ],
 
   ownsPath: (path: string) => path.startsWith('/openai/'),
 

@@ -318,3 +318,59 @@ describe('Gemini errors and auth', () => {
     );
   });
 });
+
+describe('POST /v1beta/models/{model}:batchEmbedContents and :embedContent', () => {
+  type Batch = { embeddings: Array<{ values: number[] }> };
+  const norm = (values: number[]) => Math.sqrt(values.reduce((sum, value) => sum + value * value, 0));
+  const request = (text: string, extra: Record<string, unknown> = {}) => ({ model: 'models/text-embedding-large', content: { parts: [{ text }] }, ...extra });
+
+  it('answers one unit vector per request, 3072 long for a "large" model, with no token counts', async () => {
+    const res = await post('/v1beta/models/text-embedding-large:batchEmbedContents', { requests: [request('hello world'), request('bye')] });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Batch & Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['embeddings']);
+    expect(body.embeddings.map((item) => item.values.length)).toEqual([3072, 3072]);
+    expect(norm(body.embeddings[0].values)).toBeCloseTo(1, 5);
+    expect(body.embeddings[0].values).not.toEqual(body.embeddings[1].values);
+  });
+
+  it('honours outputDimensionality and gives the OpenAI route the same vector for the same text', async () => {
+    const gemini = (await (
+      await post('/v1beta/models/embedder:batchEmbedContents', { requests: [{ model: 'models/embedder', content: { parts: [{ text: 'same text' }] }, outputDimensionality: 8 }] })
+    ).json()) as Batch;
+    expect(gemini.embeddings[0].values).toHaveLength(8);
+    const openai = await fetch(`${emulator.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ model: 'embedder', input: 'same text', dimensions: 8 }),
+    });
+    expect(gemini.embeddings[0].values).toEqual(((await openai.json()) as { data: Array<{ embedding: number[] }> }).data[0].embedding);
+    const single = (await (await post('/v1beta/models/embedder:embedContent', { content: { parts: [{ text: 'same text' }] }, outputDimensionality: 8 })).json()) as {
+      embedding: { values: number[] };
+    };
+    expect(single.embedding.values).toEqual(gemini.embeddings[0].values);
+  });
+
+  it.each([
+    [{ requests: [] }, /requests/],
+    [{ requests: [{ model: 'models/other', content: { parts: [{ text: 'x' }] } }] }, /requests\[0\]\.model/],
+    [{ requests: [{ content: { parts: [{ text: '  ' }] } }] }, /empty/],
+    [{ requests: [{ content: { parts: [{ text: 'x' }] }, outputDimensionality: 0 }] }, /outputDimensionality/],
+    [{ requests: Array.from({ length: 101 }, () => ({ content: { parts: [{ text: 'x' }] } })) }, /at most 100/],
+  ])('refuses %j with a 400 in Google error shape', async (body, message) => {
+    const res = await post('/v1beta/models/embedder:batchEmbedContents', body);
+    expect(res.status).toBe(400);
+    const error = ((await res.json()) as GeminiError).error;
+    expect(error.status).toBe('INVALID_ARGUMENT');
+    expect(error.message).toMatch(message);
+  });
+
+  it('honours model-name controls in the path and needs the key', async () => {
+    const failed = await post('/v1beta/models/embedder@status=429:batchEmbedContents', { requests: [request('x', { model: 'models/embedder@status=429' })] });
+    expect(failed.status).toBe(429);
+    expect(((await failed.json()) as GeminiError).error.status).toBe('RESOURCE_EXHAUSTED');
+    const ok = await post('/v1beta/models/embedder%40delay%3D1:batchEmbedContents', { requests: [{ model: 'models/embedder@delay=1', content: { parts: [{ text: 'x' }] } }] });
+    expect(ok.status).toBe(200);
+    expect((await post('/v1beta/models/embedder:batchEmbedContents', { requests: [request('x')] }, {})).status).toBe(401);
+  });
+});

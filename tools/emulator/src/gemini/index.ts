@@ -1,9 +1,11 @@
 // Google Gemini API wire format (generativelanguage.googleapis.com, v1beta): routes
 // `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`,
+// `:embedContent` and `:batchEmbedContents` (embed.ts),
 // the key in `x-goog-api-key` (or `?key=`), errors as `{error: {code, message, status}}`
 // with the google.rpc status name. Replies: see generate.ts.
 import type { IncomingMessage } from 'node:http';
 import type { ErrorResponse, RouterFailure, WireFormat } from '../format';
+import { batchEmbedContents, embedContent } from './embed';
 import { generateContent, streamGenerateContent } from './generate';
 
 export interface GeminiErrorBody {
@@ -36,6 +38,8 @@ export const geminiFormat: WireFormat = {
   routes: [
     { method: 'POST', path: /^\/v1beta\/models\/([^/:]+):generateContent$/, handle: generateContent },
     { method: 'POST', path: /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/, handle: streamGenerateContent },
+    { method: 'POST', path: /^\/v1beta\/models\/([^/:]+):embedContent$/, handle: embedContent },
+    { method: 'POST', path: /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/, handle: batchEmbedContents },
   ],
 
   ownsPath: (path: string) => path.startsWith('/v1beta/'),

@@ -1,4 +1,5 @@
 import { startEmulator, type RunningEmulator } from '../emulator';
+import { emulatedAudio } from './audio';
 
 // Behaviours of POST /v1/chat/completions documented in chat.ts: tools, logprobs,
 // refusal, search annotations, content filter, stop sequences, cached tokens.
@@ -372,5 +373,61 @@ describe('cached tokens', () => {
     const prompt = 2 + (5 + 4) + (1 + 4);
     expect(cached.usage.prompt_tokens).toBe(prompt);
     expect(cached.usage.prompt_tokens_details.cached_tokens).toBe(Math.floor(prompt / 2));
+  });
+});
+
+describe('audio output', () => {
+  type AudioMessage = { content: string | null; audio?: { id: string; data: string; expires_at: number; transcript: string } };
+  type AudioChunk = { choices: { delta: { role?: string; content?: string | null; audio?: { id?: string; data?: string; transcript?: string; expires_at?: number } }; finish_reason: string | null }[] };
+  const spoken = { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } };
+
+  it('speaks a text reply: content null, a valid WAV of one 20 ms tone per word, the text as transcript, audio tokens in usage', async () => {
+    const body = await chat({ messages: user('say hi'), ...spoken });
+    const message = body.choices[0].message as unknown as AudioMessage;
+    const text = `${PREFIX} say hi`;
+    expect(message.content).toBeNull();
+    expect(message.audio).toEqual({ id: expect.stringMatching(/^audio_[A-Za-z0-9]{32}$/), data: expect.any(String), expires_at: expect.any(Number), transcript: text });
+    const bytes = Buffer.from(message.audio!.data, 'base64');
+    expect(bytes).toEqual(emulatedAudio(text, 'wav'));
+    expect(bytes.subarray(0, 4).toString('ascii')).toBe('RIFF');
+    expect(bytes.subarray(8, 16).toString('ascii')).toBe('WAVEfmt ');
+    expect(bytes.readUInt32LE(24)).toBe(24_000);
+    expect(bytes.readUInt32LE(40)).toBe(countWords(text) * 480 * 2);
+    expect(bytes.length).toBe(44 + countWords(text) * 960);
+    const words = countWords(text);
+    expect(body.usage.completion_tokens).toBe(words + 4 * words);
+    expect((body.usage as unknown as { completion_tokens_details: { audio_tokens: number } }).completion_tokens_details.audio_tokens).toBe(4 * words);
+  });
+
+  it('answers other formats with deterministic bytes, and refuses audio output without voice or a known format', async () => {
+    const pcm = (await chat({ messages: user('x'), modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' } })).choices[0].message as unknown as AudioMessage;
+    expect(Buffer.from(pcm.audio!.data, 'base64')).toEqual(emulatedAudio(`${PREFIX} x`, 'pcm16'));
+    const mp3 = (await chat({ messages: user('x'), modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'mp3' } })).choices[0].message as unknown as AudioMessage;
+    expect(Buffer.from(mp3.audio!.data, 'base64').subarray(0, 19).toString('ascii')).toBe('EMULATED mp3 AUDIO\n');
+    expect((await post({ model: 'm', messages: user('x'), modalities: ['text', 'audio'] })).status).toBe(400);
+    expect((await post({ model: 'm', messages: user('x'), modalities: ['audio'], audio: { voice: 'alloy', format: 'ogg' } })).status).toBe(400);
+    // `audio` without the audio modality is ignored.
+    expect((await chat({ messages: user('x'), audio: { voice: 'alloy', format: 'wav' } })).choices[0].message.content).toBe(`${PREFIX} x`);
+  });
+
+  it('streams delta.audio as OpenAI does: id with the first transcript word, the other words, data pieces, then expires_at', async () => {
+    const chunks = (await stream({ messages: user('one two three four five six seven eight nine ten'), ...spoken, stream_options: { include_usage: true } })) as unknown as AudioChunk[];
+    const deltas = chunks.filter((chunk) => chunk.choices.length > 0).map((chunk) => chunk.choices[0].delta);
+    const text = `${PREFIX} one two three four five six seven eight nine ten`;
+    expect(deltas[0]).toEqual({ role: 'assistant', content: null, refusal: null });
+    const audio = deltas.slice(1, -1).map((delta) => delta.audio!);
+    const id = audio[0].id!;
+    expect(deltas[1]).toEqual({ content: null, audio: { id, transcript: 'Hello' } });
+    expect(audio.map((piece) => piece.transcript ?? '').join('')).toBe(text);
+    const data = audio.filter((piece) => piece.data !== undefined);
+    expect(data.length).toBeGreaterThan(1);
+    expect(data[0].id).toBe(id);
+    expect(Buffer.concat(data.map((piece) => Buffer.from(piece.data!, 'base64')))).toEqual(emulatedAudio(text, 'wav'));
+    expect(audio.at(-1)).toEqual({ id, expires_at: expect.any(Number) });
+    expect(deltas.at(-1)).toEqual({});
+    expect(chunks.at(-2)!.choices[0].finish_reason).toBe('stop');
+    const usage = (chunks.at(-1) as unknown as { usage: { completion_tokens: number; completion_tokens_details: { audio_tokens: number } } }).usage;
+    expect(usage.completion_tokens_details.audio_tokens).toBe(4 * countWords(text));
+    expect(usage.completion_tokens).toBe(5 * countWords(text));
   });
 });

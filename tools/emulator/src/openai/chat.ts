@@ -36,6 +36,18 @@
 //     `annotations: [{type: 'url_citation', url_citation: {start_index: 0, end_index:
 //     <content length - 1>, title: 'Emulated source', url: 'https://example.com/emulated'}}]`
 //     (non-stream only; streams ignore it).
+//   `modalities` including 'audio' (with `audio: {voice, format}`, else a 400; formats wav,
+//     mp3, flac, opus, pcm16, aac): a text reply is spoken, as OpenAI's audio models answer:
+//     `content: null`, `message.audio: {id: 'audio_<32>', data: <base64 of emulatedAudio(text,
+//     format)>, expires_at: created + 3600, transcript: <the reply text>}`; usage adds
+//     4 audio tokens per word to completion_tokens and reports them in
+//     completion_tokens_details.audio_tokens (bytes and tokens: ./audio.ts). Refusals and tool
+//     calls are not spoken. Streams send, per choice, the role chunk `{role, content: null,
+//     refusal: null}`, then `delta.audio` pieces: `{content: null, audio: {id, transcript:
+//     <first word>}}`, `{audio: {transcript: ' <word>'}}` per further word, `{audio: {id,
+//     data}}` then `{audio: {data}}` (1920 decoded bytes each, every piece whole base64),
+//     then `{audio: {id, expires_at}}`, then the finish chunk. Transcript and data pieces count
+//     as content for @fail-after.
 //   Streamed tool calls arrive as OpenAI sends them: a first chunk with the role and
 //     `delta.tool_calls: [{index: 0, id, type: 'function', function: {name, arguments: ''}}]`,
 //     then argument fragments of 5 characters `{index: 0, function: {arguments: '{"loc'}}`, ...
@@ -59,6 +71,7 @@
 // tool-argument chunks as content.
 import type { RequestContext } from '../context';
 import { countWords, isRecord, optionalPositiveInt, randomId, words } from '../util';
+import { AUDIO_EXPIRY_SECONDS, audioDataPieces, audioTokens, emulatedAudio, parseAudioRequest, type AudioRequest } from './audio';
 
 export const REPLY_PREFIX = 'Hello from the emulator. You said: ';
 export const TOOL_REPLY_PREFIX = 'Tool said: ';
@@ -112,6 +125,8 @@ interface ChatRequest {
   topLogprobs: number | undefined;
   stop: string[];
   search: boolean;
+  /** Audio output (`modalities` with 'audio'), see ./audio.ts. */
+  audio: AudioRequest | undefined;
 }
 
 interface ValidationError {
@@ -141,13 +156,15 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
   if (noUsage) parsed.includeUsage = false;
 
   const reply = decideReply(parsed);
-  const usage = chatUsage(promptTokens(parsed.messages), completionTokens(reply) * parsed.n, hasCacheControl(parsed.messages));
+  const spoken = reply.kind === 'text' && parsed.audio !== undefined ? audioTokens(reply.returned.length) : 0;
+  const usage = chatUsage(promptTokens(parsed.messages), (completionTokens(reply) + spoken) * parsed.n, hasCacheControl(parsed.messages), spoken * parsed.n);
   const id = `chatcmpl-${randomId(29)}`;
   const created = Math.floor(Date.now() / 1000);
   const callIds = reply.kind === 'tool_call' ? Array.from({ length: parsed.n }, () => `call_${randomId(24)}`) : [];
+  const audioIds = reply.kind === 'text' && parsed.audio !== undefined ? Array.from({ length: parsed.n }, () => `audio_${randomId(32)}`) : [];
 
   if (parsed.stream) {
-    await streamCompletion(ctx, parsed, { id, created, reply, usage, callIds });
+    await streamCompletion(ctx, parsed, { id, created, reply, usage, callIds, audioIds });
     return;
   }
 
@@ -155,7 +172,7 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
   for (let index = 0; index < parsed.n; index++) {
     choices.push({
       index,
-      message: responseMessage(parsed, reply, callIds[index] ?? ''),
+      message: responseMessage(parsed, reply, callIds[index] ?? '', audioIds[index] === undefined ? undefined : { id: audioIds[index], created }),
       logprobs: choiceLogprobs(parsed, reply),
       finish_reason: finishReasonOf(reply),
     });
@@ -226,12 +243,23 @@ function completionTokens(reply: Reply): number {
   return reply.kind === 'tool_call' ? 1 + countWords(reply.payload) : reply.returned.length;
 }
 
-function responseMessage(request: ChatRequest, reply: Reply, callId: string): Record<string, unknown> {
+function responseMessage(request: ChatRequest, reply: Reply, callId: string, audio?: { id: string; created: number }): Record<string, unknown> {
   if (reply.kind === 'tool_call') {
     return { role: 'assistant', content: null, tool_calls: [wholeToolCall(reply, callId)], refusal: null, annotations: [] };
   }
   if (reply.kind === 'refusal') return { role: 'assistant', content: null, refusal: reply.returned.join(' '), annotations: [] };
   const content = reply.returned.join(' ');
+  if (audio !== undefined && request.audio !== undefined) {
+    // Spoken answers carry their text as the audio's transcript, not as content.
+    const data = emulatedAudio(content, request.audio.format).toString('base64');
+    return {
+      role: 'assistant',
+      content: null,
+      refusal: null,
+      annotations: [],
+      audio: { id: audio.id, data, expires_at: audio.created + AUDIO_EXPIRY_SECONDS, transcript: content },
+    };
+  }
   const annotations =
     request.search && content !== ''
       ? [{ type: 'url_citation', url_citation: { start_index: 0, end_index: content.length - 1, ...CITATION } }]
@@ -274,10 +302,12 @@ interface Completion {
   reply: Reply;
   usage: ChatUsage;
   callIds: string[];
+  /** One audio id per choice when the reply is spoken, else empty. */
+  audioIds: string[];
 }
 
 async function streamCompletion(ctx: RequestContext, request: ChatRequest, completion: Completion): Promise<void> {
-  const { id, created, reply, usage, callIds } = completion;
+  const { id, created, reply, usage, callIds, audioIds } = completion;
   const chunk = (choices: unknown[], chunkUsage: ChatUsage | null = null): string =>
     JSON.stringify({
       id,
@@ -305,7 +335,25 @@ async function streamCompletion(ctx: RequestContext, request: ChatRequest, compl
   };
 
   if (!ctx.startStream()) return;
-  if (reply.kind === 'tool_call') {
+  if (reply.kind === 'text' && request.audio !== undefined && audioIds.length > 0) {
+    // As OpenAI streams audio: the role, then `delta.audio` pieces: the id with the first
+    // transcript word, the other transcript words, the base64 data (the id again on the
+    // first piece), and last the id with `expires_at`.
+    const format = request.audio.format;
+    const transcript = reply.returned.join(' ');
+    const pieces = audioDataPieces(emulatedAudio(transcript, format));
+    if (!(await send(false, (i) => choice(i, { role: 'assistant', content: null, refusal: null }, null)))) return;
+    for (let w = 0; w < reply.returned.length; w++) {
+      const text = w === 0 ? reply.returned[w] : ` ${reply.returned[w]}`;
+      const delta = (i: number) => (w === 0 ? { content: null, audio: { id: audioIds[i], transcript: text } } : { audio: { transcript: text } });
+      if (!(await send(true, (i) => choice(i, delta(i), null)))) return;
+    }
+    for (let p = 0; p < pieces.length; p++) {
+      const delta = (i: number) => (p === 0 ? { audio: { id: audioIds[i], data: pieces[p] } } : { audio: { data: pieces[p] } });
+      if (!(await send(true, (i) => choice(i, delta(i), null)))) return;
+    }
+    if (!(await send(false, (i) => choice(i, { audio: { id: audioIds[i], expires_at: created + AUDIO_EXPIRY_SECONDS } }, null)))) return;
+  } else if (reply.kind === 'tool_call') {
     const { tool, payload } = reply;
     const head = (i: number): Record<string, unknown> =>
       tool.type === 'function'
@@ -380,7 +428,9 @@ function parseRequest(body: unknown): ChatRequest | ValidationError {
   const stream = body.stream === true;
   const includeUsage = stream && isRecord(body.stream_options) && body.stream_options.include_usage === true;
   const search = isRecord(body.web_search_options) || body.enable_search === true;
-  return { model, messages: objects, maxTokens, n, stream, includeUsage, tools, toolChoice, topLogprobs, stop, search };
+  const audio = parseAudioRequest(body);
+  if (audio !== undefined && 'message' in audio) return audio;
+  return { model, messages: objects, maxTokens, n, stream, includeUsage, tools, toolChoice, topLogprobs, stop, search, audio };
 }
 
 function parseTools(value: unknown): Tool[] | ValidationError {
@@ -457,7 +507,7 @@ function hasCacheControl(messages: Record<string, unknown>[]): boolean {
   );
 }
 
-function chatUsage(prompt: number, completion: number, cached: boolean): ChatUsage {
+function chatUsage(prompt: number, completion: number, cached: boolean, audio = 0): ChatUsage {
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
@@ -465,7 +515,7 @@ function chatUsage(prompt: number, completion: number, cached: boolean): ChatUsa
     prompt_tokens_details: { cached_tokens: cached ? Math.floor(prompt / 2) : 0, audio_tokens: 0 },
     completion_tokens_details: {
       reasoning_tokens: 0,
-      audio_tokens: 0,
+      audio_tokens: audio,
       accepted_prediction_tokens: 0,
       rejected_prediction_tokens: 0,
     },

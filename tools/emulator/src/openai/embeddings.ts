@@ -7,7 +7,8 @@
 // else 1536. prompt_tokens = words in all inputs (token-array inputs: their length).
 // A `@no-usage` model-name suffix (../controls.ts) omits `usage`.
 import type { RequestContext } from '../context';
-import { countWords, hashText, isRecord, optionalPositiveInt, seededRandom } from '../util';
+import { seededRandom } from '@igw/domain';
+import { countWords, hashText, isRecord, optionalPositiveInt } from '../util';
 
 const MAX_INPUTS = 2048;
 const MAX_DIMENSIONS = 16384;

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { BalanceMismatch, ReconciliationReport } from '../reconciliation';
+import type { BalanceMismatch, ReconciliationReport, UsageTotalMismatch } from '../reconciliation';
 
 export class BalanceMismatchDto implements BalanceMismatch {
   @ApiProperty() accountId!: string;
@@ -11,9 +11,20 @@ export class BalanceMismatchDto implements BalanceMismatch {
   @ApiProperty({ description: 'balance - ledger in micro-credits, exact', example: '1' }) differenceMicro!: string;
 }
 
+export class UsageTotalMismatchDto implements UsageTotalMismatch {
+  @ApiProperty() accountId!: string;
+  @ApiProperty({ description: "The account's stored total of usage charges, micro-credits", example: '27000001' }) usageSpentMicro!: string;
+  @ApiProperty({ description: 'The charges of its usage ledger entries, micro-credits', example: '27000000' }) ledgerUsageMicro!: string;
+}
+
 export class ReconciliationReportDto implements ReconciliationReport {
   @ApiProperty({ type: 'integer', description: 'Accounts checked' }) accounts!: number;
   @ApiProperty({ type: [BalanceMismatchDto], description: 'Accounts whose balance is not the sum of their ledger entries; empty when all agree' })
   mismatches!: BalanceMismatchDto[];
+  @ApiProperty({
+    type: [UsageTotalMismatchDto],
+    description: 'Accounts whose running usage total (which gateways count unapplied spending against) is not the sum of their usage entries; empty when all agree',
+  })
+  usageMismatches!: UsageTotalMismatchDto[];
   @ApiProperty({ description: 'When the checked snapshot was taken, ISO 8601' }) checkedAt!: string;
 }

@@ -1,0 +1,67 @@
+import type { ServerResponse } from 'node:http';
+import {
+  ApiKeyAuthenticator,
+  authenticateRequest,
+  readJsonBody,
+  sendErrorResponse,
+  startRequestContext,
+  validateChatBody,
+  type DirectRoute,
+  type DirectRouteContext,
+  type ServedRequest,
+} from '@igw/platform';
+import { respondToChat } from './chat-responder';
+import { ChatService } from './chat.service';
+
+const CHAT_PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
+const JSON_UTF8 = /^application\/json\s*;\s*charset="?utf-8"?$/i;
+
+/**
+ * `POST /v1/chat/completions` (and `/chat/completions`) served straight from Node's server:
+ * Express routing, body-parser and Nest's per-request pipeline cost about a fifth of a chat
+ * request's CPU. The steps are the pipeline's, in its order and with its pieces: request id,
+ * JSON body (body-parser's strict parse and messages), API key, the chat body's validation,
+ * the controller's responder, the exception filter's error body. Requests this route is not
+ * sure about (another content type or encoding, no content-length, a body over the limit)
+ * go to Express untouched, where `ChatController` serves them the same way.
+ */
+export function chatDirectRoute({ app, bodyLimitBytes }: DirectRouteContext): DirectRoute {
+  const chat = app.get(ChatService);
+  const authenticator = app.get(ApiKeyAuthenticator);
+
+  async function serveChat(request: ServedRequest, response: ServerResponse): Promise<void> {
+    const context = startRequestContext(request, response);
+    try {
+      const raw = await readJsonBody(request);
+      context.auth = await authenticateRequest(authenticator, request, { credits: true });
+      const body = await validateChatBody(raw, { azure: false });
+      await respondToChat(chat, body, request, response);
+    } catch (error) {
+      sendErrorResponse(request, response, error);
+    }
+  }
+
+  return {
+    serve(request, response) {
+      if (!claimsChatRequest(request, bodyLimitBytes)) return false;
+      void serveChat(request, response);
+      return true;
+    },
+  };
+}
+
+/** The requests the direct route serves; it has read nothing of any other. Exported for its tests. */
+export function claimsChatRequest(request: Pick<ServedRequest, 'method' | 'url' | 'headers'>, bodyLimitBytes: number): boolean {
+  if (request.method !== 'POST') return false;
+  const url = request.url ?? '';
+  const queryAt = url.indexOf('?');
+  if (!CHAT_PATHS.has(queryAt === -1 ? url : url.slice(0, queryAt))) return false;
+  const { headers } = request;
+  const type = headers['content-type'];
+  if (type !== 'application/json' && !(type && JSON_UTF8.test(type))) return false;
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
+  if (headers['transfer-encoding'] !== undefined || headers['content-length'] === undefined) return false;
+  const length = Number(headers['content-length']);
+  return Number.isSafeInteger(length) && length <= bodyLimitBytes;
+}

@@ -1,0 +1,161 @@
+import { HttpStatus, Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
+import { microToCredits, priceUsage } from '@igw/domain';
+import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { UsageRecorder } from '../usage/usage-recorder.service';
+import { InMemoryLimitStore, RedisLimitStore, type Admission, type LimitStore } from './limit-store';
+
+/** A billable request, as the meter sees it. */
+export interface MeteredCall {
+  requestId: string;
+  auth: AuthenticatedKey;
+  /** The ledger's name for the endpoint, e.g. `chat.completions`. */
+  endpoint: string;
+  /** The entry as read when the request started: its prices are the ones charged. */
+  model: CatalogueModel;
+  catalogueRevision: number;
+}
+
+/** What a response's `meta.usage` says; the same numbers reach the ledger. */
+export interface ChargedUsage {
+  credits_used: number;
+  usd_spent: number;
+}
+
+/** A crashed replica's slots and holds free themselves once no request of it could still be running. */
+const ABANDONED_AFTER_MS = 60_000;
+
+/**
+ * One admitted request. `settle` prices what it used and records it for the ledger; `finish`
+ * gives back its slot and hold and counts what it cost as spent, once, however it ended.
+ */
+export class AdmittedRequest {
+  private spentMicro = 0n;
+  private finished = false;
+
+  constructor(
+    private readonly call: MeteredCall,
+    private readonly usage: UsageRecorder,
+    private readonly creditsPerUsd: number,
+    private readonly store: LimitStore,
+    private readonly concurrencyKey: string,
+    private readonly hold: { accountId: string; holdId: string; amountMicro: bigint },
+    /** What the store said when admitting: whether the departure may wait for company. */
+    private readonly departureMayWait = false,
+  ) {}
+
+  /** Prices `units` with the model's prices of the request's start, records the usage event, and returns meta.usage. */
+  settle(units: Record<string, number>): ChargedUsage {
+    const { model } = this.call;
+    const priced = priceUsage(model.pricing, units, this.creditsPerUsd);
+    this.usage.record({
+      requestId: this.call.requestId,
+      accountId: this.call.auth.accountId,
+      keyId: this.call.auth.keyId,
+      model: model.id,
+      endpoint: this.call.endpoint,
+      units,
+      creditsMicro: priced.creditsMicro.toString(),
+      usd: priced.usd,
+      catalogueRevision: this.call.catalogueRevision,
+      prices: model.pricing?.units ?? [],
+      occurredAt: new Date().toISOString(),
+    });
+    this.spentMicro += priced.creditsMicro;
+    return { credits_used: microToCredits(priced.creditsMicro), usd_spent: Number(priced.usd) };
+  }
+
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.store.finish({
+      concurrencyKey: this.concurrencyKey,
+      slotId: this.hold.holdId,
+      credits: { ...this.hold, spentMicro: this.spentMicro },
+      mayWait: this.departureMayWait,
+    });
+  }
+}
+
+/**
+ * Admits paid requests: per API key, requests per minute and requests in flight; per free
+ * account, requests per hour; per account, credits, holding each request's most expensive
+ * outcome while it runs. Over a rate limit: 429 with `retry-after`; nothing left to spend: 403.
+ * Everything is checked and counted in one step, shared by every replica when REDIS_URL is
+ * set and kept in the process otherwise.
+ */
+@Injectable()
+export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(RequestMeter.name);
+  /** Standalone's counters, and every replica's own while Redis is unreachable. */
+  private readonly local = new InMemoryLimitStore();
+  private readonly shared?: RedisLimitStore;
+  private degraded = false;
+
+  constructor(
+    private readonly usage: UsageRecorder,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {
+    const { REDIS_URL, QUEUE_PREFIX } = settings.env;
+    if (REDIS_URL) this.shared = new RedisLimitStore(REDIS_URL, QUEUE_PREFIX);
+  }
+
+  /** The first requests should meet the shared counters, not the fallback. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.shared?.whenReachable(5_000);
+  }
+
+  /**
+   * Admits the request or throws the 403/429 that says why not. The most it can cost (its
+   * `ceilingUnits` at the model's prices) is held until it finishes.
+   */
+  async admit(call: MeteredCall, ceilingUnits: Record<string, number>): Promise<AdmittedRequest> {
+    const { env } = this.settings;
+    const { auth, requestId } = call;
+    const costCeilingMicro = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro;
+    const abandonedAfterMs = env.UPSTREAM_TIMEOUT_MS + ABANDONED_AFTER_MS;
+    const concurrencyKey = `key:${auth.keyId}:running`;
+    const admission: Admission = {
+      perMinute: { key: `key:${auth.keyId}:minute`, limit: auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM },
+      concurrency: { key: concurrencyKey, limit: auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, ttlMs: abandonedAfterMs, slotId: requestId },
+      freeHourly: auth.plan === 'free' ? { key: `account:${auth.accountId}:hour`, limit: env.FREE_TIER_HOURLY_LIMIT } : undefined,
+      credits: { accountId: auth.accountId, snapshot: auth.balance, holdId: requestId, amountMicro: costCeilingMicro, ttlMs: abandonedAfterMs },
+    };
+    const { store, result } = await this.admitSomewhere(admission);
+    if (!result.allowed) {
+      if (result.reason === 'credits') throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.creditsExhausted);
+      const message = result.reason === 'free-hourly' ? ErrorMessages.freeTierExhausted(env.FREE_TIER_HOURLY_LIMIT) : ErrorMessages.tooManyRequests;
+      throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers: { 'retry-after': String(result.retryAfterSeconds) } });
+    }
+    const hold = { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro };
+    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait);
+  }
+
+  /**
+   * In Redis when it answers. While it does not, requests are still served (the queue may be
+   * down too, and the usage journal keeps their events): limits and holds are then counted
+   * per replica, which loosens them by the number of replicas until Redis is back.
+   */
+  private async admitSomewhere(admission: Admission): Promise<{ store: LimitStore; result: Awaited<ReturnType<LimitStore['admit']>> }> {
+    const shared = this.shared;
+    if (shared && shared.reachable) {
+      try {
+        const result = await shared.admit(admission, Date.now());
+        if (this.degraded) this.logger.log('Redis answers again: limits and credit holds are shared by all replicas again');
+        this.degraded = false;
+        return { store: shared, result };
+      } catch {
+        // Fall through to the local counters.
+      }
+    }
+    if (shared && !this.degraded) {
+      this.degraded = true;
+      this.logger.warn('Redis is unreachable: limits and credit holds are counted by this replica alone until it is back');
+    }
+    return { store: this.local, result: await this.local.admit(admission, Date.now()) };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([this.local.close(), this.shared?.close()]);
+  }
+}

@@ -1,0 +1,54 @@
+import { HttpStatus } from '@nestjs/common';
+import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
+import { GatewayException, type ServiceSettings } from '@igw/platform';
+import { CircuitBreaker, planRoute, runWithFallback, type RoutePlan } from '@igw/providers';
+import { toClientError } from './upstream-error.mapper';
+
+/** A `retry-after` up to this long is waited for; longer ones move on to the next source. */
+const RETRY_AFTER_CAP_MS = 2_000;
+
+export type UpstreamTarget = RoutePlan['targets'][number];
+
+/** Which of the model's sources to run, from `provider` (auto: the whole chain). */
+export function selectSources(model: CatalogueModel, provider: string | undefined): CatalogueModel['routing']['sources'] {
+  const sources = model.routing.sources;
+  const wanted = (provider ?? 'auto').toLowerCase();
+  if (wanted === 'auto') return sources;
+  // `fallback` runs the chain's fallback source (its second) alone; a one-source chain has only its first.
+  if (wanted === 'fallback') return [sources[Math.min(1, sources.length - 1)]];
+  const pinned = sources.find((source) => source.provider.toLowerCase() === wanted);
+  if (!pinned) {
+    const allowed = ['auto', 'fallback', ...sources.map((source) => source.provider)].map((name) => `'${name}'`).join(', ');
+    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} provider: Expected one of ${allowed}. Received '${provider}'`);
+  }
+  return [pinned];
+}
+
+/** The sources that have credentials, in order; none is a 503 naming the variables to set. */
+export function planTargets(model: CatalogueModel, sources: CatalogueModel['routing']['sources'], settings: ServiceSettings): UpstreamTarget[] {
+  const plan = planRoute(sources, settings.providers);
+  if (plan.targets.length === 0) {
+    throw new GatewayException(
+      HttpStatus.SERVICE_UNAVAILABLE,
+      `Service Unavailable: no upstream is configured for model '${model.id}'. Set ${plan.missing.join(' or ')}.`,
+    );
+  }
+  return plan.targets;
+}
+
+/**
+ * Runs a call on the first source that takes it: the next one on connection errors, timeouts,
+ * 429 and 5xx; a source that keeps failing is skipped for a while. Failures reach the client
+ * as the spec's statuses. One per endpoint, so a source's health is judged per capability.
+ */
+export class UpstreamFallback {
+  private readonly breaker = new CircuitBreaker();
+
+  async run<T>(targets: readonly UpstreamTarget[], attempt: (target: UpstreamTarget) => Promise<T>, signal: AbortSignal): Promise<T> {
+    try {
+      return await runWithFallback(targets, attempt, { breaker: this.breaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, signal });
+    } catch (error) {
+      throw toClientError(error);
+    }
+  }
+}

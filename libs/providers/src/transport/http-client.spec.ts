@@ -1,0 +1,93 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
+import { postJson, type JsonRequest } from './http-client';
+
+// postJson collects the answer with its own undici handler: the same results and errors as
+// request() + body.text(), checked against a real local server.
+
+type Route = (request: IncomingMessage, body: string, response: ServerResponse) => void;
+
+let server: Server;
+let base: string;
+const routes = new Map<string, Route>();
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (piece: Buffer) => (body += piece.toString()));
+    request.on('end', () => routes.get(request.url ?? '')?.(request, body, response));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const call = (path: string, extra: Partial<JsonRequest> = {}): JsonRequest => ({
+  provider: 'test',
+  url: `${base}${path}`,
+  headers: { authorization: 'Bearer k' },
+  body: { model: 'm', messages: [{ role: 'user', content: 'é' }] },
+  timeoutMs: 2_000,
+  ...extra,
+});
+
+describe('postJson', () => {
+  it('sends the JSON body with its headers and parses the answer (a byte order mark skipped, chunks joined)', async () => {
+    let seen: { headers: IncomingMessage['headers']; body: string } | undefined;
+    routes.set('/ok?x=1', (request, body, response) => {
+      seen = { headers: request.headers, body };
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write(Buffer.from([0xef, 0xbb, 0xbf]));
+      response.write('{"answer":"h');
+      response.end('é"}');
+    });
+    expect(await postJson(call('/ok?x=1'))).toEqual({ answer: 'hé' });
+    expect(JSON.parse(seen!.body)).toEqual({ model: 'm', messages: [{ role: 'user', content: 'é' }] });
+    expect(seen!.headers).toMatchObject({ 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer k' });
+  });
+
+  it('turns an error status into UpstreamHttpError with the reason and retry-after', async () => {
+    routes.set('/limited', (_request, _body, response) => {
+      response.writeHead(429, { 'Retry-After': '3', 'content-type': 'application/json' });
+      response.end('{"error":{"message":"slow down"}}');
+    });
+    const error = (await postJson(call('/limited')).catch((caught: unknown) => caught)) as UpstreamHttpError;
+    expect(error).toBeInstanceOf(UpstreamHttpError);
+    expect([error.status, error.upstreamMessage, error.retryAfterSeconds]).toEqual([429, 'slow down', 3]);
+  });
+
+  it('reports a 2xx body that is not JSON as a 502', async () => {
+    routes.set('/garbage', (_request, _body, response) => response.end('not json'));
+    const error = (await postJson(call('/garbage')).catch((caught: unknown) => caught)) as UpstreamHttpError;
+    expect([error.status, error.upstreamMessage]).toEqual([502, 'the upstream answered with a body that is not JSON']);
+  });
+
+  it('times out with UpstreamTimeoutError', async () => {
+    routes.set('/sleepy', () => undefined);
+    await expect(postJson(call('/sleepy', { timeoutMs: 200 }))).rejects.toBeInstanceOf(UpstreamTimeoutError);
+  });
+
+  it('rejects with the abort reason when the signal fires, before or during the call', async () => {
+    routes.set('/slow', (_request, _body, response) => setTimeout(() => response.end('{}'), 1_000));
+    const during = new AbortController();
+    const pending = postJson(call('/slow', { signal: during.signal }));
+    setTimeout(() => during.abort(), 50);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    const before = new AbortController();
+    before.abort();
+    await expect(postJson(call('/slow', { signal: before.signal }))).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('reports a refused connection as UpstreamUnavailableError', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    await expect(postJson(call('', { url: `http://127.0.0.1:${port}/v1/chat/completions` }))).rejects.toBeInstanceOf(UpstreamUnavailableError);
+  });
+});

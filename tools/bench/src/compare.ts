@@ -1,0 +1,96 @@
+// npm run bench:compare -- <other checkout> [more checkouts...]: the gateway of this checkout
+// against the gateways of other checkouts (each built: `npm run build` there), side by side
+// on core 0 behind one emulator, billing and catalogue on core 1. After a warm-up the
+// gateways take turns (order flipped every round) at concurrency 64 (CPU per request, req/s),
+// at concurrency 1 (latency) and streaming (first chunk), and the medians are printed.
+// Because every gateway runs at nearly the same moment, a machine shared with other work
+// shifts them alike: use this to tell whether a change helps when `npm run bench`'s
+// absolute figures are too noisy to compare with an earlier run.
+// Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL.
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { findFreePort } from '@igw/persistence';
+import { median, percentile, runLoad } from './load';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, ROOT, runBench, start, startBackends, waitHealthy } from './services';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+
+interface Contender {
+  name: string;
+  root: string;
+  url: string;
+  process: ChildProcess;
+  cpuPerRequest: number[];
+  requestsPerSecond: number[];
+  p50: number[];
+  p99: number[];
+  firstChunk: number[];
+  errors: number;
+}
+
+async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
+  const others = process.argv.slice(2).map((root) => path.resolve(root));
+  if (others.length === 0) throw new Error('usage: npm run bench:compare -- <other checkout, built> [...]');
+  for (const root of others) {
+    if (!existsSync(path.join(root, 'dist/apps/gateway/src/main.js'))) throw new Error(`${root} has no built gateway: run npm run build there first`);
+  }
+  if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+  const backends = await startBackends(databaseUrl, queuePrefix, children);
+  const contenders: Contender[] = [];
+  for (const [index, root] of [ROOT, ...others].entries()) {
+    const port = await findFreePort();
+    const gatewayProcess = start('apps/gateway/src/main.js', gatewayEnvironment(backends, port), { core: 0, root });
+    children.push(gatewayProcess);
+    const url = `http://127.0.0.1:${port}`;
+    await waitHealthy(`${url}/readyz`);
+    const name = index === 0 ? `this (${path.basename(ROOT)})` : path.basename(root);
+    contenders.push({ name, root, url, process: gatewayProcess, cpuPerRequest: [], requestsPerSecond: [], p50: [], p99: [], firstChunk: [], errors: 0 });
+  }
+  const key = await createBenchKey(backends.billing);
+  const plan = (contender: Contender, concurrency: number, stream: boolean, seconds = SECONDS) =>
+    chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
+
+  process.stdout.write('warming up...\n');
+  for (const contender of contenders) {
+    await runLoad(plan(contender, 8, false, 2));
+    await runLoad(plan(contender, 1, true, 1));
+  }
+  for (let round = 1; round <= ROUNDS; round++) {
+    process.stdout.write(`round ${round}/${ROUNDS}\n`);
+    const order = round % 2 === 0 ? [...contenders].reverse() : contenders;
+    for (const contender of order) {
+      const before = await cpuSeconds(contender.process.pid!);
+      const result = await runLoad(plan(contender, 64, false));
+      contender.cpuPerRequest.push((((await cpuSeconds(contender.process.pid!)) - before) * 1000) / result.requests);
+      contender.requestsPerSecond.push(result.requests / result.seconds);
+      contender.errors += result.errors;
+    }
+    for (const contender of order) {
+      const result = await runLoad(plan(contender, 1, false));
+      contender.p50.push(percentile(result.latencies, 50));
+      contender.p99.push(percentile(result.latencies, 99));
+      contender.errors += result.errors;
+    }
+    for (const contender of order) {
+      const result = await runLoad(plan(contender, 1, true));
+      contender.firstChunk.push(percentile(result.firstChunk, 50));
+      contender.errors += result.errors;
+    }
+  }
+  const lines = [
+    `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
+    '',
+    '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | errors |',
+    '|---|---|---|---|---|---|---|',
+    ...contenders.map((contender) => {
+      const spread = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+      return `| ${contender.name} | ${spread(contender.cpuPerRequest, 3)} | ${spread(contender.requestsPerSecond, 0)} | ${median(contender.p50).toFixed(2)} | ${median(contender.p99).toFixed(2)} | ${median(contender.firstChunk).toFixed(2)} | ${contender.errors} |`;
+    }),
+    '',
+  ].join('\n');
+  process.stdout.write(`\n${lines}\n`);
+}
+
+runBench(main);

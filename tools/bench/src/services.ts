@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { dropRedisNamespace } from '@igw/messaging';
+import { createScratchDatabase, findFreePort } from '@igw/persistence';
+import type { LoadPlan } from './load';
+
+// Runs from dist/tools/bench/src.
+export const ROOT = path.resolve(__dirname, '../../../..');
+export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+/** Limits stay on (every request is counted) but set high enough never to refuse one. */
+export const BENCH_LIMITS = { RATE_LIMIT_RPM: '1000000000', RATE_LIMIT_CONCURRENCY: '100000' };
+
+const pinned = (core: number) => (existsSync('/usr/bin/taskset') ? ['taskset', '-c', String(core)] : []);
+
+/**
+ * Billing and the catalogue run at the lowest priority: their work (one ledger transaction
+ * per request) would otherwise take core 1 from the load generator and the emulator. Usage
+ * events queue up meanwhile and are applied after the run, as they would be on a busy day.
+ */
+const background = existsSync('/usr/bin/nice') ? ['nice', '-n', '19'] : [];
+
+export interface StartOptions {
+  core: number;
+  nodeArgs?: string[];
+  lowPriority?: boolean;
+  /** The checkout whose dist/ to run (this one by default). */
+  root?: string;
+}
+
+export function start(entry: string, env: NodeJS.ProcessEnv, options: StartOptions): ChildProcess {
+  const root = options.root ?? ROOT;
+  const [command, ...prefix] = [...(options.lowPriority ? background : []), ...pinned(options.core), process.execPath];
+  return spawn(command, [...prefix, ...(options.nodeArgs ?? []), path.join(root, 'dist', entry)], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+export async function waitHealthy(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (await fetch(url).then((response) => response.ok, () => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not become healthy`);
+}
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export interface Backends {
+  /** Base URL of the upstream emulator. */
+  emulator: string;
+  /** Queue and admin settings every service of the run shares. */
+  common: NodeJS.ProcessEnv;
+}
+
+/** Starts the emulator, the catalogue and billing on core 1 and waits until they answer. */
+export async function startBackends(databaseUrl: string, queuePrefix: string, children: ChildProcess[]): Promise<Backends & { billing: string }> {
+  const [emulatorPort, billingPort, cataloguePort] = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
+  const queue = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: queuePrefix } : { DATABASE_URL: databaseUrl };
+  const common = { ...queue, ADMIN_TOKEN };
+  children.push(start('tools/emulator/src/main.js', { EMULATOR_PORT: String(emulatorPort) }, { core: 1 }));
+  const catalogueFile = path.join(ROOT, 'e2e/fixtures/chat-catalogue.yaml');
+  children.push(start('apps/catalogue/src/main.js', { ...common, DATABASE_URL: databaseUrl, CATALOGUE_PORT: String(cataloguePort), CATALOGUE_FILE: catalogueFile }, { core: 1, lowPriority: true }));
+  children.push(start('apps/billing/src/main.js', { ...common, DATABASE_URL: databaseUrl, BILLING_PORT: String(billingPort) }, { core: 1, lowPriority: true }));
+  const emulator = `http://127.0.0.1:${emulatorPort}`;
+  const billing = `http://127.0.0.1:${billingPort}`;
+  await Promise.all([waitHealthy(`${emulator}/v1/models`), waitHealthy(`http://127.0.0.1:${cataloguePort}/healthz`), waitHealthy(`${billing}/healthz`)]);
+  return { emulator, billing, common };
+}
+
+/** The environment of a gateway under test: limits on, the emulator as its OpenAI upstream. */
+export function gatewayEnvironment(backends: Backends, port: number): NodeJS.ProcessEnv {
+  return { ...backends.common, ...BENCH_LIMITS, PORT: String(port), OPENAI_API_KEY: 'bench', OPENAI_BASE_URL: `${backends.emulator}/v1` };
+}
+
+/** A paid account with plenty of credits and one API key for it. */
+export async function createBenchKey(billing: string): Promise<string> {
+  const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+  const account = (await (await fetch(`${billing}/admin/v1/accounts`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ credits: 1e12, plan: 'paid' }) })).json()) as { id: string };
+  const { key } = (await (await fetch(`${billing}/admin/v1/accounts/${account.id}/keys`, { method: 'POST', headers: adminHeaders, body: '{}' })).json()) as { key: string };
+  return key;
+}
+
+/** The bench's chat load against `baseUrl`: the same body for every target and run. */
+export function chatLoadPlan(target: { baseUrl: string; key: string; model: string }, concurrency: number, stream: boolean, seconds: number): LoadPlan {
+  return {
+    url: `${target.baseUrl}/v1/chat/completions`,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.key}` },
+    body: JSON.stringify({ model: target.model, messages: [{ role: 'user', content: 'Hello, benchmark. How fast is the gateway?' }], stream }),
+    concurrency,
+    durationMs: seconds * 1000,
+    maxRequests: 2_000_000,
+    stream,
+  };
+}
+
+/**
+ * Runs a benchmark with its scratch database and queue namespace, and always cleans up:
+ * child processes stopped, the database dropped, the Redis keys deleted.
+ */
+export function runBench(body: (setup: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }) => Promise<void>): void {
+  const run = async () => {
+    const database = await createScratchDatabase(process.env.DATABASE_URL);
+    const queuePrefix = `igwbench${Date.now()}`;
+    const children: ChildProcess[] = [];
+    try {
+      await body({ databaseUrl: database.url, queuePrefix, children });
+    } finally {
+      for (const child of children.reverse()) child.kill('SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await database.drop();
+      if (process.env.REDIS_URL) await dropRedisNamespace(process.env.REDIS_URL, queuePrefix);
+    }
+  };
+  run().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}
