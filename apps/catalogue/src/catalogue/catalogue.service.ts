@@ -116,12 +116,17 @@ export class CatalogueService implements OnApplicationBootstrap {
     });
   }
 
+  /**
+   * The active entries and the revision they belong to, read in one repeatable-read
+   * transaction: two separate reads could pair old entries with a newer revision number,
+   * and a gateway holding that pair would never fetch the entries it misses.
+   */
   async snapshot(): Promise<CatalogueSnapshot> {
-    const [rows, revision] = await Promise.all([
-      this.dataSource.getRepository(CatalogueModelEntity).find({ where: { status: 'active' }, order: { id: 'ASC' } }),
-      this.currentRevision(this.dataSource.manager),
-    ]);
-    return { revision, models: rows.map((row) => row.definition) };
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      const revision = await this.currentRevision(manager);
+      const rows = await manager.getRepository(CatalogueModelEntity).find({ where: { status: 'active' }, order: { id: 'ASC' } });
+      return { revision, models: rows.map((row) => row.definition) };
+    });
   }
 
   /**

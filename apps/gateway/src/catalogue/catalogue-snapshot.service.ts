@@ -1,9 +1,13 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { HttpStatus, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { QueueName, type CatalogueModel } from '@igw/contracts';
 import { CatalogueIndex } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
+import { GatewayException } from '@igw/platform';
 
+/** After a failed fetch. */
 const RETRY_MS = 2_000;
+/** After a snapshot older than an announced revision: the catalogue commits before it announces, so this is a race and soon over. */
+const STALE_RETRY_MS = 200;
 
 /**
  * The gateway's in-memory copy of the catalogue. Requests read it without any I/O; a new
@@ -14,6 +18,7 @@ export class CatalogueSnapshotService implements OnApplicationBootstrap, OnAppli
   private readonly logger = new Logger(CatalogueSnapshotService.name);
   private index?: CatalogueIndex<CatalogueModel>;
   private refreshing?: Promise<void>;
+  private fetchAgain = false;
   private wantedRevision = 0;
   private retryTimer?: NodeJS.Timeout;
 
@@ -33,6 +38,18 @@ export class CatalogueSnapshotService implements OnApplicationBootstrap, OnAppli
     return this.index;
   }
 
+  /**
+   * The entry a request names (id or alias) and the revision it was read from: its prices
+   * are the ones the request is charged at, whatever changes while it runs.
+   */
+  resolveModel(name: string): { model: CatalogueModel; revision: number } {
+    const index = this.index;
+    if (!index) throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable: the model catalogue is not loaded yet. Retry shortly.');
+    const model = index.resolve(name);
+    if (!model) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no model named '${name}' in the catalogue.`);
+    return { model, revision: index.revision };
+  }
+
   /** Weak ETag of the current revision: it changes whenever any entry changes. */
   get etag(): string {
     return `W/"catalogue-${this.index?.revision ?? 0}"`;
@@ -43,12 +60,27 @@ export class CatalogueSnapshotService implements OnApplicationBootstrap, OnAppli
     if (!this.index || revision > this.index.revision) void this.refresh();
   }
 
-  /** Fetches the snapshot; concurrent calls share one fetch, failures retry in the background. */
+  /**
+   * Fetches the snapshot; failures retry in the background. A call while a fetch is under
+   * way does not join it (that fetch may have been answered before the change it is told
+   * about): one more fetch follows it.
+   */
   refresh(): Promise<void> {
-    this.refreshing ??= this.fetch().finally(() => {
+    if (this.refreshing) {
+      this.fetchAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = this.fetchWhileAsked().finally(() => {
       this.refreshing = undefined;
     });
     return this.refreshing;
+  }
+
+  private async fetchWhileAsked(): Promise<void> {
+    do {
+      this.fetchAgain = false;
+      await this.fetch();
+    } while (this.fetchAgain);
   }
 
   private async fetch(): Promise<void> {
@@ -59,16 +91,16 @@ export class CatalogueSnapshotService implements OnApplicationBootstrap, OnAppli
         this.index = new CatalogueIndex(snapshot.revision, snapshot.models);
         this.logger.log(`catalogue revision ${snapshot.revision} (${snapshot.models.length} models)`);
       }
-      if (snapshot.revision < this.wantedRevision) this.scheduleRetry();
+      if (snapshot.revision < this.wantedRevision) this.scheduleRetry(STALE_RETRY_MS);
     } catch (error) {
       this.logger.warn(`catalogue snapshot unavailable (${error instanceof Error ? error.message : String(error)}); retrying`);
-      this.scheduleRetry();
+      this.scheduleRetry(RETRY_MS);
     }
   }
 
-  private scheduleRetry(): void {
+  private scheduleRetry(delayMs: number): void {
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => void this.refresh(), RETRY_MS);
+    this.retryTimer = setTimeout(() => void this.refresh(), delayMs);
     this.retryTimer.unref();
   }
 }
