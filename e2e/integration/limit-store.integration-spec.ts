@@ -22,7 +22,8 @@ if (redisUrl) {
     'redis',
     () => {
       const prefix = uniqueQueuePrefix();
-      return { store: new RedisLimitStore(redisUrl, prefix), cleanup: () => dropQueueData({ url: redisUrl, prefix }) };
+      // Reservations hold the next request's credits ahead of time: what `available` reports here is without them (they have tests of their own below).
+      return { store: new RedisLimitStore(redisUrl, prefix, { reservationUseMs: 0 }), cleanup: () => dropQueueData({ url: redisUrl, prefix }) };
     },
   ]);
 } else {
@@ -205,8 +206,11 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
   let replicas: RedisLimitStore[] = [];
   let requestCount = 0;
 
-  /** By default a departure that may wait waits a minute here: only an admission of its replica (or close) sends it. */
-  const replica = async (options: RedisLimitStoreOptions = { departureWaitMs: 60_000 }) => {
+  /**
+   * By default a departure that may wait waits a minute here: only an admission of its
+   * replica (or close) sends it; and no reservations (they have tests of their own).
+   */
+  const replica = async (options: RedisLimitStoreOptions = { departureWaitMs: 60_000, reservationUseMs: 0 }) => {
     const store = new RedisLimitStore(url, prefix, options);
     replicas.push(store);
     await store.whenReachable(5_000);
@@ -346,7 +350,7 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
   });
 
   it('looks again before refusing while a departure may still be on its way from another replica', async () => {
-    const options = { departureWaitMs: 200, secondLookMs: 400 };
+    const options = { departureWaitMs: 200, secondLookMs: 400, reservationUseMs: 0 };
     const [a, b] = [await replica(options), await replica(options)];
     const ramp = { key: 'ramp', concurrency: 4 };
     // Admitted far from the limit (1 of 4 slots); the key fills up meanwhile on the other replica.
@@ -370,14 +374,18 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
   });
 
   it('loses nothing: once every request is over nothing is held and everything spent is settled', async () => {
+    // Production settings: departures and reservations both in play.
     const [a, b] = [await replica({}), await replica({})];
     const account = { accountId: 'busy', balanceMicro: 300_000n, amountMicro: 10_000n };
     let spentTotal = 0n;
     let admitted = 0;
+    let counted = 0;
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const worker = async (store: RedisLimitStore, seed: number) => {
       for (let i = 0; i < 12; i++) {
         const request = await ask(store, { key: 'busy', concurrency: 6, credits: account });
+        // A minute counts every request but those refused for credits (checked first).
+        if (request.result.allowed || request.result.reason !== 'credits') counted++;
         if (!request.result.allowed) continue;
         admitted++;
         await pause((seed * 7 + i * 3) % 4);
@@ -398,5 +406,118 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
     expect(await size('account:busy:holds')).toBe(0);
     expect(await size('account:busy:holds:lazy')).toBe(0);
     expect(await b.available('busy', now)).toBe(300_000n - spentTotal);
+    expect(await raw.get(`${prefix}:limits:key:busy:minute:${Math.floor(now / MINUTE_MS)}`)).toBe(String(counted));
+  });
+
+  describe('reservations: a key\'s next request admitted ahead of time', () => {
+    const reserving = { reservationUseMs: 50 };
+    const minuteCount = async (key: string) => Number(await raw.get(`${prefix}:limits:key:${key}:minute:${Math.floor(now / MINUTE_MS)}`));
+    /** Whether the admission was decided without waiting for Redis (its promise settles within a few microtask turns). */
+    const decidedAtOnce = async (admission: Promise<unknown>) => {
+      let settled = false;
+      void admission.then(() => (settled = true));
+      for (let turn = 0; turn < 5; turn++) await Promise.resolve();
+      return settled;
+    };
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('admits requests that come one after another without a round trip each, and counts every one exactly', async () => {
+      const a = await replica(reserving);
+      const rich = { accountId: 'rich', balanceMicro: 1_000_000n, amountMicro: 1_000n };
+      const atOnce: boolean[] = [];
+      let spent = 0n;
+      for (let i = 0; i < 10; i++) {
+        const id = `seq${i}`;
+        const admission = a.admit(
+          {
+            perMinute: { key: 'key:seq:minute', limit: 1_000 },
+            concurrency: { key: 'key:seq:running', limit: 100, ttlMs: 60_000, slotId: id },
+            credits: { accountId: 'rich', snapshot: { balanceMicro: rich.balanceMicro, version: 1, usageSpentMicro: 0n }, holdId: id, amountMicro: rich.amountMicro, ttlMs: 60_000 },
+          },
+          now,
+        );
+        atOnce.push(await decidedAtOnce(admission));
+        const result = await admission;
+        expect(result.allowed).toBe(true);
+        a.finish({ concurrencyKey: 'key:seq:running', slotId: id, credits: { accountId: 'rich', holdId: id, amountMicro: rich.amountMicro, spentMicro: 300n }, mayWait: result.allowed && result.departureMayWait });
+        spent += 300n;
+        await nextTurn();
+        await pause(2);
+      }
+      // The first goes to Redis (and reserves the second); every later one was reserved by the one before.
+      expect(atOnce).toEqual([false, true, true, true, true, true, true, true, true, true]);
+      // The last reservation is given back once its use window ends.
+      await pause(150);
+      expect(await minuteCount('seq')).toBe(10);
+      expect(await money('rich')).toEqual({ held: 0n, settled: spent });
+      for (const name of ['key:seq:running', 'key:seq:running:lazy', 'account:rich:holds', 'account:rich:holds:lazy', `key:seq:minute:${Math.floor(now / MINUTE_MS)}:lazy`]) {
+        expect(await size(name)).toBe(0);
+      }
+    });
+
+    it('never lets reservations loosen a limit another replica enforces: the minute still admits exactly its limit', async () => {
+      const [a, b] = [await replica(reserving), await replica(reserving)];
+      const perMinute = (store: RedisLimitStore, id: string) =>
+        store.admit({ perMinute: { key: 'key:shared:minute', limit: 10 }, concurrency: { key: 'key:shared:running', limit: 1_000, ttlMs: 60_000, slotId: id } }, now);
+      // A admits one and, far from the limit, reserves its next: the minute counts two.
+      expect((await perMinute(a, 'a1')).allowed).toBe(true);
+      expect(await minuteCount('shared')).toBe(2);
+      const results: Array<Awaited<ReturnType<typeof perMinute>>> = [];
+      for (let i = 0; i < 12; i++) {
+        const result = await perMinute(b, `b${i}`);
+        results.push(result);
+        if (result.allowed) b.finish({ concurrencyKey: 'key:shared:running', slotId: `b${i}`, mayWait: result.departureMayWait });
+      }
+      // A's reservation, unused, was given back: B got the nine the minute had left, then 429s.
+      expect(results.filter((result) => result.allowed)).toHaveLength(9);
+      expect(results.slice(9)).toEqual(Array(3).fill({ allowed: false, reason: 'per-minute', retryAfterSeconds: expect.any(Number) }));
+    });
+
+    it('goes to Redis for a request the reservation does not cover (a larger hold)', async () => {
+      const a = await replica(reserving);
+      const asking = (id: string, amountMicro: bigint) =>
+        a.admit(
+          {
+            perMinute: { key: 'key:big:minute', limit: 1_000 },
+            concurrency: { key: 'key:big:running', limit: 100, ttlMs: 60_000, slotId: id },
+            credits: { accountId: 'big', snapshot: { balanceMicro: 1_000_000n, version: 1, usageSpentMicro: 0n }, holdId: id, amountMicro, ttlMs: 60_000 },
+          },
+          now,
+        );
+      expect((await asking('small', 1_000n)).allowed).toBe(true);
+      const larger = asking('larger', 5_000n);
+      expect(await decidedAtOnce(larger)).toBe(false);
+      expect((await larger).allowed).toBe(true);
+      await pause(150);
+      // Two requests held, the unused reservation given back.
+      expect(await money('big')).toEqual({ held: 6_000n, settled: 0n });
+      expect(await minuteCount('big')).toBe(2);
+    });
+
+    it('a replica that dies with a reservation leaves nothing held once it lapses, only one count in the minute', async () => {
+      // B takes no reservation of its own, to keep the counts plain.
+      const [a, b] = [await replica(reserving), await replica()];
+      const request = (store: RedisLimitStore, id: string, at: number) =>
+        store.admit(
+          {
+            perMinute: { key: 'key:gone:minute', limit: 1_000 },
+            concurrency: { key: 'key:gone:running', limit: 4, ttlMs: 60_000, slotId: id },
+            credits: { accountId: 'gone', snapshot: { balanceMicro: 100_000n, version: 1, usageSpentMicro: 0n }, holdId: id, amountMicro: 1_000n, ttlMs: 60_000 },
+          },
+          at,
+        );
+      expect((await request(a, 'a1', now)).allowed).toBe(true);
+      // A finishes its request, then is gone before giving its reservation back.
+      a.finish({ concurrencyKey: 'key:gone:running', slotId: 'a1', credits: { accountId: 'gone', holdId: 'a1', amountMicro: 1_000n, spentMicro: 0n } });
+      await nextTurn();
+      (a as unknown as { redis: Redis }).redis.disconnect();
+      expect(await money('gone')).toEqual({ held: 1_000n, settled: 0n });
+      expect(await size('key:gone:running')).toBe(1);
+      // Two seconds later (by the clock the replicas pass in) the reservation has lapsed.
+      expect(await b.available('gone', now + 2_000)).toBe(100_000n);
+      expect((await request(b, 'b1', now + 2_000)).allowed).toBe(true);
+      expect(await size('key:gone:running')).toBe(1);
+      expect(await minuteCount('gone')).toBe(3);
+    });
   });
 });

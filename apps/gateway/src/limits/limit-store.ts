@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { BalanceSnapshot } from '@igw/platform';
 import { Redis } from 'ioredis';
 
@@ -214,9 +215,13 @@ end
 `;
 
 /** ARGV fields per admission, in the order `admissionArgs` writes them. */
-const ADMISSION_FIELDS = 19;
-/** ARGV fields per departure: running key, slot id, account key, holds key, hold member, held amount, spent, may-wait flag. */
-const DEPARTURE_FIELDS = 8;
+const ADMISSION_FIELDS = 25;
+/**
+ * ARGV fields per departure: running key, slot id, account key, holds key, hold member,
+ * held amount, spent, may-wait flag, and for a reservation given back unused the minute key
+ * that counted it ('' otherwise).
+ */
+const DEPARTURE_FIELDS = 9;
 
 /** Result codes of the admit script; 1 to 4 are refusals (see REASONS). */
 const ADMITTED = 0;
@@ -235,12 +240,19 @@ const LOOK_AGAIN = 5;
  * sets beside the key's slots and the account's holds, until its departure or their lapse.
  * A refusal for credits or concurrency while such a listing exists is not final: the caller
  * gets LOOK_AGAIN, nothing counted, and asks again (flagged as a second look) once every
- * departure that may have been waiting then has arrived.
+ * departure that may have been waiting then has arrived. Reservations (the key's next
+ * request admitted ahead of time, see `reserve`) are listed the same way, in the minute's
+ * `:lazy` set too, so a per-minute refusal while one may be given back also looks again.
  */
 const ADMIT_SCRIPT = `${SPENDABLE_LUA}
 local minuteMs, hourMs, accountTtl, departureFields = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 for o = 5, 4 + departureFields, ${DEPARTURE_FIELDS} do
   local waited = ARGV[o + 7] == '1'
+  -- A reservation never used leaves the minute it was counted in, unless its listing lapsed
+  -- first (then it stays counted: one request too many for that minute, never too few).
+  if ARGV[o + 8] ~= '' and redis.call('ZREM', ARGV[o + 8] .. ':lazy', ARGV[o + 1]) == 1 and redis.call('EXISTS', ARGV[o + 8]) == 1 then
+    redis.call('DECR', ARGV[o + 8])
+  end
   redis.call('ZREM', ARGV[o], ARGV[o + 1])
   if waited then redis.call('ZREM', ARGV[o] .. ':lazy', ARGV[o + 1]) end
   if ARGV[o + 4] ~= '' then
@@ -255,7 +267,71 @@ local function mayBeLate(lazy, now)
   redis.call('ZREMRANGEBYSCORE', lazy, '-inf', now)
   return redis.call('ZCARD', lazy) > 0
 end
+-- Admits the replica's next request of the key ahead of time, when even with it the key and
+-- account stay far from their limits: half the key's minute and slots at most, and three
+-- holds' worth left to spend beside it. Counted like a request (minute, slot, hold) until the
+-- replica claims it for a request or gives it back, and listed in the :lazy sets (the
+-- minute's included) until then, so that a refusal meanwhile gets a second look. Its slot and
+-- hold lapse with the listing: a replica that dies leaves nothing behind but one count in the
+-- minute. 1 when reserved.
+local function reserve(o, minute, running, leftAfter)
+  local minuteKey, runningKey, account, holds = ARGV[o], ARGV[o + 1], ARGV[o + 3], ARGV[o + 4]
+  local withCredits = ARGV[o + 9] == '1'
+  local amount = tonumber(ARGV[o + 13])
+  if 2 * (minute + 1) > tonumber(ARGV[o + 5]) or 2 * (running + 1) > tonumber(ARGV[o + 6]) then return 0 end
+  if withCredits and leftAfter - amount < 2 * amount then return 0 end
+  local id, lapse = ARGV[o + 20], ARGV[o + 21]
+  redis.call('INCR', minuteKey)
+  redis.call('ZADD', minuteKey .. ':lazy', lapse, id)
+  redis.call('PEXPIRE', minuteKey .. ':lazy', minuteMs)
+  redis.call('ZADD', runningKey, lapse, id)
+  redis.call('ZADD', runningKey .. ':lazy', lapse, id)
+  redis.call('PEXPIRE', runningKey .. ':lazy', ARGV[o + 8])
+  if withCredits then
+    local member = id .. ':' .. ARGV[o + 13]
+    redis.call('ZADD', holds, lapse, member)
+    redis.call('ZADD', holds .. ':lazy', lapse, member)
+    redis.call('HINCRBY', account, 'held', ARGV[o + 13])
+    redis.call('PEXPIRE', holds .. ':lazy', accountTtl)
+  end
+  return 1
+end
+-- A request this replica admitted from its reservation: the reservation's minute count stays,
+-- its slot and hold become the request's (listed as :lazy, the request having been admitted far
+-- from the limits), and the next reservation is taken if the key is still far from them.
+local function claim(o)
+  local minuteKey, runningKey, account, holds = ARGV[o], ARGV[o + 1], ARGV[o + 3], ARGV[o + 4]
+  local withCredits = ARGV[o + 9] == '1'
+  local now, reserved = ARGV[o + 15], ARGV[o + 22]
+  redis.call('ZREM', minuteKey .. ':lazy', reserved)
+  redis.call('ZREM', runningKey, reserved)
+  redis.call('ZREM', runningKey .. ':lazy', reserved)
+  local slotExpiry = now + ARGV[o + 8]
+  redis.call('ZADD', runningKey, slotExpiry, ARGV[o + 17])
+  redis.call('ZADD', runningKey .. ':lazy', slotExpiry, ARGV[o + 17])
+  redis.call('PEXPIRE', runningKey, ARGV[o + 8])
+  redis.call('PEXPIRE', runningKey .. ':lazy', ARGV[o + 8])
+  local leftAfter = 0
+  if withCredits then
+    if redis.call('ZREM', holds, ARGV[o + 23]) == 1 then redis.call('HINCRBY', account, 'held', '-' .. ARGV[o + 24]) end
+    redis.call('ZREM', holds .. ':lazy', ARGV[o + 23])
+    redis.call('ZADD', holds, ARGV[o + 16], ARGV[o + 14])
+    redis.call('ZADD', holds .. ':lazy', ARGV[o + 16], ARGV[o + 14])
+    redis.call('HINCRBY', account, 'held', ARGV[o + 13])
+    redis.call('PEXPIRE', account, accountTtl)
+    redis.call('PEXPIRE', holds, accountTtl)
+    redis.call('PEXPIRE', holds .. ':lazy', accountTtl)
+    leftAfter = spendable(account, holds, ARGV[o + 10], ARGV[o + 11], ARGV[o + 12], now)
+  end
+  redis.call('ZREMRANGEBYSCORE', runningKey, '-inf', now)
+  local running = redis.call('ZCARD', runningKey)
+  local minute = tonumber(redis.call('GET', minuteKey) or '0')
+  local next = 0
+  if ARGV[o + 19] == '1' then next = reserve(o, minute, running, leftAfter) end
+  return ${ADMITTED}, 1 + 2 * next
+end
 local function admit(o)
+  if ARGV[o + 22] ~= '' then return claim(o) end
   local minuteKey, runningKey, hourKey, account, holds = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   local withCredits = ARGV[o + 9] == '1'
   local now = ARGV[o + 15]
@@ -275,7 +351,13 @@ local function admit(o)
   end
   local minute = redis.call('INCR', minuteKey)
   if minute == 1 then redis.call('PEXPIRE', minuteKey, minuteMs) end
-  if minute > tonumber(ARGV[o + 5]) then return 1, redis.call('PTTL', minuteKey) end
+  if minute > tonumber(ARGV[o + 5]) then
+    if firstLook and mayBeLate(minuteKey .. ':lazy', now) then
+      redis.call('DECR', minuteKey)
+      return ${LOOK_AGAIN}, 0
+    end
+    return 1, redis.call('PTTL', minuteKey)
+  end
   -- A slot per request in flight, lapsing on its own: a departure lost on the way (Redis
   -- restarted, a replica killed) cannot hold a key at its limit for longer than the slot's life.
   redis.call('ZREMRANGEBYSCORE', runningKey, '-inf', now)
@@ -312,10 +394,12 @@ local function admit(o)
       redis.call('PEXPIRE', holds .. ':lazy', accountTtl)
     end
   end
-  return ${ADMITTED}, far and 1 or 0
+  local reserved = 0
+  if far and ARGV[o + 19] == '1' then reserved = reserve(o, minute, running + 1, left - amount) end
+  return ${ADMITTED}, (far and 1 or 0) + 2 * reserved
 end
--- Two numbers per admission: its code, then the retry-after in ms for a refusal or the
--- may-wait flag (1 or 0) for an admitted request.
+-- Two numbers per admission: its code, then the retry-after in ms for a refusal or, for an
+-- admitted request, its may-wait flag (1) plus 2 when the next request was reserved.
 local results = {}
 for o = 5 + departureFields, #ARGV, ${ADMISSION_FIELDS} do
   local code, detail = admit(o)
@@ -347,14 +431,38 @@ interface PendingAdmission {
   args: Array<string | number>;
   resolve(result: AdmissionResult): void;
   reject(error: unknown): void;
+  /** The reservation the script may take for the key's next request (see ADMIT_SCRIPT's `reserve`). */
+  reservation?: Reservation;
 }
 
-/** Where `admissionArgs` puts the second-look flag. */
-const SECOND_LOOK_FIELD = ADMISSION_FIELDS - 1;
+/** A request of one key admitted ahead of time on this replica: the next one that fits may run at once. */
+interface Reservation {
+  id: string;
+  concurrencyKey: string;
+  /** The minute key (prefixed, with its window) that counted it. */
+  minuteKey: string;
+  perMinuteLimit: number;
+  concurrencyLimit: number;
+  /** Absent for an admission without credits. */
+  accountId?: string;
+  amountMicro: bigint;
+  /** The admission's `now` plus the use window: a request after this does not claim it. */
+  usableUntil: number;
+  timer?: NodeJS.Timeout;
+}
+
+/** Where `admissionArgs` puts the second-look and reserve flags. */
+const SECOND_LOOK_FIELD = 18;
+const RESERVE_FIELD = 19;
 
 export interface RedisLimitStoreOptions {
   /** Longest a departure that may wait waits for an admission to ride along with. */
   departureWaitMs?: number;
+  /**
+   * How long a reservation (the key's next request admitted ahead of time) stays usable on
+   * this replica; 0 takes none.
+   */
+  reservationUseMs?: number;
   /**
    * How long after a first look that found waiting departures the second look comes: the
    * longest wait plus what a busy replica's event loop may add to its timer.
@@ -363,6 +471,14 @@ export interface RedisLimitStoreOptions {
 }
 
 const DEPARTURE_WAIT_MS = 5;
+const RESERVATION_USE_MS = 5;
+/**
+ * A reservation's slot, hold and listing lapse this long after its admission if this replica
+ * neither claims nor gives it back (it died): long enough for a late claim and clocks that
+ * differ between replicas. Second looks do not wait for it: a reservation is given back within
+ * its use window plus a departure's wait.
+ */
+const RESERVATION_LAPSE_MS = 1_000;
 const EVENT_LOOP_ALLOWANCE_MS = 20;
 
 /**
@@ -374,7 +490,16 @@ export class RedisLimitStore implements LimitStore {
   private readonly redis: ScriptedRedis;
   private readonly keyPrefix: string;
   private readonly departureWaitMs: number;
+  private readonly reservationUseMs: number;
+  /** How long after its admission's `now` a reservation's listing lapses if neither claimed nor given back. */
+  private readonly reservationLapseMs: number;
   private readonly secondLookMs: number;
+  private readonly reservationPrefix = `rsv-${randomUUID()}-`;
+  private reservationCount = 0;
+  /** Per concurrency key, this replica's reservation, or null while one is being asked for. */
+  private readonly reservations = new Map<string, Reservation | null>();
+  /** Claims not sent yet: a departure of a claimed request must not overtake its claim. */
+  private unsentClaims = 0;
   private admissions: PendingAdmission[] = [];
   private departures: string[] = [];
   private sendScheduled = false;
@@ -384,7 +509,10 @@ export class RedisLimitStore implements LimitStore {
   constructor(url: string, prefix: string, options: RedisLimitStoreOptions = {}) {
     this.keyPrefix = `${prefix}:limits:`;
     this.departureWaitMs = options.departureWaitMs ?? DEPARTURE_WAIT_MS;
-    this.secondLookMs = options.secondLookMs ?? this.departureWaitMs + EVENT_LOOP_ALLOWANCE_MS;
+    this.reservationUseMs = options.reservationUseMs ?? RESERVATION_USE_MS;
+    this.reservationLapseMs = Math.max(RESERVATION_LAPSE_MS, 2 * this.reservationUseMs);
+    // An unused reservation is given back at the end of its use window, riding along for up to departureWaitMs.
+    this.secondLookMs = options.secondLookMs ?? this.reservationUseMs + this.departureWaitMs + EVENT_LOOP_ALLOWANCE_MS;
     // Commands are not queued while disconnected: the meter turns to its local counters at once instead.
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) as ScriptedRedis;
     this.redis.on('error', () => undefined);
@@ -409,11 +537,86 @@ export class RedisLimitStore implements LimitStore {
     });
   }
 
+  /**
+   * Checks and counts the request in Redis, in the next script call; or, when this replica
+   * holds a reservation the request fits, admits it at once and claims the reservation in the
+   * next call (which also asks for the next reservation). Requests that come one after the
+   * other then wait for no round trip, while every replica still sees each one counted.
+   */
   admit(admission: Admission, now: number): Promise<AdmissionResult> {
+    const key = admission.concurrency.key;
+    const held = this.reservations.get(key);
+    if (held && this.fits(held, admission, now)) {
+      clearTimeout(held.timer);
+      const next = this.newReservation(admission, now);
+      this.reservations.set(key, null);
+      this.unsentClaims++;
+      this.admissions.push({ args: this.admissionArgs(admission, now, next, held), resolve: () => undefined, reject: () => undefined, reservation: next });
+      this.scheduleSend();
+      return Promise.resolve({ allowed: true, departureMayWait: true });
+    }
+    // One reservation per key at a time: none asked for while one is held or on its way.
+    const reservation = held === undefined && !admission.freeHourly ? this.newReservation(admission, now) : undefined;
+    if (reservation) this.reservations.set(key, null);
     return new Promise((resolve, reject) => {
       this.scheduleSend();
-      this.admissions.push({ args: this.admissionArgs(admission, now), resolve, reject });
+      this.admissions.push({ args: this.admissionArgs(admission, now, reservation), resolve, reject, reservation });
     });
+  }
+
+  private newReservation(admission: Admission, now: number): Reservation | undefined {
+    if (this.reservationUseMs <= 0) return undefined;
+    const { perMinute, concurrency, credits } = admission;
+    return {
+      id: `${this.reservationPrefix}${++this.reservationCount}`,
+      concurrencyKey: concurrency.key,
+      minuteKey: this.minuteKey(perMinute.key, now),
+      perMinuteLimit: perMinute.limit,
+      concurrencyLimit: concurrency.limit,
+      accountId: credits?.accountId,
+      amountMicro: credits?.amountMicro ?? 0n,
+      usableUntil: now + this.reservationUseMs,
+    };
+  }
+
+  /** Whether the reservation stands for this request: same key, limits, minute and account, a hold no larger. */
+  private fits(reservation: Reservation, admission: Admission, now: number): boolean {
+    const { perMinute, concurrency, freeHourly, credits } = admission;
+    return (
+      !freeHourly &&
+      now <= reservation.usableUntil &&
+      this.minuteKey(perMinute.key, now) === reservation.minuteKey &&
+      perMinute.limit === reservation.perMinuteLimit &&
+      concurrency.limit === reservation.concurrencyLimit &&
+      credits?.accountId === reservation.accountId &&
+      (credits?.amountMicro ?? 0n) <= reservation.amountMicro
+    );
+  }
+
+  /** Keeps what the script reserved until the end of its use window, then gives it back. */
+  private keep(reservation: Reservation): void {
+    reservation.timer = setTimeout(() => {
+      if (this.reservations.get(reservation.concurrencyKey) !== reservation) return;
+      this.reservations.delete(reservation.concurrencyKey);
+      this.giveBack(reservation);
+      this.scheduleDepartures();
+    }, this.reservationUseMs);
+    this.reservations.set(reservation.concurrencyKey, reservation);
+  }
+
+  private giveBack(reservation: Reservation): void {
+    const { id, concurrencyKey, accountId = 'none', amountMicro, minuteKey } = reservation;
+    this.departures.push(
+      this.key(concurrencyKey),
+      id,
+      this.key(accountKey(accountId)),
+      this.key(holdsKey(accountId)),
+      reservation.accountId ? holdMember(id, amountMicro) : '',
+      amountMicro.toString(),
+      '0',
+      '1',
+      minuteKey,
+    );
   }
 
   /**
@@ -446,6 +649,8 @@ export class RedisLimitStore implements LimitStore {
    * of its due time: no replica's event loop stalls for longer than that.
    */
   finish(departure: Departure): void {
+    // Only a claimed request can finish before its admission went out.
+    if (this.unsentClaims > 0) this.send();
     const { concurrencyKey, slotId, credits, mayWait = false } = departure;
     const accountId = credits?.accountId ?? 'none';
     this.departures.push(
@@ -457,6 +662,7 @@ export class RedisLimitStore implements LimitStore {
       credits ? credits.amountMicro.toString() : '0',
       credits ? credits.spentMicro.toString() : '0',
       mayWait ? '1' : '0',
+      '',
     );
     if (mayWait && (!credits || credits.spentMicro <= credits.amountMicro)) this.scheduleDepartures();
     else this.send();
@@ -476,6 +682,12 @@ export class RedisLimitStore implements LimitStore {
       this.admissions.push(pending);
     }
     this.secondLooks.clear();
+    for (const reservation of this.reservations.values()) {
+      if (!reservation) continue;
+      clearTimeout(reservation.timer);
+      this.giveBack(reservation);
+    }
+    this.reservations.clear();
     // Finished requests give their slots and holds back before the connection goes.
     this.send();
     await this.redis.quit().catch(() => this.redis.disconnect());
@@ -485,11 +697,16 @@ export class RedisLimitStore implements LimitStore {
     return this.keyPrefix + name;
   }
 
-  private admissionArgs(admission: Admission, now: number): Array<string | number> {
+  private minuteKey(perMinuteKey: string, now: number): string {
+    return this.key(`${perMinuteKey}:${windowOf(now, MINUTE_MS)}`);
+  }
+
+  /** `reserve`: the reservation to take for the key's next request, if far enough; `claimed`: the one this request was admitted from. */
+  private admissionArgs(admission: Admission, now: number, reserve?: Reservation, claimed?: Reservation): Array<string | number> {
     const { perMinute, concurrency, freeHourly, credits } = admission;
     const accountId = credits?.accountId ?? 'none';
     return [
-      this.key(`${perMinute.key}:${windowOf(now, MINUTE_MS)}`),
+      this.minuteKey(perMinute.key, now),
       this.key(concurrency.key),
       this.key(freeHourly ? `${freeHourly.key}:${windowOf(now, HOUR_MS)}` : `${perMinute.key}:unused`),
       this.key(accountKey(accountId)),
@@ -508,6 +725,12 @@ export class RedisLimitStore implements LimitStore {
       credits ? now + credits.ttlMs : 0,
       concurrency.slotId,
       '0',
+      reserve ? '1' : '0',
+      reserve ? reserve.id : '',
+      reserve ? now + this.reservationLapseMs : 0,
+      claimed ? claimed.id : '',
+      claimed?.accountId ? holdMember(claimed.id, claimed.amountMicro) : '',
+      claimed ? claimed.amountMicro.toString() : '0',
     ];
   }
 
@@ -524,6 +747,9 @@ export class RedisLimitStore implements LimitStore {
 
   private lookAgain(pending: PendingAdmission): void {
     pending.args[SECOND_LOOK_FIELD] = '1';
+    // Near a limit: no reservation (and the key may have another on its way by the second look).
+    pending.args[RESERVE_FIELD] = '0';
+    pending.reservation = undefined;
     const timer = setTimeout(() => {
       this.secondLooks.delete(timer);
       this.admissions.push(pending);
@@ -534,6 +760,7 @@ export class RedisLimitStore implements LimitStore {
 
   private send(): void {
     this.sendScheduled = false;
+    this.unsentClaims = 0;
     clearTimeout(this.departureTimer);
     this.departureTimer = undefined;
     const batch = this.admissions;
@@ -546,14 +773,22 @@ export class RedisLimitStore implements LimitStore {
         batch.forEach((pending, index) => {
           const code = Number(codes[2 * index]);
           const detail = Number(codes[2 * index + 1]);
-          if (code === ADMITTED) return pending.resolve({ allowed: true, departureMayWait: detail === 1 });
+          if (pending.reservation && !(code === ADMITTED && detail & 2)) this.reservations.delete(pending.reservation.concurrencyKey);
+          if (code === ADMITTED) {
+            if (pending.reservation && detail & 2) this.keep(pending.reservation);
+            return pending.resolve({ allowed: true, departureMayWait: (detail & 1) === 1 });
+          }
           if (code === LOOK_AGAIN) return this.lookAgain(pending);
           const reason = REASONS[code as 1 | 2 | 3 | 4];
           pending.resolve({ allowed: false, reason, retryAfterSeconds: reason === 'credits' ? 0 : Math.max(1, Math.ceil(detail / 1000)) });
         });
       },
       // Departures lost with a failed call leave slots and holds to lapse on their own.
-      (error: unknown) => batch.forEach((pending) => pending.reject(error)),
+      (error: unknown) =>
+        batch.forEach((pending) => {
+          if (pending.reservation) this.reservations.delete(pending.reservation.concurrencyKey);
+          pending.reject(error);
+        }),
     );
   }
 }
