@@ -439,8 +439,9 @@ interface PendingAdmission {
 interface Reservation {
   id: string;
   concurrencyKey: string;
-  /** The minute key (prefixed, with its window) that counted it. */
-  minuteKey: string;
+  /** The minute that counted it: the key's per-minute key and window. */
+  perMinuteKey: string;
+  minuteWindow: number;
   perMinuteLimit: number;
   concurrencyLimit: number;
   /** Absent for an admission without credits. */
@@ -498,8 +499,8 @@ export class RedisLimitStore implements LimitStore {
   private reservationCount = 0;
   /** Per concurrency key, this replica's reservation, or null while one is being asked for. */
   private readonly reservations = new Map<string, Reservation | null>();
-  /** Claims not sent yet: a departure of a claimed request must not overtake its claim. */
-  private unsentClaims = 0;
+  /** A claim not sent yet: a departure of a claimed request must not overtake its claim. */
+  private claimUnsent = false;
   private admissions: PendingAdmission[] = [];
   private departures: string[] = [];
   private sendScheduled = false;
@@ -550,7 +551,7 @@ export class RedisLimitStore implements LimitStore {
       clearTimeout(held.timer);
       const next = this.newReservation(admission, now);
       this.reservations.set(key, null);
-      this.unsentClaims++;
+      this.claimUnsent = true;
       this.admissions.push({ args: this.admissionArgs(admission, now, next, held), resolve: () => undefined, reject: () => undefined, reservation: next });
       this.scheduleSend();
       return Promise.resolve({ allowed: true, departureMayWait: true });
@@ -570,7 +571,8 @@ export class RedisLimitStore implements LimitStore {
     return {
       id: `${this.reservationPrefix}${++this.reservationCount}`,
       concurrencyKey: concurrency.key,
-      minuteKey: this.minuteKey(perMinute.key, now),
+      perMinuteKey: perMinute.key,
+      minuteWindow: windowOf(now, MINUTE_MS),
       perMinuteLimit: perMinute.limit,
       concurrencyLimit: concurrency.limit,
       accountId: credits?.accountId,
@@ -585,7 +587,8 @@ export class RedisLimitStore implements LimitStore {
     return (
       !freeHourly &&
       now <= reservation.usableUntil &&
-      this.minuteKey(perMinute.key, now) === reservation.minuteKey &&
+      windowOf(now, MINUTE_MS) === reservation.minuteWindow &&
+      perMinute.key === reservation.perMinuteKey &&
       perMinute.limit === reservation.perMinuteLimit &&
       concurrency.limit === reservation.concurrencyLimit &&
       credits?.accountId === reservation.accountId &&
@@ -595,8 +598,8 @@ export class RedisLimitStore implements LimitStore {
 
   /** Keeps what the script reserved until the end of its use window, then gives it back. */
   private keep(reservation: Reservation): void {
+    // Cleared when the reservation is claimed or the store closes.
     reservation.timer = setTimeout(() => {
-      if (this.reservations.get(reservation.concurrencyKey) !== reservation) return;
       this.reservations.delete(reservation.concurrencyKey);
       this.giveBack(reservation);
       this.scheduleDepartures();
@@ -605,7 +608,7 @@ export class RedisLimitStore implements LimitStore {
   }
 
   private giveBack(reservation: Reservation): void {
-    const { id, concurrencyKey, accountId = 'none', amountMicro, minuteKey } = reservation;
+    const { id, concurrencyKey, accountId = 'none', amountMicro } = reservation;
     this.departures.push(
       this.key(concurrencyKey),
       id,
@@ -615,7 +618,7 @@ export class RedisLimitStore implements LimitStore {
       amountMicro.toString(),
       '0',
       '1',
-      minuteKey,
+      this.key(`${reservation.perMinuteKey}:${reservation.minuteWindow}`),
     );
   }
 
@@ -650,7 +653,7 @@ export class RedisLimitStore implements LimitStore {
    */
   finish(departure: Departure): void {
     // Only a claimed request can finish before its admission went out.
-    if (this.unsentClaims > 0) this.send();
+    if (this.claimUnsent) this.send();
     const { concurrencyKey, slotId, credits, mayWait = false } = departure;
     const accountId = credits?.accountId ?? 'none';
     this.departures.push(
@@ -697,16 +700,12 @@ export class RedisLimitStore implements LimitStore {
     return this.keyPrefix + name;
   }
 
-  private minuteKey(perMinuteKey: string, now: number): string {
-    return this.key(`${perMinuteKey}:${windowOf(now, MINUTE_MS)}`);
-  }
-
   /** `reserve`: the reservation to take for the key's next request, if far enough; `claimed`: the one this request was admitted from. */
   private admissionArgs(admission: Admission, now: number, reserve?: Reservation, claimed?: Reservation): Array<string | number> {
     const { perMinute, concurrency, freeHourly, credits } = admission;
     const accountId = credits?.accountId ?? 'none';
     return [
-      this.minuteKey(perMinute.key, now),
+      this.key(`${perMinute.key}:${windowOf(now, MINUTE_MS)}`),
       this.key(concurrency.key),
       this.key(freeHourly ? `${freeHourly.key}:${windowOf(now, HOUR_MS)}` : `${perMinute.key}:unused`),
       this.key(accountKey(accountId)),
@@ -760,7 +759,7 @@ export class RedisLimitStore implements LimitStore {
 
   private send(): void {
     this.sendScheduled = false;
-    this.unsentClaims = 0;
+    this.claimUnsent = false;
     clearTimeout(this.departureTimer);
     this.departureTimer = undefined;
     const batch = this.admissions;
@@ -773,11 +772,11 @@ export class RedisLimitStore implements LimitStore {
         batch.forEach((pending, index) => {
           const code = Number(codes[2 * index]);
           const detail = Number(codes[2 * index + 1]);
-          if (pending.reservation && !(code === ADMITTED && detail & 2)) this.reservations.delete(pending.reservation.concurrencyKey);
-          if (code === ADMITTED) {
-            if (pending.reservation && detail & 2) this.keep(pending.reservation);
-            return pending.resolve({ allowed: true, departureMayWait: (detail & 1) === 1 });
+          if (pending.reservation) {
+            if (code === ADMITTED && detail & 2) this.keep(pending.reservation);
+            else this.reservations.delete(pending.reservation.concurrencyKey);
           }
+          if (code === ADMITTED) return pending.resolve({ allowed: true, departureMayWait: (detail & 1) === 1 });
           if (code === LOOK_AGAIN) return this.lookAgain(pending);
           const reason = REASONS[code as 1 | 2 | 3 | 4];
           pending.resolve({ allowed: false, reason, retryAfterSeconds: reason === 'credits' ? 0 : Math.max(1, Math.ceil(detail / 1000)) });

@@ -1,6 +1,5 @@
-import { BadRequestException } from '@nestjs/common';
 import { AssistantMessageDto, ChatCompletionRequestDto, SystemMessageDto, ToolMessageDto, UserMessageDto } from '@igw/contracts';
-import { createValidationPipe } from './validation.pipe';
+import { rejectionMessage, validatedBody } from './validation.testing';
 
 // The chat request contract (spec: "POST /v1/chat/completions", "Limits", "Errors") run through
 // the real global pipe, exactly as a request body reaches the controller.
@@ -9,19 +8,8 @@ type Body = Record<string, unknown>;
 
 const PREFIX = 'Body validation error!';
 
-async function validated(body: unknown): Promise<ChatCompletionRequestDto> {
-  return (await createValidationPipe().transform(body, { type: 'body', metatype: ChatCompletionRequestDto })) as ChatCompletionRequestDto;
-}
-
-async function rejection(body: unknown): Promise<string> {
-  try {
-    await validated(body);
-  } catch (error) {
-    expect(error).toBeInstanceOf(BadRequestException);
-    return (error as BadRequestException).message;
-  }
-  throw new Error(`expected ${JSON.stringify(body)} to be rejected`);
-}
+const validated = (body: unknown) => validatedBody(ChatCompletionRequestDto, body);
+const rejection = (body: unknown) => rejectionMessage(ChatCompletionRequestDto, body);
 
 /** What goes upstream: the JSON of the validated DTO. */
 function wire(value: unknown): unknown {

@@ -1,23 +1,11 @@
-import { BadRequestException } from '@nestjs/common';
 import { EmbeddingRequestDto } from '@igw/contracts';
-import { createValidationPipe } from './validation.pipe';
+import { rejectionMessage, validatedBody } from './validation.testing';
 
 // The embeddings request contract (spec: "POST /v1/embeddings", "Errors") run through the real
 // global pipe, exactly as a request body reaches the controller.
 
-async function validated(body: unknown): Promise<EmbeddingRequestDto> {
-  return (await createValidationPipe().transform(body, { type: 'body', metatype: EmbeddingRequestDto })) as EmbeddingRequestDto;
-}
-
-async function rejection(body: unknown): Promise<string> {
-  try {
-    await validated(body);
-  } catch (error) {
-    expect(error).toBeInstanceOf(BadRequestException);
-    return (error as BadRequestException).message;
-  }
-  throw new Error(`expected ${JSON.stringify(body)} to be rejected`);
-}
+const validated = (body: unknown) => validatedBody(EmbeddingRequestDto, body);
+const rejection = (body: unknown) => rejectionMessage(EmbeddingRequestDto, body);
 
 const request = (fields: Record<string, unknown> = {}) => ({ model: 'text-embedding-3-small', input: 'hello', ...fields });
 
