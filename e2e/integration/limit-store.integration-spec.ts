@@ -420,6 +420,11 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       return settled;
     };
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** Waits until the check holds (well within a reservation's use window). */
+    const until = async (check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 30;
+      while (!(await check()) && Date.now() < deadline) await pause(1);
+    };
 
     it('admits requests that come one after another without a round trip each, and counts every one exactly', async () => {
       const a = await replica(reserving);
@@ -441,8 +446,10 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
         expect(result.allowed).toBe(true);
         a.finish({ concurrencyKey: 'key:seq:running', slotId: id, credits: { accountId: 'rich', holdId: id, amountMicro: rich.amountMicro, spentMicro: 300n }, mayWait: result.allowed && result.departureMayWait });
         spent += 300n;
+        // The next request comes once the claim's answer (with the next reservation) is back:
+        // Redis has counted that reservation in the minute.
+        await until(async () => (await minuteCount('seq')) === i + 2);
         await nextTurn();
-        await pause(2);
       }
       // The first goes to Redis (and reserves the second); every later one was reserved by the one before.
       expect(atOnce).toEqual([false, true, true, true, true, true, true, true, true, true]);
@@ -453,6 +460,36 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       for (const name of ['key:seq:running', 'key:seq:running:lazy', 'account:rich:holds', 'account:rich:holds:lazy', `key:seq:minute:${Math.floor(now / MINUTE_MS)}:lazy`]) {
         expect(await size(name)).toBe(0);
       }
+    });
+
+    it('admits a request that comes while its key\'s reservation is on its way from that reservation, not with a call of its own', async () => {
+      const a = await replica(reserving);
+      const asking = (id: string) =>
+        a.admit(
+          {
+            perMinute: { key: 'key:early:minute', limit: 1_000 },
+            concurrency: { key: 'key:early:running', limit: 100, ttlMs: 60_000, slotId: id },
+            credits: { accountId: 'early', snapshot: { balanceMicro: 1_000_000n, version: 1, usageSpentMicro: 0n }, holdId: id, amountMicro: 1_000n, ttlMs: 60_000 },
+          },
+          now,
+        );
+      const sent = jest.spyOn((a as unknown as { redis: { admitRequests(...args: unknown[]): Promise<number[]> } }).redis, 'admitRequests');
+      const first = asking('e1');
+      // The first admission's call (which also asks for a reservation) leaves on this turn.
+      await nextTurn();
+      expect(sent).toHaveBeenCalledTimes(1);
+      const second = asking('e2');
+      let callsWhenSecondAdmitted = -1;
+      void second.then(() => (callsWhenSecondAdmitted = sent.mock.calls.length));
+      expect((await first).allowed).toBe(true);
+      expect((await second).allowed).toBe(true);
+      expect(callsWhenSecondAdmitted).toBe(1);
+      // Then its claim (which takes the next reservation), and that one given back unused.
+      await pause(150);
+      expect(sent).toHaveBeenCalledTimes(3);
+      expect(await minuteCount('early')).toBe(2);
+      expect(await money('early')).toEqual({ held: 2_000n, settled: 0n });
+      expect(await size('key:early:running')).toBe(2);
     });
 
     it('never lets reservations loosen a limit another replica enforces: the minute still admits exactly its limit', async () => {

@@ -499,11 +499,15 @@ export class RedisLimitStore implements LimitStore {
   private reservationCount = 0;
   /** Per concurrency key, this replica's reservation, or null while one is being asked for. */
   private readonly reservations = new Map<string, Reservation | null>();
+  /** Per concurrency key, the request waiting for the key's reservation on its way (one at most). */
+  private readonly awaitingReservation = new Map<string, () => void>();
+  private closing = false;
   /** A claim not sent yet: a departure of a claimed request must not overtake its claim. */
   private claimUnsent = false;
   private admissions: PendingAdmission[] = [];
   private departures: string[] = [];
   private sendScheduled = false;
+  private claimScheduled = false;
   private departureTimer?: NodeJS.Timeout;
   private readonly secondLooks = new Map<NodeJS.Timeout, PendingAdmission>();
 
@@ -553,8 +557,14 @@ export class RedisLimitStore implements LimitStore {
       this.reservations.set(key, null);
       this.claimUnsent = true;
       this.admissions.push({ args: this.admissionArgs(admission, now, next, held), resolve: () => undefined, reject: () => undefined, reservation: next });
-      this.scheduleSend();
+      this.scheduleClaim();
       return Promise.resolve({ allowed: true, departureMayWait: true });
+    }
+    // A reservation of this key is on its way: its answer is due sooner than a round trip of
+    // the request's own, so the first request to come meanwhile waits for it (the others go
+    // to Redis, so that a busy key's requests never queue behind reservations one by one).
+    if (held === null && !admission.freeHourly && !this.awaitingReservation.has(key)) {
+      return new Promise((resolve, reject) => this.awaitingReservation.set(key, () => this.admit(admission, now).then(resolve, reject)));
     }
     // One reservation per key at a time: none asked for while one is held or on its way.
     const reservation = held === undefined && !admission.freeHourly ? this.newReservation(admission, now) : undefined;
@@ -566,7 +576,7 @@ export class RedisLimitStore implements LimitStore {
   }
 
   private newReservation(admission: Admission, now: number): Reservation | undefined {
-    if (this.reservationUseMs <= 0) return undefined;
+    if (this.reservationUseMs <= 0 || this.closing) return undefined;
     const { perMinute, concurrency, credits } = admission;
     return {
       id: `${this.reservationPrefix}${++this.reservationCount}`,
@@ -594,6 +604,15 @@ export class RedisLimitStore implements LimitStore {
       credits?.accountId === reservation.accountId &&
       (credits?.amountMicro ?? 0n) <= reservation.amountMicro
     );
+  }
+
+  /** The answer about the key's reservation on its way: kept if the script took it; a request waiting for it goes on. */
+  private reservationAnswered(key: string, taken?: Reservation): void {
+    if (taken) this.keep(taken);
+    else this.reservations.delete(key);
+    const waiting = this.awaitingReservation.get(key);
+    this.awaitingReservation.delete(key);
+    waiting?.();
   }
 
   /** Keeps what the script reserved until the end of its use window, then gives it back. */
@@ -679,6 +698,7 @@ export class RedisLimitStore implements LimitStore {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     // Admissions awaiting their second look get it now, after this replica's own departures.
     for (const [timer, pending] of this.secondLooks) {
       clearTimeout(timer);
@@ -739,6 +759,23 @@ export class RedisLimitStore implements LimitStore {
     setImmediate(() => this.send());
   }
 
+  /**
+   * A claim decides nothing (its request already runs), so it leaves a turn of the event loop
+   * later than an admission would: the request's upstream call, which undici writes on the
+   * next turn, goes out first instead of waiting behind the script call's CPU. A finish or
+   * an admission that comes first takes it along.
+   */
+  private scheduleClaim(): void {
+    if (this.sendScheduled || this.claimScheduled) return;
+    this.claimScheduled = true;
+    setImmediate(() =>
+      setImmediate(() => {
+        this.claimScheduled = false;
+        if (this.claimUnsent) this.send();
+      }),
+    );
+  }
+
   private scheduleDepartures(): void {
     if (this.departureTimer) return;
     this.departureTimer = setTimeout(() => this.send(), this.departureWaitMs);
@@ -772,10 +809,7 @@ export class RedisLimitStore implements LimitStore {
         batch.forEach((pending, index) => {
           const code = Number(codes[2 * index]);
           const detail = Number(codes[2 * index + 1]);
-          if (pending.reservation) {
-            if (code === ADMITTED && detail & 2) this.keep(pending.reservation);
-            else this.reservations.delete(pending.reservation.concurrencyKey);
-          }
+          if (pending.reservation) this.reservationAnswered(pending.reservation.concurrencyKey, code === ADMITTED && detail & 2 ? pending.reservation : undefined);
           if (code === ADMITTED) return pending.resolve({ allowed: true, departureMayWait: (detail & 1) === 1 });
           if (code === LOOK_AGAIN) return this.lookAgain(pending);
           const reason = REASONS[code as 1 | 2 | 3 | 4];
@@ -785,7 +819,7 @@ export class RedisLimitStore implements LimitStore {
       // Departures lost with a failed call leave slots and holds to lapse on their own.
       (error: unknown) =>
         batch.forEach((pending) => {
-          if (pending.reservation) this.reservations.delete(pending.reservation.concurrencyKey);
+          if (pending.reservation) this.reservationAnswered(pending.reservation.concurrencyKey);
           pending.reject(error);
         }),
     );

@@ -9,8 +9,25 @@ export interface ScaledDecimal {
 
 const DECIMAL_PATTERN = /^(-)?(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/i;
 
+/**
+ * Prices and ratios are parsed on every request, but a deployment has only so many of them:
+ * each is parsed once. Bounded, so parsing arbitrary user input cannot grow it without end.
+ */
+const parsedDecimals = new Map<number | string, Readonly<ScaledDecimal>>();
+const PARSED_DECIMALS_MAX = 4096;
+
 /** Parses a finite number or a decimal string ("0.15", "-3", "2.5e-7") exactly. */
-export function parseDecimal(value: number | string): ScaledDecimal {
+export function parseDecimal(value: number | string): Readonly<ScaledDecimal> {
+  let parsed = parsedDecimals.get(value);
+  if (parsed === undefined) {
+    parsed = Object.freeze(parseDecimalText(value));
+    if (parsedDecimals.size >= PARSED_DECIMALS_MAX) parsedDecimals.clear();
+    parsedDecimals.set(value, parsed);
+  }
+  return parsed;
+}
+
+function parseDecimalText(value: number | string): ScaledDecimal {
   const text = typeof value === 'number' ? numberToText(value) : value.trim();
   const match = DECIMAL_PATTERN.exec(text);
   if (!match) throw new RangeError(`Not a decimal number: ${text}`);
@@ -32,7 +49,9 @@ function numberToText(value: number): string {
   return String(value);
 }
 
-export const pow10 = (exponent: number): bigint => 10n ** BigInt(exponent);
+const POWERS_OF_TEN = Array.from({ length: 64 }, (_, exponent) => 10n ** BigInt(exponent));
+
+export const pow10 = (exponent: number): bigint => POWERS_OF_TEN[exponent] ?? 10n ** BigInt(exponent);
 
 /** Divides and rounds half away from zero. */
 export function divideRounded(numerator: bigint, denominator: bigint): bigint {

@@ -52,14 +52,39 @@ function bodyError(error: BodyParserError): GatewayException {
  * to Express). Parsed exactly as body-parser's strict JSON parser does, so a malformed body
  * gets the same error either way.
  */
-export async function readJsonBody(request: ServedRequest): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-  } catch {
+export function readJsonBody(request: ServedRequest): Promise<unknown> {
+  // Plain listeners rather than `for await`: the stream's async iterator costs a measurable
+  // share of a small request's CPU.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const onData = (chunk: Buffer) => chunks.push(chunk);
+    const onEnd = () => {
+      stopListening();
+      try {
+        resolve(parseJsonBody(chunks));
+      } catch (error) {
+        reject(error);
+      }
+    };
     // The client went away mid-body: what body-parser says then (nobody is left to read it).
-    throw bodyError({ name: 'BadRequestError', message: 'request aborted', type: 'request.aborted', status: HttpStatus.BAD_REQUEST });
-  }
+    const onAbort = () => {
+      stopListening();
+      reject(bodyError({ name: 'BadRequestError', message: 'request aborted', type: 'request.aborted', status: HttpStatus.BAD_REQUEST }));
+    };
+    const stopListening = () => {
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.off('error', onAbort);
+      request.off('close', onAbort);
+    };
+    request.on('data', onData);
+    request.on('end', onEnd);
+    request.on('error', onAbort);
+    request.on('close', onAbort);
+  });
+}
+
+function parseJsonBody(chunks: Buffer[]): unknown {
   let text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
   // body-parser's decoder (iconv-lite) drops a byte-order mark.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
