@@ -239,11 +239,14 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       },
       now,
     );
+    // Admitted from a reservation: its slot and hold are the request's (as the meter does).
+    const reserved = result.allowed ? result.reserved : undefined;
+    const slotId = reserved?.slotId ?? id;
     const leave = (spentMicro = 0n) =>
       store.finish({
         concurrencyKey: `key:${key}:running`,
-        slotId: id,
-        credits: credits && { accountId: credits.accountId, holdId: id, amountMicro: credits.amountMicro, spentMicro },
+        slotId,
+        credits: credits && { accountId: credits.accountId, holdId: slotId, amountMicro: reserved?.holdAmountMicro ?? credits.amountMicro, spentMicro },
         mayWait: result.allowed && result.departureMayWait,
       });
     return { result, leave };
@@ -444,7 +447,9 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
         atOnce.push(await decidedAtOnce(admission));
         const result = await admission;
         expect(result.allowed).toBe(true);
-        a.finish({ concurrencyKey: 'key:seq:running', slotId: id, credits: { accountId: 'rich', holdId: id, amountMicro: rich.amountMicro, spentMicro: 300n }, mayWait: result.allowed && result.departureMayWait });
+        if (!result.allowed) return;
+        const slotId = result.reserved?.slotId ?? id;
+        a.finish({ concurrencyKey: 'key:seq:running', slotId, credits: { accountId: 'rich', holdId: slotId, amountMicro: rich.amountMicro, spentMicro: 300n }, mayWait: result.departureMayWait });
         spent += 300n;
         // The next request comes once the claim's answer (with the next reservation) is back:
         // Redis has counted that reservation in the minute.
@@ -503,7 +508,7 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       for (let i = 0; i < 12; i++) {
         const result = await perMinute(b, `b${i}`);
         results.push(result);
-        if (result.allowed) b.finish({ concurrencyKey: 'key:shared:running', slotId: `b${i}`, mayWait: result.departureMayWait });
+        if (result.allowed) b.finish({ concurrencyKey: 'key:shared:running', slotId: result.reserved?.slotId ?? `b${i}`, mayWait: result.departureMayWait });
       }
       // A's reservation, unused, was given back: B got the nine the minute had left, then 429s.
       expect(results.filter((result) => result.allowed)).toHaveLength(9);

@@ -46,6 +46,12 @@ export type AdmissionResult =
        * key's and account's limits: its departure may then wait a few milliseconds for company.
        */
       departureMayWait?: boolean;
+      /**
+       * Set when the request was admitted from a reservation: the reservation's slot and hold
+       * became the request's, so its departure gives back these (the hold no smaller than the
+       * request's own).
+       */
+      reserved?: { slotId: string; holdAmountMicro: bigint };
     }
   | { allowed: false; reason: 'per-minute' | 'concurrency' | 'free-hourly' | 'credits'; retryAfterSeconds: number };
 
@@ -193,24 +199,27 @@ const spendable = (money: Pick<AccountMoney, 'balanceMicro' | 'settledMicro' | '
  */
 const SPENDABLE_LUA = `
 local function spendable(account, holds, balance, version, usageSpent, now)
-  if tonumber(version) > tonumber(redis.call('HGET', account, 'version') or '-1') then
+  local money = redis.call('HMGET', account, 'version', 'usageSpent', 'settled', 'held', 'balance')
+  if tonumber(version) > tonumber(money[1] or '-1') then
     redis.call('HSET', account, 'balance', balance, 'version', version, 'usageSpent', usageSpent)
+    money[2], money[5] = usageSpent, balance
   end
-  local applied = redis.call('HGET', account, 'usageSpent')
-  local settled = tonumber(redis.call('HGET', account, 'settled') or '0')
-  if settled < tonumber(applied) then
-    redis.call('HSET', account, 'settled', applied)
-    settled = tonumber(applied)
+  local applied = tonumber(money[2])
+  local settled = tonumber(money[3] or '0')
+  if settled < applied then
+    redis.call('HSET', account, 'settled', money[2])
+    settled = applied
   end
+  local held = tonumber(money[4] or '0')
   local lapsed = redis.call('ZRANGEBYSCORE', holds, '-inf', now)
   if #lapsed > 0 then
     local released = 0
     for _, member in ipairs(lapsed) do released = released + tonumber(string.match(member, ':(%d+)$')) end
     redis.call('ZREMRANGEBYSCORE', holds, '-inf', now)
     redis.call('HINCRBY', account, 'held', string.format('%d', -released))
+    held = held - released
   end
-  local held = tonumber(redis.call('HGET', account, 'held') or '0')
-  return tonumber(redis.call('HGET', account, 'balance')) - (settled - tonumber(applied)) - held
+  return tonumber(money[5]) - (settled - applied) - held
 end
 `;
 
@@ -296,28 +305,25 @@ local function reserve(o, minute, running, leftAfter)
   end
   return 1
 end
--- A request this replica admitted from its reservation: the reservation's minute count stays,
--- its slot and hold become the request's (listed as :lazy, the request having been admitted far
--- from the limits), and the next reservation is taken if the key is still far from them.
+-- A request this replica admitted from its reservation: the reservation's minute count stays
+-- (no longer to be given back), its slot and hold become the request's, kept under the
+-- reservation's names (listed as :lazy, the request having been admitted far from the limits)
+-- and living as long as the request's own would, and the next reservation is taken if the key
+-- is still far from them. A reservation that lapsed before its claim came is counted again.
 local function claim(o)
   local minuteKey, runningKey, account, holds = ARGV[o], ARGV[o + 1], ARGV[o + 3], ARGV[o + 4]
   local withCredits = ARGV[o + 9] == '1'
   local now, reserved = ARGV[o + 15], ARGV[o + 22]
   redis.call('ZREM', minuteKey .. ':lazy', reserved)
-  redis.call('ZREM', runningKey, reserved)
-  redis.call('ZREM', runningKey .. ':lazy', reserved)
   local slotExpiry = now + ARGV[o + 8]
-  redis.call('ZADD', runningKey, slotExpiry, ARGV[o + 17])
-  redis.call('ZADD', runningKey .. ':lazy', slotExpiry, ARGV[o + 17])
+  redis.call('ZADD', runningKey, slotExpiry, reserved)
+  redis.call('ZADD', runningKey .. ':lazy', slotExpiry, reserved)
   redis.call('PEXPIRE', runningKey, ARGV[o + 8])
   redis.call('PEXPIRE', runningKey .. ':lazy', ARGV[o + 8])
   local leftAfter = 0
   if withCredits then
-    if redis.call('ZREM', holds, ARGV[o + 23]) == 1 then redis.call('HINCRBY', account, 'held', '-' .. ARGV[o + 24]) end
-    redis.call('ZREM', holds .. ':lazy', ARGV[o + 23])
-    redis.call('ZADD', holds, ARGV[o + 16], ARGV[o + 14])
-    redis.call('ZADD', holds .. ':lazy', ARGV[o + 16], ARGV[o + 14])
-    redis.call('HINCRBY', account, 'held', ARGV[o + 13])
+    if redis.call('ZADD', holds, ARGV[o + 16], ARGV[o + 23]) == 1 then redis.call('HINCRBY', account, 'held', ARGV[o + 24]) end
+    redis.call('ZADD', holds .. ':lazy', ARGV[o + 16], ARGV[o + 23])
     redis.call('PEXPIRE', account, accountTtl)
     redis.call('PEXPIRE', holds, accountTtl)
     redis.call('PEXPIRE', holds .. ':lazy', accountTtl)
@@ -558,7 +564,7 @@ export class RedisLimitStore implements LimitStore {
       this.claimUnsent = true;
       this.admissions.push({ args: this.admissionArgs(admission, now, next, held), resolve: () => undefined, reject: () => undefined, reservation: next });
       this.scheduleClaim();
-      return Promise.resolve({ allowed: true, departureMayWait: true });
+      return Promise.resolve({ allowed: true, departureMayWait: true, reserved: { slotId: held.id, holdAmountMicro: held.amountMicro } });
     }
     // A reservation of this key is on its way: its answer is due sooner than a round trip of
     // the request's own, so the first request to come meanwhile waits for it (the others go
