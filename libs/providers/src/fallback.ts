@@ -1,3 +1,4 @@
+import type { CancelSignal } from './transport/cancellation';
 import { UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from './upstream.errors';
 
 /** Whether another source (or the same one, later) may succeed where this attempt failed. */
@@ -44,7 +45,7 @@ export interface FallbackOptions {
   breaker: CircuitBreaker;
   /** A `retry-after` up to this long is waited for and the same source tried once more. */
   retryAfterCapMs: number;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   sleep?: (ms: number) => Promise<void>;
 }
 

@@ -1,3 +1,5 @@
+import type { CancelSignal } from './transport/cancellation';
+
 /** Where one upstream call goes: a provider with its resolved address and key. */
 export interface ProviderTarget {
   /** Provider key as written in the catalogue and accepted by `provider` pinning, e.g. `openai`. */
@@ -79,7 +81,7 @@ export interface UpstreamChatChunk {
 }
 
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   timeoutMs: number;
 }
 

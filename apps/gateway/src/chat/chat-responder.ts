@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { ChatCompletionRequestDto } from '@igw/contracts';
 import type { ServerResponse } from 'node:http';
 import { sendJson, type ServedRequest } from '@igw/platform';
+import { Cancellation } from '@igw/providers';
 import type { ChatCall, ChatService } from './chat.service';
 
 /**
@@ -9,16 +10,16 @@ import type { ChatCall, ChatService } from './chat.service';
  * arrive (no buffering); a client that goes away aborts the upstream call.
  */
 export async function respondToChat(chat: ChatService, body: ChatCompletionRequestDto, request: ServedRequest, response: ServerResponse): Promise<void> {
-  const abort = new AbortController();
+  const cancellation = new Cancellation();
   response.on('close', () => {
-    if (!response.writableFinished) abort.abort();
+    if (!response.writableFinished) cancellation.abort();
   });
   const call: ChatCall = {
     requestId: request.context!.requestId,
     auth: request.context!.auth!,
     body,
     bodyBytes: Number(request.headers['content-length']) || Buffer.byteLength(JSON.stringify(body.messages)),
-    signal: abort.signal,
+    signal: cancellation,
   };
   if (!body.stream) {
     sendJson(response, 200, await chat.complete(call));
@@ -35,7 +36,7 @@ export async function respondToChat(chat: ChatService, body: ChatCompletionReque
   let first = true;
   try {
     for await (const event of events) {
-      if (abort.signal.aborted) break;
+      if (cancellation.aborted) break;
       const writable = response.write(event);
       if (first) {
         // Node corks the socket on a write until the next tick, so the events of one upstream

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
 import { chatUnits, countTokens, estimatePromptTokens } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
-import { chatAdapterFor, type UpstreamChatChunk, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
+import { chatAdapterFor, type CancelSignal, type UpstreamChatChunk, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest, type ChargedUsage } from '../limits/request-meter';
 import { planTargets, selectSources, UpstreamFallback, type UpstreamTarget } from '../upstream/upstream-route';
@@ -16,7 +16,7 @@ export interface ChatCall {
   body: ChatCompletionRequestDto;
   /** Size of the request body, for the cheap context-length pre-check. */
   bodyBytes: number;
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 interface PreparedChat {

@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, HttpStatus, Post, Query, Req, Res } from '@
 import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { EmbeddingListDto, EmbeddingRequestDto, ErrorBodyDto, ErrorMessages } from '@igw/contracts';
 import { GatewayException, PathId, RequireApiKey } from '@igw/platform';
+import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { AzureEmbeddingRequestDto } from './dto/azure-embedding-request.dto';
 import { EmbeddingsService } from './embeddings.service';
@@ -45,10 +46,10 @@ export class EmbeddingsController {
 
   /** A client that goes away aborts the upstream call. */
   private run(body: EmbeddingRequestDto, request: Request, response: Response): Promise<EmbeddingListDto> {
-    const abort = new AbortController();
+    const cancellation = new Cancellation();
     response.on('close', () => {
-      if (!response.writableFinished) abort.abort();
+      if (!response.writableFinished) cancellation.abort();
     });
-    return this.embeddings.embed({ requestId: request.context.requestId, auth: request.context.auth!, body, signal: abort.signal });
+    return this.embeddings.embed({ requestId: request.context.requestId, auth: request.context.auth!, body, signal: cancellation });
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CatalogueModel, EmbeddingListDto, EmbeddingRequestDto } from '@igw/contracts';
 import { SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
-import { embeddingsAdapterFor, type UpstreamEmbeddingResult } from '@igw/providers';
+import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest, type ChargedUsage } from '../limits/request-meter';
 import { planTargets, selectSources, UpstreamFallback, type UpstreamTarget } from '../upstream/upstream-route';
@@ -12,7 +12,7 @@ export interface EmbeddingsCall {
   requestId: string;
   auth: AuthenticatedKey;
   body: EmbeddingRequestDto;
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 interface PreparedEmbeddings {

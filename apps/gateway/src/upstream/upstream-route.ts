@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { GatewayException, type ServiceSettings } from '@igw/platform';
-import { CircuitBreaker, planRoute, runWithFallback, type RoutePlan } from '@igw/providers';
+import { CircuitBreaker, planRoute, runWithFallback, type CancelSignal, type RoutePlan } from '@igw/providers';
 import { toClientError } from './upstream-error.mapper';
 
 /** A `retry-after` up to this long is waited for; longer ones move on to the next source. */
@@ -44,7 +44,7 @@ export function planTargets(model: CatalogueModel, sources: CatalogueModel['rout
 export class UpstreamFallback {
   private readonly breaker = new CircuitBreaker();
 
-  async run<T>(targets: readonly UpstreamTarget[], attempt: (target: UpstreamTarget) => Promise<T>, signal: AbortSignal): Promise<T> {
+  async run<T>(targets: readonly UpstreamTarget[], attempt: (target: UpstreamTarget) => Promise<T>, signal: CancelSignal): Promise<T> {
     try {
       return await runWithFallback(targets, attempt, { breaker: this.breaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, signal });
     } catch (error) {

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
-import { postJson, type JsonRequest } from './http-client';
+import { Cancellation, type CancelSignal } from './cancellation';
+import { openEventStream, postJson, type JsonRequest } from './http-client';
 
 // postJson collects the answer with its own undici handler: the same results and errors as
 // request() + body.text(), checked against a real local server.
@@ -35,6 +36,24 @@ const call = (path: string, extra: Partial<JsonRequest> = {}): JsonRequest => ({
   timeoutMs: 2_000,
   ...extra,
 });
+
+/** The signals a call may be given: the standard one, and the gateway's own per-request Cancellation. */
+const signals: Array<[string, () => { signal: CancelSignal; abort: () => void }]> = [
+  [
+    'an AbortSignal',
+    () => {
+      const controller = new AbortController();
+      return { signal: controller.signal, abort: () => controller.abort() };
+    },
+  ],
+  [
+    'a Cancellation',
+    () => {
+      const cancellation = new Cancellation();
+      return { signal: cancellation, abort: () => cancellation.abort() };
+    },
+  ],
+];
 
 describe('postJson', () => {
   it('sends the JSON body with its headers and parses the answer (a byte order mark skipped, chunks joined)', async () => {
@@ -72,13 +91,13 @@ describe('postJson', () => {
     await expect(postJson(call('/sleepy', { timeoutMs: 200 }))).rejects.toBeInstanceOf(UpstreamTimeoutError);
   });
 
-  it('rejects with the abort reason when the signal fires, before or during the call', async () => {
+  it.each(signals)('rejects with the abort reason when %s fires, before or during the call', async (_name, make) => {
     routes.set('/slow', (_request, _body, response) => setTimeout(() => response.end('{}'), 1_000));
-    const during = new AbortController();
+    const during = make();
     const pending = postJson(call('/slow', { signal: during.signal }));
     setTimeout(() => during.abort(), 50);
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
-    const before = new AbortController();
+    const before = make();
     before.abort();
     await expect(postJson(call('/slow', { signal: before.signal }))).rejects.toMatchObject({ name: 'AbortError' });
   });
@@ -89,5 +108,25 @@ describe('postJson', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     await expect(postJson(call('', { url: `http://127.0.0.1:${port}/v1/chat/completions` }))).rejects.toBeInstanceOf(UpstreamUnavailableError);
+  });
+});
+
+describe('openEventStream', () => {
+  it.each(signals)('ends the stream with the abort reason when %s fires mid-stream, and closes the connection', async (_name, make) => {
+    let upstreamClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
+    routes.set('/events', (request, _body, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: {"n":1}\n\n');
+      request.socket.on('close', upstreamClosed);
+    });
+    const { signal, abort } = make();
+    const events = await openEventStream(call('/events', { signal }));
+    const iterator = events[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toMatchObject({ data: '{"n":1}' });
+    const next = iterator.next();
+    abort();
+    await expect(next).rejects.toMatchObject({ name: 'AbortError' });
+    await closed;
   });
 });

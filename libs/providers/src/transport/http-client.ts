@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
+import type { CancelSignal } from './cancellation';
 import { parseSse, type SseEvent } from './sse';
 
 /** One keep-alive pool for all upstream calls: connection set-up stays off the request path. */
@@ -11,7 +12,7 @@ export interface JsonRequest {
   headers: Record<string, string>;
   body: unknown;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 type UpstreamResponse = Awaited<ReturnType<typeof request>>;
@@ -26,7 +27,8 @@ async function send(call: JsonRequest, accept: string): Promise<UpstreamResponse
       body: JSON.stringify(call.body),
       headersTimeout: call.timeoutMs,
       bodyTimeout: call.timeoutMs,
-      signal: call.signal,
+      // undici takes any object with addEventListener for a signal.
+      signal: call.signal as AbortSignal | undefined,
     });
   } catch (error) {
     throw translateTransportError(call, error);
@@ -133,7 +135,7 @@ function exchange(call: JsonRequest, accept: string): Promise<WholeAnswer> {
   });
 }
 
-function abortReason(signal: AbortSignal | undefined): Error {
+function abortReason(signal: CancelSignal | undefined): Error {
   return (signal?.reason as Error | undefined) ?? new undiciErrors.RequestAbortedError();
 }
 
