@@ -130,8 +130,19 @@ export class ChatService {
 
 /** Charges the usage in the units the model's price list names (cached tokens only where priced). */
 function settle(model: CatalogueModel, usage: UpstreamUsage, admitted: AdmittedRequest): ChargedUsage {
-  const pricedUnits = new Set((model.pricing?.units ?? []).map((unit) => unit.unit));
-  return admitted.settle(chatUnits(usage, pricedUnits));
+  return admitted.settle(chatUnits(usage, pricedUnitsOf(model)));
+}
+
+/** Per catalogue entry (entries are replaced, never changed, when the catalogue changes). */
+const pricedUnitsByModel = new WeakMap<CatalogueModel, ReadonlySet<string>>();
+
+function pricedUnitsOf(model: CatalogueModel): ReadonlySet<string> {
+  let units = pricedUnitsByModel.get(model);
+  if (!units) {
+    units = new Set((model.pricing?.units ?? []).map((unit) => unit.unit));
+    pricedUnitsByModel.set(model, units);
+  }
+  return units;
 }
 
 const FINISH_REASONS = new Set(['stop', 'length', 'content_filter', 'tool_calls']);

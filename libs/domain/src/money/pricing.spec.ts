@@ -33,6 +33,13 @@ describe('priceUsage', () => {
     expect(priced.usd).toBe('0.00045');
   });
 
+  it('prices one price list again at another credit ratio (it is prepared once per ratio)', () => {
+    const usage = { input_tokens: 1000, output_tokens: 500 };
+    expect(formatMicroCredits(priceUsage(gpt4oMini, usage, 2_000_000).creditsMicro)).toBe('900');
+    expect(formatMicroCredits(priceUsage(gpt4oMini, usage, 1_000).creditsMicro)).toBe('0.45');
+    expect(formatMicroCredits(priceUsage(gpt4oMini, usage, 2_000_000).creditsMicro)).toBe('900');
+  });
+
   it('charges nothing for units the price list does not name', () => {
     const embeddings = { units: [{ unit: 'input_tokens', price: 0.02, per: 1_000_000 }] };
     const priced = priceUsage(embeddings, { input_tokens: 10, output_tokens: 99 }, 2_000_000);

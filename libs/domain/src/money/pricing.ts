@@ -14,22 +14,44 @@ export interface PricedUsage {
 /** Intermediate precision below the micro-credit, so per-unit rounding never accumulates. */
 const GUARD_SCALE = 18;
 
+/** One price of a list, ready to multiply: credits (scaled by the guard) per unit = count * factor / denominator. */
+interface PreparedPrice {
+  unit: string;
+  factor: bigint;
+  denominator: bigint;
+}
+
+/** Price lists are catalogue entries, priced again on every request: each is prepared once per credit ratio. */
+const preparedLists = new WeakMap<PriceList, { creditsPerUsd: number; prices: PreparedPrice[] }>();
+
+function preparedPrices(pricing: PriceList, creditsPerUsd: number): PreparedPrice[] {
+  const cached = preparedLists.get(pricing);
+  if (cached && cached.creditsPerUsd === creditsPerUsd) return cached.prices;
+  const ratio = parseDecimal(creditsPerUsd);
+  const prices = pricing.units.map((entry) => {
+    const price = parseDecimal(entry.price);
+    return {
+      unit: entry.unit,
+      factor: price.units * ratio.units * pow10(CREDIT_SCALE + GUARD_SCALE),
+      denominator: pow10(price.scale + ratio.scale) * BigInt(entry.per),
+    };
+  });
+  preparedLists.set(pricing, { creditsPerUsd, prices });
+  return prices;
+}
+
 /**
  * Prices metered units with a catalogue price list. Every price is read with its `per`
  * (USD for `per` units); units the price list does not name are free (e.g. the output
  * tokens of an embedding model). Rounds once, to the micro-credit, half away from zero.
  */
 export function priceUsage(pricing: PriceList | undefined, units: Record<string, number>, creditsPerUsd: number): PricedUsage {
-  const ratio = parseDecimal(creditsPerUsd);
   let guarded = 0n;
-  for (const entry of pricing?.units ?? []) {
-    const count = units[entry.unit];
+  for (const price of pricing ? preparedPrices(pricing, creditsPerUsd) : []) {
+    const count = units[price.unit];
     if (!count) continue;
-    if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`Unit count for ${entry.unit} must be a non-negative integer`);
-    const price = parseDecimal(entry.price);
-    const numerator = price.units * BigInt(count) * ratio.units * pow10(CREDIT_SCALE + GUARD_SCALE);
-    const denominator = pow10(price.scale + ratio.scale) * BigInt(entry.per);
-    guarded += divideRounded(numerator, denominator);
+    if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`Unit count for ${price.unit} must be a non-negative integer`);
+    guarded += divideRounded(BigInt(count) * price.factor, price.denominator);
   }
   const creditsMicro = divideRounded(guarded, pow10(GUARD_SCALE));
   return { creditsMicro, usd: microCreditsToUsd(creditsMicro, creditsPerUsd) };
