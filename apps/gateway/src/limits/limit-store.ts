@@ -308,15 +308,14 @@ local function reserve(a, minute, running, leftAfter)
   redis.call('INCR', minuteKey)
   redis.call('ZADD', minuteKey .. ':lazy', lapse, id)
   redis.call('PEXPIRE', minuteKey .. ':lazy', minuteMs)
+  -- The key's and account's sets had their lifetimes renewed by the caller just before.
   redis.call('ZADD', runningKey, lapse, id)
   redis.call('ZADD', runningKey .. ':lazy', lapse, id)
-  redis.call('PEXPIRE', runningKey .. ':lazy', a[9])
   if withCredits then
     local member = id .. ':' .. a[14]
     redis.call('ZADD', holds, lapse, member)
     redis.call('ZADD', holds .. ':lazy', lapse, member)
     redis.call('HINCRBY', account, 'held', a[14])
-    redis.call('PEXPIRE', holds .. ':lazy', accountTtl)
   end
   return 1
 end
@@ -325,6 +324,9 @@ end
 -- reservation's names (listed as :lazy, the request having been admitted far from the limits)
 -- and living as long as the request's own would, and the next reservation is taken if the key
 -- is still far from them. A reservation that lapsed before its claim came is counted again.
+-- The account's keys live a day from the admission that took the key's first reservation of
+-- this minute (a reservation is claimed in the minute that counted it), far longer than
+-- the request; the key's slots are renewed for as long as this request may run.
 local function claim(a)
   local minuteKey, runningKey, account, holds = a[1], a[2], a[4], a[5]
   local withCredits = a[10] == '1'
@@ -339,9 +341,6 @@ local function claim(a)
   if withCredits then
     if redis.call('ZADD', holds, a[17], a[24]) == 1 then redis.call('HINCRBY', account, 'held', a[25]) end
     redis.call('ZADD', holds .. ':lazy', a[17], a[24])
-    redis.call('PEXPIRE', account, accountTtl)
-    redis.call('PEXPIRE', holds, accountTtl)
-    redis.call('PEXPIRE', holds .. ':lazy', accountTtl)
     leftAfter = spendable(account, holds, a[11], a[12], a[13], now)
   end
   redis.call('ZREMRANGEBYSCORE', runningKey, '-inf', now)
