@@ -1,27 +1,35 @@
-import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { QueueName } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { KeysService } from './keys/keys.service';
 import { LedgerService } from './ledger/ledger.service';
 
-/** Billing's queue consumers: the usage ledger and key look-ups for the gateway. */
+/**
+ * Billing's queue consumers: the usage ledger (LEDGER_WORKERS batches at once; none with 0, so
+ * ledger workers can run as processes of their own) and key look-ups for the gateway.
+ */
 @Injectable()
 export class BillingWorkers implements OnApplicationBootstrap {
   constructor(
     private readonly messaging: MessagingService,
     private readonly ledger: LedgerService,
     private readonly keys: KeysService,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.messaging.consume(
-      QueueName.Usage,
-      {
-        'usage.recordBatch': async ({ events }) => ({ applied: await this.ledger.applyUsageBatch(events) }),
-        'usage.record': (event) => this.ledger.applyUsage(event),
-      },
-      16,
-    );
+    const ledgerWorkers = this.settings.env.LEDGER_WORKERS;
+    if (ledgerWorkers > 0) {
+      this.messaging.consume(
+        QueueName.Usage,
+        {
+          'usage.recordBatch': async ({ events }) => ({ applied: await this.ledger.applyUsageBatch(events) }),
+          'usage.record': (event) => this.ledger.applyUsage(event),
+        },
+        ledgerWorkers,
+      );
+    }
     this.messaging.consume(QueueName.BillingRpc, { 'keys.resolve': async ({ keyHash }) => ({ key: await this.keys.resolve(keyHash) }) }, 16);
   }
 }

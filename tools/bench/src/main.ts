@@ -5,7 +5,8 @@
 // Node.js gateway would add on this machine. After a warm-up the targets alternate for
 // several rounds and the medians are reported.
 // Settings: BENCH_ROUNDS (3), BENCH_SECONDS per measurement (3), DATABASE_URL (else an
-// embedded PostgreSQL), REDIS_URL (else BullMQ on PostgreSQL).
+// embedded PostgreSQL), REDIS_URL (else BullMQ on PostgreSQL), BENCH_LEDGER=1 (billing applies
+// the usage during the run too; see services.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -104,7 +105,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     ['gateway peak RSS (MB)', '', '', peakRssMb.toFixed(0), '', ''],
   ];
   const table = [
-    `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}; errors: ${errors})`,
+    `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; errors: ${errors})`,
     '',
     '| measure | emulator direct | minimal proxy | through gateway | added by minimal proxy | added by gateway |',
     '|---|---|---|---|---|---|',

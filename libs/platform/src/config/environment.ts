@@ -35,6 +35,8 @@ export class Environment {
   @IsString() @Matches(/^\d+(kb|mb)?$/i) BODY_LIMIT: string = '10mb';
   @Transform(toNumber) @IsInt() @Min(100) RPC_TIMEOUT_MS: number = 5_000;
   @Transform(toNumber) @IsInt() @Min(1_000) KEY_CACHE_TTL_MS: number = 60_000;
+  /** Usage batches one billing process applies at once; 0 makes it an API and key look-up replica only. */
+  @Transform(toNumber) @IsInt() @Min(0) @Max(256) LEDGER_WORKERS: number = 16;
   @Transform(toNumber) @IsInt() @Min(1_000) UPSTREAM_TIMEOUT_MS: number = 120_000;
   /** Requests per minute per API key, unless the account overrides it. */
   @Transform(toNumber) @IsInt() @Min(1) RATE_LIMIT_RPM: number = 600;
