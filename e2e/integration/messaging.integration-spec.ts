@@ -1,4 +1,4 @@
-import { QueueName } from '@igw/contracts';
+import { QueueName, usageBatchEvents } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
@@ -52,7 +52,8 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
         seen.push(event.requestId);
         return { applied: true };
       },
-      'usage.recordBatch': async ({ events }) => {
+      'usage.recordBatch': async (batch) => {
+        const events = usageBatchEvents(batch);
         seen.push(...events.map((event) => event.requestId));
         return { applied: events.length };
       },

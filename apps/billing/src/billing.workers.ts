@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName } from '@igw/contracts';
+import { QueueName, usageBatchEvents } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { KeysService } from './keys/keys.service';
@@ -24,7 +24,7 @@ export class BillingWorkers implements OnApplicationBootstrap {
       this.messaging.consume(
         QueueName.Usage,
         {
-          'usage.recordBatch': async ({ events }) => ({ applied: await this.ledger.applyUsageBatch(events) }),
+          'usage.recordBatch': async (batch) => ({ applied: await this.ledger.applyUsageBatch(usageBatchEvents(batch)) }),
           'usage.record': (event) => this.ledger.applyUsage(event),
         },
         ledgerWorkers,

@@ -36,8 +36,8 @@ describe('UsageJournal', () => {
   it('writes each event as one JSON line before append returns, and forgets confirmed events', () => {
     const { journal, recovered } = UsageJournal.open(directory, { now });
     expect(recovered.events).toEqual([]);
-    const first = journal.append(event(1))!;
-    const second = journal.append(event(2))!;
+    const first = journal.append(JSON.stringify(event(1)))!;
+    const second = journal.append(JSON.stringify(event(2)))!;
     const [file] = segmentsIn(directory);
     expect(readFileSync(path.join(directory, file), 'utf8')).toBe(`${JSON.stringify(event(1))}\n${JSON.stringify(event(2))}\n`);
     expect(journal.pending()).toBe(2);
@@ -48,7 +48,7 @@ describe('UsageJournal', () => {
     // Fully confirmed, but young: the open segment stays until it is old enough to rotate.
     expect(segmentsIn(directory)).toEqual([file]);
     clock += 5_000;
-    const third = journal.append(event(3))!;
+    const third = journal.append(JSON.stringify(event(3)))!;
     journal.confirm(third);
     expect(segmentsIn(directory)).toEqual([]);
     expect(journal.close()).toBe(0);
@@ -58,7 +58,7 @@ describe('UsageJournal', () => {
   it('rotates by size and deletes a sealed segment only once every event in it is confirmed', () => {
     const line = Buffer.byteLength(`${JSON.stringify(event(1))}\n`);
     const { journal } = UsageJournal.open(directory, { now, maxSegmentBytes: line * 3 });
-    const handles = Array.from({ length: 7 }, (_, i) => journal.append(event(i))!);
+    const handles = Array.from({ length: 7 }, (_, i) => journal.append(JSON.stringify(event(i)))!);
     // 3 + 3 sealed, the 7th in a new open segment.
     expect(segmentsIn(directory)).toHaveLength(3);
     expect(new Set(handles).size).toBe(3);
@@ -79,7 +79,7 @@ describe('UsageJournal', () => {
   it('after a crash, gives back every unconfirmed event (and confirmed ones of the same file: duplicates are harmless), then forgets them once confirmed', () => {
     const line = Buffer.byteLength(`${JSON.stringify(event(1))}\n`);
     const crashed = UsageJournal.open(directory, { now, maxSegmentBytes: line * 2 }).journal;
-    const handles = Array.from({ length: 5 }, (_, i) => crashed.append(event(i))!);
+    const handles = Array.from({ length: 5 }, (_, i) => crashed.append(JSON.stringify(event(i)))!);
     crashed.confirm(handles[0]);
     crashed.confirm(handles[1]); // the first segment is gone
     crashed.confirm(handles[2]); // the second is still needed for event 3
@@ -93,7 +93,7 @@ describe('UsageJournal', () => {
     expect(journal.pending()).toBe(3);
 
     // New events go to a new file; the old ones are deleted as their events are confirmed.
-    const fresh = journal.append(event(5))!;
+    const fresh = journal.append(JSON.stringify(event(5)))!;
     expect(segmentsIn(directory)).toHaveLength(3);
     journal.confirm(recovered.events[0].segment);
     journal.confirm(recovered.events[1].segment);
@@ -108,8 +108,8 @@ describe('UsageJournal', () => {
 
   it('skips a last line cut short by a crash mid-write, and unreadable lines', () => {
     const crashed = UsageJournal.open(directory, { now }).journal;
-    crashed.append(event(1));
-    crashed.append(event(2));
+    crashed.append(JSON.stringify(event(1)));
+    crashed.append(JSON.stringify(event(2)));
     const [file] = segmentsIn(directory);
     appendFileSync(path.join(directory, file), JSON.stringify(event(3)).slice(0, 40));
     crashed.close();
@@ -121,19 +121,19 @@ describe('UsageJournal', () => {
     expect(recovered.torn).toBe(1);
     expect(recovered.unreadable).toBe(2);
     // New segments are numbered after the highest leftover.
-    expect(path.basename(journal.append(event(6))!.file)).toBe('usage-000000000010.jsonl');
+    expect(path.basename(journal.append(JSON.stringify(event(6)))!.file)).toBe('usage-000000000010.jsonl');
     for (const { segment } of recovered.events) journal.confirm(segment);
     expect(segmentsIn(directory)).toEqual(['usage-000000000010.jsonl']);
   });
 
   it('a shutdown with unconfirmed events leaves them for the next start', () => {
     const first = UsageJournal.open(directory, { now }).journal;
-    const handle = first.append(event(1))!;
-    first.append(event(2));
+    const handle = first.append(JSON.stringify(event(1)))!;
+    first.append(JSON.stringify(event(2)));
     first.confirm(handle);
     expect(first.close()).toBe(1);
     expect(existsSync(path.join(directory, 'lock'))).toBe(false);
-    expect(first.append(event(3))).toBeUndefined();
+    expect(first.append(JSON.stringify(event(3)))).toBeUndefined();
 
     const { journal, recovered } = UsageJournal.open(directory, { now });
     expect(recovered.events.map((entry) => entry.event.requestId)).toEqual(['req-1', 'req-2']);
@@ -152,14 +152,14 @@ describe('UsageJournal', () => {
   it('reports a write failure once and keeps going without the file', () => {
     const warnings: string[] = [];
     const { journal } = UsageJournal.open(directory, { now, warn: (message) => warnings.push(message) });
-    const segment = journal.append(event(1))!;
+    const segment = journal.append(JSON.stringify(event(1)))!;
     // Pull the file descriptor away, as a failing disk would.
     closeSync(segment.fd!);
-    expect(journal.append(event(2))).toBeUndefined();
+    expect(journal.append(JSON.stringify(event(2)))).toBeUndefined();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/usage journal in .*kept in memory/);
     // The next event starts a new file.
-    const next = journal.append(event(3))!;
+    const next = journal.append(JSON.stringify(event(3)))!;
     expect(next).not.toBe(segment);
     journal.confirm(segment);
     journal.confirm(next);

@@ -36,8 +36,8 @@ export interface JournalOptions {
 }
 
 export interface RecoveredEvents {
-  /** Events of segments a previous process left behind, in the order it wrote them, each with its segment. */
-  events: Array<{ event: UsageEvent; segment: JournalSegment }>;
+  /** Events of segments a previous process left behind, in the order it wrote them, each with its line and segment. */
+  events: Array<{ event: UsageEvent; line: string; segment: JournalSegment }>;
   segments: number;
   /** Last lines cut short by a crash mid-write (skipped). */
   torn: number;
@@ -99,12 +99,13 @@ export class UsageJournal {
   }
 
   /**
-   * Writes the event before returning. Returns its segment (to confirm it later), or
-   * undefined when the file could not be written (the caller still has it in memory).
+   * Writes the event (`JSON.stringify` of a UsageEvent, which the caller keeps to send it on)
+   * before returning. Returns its segment (to confirm it later), or undefined when the file
+   * could not be written (the caller still has it in memory).
    */
-  append(event: UsageEvent): JournalSegment | undefined {
+  append(eventLine: string): JournalSegment | undefined {
     if (this.closed) return undefined;
-    const line = `${JSON.stringify(event)}\n`;
+    const line = `${eventLine}\n`;
     let segment = this.active;
     try {
       segment ??= this.startSegment();
@@ -185,7 +186,7 @@ export class UsageJournal {
         continue;
       }
       segment.appended++;
-      into.events.push({ event, segment });
+      into.events.push({ event, line, segment });
     }
     into.segments++;
     this.segments.add(segment);

@@ -31,7 +31,8 @@ const RETRY_DELAYS_MS = [200, 500, 1_000, 2_000, 5_000];
 const SHUTDOWN_FLUSH_MS = 10_000;
 
 interface Buffered {
-  event: UsageEvent;
+  /** The event as JSON, serialized once: for the journal and for the batch. */
+  line: string;
   /** Where the event is journaled; undefined if the journal could not be written. */
   segment?: JournalSegment;
 }
@@ -67,13 +68,14 @@ export class UsageRecorder implements OnModuleInit, BeforeApplicationShutdown {
     }
     if (recovered.events.length > 0) {
       this.logger.log(`usage journal: re-sending ${recovered.events.length} usage event(s) left by a previous run in ${journal.directory} (${recovered.segments} file(s))`);
-      for (const entry of recovered.events) this.buffer.push(entry);
+      for (const { line, segment } of recovered.events) this.buffer.push({ line, segment });
       this.schedule();
     }
   }
 
   record(event: UsageEvent): void {
-    this.buffer.push({ event, segment: this.journal?.append(event) });
+    const line = JSON.stringify(event);
+    this.buffer.push({ line, segment: this.journal?.append(line) });
     if (this.buffer.length >= MAX_BATCH) void this.flush();
     else this.schedule();
   }
@@ -98,14 +100,14 @@ export class UsageRecorder implements OnModuleInit, BeforeApplicationShutdown {
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
   }
 
-  /** Sends what is buffered; one batch at a time, failed batches go back to the front. */
+  /** Sends what is buffered (as JSON lines, see UsageBatch); one batch at a time, failed batches go back to the front. */
   private flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.flushing || this.buffer.length === 0) return this.flushing ?? Promise.resolve();
     const batch = this.buffer.splice(0, MAX_BATCH);
     this.flushing = this.messaging
-      .enqueue(QueueName.Usage, 'usage.recordBatch', { events: batch.map(({ event }) => event) }, USAGE_JOB_OPTIONS)
+      .enqueue(QueueName.Usage, 'usage.recordBatch', { eventLines: batch.map(({ line }) => line).join('\n') }, USAGE_JOB_OPTIONS)
       .then(
         () => {
           this.failures = 0;
