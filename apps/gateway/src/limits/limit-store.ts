@@ -308,7 +308,8 @@ local function reserve(a, minute, running, leftAfter)
   redis.call('INCR', minuteKey)
   redis.call('ZADD', minuteKey .. ':lazy', lapse, id)
   redis.call('PEXPIRE', minuteKey .. ':lazy', minuteMs)
-  -- The key's and account's sets had their lifetimes renewed by the caller just before.
+  -- No lifetimes renewed here: an admission renewed the key's and the account's just before,
+  -- a claim the key's, the account's (a day) being renewed by the admission this minute began with.
   redis.call('ZADD', runningKey, lapse, id)
   redis.call('ZADD', runningKey .. ':lazy', lapse, id)
   if withCredits then
