@@ -648,19 +648,29 @@ export class RedisLimitStore implements LimitStore {
     this.reservations.set(reservation.concurrencyKey, reservation);
   }
 
+  /** An unused reservation leaves like a request that spent nothing, and also leaves the minute that counted it. */
   private giveBack(reservation: Reservation): void {
-    const { id, concurrencyKey, accountId = 'none', amountMicro } = reservation;
+    const { id, concurrencyKey, accountId, amountMicro } = reservation;
+    this.addDeparture(
+      { concurrencyKey, slotId: id, credits: accountId ? { accountId, holdId: id, amountMicro, spentMicro: 0n } : undefined, mayWait: true },
+      this.key(`${reservation.perMinuteKey}:${reservation.minuteWindow}`),
+    );
+  }
+
+  /** Queues a departure for the next script call (its fields as ADMIT_SCRIPT's departure loop reads them). */
+  private addDeparture({ concurrencyKey, slotId, credits, mayWait = false }: Departure, reservedMinuteKey = ''): void {
+    const accountId = credits?.accountId ?? 'none';
     this.departures.push(
       packFields([
         this.key(concurrencyKey),
-        id,
+        slotId,
         this.key(accountKey(accountId)),
         this.key(holdsKey(accountId)),
-        reservation.accountId ? holdMember(id, amountMicro) : '',
-        amountMicro.toString(),
-        '0',
-        '1',
-        this.key(`${reservation.perMinuteKey}:${reservation.minuteWindow}`),
+        credits ? holdMember(credits.holdId, credits.amountMicro) : '',
+        credits ? credits.amountMicro.toString() : '0',
+        credits ? credits.spentMicro.toString() : '0',
+        mayWait ? '1' : '0',
+        reservedMinuteKey,
       ]),
     );
   }
@@ -697,21 +707,8 @@ export class RedisLimitStore implements LimitStore {
   finish(departure: Departure): void {
     // Only a claimed request can finish before its admission went out.
     if (this.claimUnsent) this.send();
-    const { concurrencyKey, slotId, credits, mayWait = false } = departure;
-    const accountId = credits?.accountId ?? 'none';
-    this.departures.push(
-      packFields([
-        this.key(concurrencyKey),
-        slotId,
-        this.key(accountKey(accountId)),
-        this.key(holdsKey(accountId)),
-        credits ? holdMember(credits.holdId, credits.amountMicro) : '',
-        credits ? credits.amountMicro.toString() : '0',
-        credits ? credits.spentMicro.toString() : '0',
-        mayWait ? '1' : '0',
-        '',
-      ]),
-    );
+    this.addDeparture(departure);
+    const { credits, mayWait = false } = departure;
     if (mayWait && (!credits || credits.spentMicro <= credits.amountMicro)) this.scheduleDepartures();
     else this.send();
   }
