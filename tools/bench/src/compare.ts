@@ -11,8 +11,8 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
-import { median, percentile, runLoad } from './load';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, ROOT, runBench, start, startBackends, waitHealthy } from './services';
+import { median, percentile, runLoad, runLoadUnstolen } from './load';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -53,10 +53,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
 
   process.stdout.write('warming up...\n');
-  for (const contender of contenders) {
-    await runLoad(plan(contender, 8, false, 2));
-    await runLoad(plan(contender, 1, true, 1));
-  }
+  for (const contender of contenders) await warmUp((concurrency, stream, seconds) => runLoad(plan(contender, concurrency, stream, seconds)));
   for (let round = 1; round <= ROUNDS; round++) {
     process.stdout.write(`round ${round}/${ROUNDS}\n`);
     const order = round % 2 === 0 ? [...contenders].reverse() : contenders;
@@ -68,13 +65,13 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
       contender.errors += result.errors;
     }
     for (const contender of order) {
-      const result = await runLoad(plan(contender, 1, false));
+      const result = await runLoadUnstolen(plan(contender, 1, false));
       contender.p50.push(percentile(result.latencies, 50));
       contender.p99.push(percentile(result.latencies, 99));
       contender.errors += result.errors;
     }
     for (const contender of order) {
-      const result = await runLoad(plan(contender, 1, true));
+      const result = await runLoadUnstolen(plan(contender, 1, true));
       contender.firstChunk.push(percentile(result.firstChunk, 50));
       contender.errors += result.errors;
     }

@@ -13,8 +13,8 @@ import { connect } from 'node:net';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
-import { median, percentile, runLoad, type LoadResult } from './load';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, ROOT, runBench, start, startBackends, waitHealthy } from './services';
+import { median, percentile, runLoad, runLoadUnstolen, type LoadResult } from './load';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGETS = ['direct', 'proxy', 'gateway'] as const;
@@ -63,24 +63,21 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const plan = (target: Target, concurrency: number, stream: boolean) => chatLoadPlan(targets[target], concurrency, stream, SECONDS);
 
   process.stdout.write('warming up...\n');
-  for (const target of TARGETS) {
-    await runLoad({ ...plan(target, 8, false), durationMs: 2000 });
-    await runLoad({ ...plan(target, 1, true), durationMs: 1000 });
-  }
+  for (const target of TARGETS) await warmUp((concurrency, stream, seconds) => runLoad({ ...plan(target, concurrency, stream), durationMs: seconds * 1000 }));
 
   const samples: Record<string, LoadResult[]> = {};
   const cpuPerRequest: number[] = [];
   const record = (name: string, result: LoadResult) => (samples[name] ??= []).push(result);
   for (let round = 1; round <= ROUNDS; round++) {
     process.stdout.write(`round ${round}/${ROUNDS}\n`);
-    for (const target of TARGETS) record(`${target}:c1`, await runLoad(plan(target, 1, false)));
+    for (const target of TARGETS) record(`${target}:c1`, await runLoadUnstolen(plan(target, 1, false)));
     for (const target of TARGETS) {
       const cpuBefore = await cpuSeconds(gatewayProcess.pid!);
       const result = await runLoad(plan(target, 64, false));
       if (target === 'gateway') cpuPerRequest.push(((await cpuSeconds(gatewayProcess.pid!)) - cpuBefore) * 1000 / result.requests);
       record(`${target}:c64`, result);
     }
-    for (const target of TARGETS) record(`${target}:stream`, await runLoad(plan(target, 1, true)));
+    for (const target of TARGETS) record(`${target}:stream`, await runLoadUnstolen(plan(target, 1, true)));
   }
 
   const stat = (name: string, f: (result: LoadResult) => number) => median(samples[name].map(f));
@@ -89,6 +86,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const rps = (r: LoadResult) => r.requests / r.seconds;
   const ttfc = (r: LoadResult) => percentile(r.firstChunk, 50);
   const errors = Object.values(samples).flat().reduce((sum, r) => sum + r.errors, 0);
+  const stolen = median(Object.values(samples).flat().map((r) => r.stolenPercent));
   const status = await readFile(`/proc/${gatewayProcess.pid}/status`, 'utf8').catch(() => '');
   const peakRssMb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 
@@ -105,7 +103,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     ['gateway peak RSS (MB)', '', '', peakRssMb.toFixed(0), '', ''],
   ];
   const table = [
-    `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; errors: ${errors})`,
+    `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; CPU time stolen by the hypervisor, median of the measurements kept: ${stolen.toFixed(1)} %; errors: ${errors})`,
     '',
     '| measure | emulator direct | minimal proxy | through gateway | added by minimal proxy | added by gateway |',
     '|---|---|---|---|---|---|',
