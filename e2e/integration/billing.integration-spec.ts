@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { QueueName, type UsageEvent } from '@igw/contracts';
+import { QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
 import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { hashApiKey, loadEnvironment } from '@igw/platform';
@@ -146,9 +146,12 @@ describe('billing service', () => {
     const a1 = event(first.id, firstKey.id, 3);
     const a2 = event(first.id, firstKey.id, 4);
     const b1 = event(second.id, secondKey.id, 5);
-    // a1 twice in one batch; the whole batch delivered twice (as JSON lines, as gateways send
-    // it, then as objects, as earlier gateways did); a2 also alone, the oldest way.
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { eventLines: [a1, b1, a2, a1].map((event) => JSON.stringify(event)).join('\n') });
+    // a1 twice in one batch; the whole batch delivered three times (deflated JSON lines, as
+    // gateways send it, then plain JSON lines and objects, as earlier gateways did); a2 also
+    // alone, the oldest way.
+    const lines = [a1, b1, a2, a1].map((event) => JSON.stringify(event));
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await usageBatchOf(lines));
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { eventLines: lines.join('\n') });
     await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { events: [a1, b1, a2, a1] });
     await producer.enqueue(QueueName.Usage, 'usage.record', a2, { jobId: `${a2.requestId}-single` });
     await waitForBalance(first.id, 93);

@@ -1,5 +1,5 @@
 import type { UsageEvent } from '../billing/usage-event';
-import { usageBatchEvents } from './queues';
+import { usageBatchEvents, usageBatchOf } from './queues';
 
 const event = (requestId: string): UsageEvent => ({
   requestId,
@@ -15,15 +15,33 @@ const event = (requestId: string): UsageEvent => ({
   occurredAt: '2026-11-21T00:00:00.000Z',
 });
 
-describe('usageBatchEvents', () => {
-  it('reads a batch sent as JSON lines and one sent as objects alike', () => {
+describe('usage batches', () => {
+  it('carry events through the form gateways send (deflated JSON lines), in order and exactly', async () => {
+    const events = [event('r1'), event('r2 with "quotes", a \\n escape and ünïcödé ✓'), ...Array.from({ length: 500 }, (_, index) => event(`r${index + 3}`))];
+    const batch = await usageBatchOf(events.map((one) => JSON.stringify(one)));
+    expect(Object.keys(batch)).toEqual(['eventLinesDeflated']);
+    expect(usageBatchEvents(batch)).toEqual(events);
+  });
+
+  it('are much smaller than the JSON lines they carry', async () => {
+    const lines = Array.from({ length: 500 }, (_, index) => JSON.stringify(event(`req_${index}`)));
+    const batch = (await usageBatchOf(lines)) as { eventLinesDeflated: string };
+    expect(batch.eventLinesDeflated.length).toBeLessThan(lines.join('\n').length / 5);
+  });
+
+  it('read what earlier gateways sent: plain JSON lines and objects', () => {
     const events = [event('r1'), event('r2 with "quotes" and \\n escapes')];
     expect(usageBatchEvents({ eventLines: events.map((one) => JSON.stringify(one)).join('\n') })).toEqual(events);
     expect(usageBatchEvents({ events })).toEqual(events);
   });
 
-  it('reads an empty batch in either form', () => {
+  it('may be empty, in every form', async () => {
+    expect(usageBatchEvents(await usageBatchOf([]))).toEqual([]);
     expect(usageBatchEvents({ eventLines: '' })).toEqual([]);
     expect(usageBatchEvents({ events: [] })).toEqual([]);
+  });
+
+  it('refuse a deflated batch that is not one (billing retries the job and keeps it as failed)', () => {
+    expect(() => usageBatchEvents({ eventLinesDeflated: Buffer.from('not deflate data at all').toString('base64') })).toThrow();
   });
 });
