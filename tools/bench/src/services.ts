@@ -120,9 +120,9 @@ export async function warmUp(run: (concurrency: number, stream: boolean, seconds
  * Pins the bench's embedded PostgreSQL (every process of it; the connections it forks later
  * inherit the setting) to core 1 with the load generator and the emulator: unpinned, its work
  * for the gateway's usage batches also lands on core 0 and takes the gateway's core from it
- * for up to a scheduler slice (milliseconds), where a deployment runs it on a machine of its own. It keeps
- * its normal priority, so it keeps up with the batches at saturation. A server named by
- * DATABASE_URL is not the bench's to move: it is left as it runs.
+ * for up to a scheduler slice (milliseconds), where a deployment runs it on a machine of its
+ * own. It keeps its normal priority, so it keeps up with the batches at saturation. A server
+ * named by DATABASE_URL is not the bench's to move: it is left as it runs.
  */
 async function pinEmbeddedPostgres(databaseUrl: string): Promise<void> {
   if (!existsSync('/usr/bin/taskset')) return;
