@@ -6,7 +6,8 @@
 // Because every gateway runs at nearly the same moment, a machine shared with other work
 // shifts them alike: use this to tell whether a change helps when `npm run bench`'s
 // absolute figures are too noisy to compare with an earlier run.
-// Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL, BENCH_LEDGER.
+// Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL, BENCH_LEDGER,
+// BENCH_MAX_STEAL, BENCH_STEAL_RETRIES (see main.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';

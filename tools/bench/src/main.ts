@@ -5,8 +5,10 @@
 // Node.js gateway would add on this machine. After a warm-up the targets alternate for
 // several rounds and the medians are reported.
 // Settings: BENCH_ROUNDS (3), BENCH_SECONDS per measurement (3), DATABASE_URL (else an
-// embedded PostgreSQL), REDIS_URL (else BullMQ on PostgreSQL), BENCH_LEDGER=1 (billing applies
-// the usage during the run too; see services.ts).
+// embedded PostgreSQL, pinned to core 1), REDIS_URL (else BullMQ on PostgreSQL), BENCH_LEDGER=1
+// (billing applies the usage during the run too; see services.ts), BENCH_MAX_STEAL and
+// BENCH_STEAL_RETRIES (latency measurements the hypervisor stole CPU time from are repeated;
+// see load.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';

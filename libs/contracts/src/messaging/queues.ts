@@ -27,7 +27,7 @@ export type UsageBatch = { eventLinesDeflated: string } | { eventLines: string }
 
 const deflateRawAsync = promisify(deflateRaw);
 
-/** Far above any batch (500 events of a few hundred bytes): a corrupt or hostile job cannot make billing inflate without bound. */
+/** Far above any batch (2,000 events of a few hundred bytes): a corrupt or hostile job cannot make billing inflate without bound. */
 const MAX_INFLATED_BATCH_BYTES = 64 * 1024 * 1024;
 
 /** The batch of these events (each a `JSON.stringify` of a UsageEvent), as gateways send it. Compresses off the event loop. */
