@@ -45,10 +45,12 @@ export async function waitHealthy(url: string): Promise<void> {
   throw new Error(`${url} did not become healthy`);
 }
 
+/** The fields of a /proc/<pid>/stat line after the command name (which may hold spaces): state, ppid, ... */
+const statFields = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+
 /** CPU seconds (user + system) a process has used, from /proc. */
 export async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''));
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
@@ -152,7 +154,7 @@ function childrenOf(parent: number): number[] {
       } catch {
         // exited meanwhile
       }
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
+      return Number(statFields(stat)[1]) === parent;
     })
     .map(Number);
 }
