@@ -22,8 +22,8 @@ if (redisUrl) {
     'redis',
     () => {
       const prefix = uniqueQueuePrefix();
-      // Reservations hold the next request's credits ahead of time: what `available` reports here is without them (they have tests of their own below).
-      return { store: new RedisLimitStore(redisUrl, prefix, { reservationUseMs: 0 }), cleanup: () => dropQueueData({ url: redisUrl, prefix }) };
+      // Leases hold the next requests' credits ahead of time: what `available` reports here is without them (they have tests of their own below).
+      return { store: new RedisLimitStore(redisUrl, prefix, { leaseIdleMs: 0 }), cleanup: () => dropQueueData({ url: redisUrl, prefix }) };
     },
   ]);
 } else {
@@ -208,9 +208,9 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
 
   /**
    * By default a departure that may wait waits a minute here: only an admission of its
-   * replica (or close) sends it; and no reservations (they have tests of their own).
+   * replica (or close) sends it; and no leases (they have tests of their own).
    */
-  const replica = async (options: RedisLimitStoreOptions = { departureWaitMs: 60_000, reservationUseMs: 0 }) => {
+  const replica = async (options: RedisLimitStoreOptions = { departureWaitMs: 60_000, leaseIdleMs: 0 }) => {
     const store = new RedisLimitStore(url, prefix, options);
     replicas.push(store);
     await store.whenReachable(5_000);
@@ -239,14 +239,14 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       },
       now,
     );
-    // Admitted from a reservation: its slot and hold are the request's (as the meter does).
-    const reserved = result.allowed ? result.reserved : undefined;
-    const slotId = reserved?.slotId ?? id;
+    // Admitted on a lease: its slot and hold are the request's (as the meter does).
+    const lease = result.allowed ? result.lease : undefined;
+    const slotId = lease?.slotId ?? id;
     const leave = (spentMicro = 0n) =>
       store.finish({
         concurrencyKey: `key:${key}:running`,
         slotId,
-        credits: credits && { accountId: credits.accountId, holdId: slotId, amountMicro: reserved?.holdAmountMicro ?? credits.amountMicro, spentMicro },
+        credits: credits && { accountId: credits.accountId, holdId: slotId, amountMicro: lease?.holdAmountMicro ?? credits.amountMicro, spentMicro },
         mayWait: result.allowed && result.departureMayWait,
       });
     return { result, leave };
@@ -353,7 +353,7 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
   });
 
   it('looks again before refusing while a departure may still be on its way from another replica', async () => {
-    const options = { departureWaitMs: 200, secondLookMs: 400, reservationUseMs: 0 };
+    const options = { departureWaitMs: 200, secondLookMs: 400, leaseIdleMs: 0 };
     const [a, b] = [await replica(options), await replica(options)];
     const ramp = { key: 'ramp', concurrency: 4 };
     // Admitted far from the limit (1 of 4 slots); the key fills up meanwhile on the other replica.
@@ -377,7 +377,7 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
   });
 
   it('loses nothing: once every request is over nothing is held and everything spent is settled', async () => {
-    // Production settings: departures and reservations both in play.
+    // Production settings: departures and leases both in play.
     const [a, b] = [await replica({}), await replica({})];
     const account = { accountId: 'busy', balanceMicro: 300_000n, amountMicro: 10_000n };
     let spentTotal = 0n;
@@ -412,8 +412,8 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
     expect(await raw.get(`${prefix}:limits:key:busy:minute:${Math.floor(now / MINUTE_MS)}`)).toBe(String(counted));
   });
 
-  describe('reservations: a key\'s next request admitted ahead of time', () => {
-    const reserving = { reservationUseMs: 50 };
+  describe('leases: a key\'s next requests admitted ahead of time', () => {
+    const leasing = { leaseIdleMs: 50 };
     const minuteCount = async (key: string) => Number(await raw.get(`${prefix}:limits:key:${key}:minute:${Math.floor(now / MINUTE_MS)}`));
     /** Whether the admission was decided without waiting for Redis (its promise settles within a few microtask turns). */
     const decidedAtOnce = async (admission: Promise<unknown>) => {
@@ -423,18 +423,15 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       return settled;
     };
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    /** Waits until the check holds (well within a reservation's use window). */
-    const until = async (check: () => Promise<boolean>) => {
-      const deadline = Date.now() + 30;
-      while (!(await check()) && Date.now() < deadline) await pause(1);
-    };
+    const scriptCalls = (store: RedisLimitStore) => jest.spyOn((store as unknown as { redis: { admitRequests(...args: unknown[]): Promise<number[]> } }).redis, 'admitRequests');
 
-    it('admits requests that come one after another without a round trip each, and counts every one exactly', async () => {
-      const a = await replica(reserving);
+    it('admits requests that come one after another without a round trip each, one script call per several, and counts every one exactly', async () => {
+      const a = await replica(leasing);
+      const sent = scriptCalls(a);
       const rich = { accountId: 'rich', balanceMicro: 1_000_000n, amountMicro: 1_000n };
       const atOnce: boolean[] = [];
       let spent = 0n;
-      for (let i = 0; i < 10; i++) {
+      for (let i = 0; i < 40; i++) {
         const id = `seq${i}`;
         const admission = a.admit(
           {
@@ -448,27 +445,35 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
         const result = await admission;
         expect(result.allowed).toBe(true);
         if (!result.allowed) return;
-        const slotId = result.reserved?.slotId ?? id;
-        a.finish({ concurrencyKey: 'key:seq:running', slotId, credits: { accountId: 'rich', holdId: slotId, amountMicro: rich.amountMicro, spentMicro: 300n }, mayWait: result.departureMayWait });
-        spent += 300n;
-        // The next request comes once the claim's answer (with the next reservation) is back:
-        // Redis has counted that reservation in the minute.
-        await until(async () => (await minuteCount('seq')) === i + 2);
-        await nextTurn();
+        const slotId = result.lease?.slotId ?? id;
+        a.finish({ concurrencyKey: 'key:seq:running', slotId, credits: { accountId: 'rich', holdId: slotId, amountMicro: result.lease?.holdAmountMicro ?? rich.amountMicro, spentMicro: 20n }, mayWait: result.departureMayWait });
+        spent += 20n;
+        // Well within the lease's idle window, long enough for a top-up's answer to be back.
+        await pause(2);
       }
-      // The first goes to Redis (and reserves the second); every later one was reserved by the one before.
-      expect(atOnce).toEqual([false, true, true, true, true, true, true, true, true, true]);
-      // The last reservation is given back once its use window ends.
+      // The first goes to Redis (and asks for a lease of 16); every later one ran on the lease.
+      expect(atOnce).toEqual([false, ...Array(39).fill(true)]);
+      // The first admission, its departure (no admission came for it to ride along with), then a
+      // top-up of 16 more whenever half were used (after 8 and 24); what the requests on the
+      // lease spent (a fiftieth of their ceilings) is counted with each top-up.
+      expect(sent).toHaveBeenCalledTimes(4);
+      expect((await money('rich')).settled).toBe(20n * 24n);
+      // While a request runs on it, the lease holds twice a request's hold: one for the request
+      // and room for what finished ones spent since the last top-up.
+      expect((await money('rich')).held).toBe(2_000n);
+      // The lease is given back once its idle window ends, with what the last requests spent
+      // and its unused counts.
       await pause(150);
-      expect(await minuteCount('seq')).toBe(10);
+      expect(sent).toHaveBeenCalledTimes(5);
+      expect(await minuteCount('seq')).toBe(40);
       expect(await money('rich')).toEqual({ held: 0n, settled: spent });
       for (const name of ['key:seq:running', 'key:seq:running:lazy', 'account:rich:holds', 'account:rich:holds:lazy', `key:seq:minute:${Math.floor(now / MINUTE_MS)}:lazy`]) {
         expect(await size(name)).toBe(0);
       }
     });
 
-    it('admits a request that comes while its key\'s reservation is on its way from that reservation, not with a call of its own', async () => {
-      const a = await replica(reserving);
+    it('admits a request that comes while its key\'s lease is on its way on that lease, not with a call of its own; one that runs long is claimed', async () => {
+      const a = await replica(leasing);
       const asking = (id: string) =>
         a.admit(
           {
@@ -478,45 +483,63 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
           },
           now,
         );
-      const sent = jest.spyOn((a as unknown as { redis: { admitRequests(...args: unknown[]): Promise<number[]> } }).redis, 'admitRequests');
+      const sent = scriptCalls(a);
       const first = asking('e1');
-      // The first admission's call (which also asks for a reservation) leaves on this turn.
+      // The first admission's call (which also asks for a lease) leaves on this turn.
       await nextTurn();
       expect(sent).toHaveBeenCalledTimes(1);
       const second = asking('e2');
       let callsWhenSecondAdmitted = -1;
       void second.then(() => (callsWhenSecondAdmitted = sent.mock.calls.length));
       expect((await first).allowed).toBe(true);
-      expect((await second).allowed).toBe(true);
+      const secondResult = await second;
+      expect(secondResult.allowed).toBe(true);
       expect(callsWhenSecondAdmitted).toBe(1);
-      // Then its claim (which takes the next reservation), and that one given back unused.
-      await pause(150);
-      expect(sent).toHaveBeenCalledTimes(3);
+      // The lease counts its 16 requests in the minute and holds twice the request's hold.
+      expect(await minuteCount('early')).toBe(17);
+      expect(await money('early')).toEqual({ held: 3_000n, settled: 0n });
+      // The second is still running a quarter of a second later: its lease is claimed for it.
+      // The 15 counts it will not use leave the minute; its slot and hold live as long as it may.
+      await pause(400);
+      expect(sent).toHaveBeenCalledTimes(2);
       expect(await minuteCount('early')).toBe(2);
-      expect(await money('early')).toEqual({ held: 2_000n, settled: 0n });
+      expect(await money('early')).toEqual({ held: 3_000n, settled: 0n });
       expect(await size('key:early:running')).toBe(2);
+      const leaseId = secondResult.allowed ? (secondResult.lease?.slotId ?? '') : '';
+      expect(Number(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId))).toBeGreaterThan(now + 60_000);
+      // A claimed lease admits no more: the next request goes to Redis (and asks for a lease of its own).
+      const third = asking('e3');
+      expect(await decidedAtOnce(third)).toBe(false);
+      expect((await third).allowed).toBe(true);
+      // The long request ends: the lease leaves with what it spent.
+      a.finish({ concurrencyKey: 'key:early:running', slotId: leaseId, credits: { accountId: 'early', holdId: leaseId, amountMicro: 2_000n, spentMicro: 700n }, mayWait: true });
+      await pause(20);
+      expect(await size('key:early:running')).toBe(3);
+      await pause(100);
+      expect((await money('early')).settled).toBe(700n);
+      expect(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId)).toBeNull();
     });
 
-    it('never lets reservations loosen a limit another replica enforces: the minute still admits exactly its limit', async () => {
-      const [a, b] = [await replica(reserving), await replica(reserving)];
+    it('never lets leases loosen a limit another replica enforces: the minute still admits exactly its limit', async () => {
+      const [a, b] = [await replica(leasing), await replica(leasing)];
       const perMinute = (store: RedisLimitStore, id: string) =>
         store.admit({ perMinute: { key: 'key:shared:minute', limit: 10 }, concurrency: { key: 'key:shared:running', limit: 1_000, ttlMs: 60_000, slotId: id } }, now);
-      // A admits one and, far from the limit, reserves its next: the minute counts two.
+      // A admits one and, far from the limit, leases its next requests up to half the minute: four.
       expect((await perMinute(a, 'a1')).allowed).toBe(true);
-      expect(await minuteCount('shared')).toBe(2);
+      expect(await minuteCount('shared')).toBe(5);
       const results: Array<Awaited<ReturnType<typeof perMinute>>> = [];
       for (let i = 0; i < 12; i++) {
         const result = await perMinute(b, `b${i}`);
         results.push(result);
-        if (result.allowed) b.finish({ concurrencyKey: 'key:shared:running', slotId: result.reserved?.slotId ?? `b${i}`, mayWait: result.departureMayWait });
+        if (result.allowed) b.finish({ concurrencyKey: 'key:shared:running', slotId: result.lease?.slotId ?? `b${i}`, mayWait: result.departureMayWait });
       }
-      // A's reservation, unused, was given back: B got the nine the minute had left, then 429s.
+      // A's lease, unused, was given back: B got the nine the minute had left, then 429s.
       expect(results.filter((result) => result.allowed)).toHaveLength(9);
       expect(results.slice(9)).toEqual(Array(3).fill({ allowed: false, reason: 'per-minute', retryAfterSeconds: expect.any(Number) }));
     });
 
-    it('goes to Redis for a request the reservation does not cover (a larger hold)', async () => {
-      const a = await replica(reserving);
+    it('goes to Redis for a request the lease does not cover (a larger hold)', async () => {
+      const a = await replica(leasing);
       const asking = (id: string, amountMicro: bigint) =>
         a.admit(
           {
@@ -531,14 +554,14 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       expect(await decidedAtOnce(larger)).toBe(false);
       expect((await larger).allowed).toBe(true);
       await pause(150);
-      // Two requests held, the unused reservation given back.
+      // Two requests held, the unused lease given back with its counts.
       expect(await money('big')).toEqual({ held: 6_000n, settled: 0n });
       expect(await minuteCount('big')).toBe(2);
     });
 
-    it('a replica that dies with a reservation leaves nothing held once it lapses, only one count in the minute', async () => {
-      // B takes no reservation of its own, to keep the counts plain.
-      const [a, b] = [await replica(reserving), await replica()];
+    it('a replica that dies with a lease leaves nothing held once it lapses, only the lease\'s counts in the minute', async () => {
+      // B takes no lease of its own, to keep the counts plain.
+      const [a, b] = [await replica(leasing), await replica()];
       const request = (store: RedisLimitStore, id: string, at: number) =>
         store.admit(
           {
@@ -549,17 +572,18 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
           at,
         );
       expect((await request(a, 'a1', now)).allowed).toBe(true);
-      // A finishes its request, then is gone before giving its reservation back.
+      // A finishes its request, then is gone before giving its lease back.
       a.finish({ concurrencyKey: 'key:gone:running', slotId: 'a1', credits: { accountId: 'gone', holdId: 'a1', amountMicro: 1_000n, spentMicro: 0n } });
       await nextTurn();
       (a as unknown as { redis: Redis }).redis.disconnect();
-      expect(await money('gone')).toEqual({ held: 1_000n, settled: 0n });
+      expect(await money('gone')).toEqual({ held: 2_000n, settled: 0n });
       expect(await size('key:gone:running')).toBe(1);
-      // Two seconds later (by the clock the replicas pass in) the reservation has lapsed.
+      // Two seconds later (by the clock the replicas pass in) the lease has lapsed.
       expect(await b.available('gone', now + 2_000)).toBe(100_000n);
       expect((await request(b, 'b1', now + 2_000)).allowed).toBe(true);
       expect(await size('key:gone:running')).toBe(1);
-      expect(await minuteCount('gone')).toBe(3);
+      // A's request, the 16 its lease counted for requests that never came (too many for this minute, never too few), B's.
+      expect(await minuteCount('gone')).toBe(18);
     });
   });
 });

@@ -47,11 +47,11 @@ export type AdmissionResult =
        */
       departureMayWait?: boolean;
       /**
-       * Set when the request was admitted from a reservation: the reservation's slot and hold
-       * became the request's, so its departure gives back these (the hold no smaller than the
-       * request's own).
+       * Set when the request was admitted on a lease (the key's requests admitted ahead of
+       * time): it runs on the lease's slot and hold, so its departure names these (the hold no
+       * smaller than the request's own).
        */
-      reserved?: { slotId: string; holdAmountMicro: bigint };
+      lease?: { slotId: string; holdAmountMicro: bigint };
     }
   | { allowed: false; reason: 'per-minute' | 'concurrency' | 'free-hourly' | 'credits'; retryAfterSeconds: number };
 
@@ -224,10 +224,8 @@ end
 `;
 
 /**
- * Each admission and departure is one script argument, its fields (`admissionArgs`'s; for a
- * departure: running key, slot id, account key, holds key, hold member, held amount, spent,
- * may-wait flag, and for a reservation given back unused the minute key that counted it, ''
- * otherwise) joined by the unit separator: ioredis's per-argument work was a tenth of the
+ * Each lease operation, departure and admission is one script argument, its fields
+ * (`addLeaseOp`'s, `addDeparture`'s, `admissionArgs`'s) joined by the unit separator: ioredis's per-argument work was a tenth of the
  * gateway's CPU under load. Key names come from ids, prefixes and numbers, never holding it.
  */
 const FIELD_SEPARATOR = '\x1f';
@@ -238,8 +236,9 @@ const ADMITTED = 0;
 const LOOK_AGAIN = 5;
 
 /**
- * One round trip for what a turn of the event loop produced: first the requests that
- * finished (slots and holds given back, their cost counted as spent), then the new ones
+ * One round trip for what a turn of the event loop produced: first the leases topped up or
+ * claimed, then the requests that finished (slots and holds given back, their cost counted
+ * as spent; leases given back), then the new ones
  * admitted in order, each checked and counted atomically (credits, the free plan's hour,
  * the key's minute, its in-flight count), so replicas share the limits exactly. Key names
  * travel in ARGV (already prefixed) because a batch names a varying number of keys; this
@@ -250,13 +249,14 @@ const LOOK_AGAIN = 5;
  * sets beside the key's slots and the account's holds, until its departure or their lapse.
  * A refusal for credits or concurrency while such a listing exists is not final: the caller
  * gets LOOK_AGAIN, nothing counted, and asks again (flagged as a second look) once every
- * departure that may have been waiting then has arrived. Reservations (the key's next
- * request admitted ahead of time, see `reserve`) are listed the same way, in the minute's
- * `:lazy` set too, so a per-minute refusal while one may be given back also looks again.
+ * departure that may have been waiting then has arrived. Leases (the key's next requests
+ * admitted ahead of time, see `grantLease`) are listed the same way, in the minute's `:lazy`
+ * set too, so a per-minute refusal while one may be given back also looks again.
  */
 const ADMIT_SCRIPT = `${SPENDABLE_LUA}
-local minuteMs, hourMs, accountTtl, departureCount = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
--- Each departure and admission travels as one argument, its fields joined by the unit separator.
+local minuteMs, hourMs, accountTtl = ARGV[1], ARGV[2], ARGV[3]
+local leaseOpCount, departureCount = tonumber(ARGV[4]), tonumber(ARGV[5])
+-- Each lease operation, departure and admission travels as one argument, its fields joined by the unit separator.
 local function split(packed)
   local fields, from = {}, 1
   while true do
@@ -269,13 +269,52 @@ local function split(packed)
     from = at + 1
   end
 end
-for i = 5, 4 + departureCount do
+-- A lease (see \`grantLease\`) topped up or claimed, in \`addLeaseOp\`'s fields. Both first count
+-- what the lease's finished requests spent. A top-up counts more of the key's minute for it
+-- when the key and account are still far from their limits (its own slot and hold among
+-- what they hold) and pushes its lapse on; it returns how many. A claim binds the lease to a
+-- long request: the counts it will not use leave the minute, and its slot and hold live as
+-- long as the request may.
+local function leaseOp(o)
+  local minuteKey, runningKey, account, holds, id, member = o[2], o[3], o[4], o[5], o[6], o[7]
+  if o[9] ~= '0' then redis.call('HINCRBY', account, 'settled', o[9]) end
+  local result = 1
+  if o[1] == 'claim' then
+    if redis.call('ZREM', minuteKey .. ':lazy', id) == 1 and o[10] ~= '0' and redis.call('EXISTS', minuteKey) == 1 then
+      redis.call('DECRBY', minuteKey, o[10])
+    end
+    redis.call('PEXPIRE', runningKey, o[13])
+    redis.call('PEXPIRE', runningKey .. ':lazy', o[13])
+  else
+    local now = o[17]
+    redis.call('ZREMRANGEBYSCORE', runningKey, '-inf', now)
+    local minute = tonumber(redis.call('GET', minuteKey) or '0')
+    result = math.min(tonumber(o[14]), math.floor(tonumber(o[15]) / 2) - minute)
+    if result < 1 or 2 * redis.call('ZCARD', runningKey) > tonumber(o[16]) then return 0 end
+    if member ~= '' and spendable(account, holds, o[18], o[19], o[20], now) < 2 * tonumber(o[8]) then return 0 end
+    if redis.call('INCRBY', minuteKey, result) == result then redis.call('PEXPIRE', minuteKey, minuteMs) end
+    redis.call('ZADD', minuteKey .. ':lazy', o[11], id)
+    redis.call('PEXPIRE', minuteKey .. ':lazy', minuteMs)
+  end
+  redis.call('ZADD', runningKey, o[11], id)
+  redis.call('ZADD', runningKey .. ':lazy', o[11], id)
+  if member ~= '' then
+    if redis.call('ZADD', holds, o[12], member) == 1 then redis.call('HINCRBY', account, 'held', o[8]) end
+    redis.call('ZADD', holds .. ':lazy', o[12], member)
+  end
+  return result
+end
+local results = {}
+for i = 6, 5 + leaseOpCount do
+  results[#results + 1] = leaseOp(split(ARGV[i]))
+end
+for i = 6 + leaseOpCount, 5 + leaseOpCount + departureCount do
   local d = split(ARGV[i])
   local waited = d[8] == '1'
-  -- A reservation never used leaves the minute it was counted in, unless its listing lapsed
-  -- first (then it stays counted: one request too many for that minute, never too few).
-  if d[9] ~= '' and redis.call('ZREM', d[9] .. ':lazy', d[2]) == 1 and redis.call('EXISTS', d[9]) == 1 then
-    redis.call('DECR', d[9])
+  -- A lease leaves the minute the counts it did not use, unless its listing lapsed first
+  -- (then they stay counted: requests too many for that minute, never too few).
+  if d[9] ~= '' and redis.call('ZREM', d[9] .. ':lazy', d[2]) == 1 and d[10] ~= '0' and redis.call('EXISTS', d[9]) == 1 then
+    redis.call('DECRBY', d[9], d[10])
   end
   redis.call('ZREM', d[1], d[2])
   if waited then redis.call('ZREM', d[1] .. ':lazy', d[2]) end
@@ -291,68 +330,37 @@ local function mayBeLate(lazy, now)
   redis.call('ZREMRANGEBYSCORE', lazy, '-inf', now)
   return redis.call('ZCARD', lazy) > 0
 end
--- Admits the replica's next request of the key ahead of time, when even with it the key and
--- account stay far from their limits: half the key's minute and slots at most, and three
--- holds' worth left to spend beside it. Counted like a request (minute, slot, hold) until the
--- replica claims it for a request or gives it back, and listed in the :lazy sets (the
--- minute's included) until then, so that a refusal meanwhile gets a second look. Its slot and
--- hold lapse with the listing: a replica that dies leaves nothing behind but one count in the
--- minute. 1 when reserved.
-local function reserve(a, minute, running, leftAfter)
+-- Leases the replica the key's next requests (up to the number asked), admitted ahead of time,
+-- when even with them the key and account stay far from their limits: half the key's minute
+-- and slots at most, and three times the lease's hold left to spend beside it. The lease is
+-- counted in the minute for each of its requests, and holds one slot and one hold (enough for
+-- one request and what finished ones spent meanwhile), which the replica's requests use one
+-- at a time, until it gives the lease back with its unused counts. It is listed in the :lazy
+-- sets (the minute's included) until then, so that a refusal meanwhile gets a second look.
+-- Its slot, hold and listing lapse unless topped up: a replica that dies leaves nothing behind
+-- but the lease's counts in the minute. Returns the number of requests leased.
+local function grantLease(a, minute, running, leftAfter)
   local minuteKey, runningKey, account, holds = a[1], a[2], a[4], a[5]
-  local withCredits = a[10] == '1'
-  local amount = tonumber(a[14])
-  if 2 * (minute + 1) > tonumber(a[6]) or 2 * (running + 1) > tonumber(a[7]) then return 0 end
-  if withCredits and leftAfter - amount < 2 * amount then return 0 end
+  local hold = tonumber(a[23])
+  local granted = math.min(tonumber(a[20]), math.floor(tonumber(a[6]) / 2) - minute)
+  if granted < 1 or 2 * (running + 1) > tonumber(a[7]) then return 0 end
+  if a[10] == '1' and leftAfter - hold < 2 * hold then return 0 end
   local id, lapse = a[21], a[22]
-  redis.call('INCR', minuteKey)
+  redis.call('INCRBY', minuteKey, granted)
   redis.call('ZADD', minuteKey .. ':lazy', lapse, id)
   redis.call('PEXPIRE', minuteKey .. ':lazy', minuteMs)
-  -- No lifetimes renewed here: an admission renewed the key's and the account's just before,
-  -- a claim the key's, the account's (a day) being renewed by the admission this minute began with.
+  -- No lifetimes renewed here: the admission just before renewed the key's and the account's.
   redis.call('ZADD', runningKey, lapse, id)
   redis.call('ZADD', runningKey .. ':lazy', lapse, id)
-  if withCredits then
-    local member = id .. ':' .. a[14]
+  if a[10] == '1' then
+    local member = id .. ':' .. a[23]
     redis.call('ZADD', holds, lapse, member)
     redis.call('ZADD', holds .. ':lazy', lapse, member)
-    redis.call('HINCRBY', account, 'held', a[14])
+    redis.call('HINCRBY', account, 'held', a[23])
   end
-  return 1
-end
--- A request this replica admitted from its reservation: the reservation's minute count stays
--- (no longer to be given back), its slot and hold become the request's, kept under the
--- reservation's names (listed as :lazy, the request having been admitted far from the limits)
--- and living as long as the request's own would, and the next reservation is taken if the key
--- is still far from them. A reservation that lapsed before its claim came is counted again.
--- The account's keys live a day from the admission that took the key's first reservation of
--- this minute (a reservation is claimed in the minute that counted it), far longer than
--- the request; the key's slots are renewed for as long as this request may run.
-local function claim(a)
-  local minuteKey, runningKey, account, holds = a[1], a[2], a[4], a[5]
-  local withCredits = a[10] == '1'
-  local now, reserved = a[16], a[23]
-  redis.call('ZREM', minuteKey .. ':lazy', reserved)
-  local slotExpiry = now + a[9]
-  redis.call('ZADD', runningKey, slotExpiry, reserved)
-  redis.call('ZADD', runningKey .. ':lazy', slotExpiry, reserved)
-  redis.call('PEXPIRE', runningKey, a[9])
-  redis.call('PEXPIRE', runningKey .. ':lazy', a[9])
-  local leftAfter = 0
-  if withCredits then
-    if redis.call('ZADD', holds, a[17], a[24]) == 1 then redis.call('HINCRBY', account, 'held', a[25]) end
-    redis.call('ZADD', holds .. ':lazy', a[17], a[24])
-    leftAfter = spendable(account, holds, a[11], a[12], a[13], now)
-  end
-  redis.call('ZREMRANGEBYSCORE', runningKey, '-inf', now)
-  local running = redis.call('ZCARD', runningKey)
-  local minute = tonumber(redis.call('GET', minuteKey) or '0')
-  local next = 0
-  if a[20] == '1' then next = reserve(a, minute, running, leftAfter) end
-  return ${ADMITTED}, 1 + 2 * next
+  return granted
 end
 local function admit(a)
-  if a[23] ~= '' then return claim(a) end
   local minuteKey, runningKey, hourKey, account, holds = a[1], a[2], a[3], a[4], a[5]
   local withCredits = a[10] == '1'
   local now = a[16]
@@ -415,14 +423,13 @@ local function admit(a)
       redis.call('PEXPIRE', holds .. ':lazy', accountTtl)
     end
   end
-  local reserved = 0
-  if far and a[20] == '1' then reserved = reserve(a, minute, running + 1, left - amount) end
-  return ${ADMITTED}, (far and 1 or 0) + 2 * reserved
+  local leased = 0
+  if far and a[20] ~= '0' then leased = grantLease(a, minute, running + 1, left - amount) end
+  return ${ADMITTED}, (far and 1 or 0) + 2 * leased
 end
--- Two numbers per admission: its code, then the retry-after in ms for a refusal or, for an
--- admitted request, its may-wait flag (1) plus 2 when the next request was reserved.
-local results = {}
-for i = 5 + departureCount, #ARGV do
+-- After a number per lease operation, two per admission: its code, then the retry-after in ms
+-- for a refusal or, for an admitted request, its may-wait flag (1) plus twice the requests leased.
+for i = 6 + leaseOpCount + departureCount, #ARGV do
   local code, detail = admit(split(ARGV[i]))
   results[#results + 1] = code
   results[#results + 1] = detail
@@ -452,12 +459,17 @@ interface PendingAdmission {
   args: Array<string | number>;
   resolve(result: AdmissionResult): void;
   reject(error: unknown): void;
-  /** The reservation the script may take for the key's next request (see ADMIT_SCRIPT's `reserve`). */
-  reservation?: Reservation;
+  /** The lease the script may grant for the key's next requests (see ADMIT_SCRIPT's `grantLease`). */
+  lease?: Lease;
 }
 
-/** A request of one key admitted ahead of time on this replica: the next one that fits may run at once. */
-interface Reservation {
+/**
+ * Requests of one key admitted ahead of time on this replica (see ADMIT_SCRIPT's `grantLease`):
+ * the replica's next requests of the key that fit run at once, one at a time, on the lease's
+ * slot and hold. What they spend is counted in Redis with the next top-up, claim or the
+ * lease's return, and the hold covers it until then.
+ */
+interface Lease {
   id: string;
   concurrencyKey: string;
   /** The minute that counted it: the key's per-minute key and window. */
@@ -467,24 +479,40 @@ interface Reservation {
   concurrencyLimit: number;
   /** Absent for an admission without credits. */
   accountId?: string;
+  /** The largest hold of a request the lease admits. */
   amountMicro: bigint;
-  /** The admission's `now` plus the use window: a request after this does not claim it. */
-  usableUntil: number;
-  timer?: NodeJS.Timeout;
+  /** What the lease holds: room for one request and what finished ones spent since the last count. */
+  holdMicro: bigint;
+  /** How long a request's slot and hold live once claimed (the admission's). */
+  slotTtlMs: number;
+  holdTtlMs: number;
+  /** Requests counted in the minute for it, and how many of them ran. */
+  counts: number;
+  used: number;
+  /** Spent by its finished requests and not yet sent to Redis. */
+  unsettledMicro: bigint;
+  /** The `now` of the admission or top-up that last pushed its lapse on. */
+  extendedAt: number;
+  /** The request it runs: its number (the `used` it took), and the timer that claims it if it runs long. */
+  running?: { request: number; claimTimer: NodeJS.Timeout };
+  topUpPending: boolean;
+  /** Claimed for a long request: it admits no more and leaves with that request. */
+  bound: boolean;
+  idleTimer?: NodeJS.Timeout;
 }
 
-/** Where `admissionArgs` puts the second-look and reserve flags. */
+/** Where `admissionArgs` puts the second-look flag and the number of requests to lease. */
 const SECOND_LOOK_FIELD = 18;
-const RESERVE_FIELD = 19;
+const LEASE_FIELD = 19;
 
 export interface RedisLimitStoreOptions {
   /** Longest a departure that may wait waits for an admission to ride along with. */
   departureWaitMs?: number;
   /**
-   * How long a reservation (the key's next request admitted ahead of time) stays usable on
-   * this replica; 0 takes none.
+   * How long a lease (the key's next requests admitted ahead of time) stays on this replica
+   * with no request using it; 0 takes none.
    */
-  reservationUseMs?: number;
+  leaseIdleMs?: number;
   /**
    * How long after a first look that found waiting departures the second look comes: the
    * longest wait plus what a busy replica's event loop may add to its timer.
@@ -493,42 +521,51 @@ export interface RedisLimitStoreOptions {
 }
 
 const DEPARTURE_WAIT_MS = 5;
-const RESERVATION_USE_MS = 5;
+const LEASE_IDLE_MS = 5;
 /**
- * A reservation's slot, hold and listing lapse this long after its admission if this replica
- * neither claims nor gives it back (it died): long enough for a late claim and clocks that
- * differ between replicas. Second looks do not wait for it: a reservation is given back within
- * its use window plus a departure's wait.
+ * Requests a lease asks for at a time: at ~1,500 sequential requests a second, one script call
+ * per ten milliseconds instead of one per request. It is topped up when half are used.
  */
-const RESERVATION_LAPSE_MS = 1_000;
+const LEASE_REQUESTS = 16;
+/**
+ * A lease's slot, hold and listing lapse this long after its last admission or top-up if this
+ * replica neither tops it up nor gives it back (it died): long enough for a late claim and
+ * clocks that differ between replicas. Second looks do not wait for it: an unused lease is
+ * given back within its idle window plus a departure's wait.
+ */
+const LEASE_LAPSE_MS = 1_000;
+/** A request that runs on a lease this long is claimed: its slot and hold then live as long as it may. */
+const CLAIM_AFTER_MS = 250;
 const EVENT_LOOP_ALLOWANCE_MS = 20;
+/** A lease admits requests only while a claim of them would come well before its lapse. */
+const LEASE_USABLE_MS = LEASE_LAPSE_MS - CLAIM_AFTER_MS - 10 * EVENT_LOOP_ALLOWANCE_MS;
 
 /**
  * The counters in Redis. What one turn of the event loop admitted goes out as one script
  * call, carrying the departures (finished requests) gathered since the last one: under load
  * that is one round trip and one socket write for many requests instead of two per request.
+ * Requests that come one after the other run on leases and need no call of their own.
  */
 export class RedisLimitStore implements LimitStore {
   private readonly redis: ScriptedRedis;
   private readonly keyPrefix: string;
   private readonly departureWaitMs: number;
-  private readonly reservationUseMs: number;
-  /** How long after its admission's `now` a reservation's listing lapses if neither claimed nor given back. */
-  private readonly reservationLapseMs: number;
+  private readonly leaseIdleMs: number;
   private readonly secondLookMs: number;
-  private readonly reservationPrefix = `rsv-${randomUUID()}-`;
-  private reservationCount = 0;
-  /** Per concurrency key, this replica's reservation, or null while one is being asked for. */
-  private readonly reservations = new Map<string, Reservation | null>();
-  /** Per concurrency key, the request waiting for the key's reservation on its way (one at most). */
-  private readonly awaitingReservation = new Map<string, () => void>();
+  private readonly leasePrefix = `lease-${randomUUID()}-`;
+  private leaseCount = 0;
+  /** Per concurrency key, this replica's lease, or null while one is being asked for. */
+  private readonly leases = new Map<string, Lease | null>();
+  /** Leases with a request running on them, by id (a claimed one stays here until its request ends). */
+  private readonly busyLeases = new Map<string, Lease>();
+  /** Per concurrency key, the request waiting for the key's lease on its way (one at most). */
+  private readonly awaitingLease = new Map<string, () => void>();
   private closing = false;
-  /** A claim not sent yet: a departure of a claimed request must not overtake its claim. */
-  private claimUnsent = false;
+  private leaseOps: Array<{ args: string; answer?: (granted: number) => void }> = [];
   private admissions: PendingAdmission[] = [];
   private departures: string[] = [];
   private sendScheduled = false;
-  private claimScheduled = false;
+  private leaseOpScheduled = false;
   private departureTimer?: NodeJS.Timeout;
   private readonly secondLooks = new Map<NodeJS.Timeout, PendingAdmission>();
 
@@ -536,10 +573,9 @@ export class RedisLimitStore implements LimitStore {
     if (prefix.includes(FIELD_SEPARATOR)) throw new Error('the queue prefix must not contain the unit separator (\\x1f)');
     this.keyPrefix = `${prefix}:limits:`;
     this.departureWaitMs = options.departureWaitMs ?? DEPARTURE_WAIT_MS;
-    this.reservationUseMs = options.reservationUseMs ?? RESERVATION_USE_MS;
-    this.reservationLapseMs = Math.max(RESERVATION_LAPSE_MS, 2 * this.reservationUseMs);
-    // An unused reservation is given back at the end of its use window, riding along for up to departureWaitMs.
-    this.secondLookMs = options.secondLookMs ?? this.reservationUseMs + this.departureWaitMs + EVENT_LOOP_ALLOWANCE_MS;
+    this.leaseIdleMs = options.leaseIdleMs ?? LEASE_IDLE_MS;
+    // An unused lease is given back at the end of its idle window, riding along for up to departureWaitMs.
+    this.secondLookMs = options.secondLookMs ?? this.leaseIdleMs + this.departureWaitMs + EVENT_LOOP_ALLOWANCE_MS;
     // Commands are not queued while disconnected: the meter turns to its local counters at once instead.
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) as ScriptedRedis;
     this.redis.on('error', () => undefined);
@@ -566,99 +602,210 @@ export class RedisLimitStore implements LimitStore {
 
   /**
    * Checks and counts the request in Redis, in the next script call; or, when this replica
-   * holds a reservation the request fits, admits it at once and claims the reservation in the
-   * next call (which also asks for the next reservation). Requests that come one after the
-   * other then wait for no round trip, while every replica still sees each one counted.
+   * holds a lease of the key the request fits, admits it at once on the lease (a top-up goes
+   * out when half its requests are used). Requests that come one after the other then wait
+   * for no round trip and make one script call per several of them, while every replica
+   * still sees each one counted.
    */
   admit(admission: Admission, now: number): Promise<AdmissionResult> {
     const key = admission.concurrency.key;
-    const held = this.reservations.get(key);
-    if (held && this.fits(held, admission, now)) {
-      clearTimeout(held.timer);
-      const next = this.newReservation(admission, now);
-      this.reservations.set(key, null);
-      this.claimUnsent = true;
-      this.admissions.push({ args: this.admissionArgs(admission, now, next, held), resolve: () => undefined, reject: () => undefined, reservation: next });
-      this.scheduleClaim();
-      return Promise.resolve({ allowed: true, departureMayWait: true, reserved: { slotId: held.id, holdAmountMicro: held.amountMicro } });
+    const lease = this.leases.get(key);
+    if (lease && this.fits(lease, admission, now)) return Promise.resolve(this.admitOnLease(lease, admission, now));
+    // A lease of this key is on its way: its answer is due sooner than a round trip of the
+    // request's own, so the first request to come meanwhile waits for it (the others go to
+    // Redis, so that a busy key's requests never queue behind leases one by one).
+    if (lease === null && !admission.freeHourly && !this.awaitingLease.has(key)) {
+      return new Promise((resolve, reject) => this.awaitingLease.set(key, () => this.admit(admission, now).then(resolve, reject)));
     }
-    // A reservation of this key is on its way: its answer is due sooner than a round trip of
-    // the request's own, so the first request to come meanwhile waits for it (the others go
-    // to Redis, so that a busy key's requests never queue behind reservations one by one).
-    if (held === null && !admission.freeHourly && !this.awaitingReservation.has(key)) {
-      return new Promise((resolve, reject) => this.awaitingReservation.set(key, () => this.admit(admission, now).then(resolve, reject)));
-    }
-    // One reservation per key at a time: none asked for while one is held or on its way.
-    const reservation = held === undefined && !admission.freeHourly ? this.newReservation(admission, now) : undefined;
-    if (reservation) this.reservations.set(key, null);
+    // One lease per key at a time: none asked for while one is held or on its way.
+    const next = lease === undefined && !admission.freeHourly ? this.newLease(admission, now) : undefined;
+    if (next) this.leases.set(key, null);
     return new Promise((resolve, reject) => {
       this.scheduleSend();
-      this.admissions.push({ args: this.admissionArgs(admission, now, reservation), resolve, reject, reservation });
+      this.admissions.push({ args: this.admissionArgs(admission, now, next), resolve, reject, lease: next });
     });
   }
 
-  private newReservation(admission: Admission, now: number): Reservation | undefined {
-    if (this.reservationUseMs <= 0 || this.closing) return undefined;
+  private admitOnLease(lease: Lease, admission: Admission, now: number): AdmissionResult {
+    clearTimeout(lease.idleTimer);
+    const request = ++lease.used;
+    lease.running = { request, claimTimer: setTimeout(() => this.claim(lease, request, now), CLAIM_AFTER_MS) };
+    this.busyLeases.set(lease.id, lease);
+    const spentShare = lease.unsettledMicro * 2n > lease.holdMicro - lease.amountMicro;
+    if (!lease.topUpPending && (lease.counts - lease.used <= LEASE_REQUESTS / 2 || spentShare)) this.topUp(lease, admission, now);
+    return { allowed: true, departureMayWait: true, lease: { slotId: lease.id, holdAmountMicro: lease.holdMicro } };
+  }
+
+  private newLease(admission: Admission, now: number): Lease | undefined {
+    if (this.leaseIdleMs <= 0 || this.closing) return undefined;
     const { perMinute, concurrency, credits } = admission;
+    const amountMicro = credits?.amountMicro ?? 0n;
     return {
-      id: `${this.reservationPrefix}${++this.reservationCount}`,
+      id: `${this.leasePrefix}${++this.leaseCount}`,
       concurrencyKey: concurrency.key,
       perMinuteKey: perMinute.key,
       minuteWindow: windowOf(now, MINUTE_MS),
       perMinuteLimit: perMinute.limit,
       concurrencyLimit: concurrency.limit,
       accountId: credits?.accountId,
-      amountMicro: credits?.amountMicro ?? 0n,
-      usableUntil: now + this.reservationUseMs,
+      amountMicro,
+      holdMicro: 2n * amountMicro,
+      slotTtlMs: concurrency.ttlMs,
+      holdTtlMs: credits?.ttlMs ?? concurrency.ttlMs,
+      counts: 0,
+      used: 0,
+      unsettledMicro: 0n,
+      extendedAt: now,
+      topUpPending: false,
+      bound: false,
     };
   }
 
-  /** Whether the reservation stands for this request: same key, limits, minute and account, a hold no larger. */
-  private fits(reservation: Reservation, admission: Admission, now: number): boolean {
+  /** Whether the lease can run this request now: idle, a count left, same key, limits, minute and account, room in its hold. */
+  private fits(lease: Lease, admission: Admission, now: number): boolean {
     const { perMinute, concurrency, freeHourly, credits } = admission;
+    const amountMicro = credits?.amountMicro ?? 0n;
     return (
+      !lease.running &&
       !freeHourly &&
-      now <= reservation.usableUntil &&
-      windowOf(now, MINUTE_MS) === reservation.minuteWindow &&
-      perMinute.key === reservation.perMinuteKey &&
-      perMinute.limit === reservation.perMinuteLimit &&
-      concurrency.limit === reservation.concurrencyLimit &&
-      credits?.accountId === reservation.accountId &&
-      (credits?.amountMicro ?? 0n) <= reservation.amountMicro
+      lease.used < lease.counts &&
+      now <= lease.extendedAt + LEASE_USABLE_MS &&
+      windowOf(now, MINUTE_MS) === lease.minuteWindow &&
+      perMinute.key === lease.perMinuteKey &&
+      perMinute.limit === lease.perMinuteLimit &&
+      concurrency.limit === lease.concurrencyLimit &&
+      credits?.accountId === lease.accountId &&
+      amountMicro <= lease.amountMicro &&
+      lease.unsettledMicro + amountMicro <= lease.holdMicro
     );
   }
 
-  /** The answer about the key's reservation on its way: kept if the script took it; a request waiting for it goes on. */
-  private reservationAnswered(key: string, taken?: Reservation): void {
-    if (taken) this.keep(taken);
-    else this.reservations.delete(key);
-    const waiting = this.awaitingReservation.get(key);
-    this.awaitingReservation.delete(key);
+  /** The answer about the key's lease on its way: kept if the script granted requests; a request waiting for it goes on. */
+  private leaseAnswered(key: string, lease?: Lease, granted = 0): void {
+    if (lease && granted > 0) {
+      lease.counts = granted;
+      this.leases.set(key, lease);
+      this.whenIdle(lease);
+    } else {
+      this.leases.delete(key);
+    }
+    const waiting = this.awaitingLease.get(key);
+    this.awaitingLease.delete(key);
     waiting?.();
   }
 
-  /** Keeps what the script reserved until the end of its use window, then gives it back. */
-  private keep(reservation: Reservation): void {
-    // Cleared when the reservation is claimed or the store closes.
-    reservation.timer = setTimeout(() => {
-      this.reservations.delete(reservation.concurrencyKey);
-      this.giveBack(reservation);
+  /** An idle lease goes back once no request has used it for the idle window (a top-up on its way is waited for). */
+  private whenIdle(lease: Lease): void {
+    clearTimeout(lease.idleTimer);
+    // Cleared when a request uses the lease or the store closes.
+    lease.idleTimer = setTimeout(() => {
+      if (lease.running) return;
+      if (lease.topUpPending) return this.whenIdle(lease);
+      this.leases.delete(lease.concurrencyKey);
+      this.giveBack(lease);
       this.scheduleDepartures();
-    }, this.reservationUseMs);
-    this.reservations.set(reservation.concurrencyKey, reservation);
+    }, this.leaseIdleMs);
   }
 
-  /** An unused reservation leaves like a request that spent nothing, and also leaves the minute that counted it. */
-  private giveBack(reservation: Reservation): void {
-    const { id, concurrencyKey, accountId, amountMicro } = reservation;
+  /** More requests for a lease half used, counting what its finished requests spent. */
+  private topUp(lease: Lease, admission: Admission, now: number): void {
+    const snapshot = admission.credits?.snapshot;
+    lease.topUpPending = true;
+    this.addLeaseOp(
+      lease,
+      'topup',
+      {
+        unused: 0,
+        slotLapse: now + LEASE_LAPSE_MS,
+        holdLapse: now + LEASE_LAPSE_MS,
+        runningTtlMs: 0,
+        asked: LEASE_REQUESTS,
+        now,
+        snapshot: snapshot ? [snapshot.balanceMicro.toString(), snapshot.version, snapshot.usageSpentMicro.toString()] : ['0', 0, '0'],
+      },
+      (granted) => {
+        lease.topUpPending = false;
+        if (granted > 0 && !lease.bound) {
+          lease.counts += granted;
+          lease.extendedAt = now;
+        }
+      },
+    );
+    this.scheduleLeaseOp();
+  }
+
+  /**
+   * A request still running on a lease after CLAIM_AFTER_MS: the lease becomes its own (slot
+   * and hold living as long as it may run, unused counts given back) and admits no more.
+   */
+  private claim(lease: Lease, request: number, now: number): void {
+    if (lease.running?.request !== request || this.closing) return;
+    // A top-up on its way would add counts the claim could not give back: its answer comes first.
+    if (lease.topUpPending) {
+      lease.running.claimTimer = setTimeout(() => this.claim(lease, request, now), EVENT_LOOP_ALLOWANCE_MS);
+      return;
+    }
+    const at = now + CLAIM_AFTER_MS;
+    lease.bound = true;
+    if (this.leases.get(lease.concurrencyKey) === lease) this.leases.delete(lease.concurrencyKey);
+    this.addLeaseOp(lease, 'claim', {
+      unused: lease.counts - lease.used,
+      slotLapse: at + lease.slotTtlMs,
+      holdLapse: at + lease.holdTtlMs,
+      runningTtlMs: lease.slotTtlMs,
+      asked: 0,
+      now: at,
+      snapshot: ['0', 0, '0'],
+    });
+    lease.counts = lease.used;
+    this.scheduleSend();
+  }
+
+  /** Queues a lease operation (fields as ADMIT_SCRIPT's `leaseOp` reads them); what finished requests spent goes with it. */
+  private addLeaseOp(
+    lease: Lease,
+    op: 'topup' | 'claim',
+    fields: { unused: number; slotLapse: number; holdLapse: number; runningTtlMs: number; asked: number; now: number; snapshot: Array<string | number> },
+    answer?: (granted: number) => void,
+  ): void {
+    const accountId = lease.accountId ?? 'none';
+    const unsettled = lease.unsettledMicro;
+    lease.unsettledMicro = 0n;
+    const args = packFields([
+      op,
+      this.key(`${lease.perMinuteKey}:${lease.minuteWindow}`),
+      this.key(lease.concurrencyKey),
+      this.key(accountKey(accountId)),
+      this.key(holdsKey(accountId)),
+      lease.id,
+      lease.accountId ? holdMember(lease.id, lease.holdMicro) : '',
+      lease.holdMicro.toString(),
+      unsettled.toString(),
+      fields.unused,
+      fields.slotLapse,
+      fields.holdLapse,
+      fields.runningTtlMs,
+      fields.asked,
+      lease.perMinuteLimit,
+      lease.concurrencyLimit,
+      fields.now,
+      ...fields.snapshot,
+    ]);
+    this.leaseOps.push({ args, answer });
+  }
+
+  /** An unused lease leaves like a request that spent what its requests spent, and leaves the minute its unused counts. */
+  private giveBack(lease: Lease): void {
+    const { id, concurrencyKey, accountId, holdMicro, unsettledMicro } = lease;
+    lease.unsettledMicro = 0n;
     this.addDeparture(
-      { concurrencyKey, slotId: id, credits: accountId ? { accountId, holdId: id, amountMicro, spentMicro: 0n } : undefined, mayWait: true },
-      this.key(`${reservation.perMinuteKey}:${reservation.minuteWindow}`),
+      { concurrencyKey, slotId: id, credits: accountId ? { accountId, holdId: id, amountMicro: holdMicro, spentMicro: unsettledMicro } : undefined, mayWait: true },
+      { minuteKey: this.key(`${lease.perMinuteKey}:${lease.minuteWindow}`), unused: lease.counts - lease.used },
     );
   }
 
   /** Queues a departure for the next script call (its fields as ADMIT_SCRIPT's departure loop reads them). */
-  private addDeparture({ concurrencyKey, slotId, credits, mayWait = false }: Departure, reservedMinuteKey = ''): void {
+  private addDeparture({ concurrencyKey, slotId, credits, mayWait = false }: Departure, lease?: { minuteKey: string; unused: number }): void {
     const accountId = credits?.accountId ?? 'none';
     this.departures.push(
       packFields([
@@ -670,7 +817,8 @@ export class RedisLimitStore implements LimitStore {
         credits ? credits.amountMicro.toString() : '0',
         credits ? credits.spentMicro.toString() : '0',
         mayWait ? '1' : '0',
-        reservedMinuteKey,
+        lease?.minuteKey ?? '',
+        lease?.unused ?? 0,
       ]),
     );
   }
@@ -703,19 +851,44 @@ export class RedisLimitStore implements LimitStore {
    *   far from it was running.
    * The second look counts on every waiting departure leaving within EVENT_LOOP_ALLOWANCE_MS
    * of its due time: no replica's event loop stalls for longer than that.
+   * A request that ran on a lease leaves nothing to send: the lease's slot and hold stay for
+   * its next request, and what it spent is counted with the lease's next top-up, claim or
+   * return (the lease's hold, which counts as spent meanwhile, is at least as large).
    */
   finish(departure: Departure): void {
-    // Only a claimed request can finish before its admission went out.
-    if (this.claimUnsent) this.send();
+    const lease = this.busyLeases.get(departure.slotId);
+    if (lease?.running) return this.finishOnLease(lease, departure.credits?.spentMicro ?? 0n);
     this.addDeparture(departure);
     const { credits, mayWait = false } = departure;
     if (mayWait && (!credits || credits.spentMicro <= credits.amountMicro)) this.scheduleDepartures();
     else this.send();
   }
 
+  private finishOnLease(lease: Lease, spentMicro: bigint): void {
+    clearTimeout(lease.running?.claimTimer);
+    lease.running = undefined;
+    this.busyLeases.delete(lease.id);
+    lease.unsettledMicro += spentMicro;
+    // More spent than the lease holds (a request beyond its ceiling) cannot wait to be counted.
+    const overspent = lease.unsettledMicro > lease.holdMicro;
+    if (!lease.bound && !this.closing && !overspent && (lease.used < lease.counts || lease.topUpPending)) return this.whenIdle(lease);
+    if (this.leases.get(lease.concurrencyKey) === lease) this.leases.delete(lease.concurrencyKey);
+    // Given back with a top-up on its way, the counts that top-up adds stay counted (too many, never too few).
+    this.giveBack(lease);
+    if (overspent) this.send();
+    else this.scheduleDepartures();
+  }
+
   async available(accountId: string, now: number): Promise<bigint | undefined> {
-    // Departures of this replica still waiting go first, so what it reports includes them.
-    if (this.departures.length > 0) this.send();
+    // What this replica's requests spent goes first, so what it reports includes it: idle
+    // leases of the account go back, and departures still waiting go out.
+    for (const [key, lease] of this.leases) {
+      if (!lease || lease.accountId !== accountId || lease.running || lease.topUpPending) continue;
+      clearTimeout(lease.idleTimer);
+      this.leases.delete(key);
+      this.giveBack(lease);
+    }
+    if (this.departures.length > 0 || this.leaseOps.length > 0) this.send();
     const left = await this.redis.availableCredits(this.key(accountKey(accountId)), this.key(holdsKey(accountId)), now);
     return left === null ? undefined : BigInt(left);
   }
@@ -728,12 +901,14 @@ export class RedisLimitStore implements LimitStore {
       this.admissions.push(pending);
     }
     this.secondLooks.clear();
-    for (const reservation of this.reservations.values()) {
-      if (!reservation) continue;
-      clearTimeout(reservation.timer);
-      this.giveBack(reservation);
+    for (const lease of new Set([...this.leases.values(), ...this.busyLeases.values()])) {
+      if (!lease) continue;
+      clearTimeout(lease.idleTimer);
+      clearTimeout(lease.running?.claimTimer);
+      this.giveBack(lease);
     }
-    this.reservations.clear();
+    this.leases.clear();
+    this.busyLeases.clear();
     // Finished requests give their slots and holds back before the connection goes.
     this.send();
     await this.redis.quit().catch(() => this.redis.disconnect());
@@ -743,8 +918,8 @@ export class RedisLimitStore implements LimitStore {
     return this.keyPrefix + name;
   }
 
-  /** `reserve`: the reservation to take for the key's next request, if far enough; `claimed`: the one this request was admitted from. */
-  private admissionArgs(admission: Admission, now: number, reserve?: Reservation, claimed?: Reservation): Array<string | number> {
+  /** `lease`: the lease to ask for the key's next requests, if far enough from the limits. */
+  private admissionArgs(admission: Admission, now: number, lease?: Lease): Array<string | number> {
     const { perMinute, concurrency, freeHourly, credits } = admission;
     const accountId = credits?.accountId ?? 'none';
     return [
@@ -767,12 +942,10 @@ export class RedisLimitStore implements LimitStore {
       credits ? now + credits.ttlMs : 0,
       concurrency.slotId,
       '0',
-      reserve ? '1' : '0',
-      reserve ? reserve.id : '',
-      reserve ? now + this.reservationLapseMs : 0,
-      claimed ? claimed.id : '',
-      claimed?.accountId ? holdMember(claimed.id, claimed.amountMicro) : '',
-      claimed ? claimed.amountMicro.toString() : '0',
+      lease ? LEASE_REQUESTS : 0,
+      lease ? lease.id : '',
+      lease ? now + LEASE_LAPSE_MS : 0,
+      lease ? lease.holdMicro.toString() : '0',
     ];
   }
 
@@ -783,18 +956,18 @@ export class RedisLimitStore implements LimitStore {
   }
 
   /**
-   * A claim decides nothing (its request already runs), so it leaves a turn of the event loop
-   * later than an admission would: the request's upstream call, which undici writes on the
-   * next turn, goes out first instead of waiting behind the script call's CPU. A finish or
-   * an admission that comes first takes it along.
+   * A top-up decides nothing for the request that asked for it (it already runs), so it
+   * leaves a turn of the event loop later than an admission would: the request's upstream
+   * call, which undici writes on the next turn, goes out first instead of waiting behind the
+   * script call's CPU. A finish or an admission that comes first takes it along.
    */
-  private scheduleClaim(): void {
-    if (this.sendScheduled || this.claimScheduled) return;
-    this.claimScheduled = true;
+  private scheduleLeaseOp(): void {
+    if (this.sendScheduled || this.leaseOpScheduled) return;
+    this.leaseOpScheduled = true;
     setImmediate(() =>
       setImmediate(() => {
-        this.claimScheduled = false;
-        if (this.claimUnsent) this.send();
+        this.leaseOpScheduled = false;
+        if (this.leaseOps.length > 0) this.send();
       }),
     );
   }
@@ -806,9 +979,9 @@ export class RedisLimitStore implements LimitStore {
 
   private lookAgain(pending: PendingAdmission): void {
     pending.args[SECOND_LOOK_FIELD] = '1';
-    // Near a limit: no reservation (and the key may have another on its way by the second look).
-    pending.args[RESERVE_FIELD] = '0';
-    pending.reservation = undefined;
+    // Near a limit: no lease (and the key may have another on its way by the second look).
+    pending.args[LEASE_FIELD] = 0;
+    pending.lease = undefined;
     const timer = setTimeout(() => {
       this.secondLooks.delete(timer);
       this.admissions.push(pending);
@@ -819,32 +992,36 @@ export class RedisLimitStore implements LimitStore {
 
   private send(): void {
     this.sendScheduled = false;
-    this.claimUnsent = false;
     clearTimeout(this.departureTimer);
     this.departureTimer = undefined;
-    const batch = this.admissions;
-    const departures = this.departures;
-    this.admissions = [];
+    const [leaseOps, departures, batch] = [this.leaseOps, this.departures, this.admissions];
+    this.leaseOps = [];
     this.departures = [];
-    if (batch.length === 0 && departures.length === 0) return;
-    this.redis.admitRequests(MINUTE_MS, HOUR_MS, ACCOUNT_TTL_MS, departures.length, ...departures, ...batch.map((pending) => packFields(pending.args))).then(
+    this.admissions = [];
+    if (leaseOps.length === 0 && batch.length === 0 && departures.length === 0) return;
+    const args = [...leaseOps.map((op) => op.args), ...departures, ...batch.map((pending) => packFields(pending.args))];
+    this.redis.admitRequests(MINUTE_MS, HOUR_MS, ACCOUNT_TTL_MS, leaseOps.length, departures.length, ...args).then(
       (codes) => {
+        leaseOps.forEach((op, index) => op.answer?.(Number(codes[index])));
+        const offset = leaseOps.length;
         batch.forEach((pending, index) => {
-          const code = Number(codes[2 * index]);
-          const detail = Number(codes[2 * index + 1]);
-          if (pending.reservation) this.reservationAnswered(pending.reservation.concurrencyKey, code === ADMITTED && detail & 2 ? pending.reservation : undefined);
+          const code = Number(codes[offset + 2 * index]);
+          const detail = Number(codes[offset + 2 * index + 1]);
+          if (pending.lease) this.leaseAnswered(pending.lease.concurrencyKey, pending.lease, code === ADMITTED ? Math.floor(detail / 2) : 0);
           if (code === ADMITTED) return pending.resolve({ allowed: true, departureMayWait: (detail & 1) === 1 });
           if (code === LOOK_AGAIN) return this.lookAgain(pending);
           const reason = REASONS[code as 1 | 2 | 3 | 4];
           pending.resolve({ allowed: false, reason, retryAfterSeconds: reason === 'credits' ? 0 : Math.max(1, Math.ceil(detail / 1000)) });
         });
       },
-      // Departures lost with a failed call leave slots and holds to lapse on their own.
-      (error: unknown) =>
+      // Departures and lease operations lost with a failed call leave slots and holds to lapse on their own.
+      (error: unknown) => {
+        leaseOps.forEach((op) => op.answer?.(0));
         batch.forEach((pending) => {
-          if (pending.reservation) this.reservationAnswered(pending.reservation.concurrencyKey);
+          if (pending.lease) this.leaseAnswered(pending.lease.concurrencyKey);
           pending.reject(error);
-        }),
+        });
+      },
     );
   }
 }

@@ -127,8 +127,8 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
       const message = result.reason === 'free-hourly' ? ErrorMessages.freeTierExhausted(env.FREE_TIER_HOURLY_LIMIT) : ErrorMessages.tooManyRequests;
       throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers: { 'retry-after': String(result.retryAfterSeconds) } });
     }
-    // Admitted from a reservation: its slot and hold are the request's.
-    const { slotId = requestId, holdAmountMicro = costCeilingMicro } = result.reserved ?? {};
+    // Admitted on a lease: its slot and hold are the request's.
+    const { slotId = requestId, holdAmountMicro = costCeilingMicro } = result.lease ?? {};
     const hold = { accountId: auth.accountId, holdId: slotId, amountMicro: holdAmountMicro };
     return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait);
   }
