@@ -493,11 +493,17 @@ interface Lease {
   unsettledMicro: bigint;
   /** The `now` of the admission or top-up that last pushed its lapse on. */
   extendedAt: number;
-  /** The request it runs: its number (the `used` it took), and the timer that claims it if it runs long. */
-  running?: { request: number; claimTimer: NodeJS.Timeout };
+  /** The request it runs: its number (the `used` it took) and its admission's `now`. */
+  running?: { request: number; startedAt: number };
   topUpPending: boolean;
   /** Claimed for a long request: it admits no more and leaves with that request. */
   bound: boolean;
+  /**
+   * One timer each for the lease's life, re-armed (`refresh`) rather than made anew per
+   * request: the claim's runs CLAIM_AFTER_MS after each request starts, the idle one the idle
+   * window after each ends; each looks at the lease when it fires.
+   */
+  claimTimer?: NodeJS.Timeout;
   idleTimer?: NodeJS.Timeout;
 }
 
@@ -556,8 +562,8 @@ export class RedisLimitStore implements LimitStore {
   private leaseCount = 0;
   /** Per concurrency key, this replica's lease, or null while one is being asked for. */
   private readonly leases = new Map<string, Lease | null>();
-  /** Leases with a request running on them, by id (a claimed one stays here until its request ends). */
-  private readonly busyLeases = new Map<string, Lease>();
+  /** Leases claimed for a long request, by id, until it ends (they are no longer in `leases`). */
+  private readonly claimedLeases = new Map<string, Lease>();
   /** Per concurrency key, the request waiting for the key's lease on its way (one at most). */
   private readonly awaitingLease = new Map<string, () => void>();
   private closing = false;
@@ -627,12 +633,12 @@ export class RedisLimitStore implements LimitStore {
   }
 
   private admitOnLease(lease: Lease, admission: Admission, now: number): AdmissionResult {
-    clearTimeout(lease.idleTimer);
-    const request = ++lease.used;
-    lease.running = { request, claimTimer: setTimeout(() => this.claim(lease, request, now), CLAIM_AFTER_MS) };
-    this.busyLeases.set(lease.id, lease);
-    const spentShare = lease.unsettledMicro * 2n > lease.holdMicro - lease.amountMicro;
-    if (!lease.topUpPending && (lease.counts - lease.used <= LEASE_REQUESTS / 2 || spentShare)) this.topUp(lease, admission, now);
+    lease.running = { request: ++lease.used, startedAt: now };
+    if (lease.claimTimer) lease.claimTimer.refresh();
+    else lease.claimTimer = setTimeout(() => this.claim(lease), CLAIM_AFTER_MS);
+    // Half the room beside a request's hold taken by what finished requests spent: time to count it.
+    const muchUnsettled = lease.unsettledMicro * 2n > lease.holdMicro - lease.amountMicro;
+    if (!lease.topUpPending && (lease.counts - lease.used <= LEASE_REQUESTS / 2 || muchUnsettled)) this.topUp(lease, admission, now);
     return { allowed: true, departureMayWait: true, lease: { slotId: lease.id, holdAmountMicro: lease.holdMicro } };
   }
 
@@ -696,8 +702,11 @@ export class RedisLimitStore implements LimitStore {
 
   /** An idle lease goes back once no request has used it for the idle window (a top-up on its way is waited for). */
   private whenIdle(lease: Lease): void {
-    clearTimeout(lease.idleTimer);
-    // Cleared when a request uses the lease or the store closes.
+    if (lease.idleTimer) {
+      lease.idleTimer.refresh();
+      return;
+    }
+    // A request that uses the lease meanwhile re-arms it when it ends.
     lease.idleTimer = setTimeout(() => {
       if (lease.running) return;
       if (lease.topUpPending) return this.whenIdle(lease);
@@ -738,16 +747,18 @@ export class RedisLimitStore implements LimitStore {
    * A request still running on a lease after CLAIM_AFTER_MS: the lease becomes its own (slot
    * and hold living as long as it may run, unused counts given back) and admits no more.
    */
-  private claim(lease: Lease, request: number, now: number): void {
-    if (lease.running?.request !== request || this.closing) return;
+  private claim(lease: Lease, request = lease.running?.request): void {
+    const running = lease.running;
+    if (!running || running.request !== request || lease.bound || this.closing) return;
     // A top-up on its way would add counts the claim could not give back: its answer comes first.
     if (lease.topUpPending) {
-      lease.running.claimTimer = setTimeout(() => this.claim(lease, request, now), EVENT_LOOP_ALLOWANCE_MS);
+      setTimeout(() => this.claim(lease, request), EVENT_LOOP_ALLOWANCE_MS);
       return;
     }
-    const at = now + CLAIM_AFTER_MS;
+    const at = running.startedAt + CLAIM_AFTER_MS;
     lease.bound = true;
-    if (this.leases.get(lease.concurrencyKey) === lease) this.leases.delete(lease.concurrencyKey);
+    this.leases.delete(lease.concurrencyKey);
+    this.claimedLeases.set(lease.id, lease);
     this.addLeaseOp(lease, 'claim', {
       unused: lease.counts - lease.used,
       slotLapse: at + lease.slotTtlMs,
@@ -798,6 +809,9 @@ export class RedisLimitStore implements LimitStore {
   private giveBack(lease: Lease): void {
     const { id, concurrencyKey, accountId, holdMicro, unsettledMicro } = lease;
     lease.unsettledMicro = 0n;
+    clearTimeout(lease.claimTimer);
+    clearTimeout(lease.idleTimer);
+    this.claimedLeases.delete(id);
     this.addDeparture(
       { concurrencyKey, slotId: id, credits: accountId ? { accountId, holdId: id, amountMicro: holdMicro, spentMicro: unsettledMicro } : undefined, mayWait: true },
       { minuteKey: this.key(`${lease.perMinuteKey}:${lease.minuteWindow}`), unused: lease.counts - lease.used },
@@ -856,7 +870,8 @@ export class RedisLimitStore implements LimitStore {
    * return (the lease's hold, which counts as spent meanwhile, is at least as large).
    */
   finish(departure: Departure): void {
-    const lease = this.busyLeases.get(departure.slotId);
+    const current = this.leases.get(departure.concurrencyKey);
+    const lease = current?.id === departure.slotId ? current : this.claimedLeases.get(departure.slotId);
     if (lease?.running) return this.finishOnLease(lease, departure.credits?.spentMicro ?? 0n);
     this.addDeparture(departure);
     const { credits, mayWait = false } = departure;
@@ -865,9 +880,7 @@ export class RedisLimitStore implements LimitStore {
   }
 
   private finishOnLease(lease: Lease, spentMicro: bigint): void {
-    clearTimeout(lease.running?.claimTimer);
     lease.running = undefined;
-    this.busyLeases.delete(lease.id);
     lease.unsettledMicro += spentMicro;
     // More spent than the lease holds (a request beyond its ceiling) cannot wait to be counted.
     const overspent = lease.unsettledMicro > lease.holdMicro;
@@ -884,7 +897,6 @@ export class RedisLimitStore implements LimitStore {
     // leases of the account go back, and departures still waiting go out.
     for (const [key, lease] of this.leases) {
       if (!lease || lease.accountId !== accountId || lease.running || lease.topUpPending) continue;
-      clearTimeout(lease.idleTimer);
       this.leases.delete(key);
       this.giveBack(lease);
     }
@@ -901,14 +913,8 @@ export class RedisLimitStore implements LimitStore {
       this.admissions.push(pending);
     }
     this.secondLooks.clear();
-    for (const lease of new Set([...this.leases.values(), ...this.busyLeases.values()])) {
-      if (!lease) continue;
-      clearTimeout(lease.idleTimer);
-      clearTimeout(lease.running?.claimTimer);
-      this.giveBack(lease);
-    }
+    for (const lease of [...this.leases.values(), ...this.claimedLeases.values()]) if (lease) this.giveBack(lease);
     this.leases.clear();
-    this.busyLeases.clear();
     // Finished requests give their slots and holds back before the connection goes.
     this.send();
     await this.redis.quit().catch(() => this.redis.disconnect());
