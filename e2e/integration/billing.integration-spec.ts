@@ -150,7 +150,7 @@ describe('billing service', () => {
     // gateways send it, then plain JSON lines and objects, as earlier gateways did); a2 also
     // alone, the oldest way.
     const lines = [a1, b1, a2, a1].map((event) => JSON.stringify(event));
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await usageBatchOf(lines));
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await usageBatchOf(Buffer.from(lines.join('\n'))));
     await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { eventLines: lines.join('\n') });
     await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { events: [a1, b1, a2, a1] });
     await producer.enqueue(QueueName.Usage, 'usage.record', a2, { jobId: `${a2.requestId}-single` });

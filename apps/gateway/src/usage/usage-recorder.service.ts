@@ -3,6 +3,7 @@ import { QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { SERVICE_SETTINGS, usageJournalDirectory, type ServiceSettings } from '@igw/platform';
 import type { JobsOptions } from 'bullmq';
+import { UsageBatchBuffer } from './usage-batch-buffer';
 import { UsageJournal, type JournalSegment } from './usage-journal';
 
 /**
@@ -34,16 +35,10 @@ const MAX_BATCH = 2_000;
 const RETRY_DELAYS_MS = [200, 500, 1_000, 2_000, 5_000];
 const SHUTDOWN_FLUSH_MS = 10_000;
 
-interface Buffered {
-  /** The event as JSON, serialized once: for the journal and for the batch. */
-  line: string;
-  /** Where the event is journaled; undefined if the journal could not be written. */
-  segment?: JournalSegment;
-}
-
 /**
  * Emits one usage event per billable request, off the request path: events are buffered
- * and sent together every few milliseconds. Each event is first appended to a local journal
+ * (as bytes, outside the JavaScript heap: UsageBatchBuffer) and sent together every few
+ * hundred milliseconds. Each event is first appended to a local journal
  * (UsageJournal), so a process that dies with events not yet accepted by the queue (during
  * a queue outage, say) sends them at its next start. When the queue is unreachable events
  * stay buffered and are re-sent until accepted; shutdown waits a while for the backlog and
@@ -52,10 +47,12 @@ interface Buffered {
 @Injectable()
 export class UsageRecorder implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(UsageRecorder.name);
-  private buffer: Buffered[] = [];
+  /** Oldest first; the last one takes new events until it holds MAX_BATCH or is being sent. */
+  private readonly batches: UsageBatchBuffer[] = [];
   private journal?: UsageJournal;
   private timer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
+  private sending?: UsageBatchBuffer;
   private failures = 0;
 
   constructor(
@@ -72,28 +69,45 @@ export class UsageRecorder implements OnModuleInit, BeforeApplicationShutdown {
     }
     if (recovered.events.length > 0) {
       this.logger.log(`usage journal: re-sending ${recovered.events.length} usage event(s) left by a previous run in ${journal.directory} (${recovered.segments} file(s))`);
-      for (const { line, segment } of recovered.events) this.buffer.push({ line, segment });
+      for (const { line, segment } of recovered.events) this.append(line, segment);
       this.schedule();
     }
   }
 
   record(event: UsageEvent): void {
     const line = JSON.stringify(event);
-    this.buffer.push({ line, segment: this.journal?.append(line) });
-    if (this.buffer.length >= MAX_BATCH) void this.flush();
+    const batch = this.append(line, this.journal?.append(line));
+    if (batch.events >= MAX_BATCH) void this.flush();
     else this.schedule();
+  }
+
+  /** Events recorded and not yet accepted by the queue. */
+  private pendingEvents(): number {
+    let events = 0;
+    for (const batch of this.batches) events += batch.events;
+    return events;
+  }
+
+  private append(line: string, segment: JournalSegment | undefined): UsageBatchBuffer {
+    let batch = this.batches.at(-1);
+    if (!batch || batch.events >= MAX_BATCH || batch === this.sending) {
+      batch = new UsageBatchBuffer();
+      this.batches.push(batch);
+    }
+    batch.append(line, segment);
+    return batch;
   }
 
   /** Runs before the queue connections close, so buffered events still get out. */
   async beforeApplicationShutdown(): Promise<void> {
     const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
-    while ((this.buffer.length > 0 || this.flushing) && Date.now() < deadline) {
+    while ((this.pendingEvents() > 0 || this.flushing) && Date.now() < deadline) {
       // A send can hang while the queue is unreachable (Redis commands wait for a reconnect): never past the deadline.
       await settledWithin(this.flush(), deadline - Date.now());
-      if (this.buffer.length > 0 && Date.now() < deadline) await sleep(100);
+      if (this.pendingEvents() > 0 && Date.now() < deadline) await sleep(100);
     }
     const pending = this.journal?.close() ?? 0;
-    const unjournaled = this.buffer.filter((entry) => !entry.segment).length;
+    const unjournaled = this.batches.reduce((sum, batch) => sum + batch.unjournaled, 0);
     if (pending > 0) {
       this.logger.error(`${pending} usage event(s) could not be queued before shutdown; they stay in the usage journal (${this.journal!.directory}) and are sent at the next start`);
     }
@@ -104,29 +118,31 @@ export class UsageRecorder implements OnModuleInit, BeforeApplicationShutdown {
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
   }
 
-  /** Sends what is buffered (deflated JSON lines, see UsageBatch); one batch at a time, failed batches go back to the front. */
+  /** Sends the oldest batch (deflated JSON lines, see UsageBatch); one at a time, a failed batch is sent again. */
   private flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.flushing || this.buffer.length === 0) return this.flushing ?? Promise.resolve();
-    const batch = this.buffer.splice(0, MAX_BATCH);
-    this.flushing = usageBatchOf(batch.map(({ line }) => line))
+    const batch = this.batches[0];
+    if (this.flushing || !batch) return this.flushing ?? Promise.resolve();
+    this.sending = batch;
+    this.flushing = usageBatchOf(batch.lines())
       .then((usageBatch) => this.messaging.enqueue(QueueName.Usage, 'usage.recordBatch', usageBatch, USAGE_JOB_OPTIONS))
       .then(
         () => {
           this.failures = 0;
-          for (const { segment } of batch) if (segment) this.journal?.confirm(segment);
+          this.batches.shift();
+          for (const [segment, count] of batch.segments) this.journal?.confirm(segment, count);
         },
         (error: unknown) => {
-          this.buffer.unshift(...batch);
           const delay = RETRY_DELAYS_MS[Math.min(this.failures++, RETRY_DELAYS_MS.length - 1)];
-          this.logger.warn(`${batch.length} usage event(s) not queued yet (${error instanceof Error ? error.message : String(error)}); retrying in ${delay} ms`);
+          this.logger.warn(`${batch.events} usage event(s) not queued yet (${error instanceof Error ? error.message : String(error)}); retrying in ${delay} ms`);
           return sleep(delay);
         },
       )
       .finally(() => {
+        this.sending = undefined;
         this.flushing = undefined;
-        if (this.buffer.length > 0) this.schedule();
+        if (this.batches.length > 0) this.schedule();
       });
     return this.flushing;
   }

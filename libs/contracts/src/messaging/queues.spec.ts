@@ -18,14 +18,14 @@ const event = (requestId: string): UsageEvent => ({
 describe('usage batches', () => {
   it('carry events through the form gateways send (deflated JSON lines), in order and exactly', async () => {
     const events = [event('r1'), event('r2 with "quotes", a \\n escape and ünïcödé ✓'), ...Array.from({ length: 500 }, (_, index) => event(`r${index + 3}`))];
-    const batch = await usageBatchOf(events.map((one) => JSON.stringify(one)));
+    const batch = await usageBatchOf(Buffer.from(events.map((one) => JSON.stringify(one)).join('\n')));
     expect(Object.keys(batch)).toEqual(['eventLinesDeflated']);
     expect(usageBatchEvents(batch)).toEqual(events);
   });
 
   it('are much smaller than the JSON lines they carry', async () => {
     const lines = Array.from({ length: 500 }, (_, index) => JSON.stringify(event(`req_${index}`)));
-    const batch = (await usageBatchOf(lines)) as { eventLinesDeflated: string };
+    const batch = (await usageBatchOf(Buffer.from(lines.join('\n')))) as { eventLinesDeflated: string };
     expect(batch.eventLinesDeflated.length).toBeLessThan(lines.join('\n').length / 5);
   });
 
@@ -36,7 +36,7 @@ describe('usage batches', () => {
   });
 
   it('may be empty, in every form', async () => {
-    expect(usageBatchEvents(await usageBatchOf([]))).toEqual([]);
+    expect(usageBatchEvents(await usageBatchOf(new Uint8Array(0)))).toEqual([]);
     expect(usageBatchEvents({ eventLines: '' })).toEqual([]);
     expect(usageBatchEvents({ events: [] })).toEqual([]);
   });
