@@ -455,6 +455,10 @@ type ScriptedRedis = Redis & {
 /** The amount rides in the member, so a lapsed hold can be released without another look-up. */
 const holdMember = (holdId: string, amountMicro: bigint) => `${holdId}:${amountMicro}`;
 
+/** A balance snapshot as the scripts read it (balance, version, usage spent); zeros without one. */
+const snapshotFields = (snapshot?: BalanceSnapshot): Array<string | number> =>
+  snapshot ? [snapshot.balanceMicro.toString(), snapshot.version, snapshot.usageSpentMicro.toString()] : ['0', 0, '0'];
+
 interface PendingAdmission {
   args: Array<string | number>;
   resolve(result: AdmissionResult): void;
@@ -718,7 +722,6 @@ export class RedisLimitStore implements LimitStore {
 
   /** More requests for a lease half used, counting what its finished requests spent. */
   private topUp(lease: Lease, admission: Admission, now: number): void {
-    const snapshot = admission.credits?.snapshot;
     lease.topUpPending = true;
     this.addLeaseOp(
       lease,
@@ -730,7 +733,7 @@ export class RedisLimitStore implements LimitStore {
         runningTtlMs: 0,
         asked: LEASE_REQUESTS,
         now,
-        snapshot: snapshot ? [snapshot.balanceMicro.toString(), snapshot.version, snapshot.usageSpentMicro.toString()] : ['0', 0, '0'],
+        snapshot: snapshotFields(admission.credits?.snapshot),
       },
       (granted) => {
         lease.topUpPending = false;
@@ -766,7 +769,7 @@ export class RedisLimitStore implements LimitStore {
       runningTtlMs: lease.slotTtlMs,
       asked: 0,
       now: at,
-      snapshot: ['0', 0, '0'],
+      snapshot: snapshotFields(),
     });
     lease.counts = lease.used;
     this.scheduleSend();
@@ -784,7 +787,7 @@ export class RedisLimitStore implements LimitStore {
     lease.unsettledMicro = 0n;
     const args = packFields([
       op,
-      this.key(`${lease.perMinuteKey}:${lease.minuteWindow}`),
+      this.minuteKey(lease.perMinuteKey, lease.minuteWindow),
       this.key(lease.concurrencyKey),
       this.key(accountKey(accountId)),
       this.key(holdsKey(accountId)),
@@ -814,7 +817,7 @@ export class RedisLimitStore implements LimitStore {
     this.claimedLeases.delete(id);
     this.addDeparture(
       { concurrencyKey, slotId: id, credits: accountId ? { accountId, holdId: id, amountMicro: holdMicro, spentMicro: unsettledMicro } : undefined, mayWait: true },
-      { minuteKey: this.key(`${lease.perMinuteKey}:${lease.minuteWindow}`), unused: lease.counts - lease.used },
+      { minuteKey: this.minuteKey(lease.perMinuteKey, lease.minuteWindow), unused: lease.counts - lease.used },
     );
   }
 
@@ -924,12 +927,17 @@ export class RedisLimitStore implements LimitStore {
     return this.keyPrefix + name;
   }
 
+  /** The Redis key that counts a key's requests in one minute window. */
+  private minuteKey(perMinuteKey: string, window: number): string {
+    return this.key(`${perMinuteKey}:${window}`);
+  }
+
   /** `lease`: the lease to ask for the key's next requests, if far enough from the limits. */
   private admissionArgs(admission: Admission, now: number, lease?: Lease): Array<string | number> {
     const { perMinute, concurrency, freeHourly, credits } = admission;
     const accountId = credits?.accountId ?? 'none';
     return [
-      this.key(`${perMinute.key}:${windowOf(now, MINUTE_MS)}`),
+      this.minuteKey(perMinute.key, windowOf(now, MINUTE_MS)),
       this.key(concurrency.key),
       this.key(freeHourly ? `${freeHourly.key}:${windowOf(now, HOUR_MS)}` : `${perMinute.key}:unused`),
       this.key(accountKey(accountId)),
@@ -939,9 +947,7 @@ export class RedisLimitStore implements LimitStore {
       freeHourly ? freeHourly.limit : 0,
       concurrency.ttlMs,
       credits ? '1' : '0',
-      credits ? credits.snapshot.balanceMicro.toString() : '0',
-      credits ? credits.snapshot.version : 0,
-      credits ? credits.snapshot.usageSpentMicro.toString() : '0',
+      ...snapshotFields(credits?.snapshot),
       credits ? credits.amountMicro.toString() : '0',
       credits ? holdMember(credits.holdId, credits.amountMicro) : '',
       now,
