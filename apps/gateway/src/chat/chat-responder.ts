@@ -22,7 +22,7 @@ export async function respondToChat(chat: ChatService, body: ChatCompletionReque
     signal: cancellation,
   };
   if (!body.stream) {
-    sendJson(response, 200, await chat.complete(call));
+    await chat.complete(call, (completion) => sendJson(response, 200, completion));
     return;
   }
   const events = await chat.openStream(call);

@@ -31,7 +31,7 @@ describe('chat routes: the validated body', () => {
     Module({
       controllers: [ChatController],
       providers: [
-        { provide: ChatService, useValue: { complete: (call: ChatCall) => (calls.push(call), Promise.resolve({ ok: true })) } },
+        { provide: ChatService, useValue: { complete: (call: ChatCall, deliver: (completion: unknown) => void) => (calls.push(call), deliver({ ok: true }), Promise.resolve()) } },
         { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } },
       ],
     })(TestModule);

