@@ -691,8 +691,9 @@ export class RedisLimitStore implements LimitStore {
   }
 
   /** The answer about the key's lease on its way: kept if the script granted requests; a request waiting for it goes on. */
-  private leaseAnswered(key: string, lease?: Lease, granted = 0): void {
-    if (lease && granted > 0) {
+  private leaseAnswered(lease: Lease, granted = 0): void {
+    const key = lease.concurrencyKey;
+    if (granted > 0) {
       lease.counts = granted;
       this.leases.set(key, lease);
       this.whenIdle(lease);
@@ -1019,7 +1020,7 @@ export class RedisLimitStore implements LimitStore {
         batch.forEach((pending, index) => {
           const code = Number(codes[offset + 2 * index]);
           const detail = Number(codes[offset + 2 * index + 1]);
-          if (pending.lease) this.leaseAnswered(pending.lease.concurrencyKey, pending.lease, code === ADMITTED ? Math.floor(detail / 2) : 0);
+          if (pending.lease) this.leaseAnswered(pending.lease, code === ADMITTED ? Math.floor(detail / 2) : 0);
           if (code === ADMITTED) return pending.resolve({ allowed: true, departureMayWait: (detail & 1) === 1 });
           if (code === LOOK_AGAIN) return this.lookAgain(pending);
           const reason = REASONS[code as 1 | 2 | 3 | 4];
@@ -1030,7 +1031,7 @@ export class RedisLimitStore implements LimitStore {
       (error: unknown) => {
         leaseOps.forEach((op) => op.answer?.(0));
         batch.forEach((pending) => {
-          if (pending.lease) this.leaseAnswered(pending.lease.concurrencyKey);
+          if (pending.lease) this.leaseAnswered(pending.lease);
           pending.reject(error);
         });
       },
