@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen } from './load';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -78,7 +78,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     }
   }
   const lines = [
-    `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
+    `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
     '',
     '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | errors |',
     '|---|---|---|---|---|---|---|',

@@ -16,7 +16,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen, type LoadResult } from './load';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGETS = ['direct', 'proxy', 'gateway'] as const;
@@ -105,7 +105,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     ['gateway peak RSS (MB)', '', '', peakRssMb.toFixed(0), '', ''],
   ];
   const table = [
-    `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; CPU time stolen by the hypervisor, median of the measurements kept: ${stolen.toFixed(1)} %; errors: ${errors})`,
+    `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; CPU time stolen by the hypervisor, median of the measurements kept: ${stolen.toFixed(1)} %; errors: ${errors})`,
     '',
     '| measure | emulator direct | minimal proxy | through gateway | added by minimal proxy | added by gateway |',
     '|---|---|---|---|---|---|',

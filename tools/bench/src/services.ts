@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import path from 'node:path';
 import { dropRedisNamespace } from '@igw/messaging';
 import { createScratchDatabase, findFreePort } from '@igw/persistence';
@@ -34,6 +35,19 @@ export function start(entry: string, env: NodeJS.ProcessEnv, options: StartOptio
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+}
+
+/**
+ * The CPU the figures were taken on: the same VM class has run on hosts whose CPU time per
+ * request differed threefold, so a table without it cannot be compared with another.
+ */
+export function machineDescription(): string {
+  const [first] = cpus();
+  if (!first) return 'unknown CPU';
+  // VMs often report no speed to libuv; the kernel's cpuinfo still has the clock it measured.
+  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const megahertz = first.speed || Math.round(Number(/^cpu MHz\s*:\s*([\d.]+)/m.exec(cpuinfo)?.[1] ?? 0));
+  return `${cpus().length} × ${first.model.trim()}${megahertz ? ` at ${megahertz} MHz` : ''}`;
 }
 
 export async function waitHealthy(url: string): Promise<void> {
