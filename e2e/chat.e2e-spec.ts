@@ -263,19 +263,60 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
     }, 10_000);
   });
 
-  it.each([
-    [{ temperature: 3 }, /temperature/],
-    [{ top_p: 0 }, /top_p/],
-    [{ top_logprobs: 5 }, /top_logprobs/],
-    [{ stop: ['a', 'b', 'c', 'd', 'e'] }, /stop/],
-    [{ max_tokens: 0 }, /max_tokens/],
-    [{ tools: [{ type: 'function', function: { name: 'bad name!' } }] }, /tools\[0\]\.function\.name/],
-    [{ messages: [{ role: 'tool', content: 'x' }] }, /messages\[0\]\.tool_call_id/],
-    [{ messages: [{ role: 'wizard', content: 'x' }] }, /messages\[0\]\.role.*Expected.*Received 'wizard'/],
-  ])('rejects %j with a 400 that names the field', async (change, field) => {
+  const user = { role: 'user', content: 'hi' };
+  const call1 = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } };
+  const tool = (name: string) => ({ type: 'function', function: { name } });
+  // One row per rule of the request table: the message names the field, and enums and types say
+  // what was expected and what came. The validator's own spec holds every variant of each rule.
+  it.each<[string, Record<string, unknown>, string]>([
+    ['an unknown role', { messages: [{ role: 'wizard', content: 'x' }] }, "messages[0].role: Expected one of 'system', 'user', 'assistant', 'tool', 'developer'. Received 'wizard'"],
+    ['a tool message without tool_call_id', { messages: [user, { role: 'tool', content: 'x' }] }, 'messages[1].tool_call_id: Expected a string (the id of the tool call this message answers). Received nothing'],
+    ['an assistant with neither content nor tool calls', { messages: [user, { role: 'assistant' }] }, 'messages[1].content: Expected a string or an array of text parts (required unless tool_calls or function_call is given). Received nothing'],
+    ['a cache_control of another type', { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'persistent' } }] }] }, "messages[0].content[0].cache_control.type: Expected 'ephemeral'. Received 'persistent'"],
+    ['a cache_control ttl not 5m or 1h', { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral', ttl: '10m' } }] }] }, "messages[0].content[0].cache_control.ttl: Expected one of '5m', '1h'. Received '10m'"],
+    ['an assistant tool call of an unknown type', { messages: [user, { role: 'assistant', tool_calls: [call1, { id: 'x', type: 'code' }] }] }, "messages[1].tool_calls[1].type: Expected one of 'function', 'custom'. Received 'code'"],
+    ['a custom tool call without input', { messages: [user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'run_sql' } }] }] }, 'messages[1].tool_calls[0].custom.input: Expected a string. Received nothing'],
+    ['extra_content that is not an object', { messages: [user, { role: 'assistant', tool_calls: [{ ...call1, extra_content: 'sig' }] }] }, "messages[1].tool_calls[0].extra_content: Expected an object. Received string 'sig'"],
+    ['a tool with an empty type', { tools: [{ type: '' }] }, "tools[0].type: Expected a non-empty string. Received ''"],
+    ['129 tools', { tools: Array.from({ length: 129 }, (_, index) => tool(`t${index}`)) }, 'tools: Expected at most 128 tools. Received 129'],
+    ['a function name outside [a-zA-Z0-9_-]', { tools: [tool('bad name!')] }, "tools[0].function.name: Expected 1-64 letters, digits, underscores or dashes. Received 'bad name!'"],
+    ['a custom tool format of another type', { tools: [{ type: 'custom', custom: { name: 'c', format: { type: 'json' } } }] }, "tools[0].custom.format.type: Expected one of 'text', 'grammar'. Received 'json'"],
+    ['a grammar syntax not lark or regex', { tools: [{ type: 'custom', custom: { name: 'c', format: { type: 'grammar', grammar: { definition: 'x', syntax: 'ebnf' } } } }] }, "tools[0].custom.format.grammar.syntax: Expected one of 'lark', 'regex'. Received 'ebnf'"],
+    ['an unknown tool_choice', { tool_choice: 'any' }, "tool_choice: Expected one of 'none', 'auto', 'required', or an object with type 'function', 'custom', 'allowed_tools'. Received 'any'"],
+    ['a forced function without a name', { tool_choice: { type: 'function', function: {} } }, 'tool_choice.function.name: Expected a non-empty string. Received nothing'],
+    ['an allowed_tools mode', { tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'none', tools: [] } } }, "tool_choice.allowed_tools.mode: Expected one of 'auto', 'required'. Received 'none'"],
+    ['5 stop sequences', { stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop: Expected at most 4 stop sequences. Received 5'],
+    ['temperature above 2', { temperature: 3 }, 'temperature: Expected a number from 0 to 2. Received 3'],
+    ['temperature as a string', { temperature: 'hot' }, "temperature: Expected a number. Received string 'hot'"],
+    ['top_p below 0.01', { top_p: 0 }, 'top_p: Expected a number from 0.01 to 1. Received 0'],
+    ['a logit bias above 100', { logit_bias: { '50256': 150 } }, 'logit_bias.50256: Expected a number from -100 to 100. Received 150'],
+    ['top_logprobs without logprobs', { top_logprobs: 5 }, 'top_logprobs: Expected logprobs: true alongside top_logprobs. Received no logprobs'],
+    ['top_logprobs above 20', { logprobs: true, top_logprobs: 21 }, 'top_logprobs: Expected an integer from 0 to 20. Received 21'],
+    ['max_tokens 0', { max_tokens: 0 }, 'max_tokens: Expected a number of at least 1. Received 0'],
+    ['max_completion_tokens 0', { max_completion_tokens: 0 }, 'max_completion_tokens: Expected an integer of at least 1. Received 0'],
+    ['reasoning.max_tokens 0', { reasoning: { max_tokens: 0 } }, 'reasoning.max_tokens: Expected an integer of at least 1. Received 0'],
+    ['reasoning.max_tokens with reasoning.effort', { reasoning: { effort: 'low', max_tokens: 2048 } }, "reasoning.max_tokens: Expected either reasoning.effort or reasoning.max_tokens, not both. Received effort: 'low'"],
+    ['an unknown reasoning_effort', { reasoning_effort: 'minimal' }, "reasoning_effort: Expected one of 'none', 'low', 'medium', 'high'. Received 'minimal'"],
+    ['stream_options.include_usage that is not a boolean', { stream: true, stream_options: { include_usage: 'yes' } }, "stream_options.include_usage: Expected a boolean. Received string 'yes'"],
+    ['enable_search as a string', { enable_search: 'yes' }, "enable_search: Expected a boolean. Received string 'yes'"],
+    ['an unknown search_strategy', { enable_search: true, search_options: { search_strategy: 'deep' } }, "search_options.search_strategy: Expected one of 'turbo', 'max', 'agent'. Received 'deep'"],
+    ['normalize_tool_schemas as a number', { normalize_tool_schemas: 1 }, 'normalize_tool_schemas: Expected a boolean. Received number 1'],
+    ['parallel_tool_calls as a string', { parallel_tool_calls: 'no' }, "parallel_tool_calls: Expected a boolean. Received string 'no'"],
+    ['a provider the model has no source for', { provider: 'anthropic' }, "provider: Expected one of 'auto', 'fallback', 'openai'. Received 'anthropic'"],
+  ])('rejects %s with a 400 that names the field, before any upstream call', async (_rule, change, detail) => {
+    const before = emulator.requests.length;
     const response = await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, ...change } });
     expectErrorBody(response, 400, '/v1/chat/completions', /^Body validation error!/);
-    expect((response.body as { message: string }).message).toMatch(field);
+    expect((response.body as { message: string }).message).toBe(`Body validation error! ${detail}`);
+    expect(emulator.requests.length).toBe(before);
+  });
+
+  it('hands a validation error to the SDK as a BadRequestError with the request id', async () => {
+    const failure = await client.chat.completions.create({ ...ask, temperature: 3 }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.BadRequestError);
+    const badRequest = failure as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(badRequest.status).toBe(400);
+    expect(badRequest.requestID).toMatch(/\S/);
   });
 
   it('refuses a role the model does not take, with the spec message', async () => {
