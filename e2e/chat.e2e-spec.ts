@@ -264,7 +264,7 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
   });
 
   const user = { role: 'user', content: 'hi' };
-  const call1 = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } };
+  const answeredToolCall = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } };
   const tool = (name: string) => ({ type: 'function', function: { name } });
   // One row per rule of the request table: the message names the field, and enums and types say
   // what was expected and what came. The validator's own spec holds every variant of each rule.
@@ -274,9 +274,9 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
     ['an assistant with neither content nor tool calls', { messages: [user, { role: 'assistant' }] }, 'messages[1].content: Expected a string or an array of text parts (required unless tool_calls or function_call is given). Received nothing'],
     ['a cache_control of another type', { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'persistent' } }] }] }, "messages[0].content[0].cache_control.type: Expected 'ephemeral'. Received 'persistent'"],
     ['a cache_control ttl not 5m or 1h', { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral', ttl: '10m' } }] }] }, "messages[0].content[0].cache_control.ttl: Expected one of '5m', '1h'. Received '10m'"],
-    ['an assistant tool call of an unknown type', { messages: [user, { role: 'assistant', tool_calls: [call1, { id: 'x', type: 'code' }] }] }, "messages[1].tool_calls[1].type: Expected one of 'function', 'custom'. Received 'code'"],
+    ['an assistant tool call of an unknown type', { messages: [user, { role: 'assistant', tool_calls: [answeredToolCall, { id: 'x', type: 'code' }] }] }, "messages[1].tool_calls[1].type: Expected one of 'function', 'custom'. Received 'code'"],
     ['a custom tool call without input', { messages: [user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'run_sql' } }] }] }, 'messages[1].tool_calls[0].custom.input: Expected a string. Received nothing'],
-    ['extra_content that is not an object', { messages: [user, { role: 'assistant', tool_calls: [{ ...call1, extra_content: 'sig' }] }] }, "messages[1].tool_calls[0].extra_content: Expected an object. Received string 'sig'"],
+    ['extra_content that is not an object', { messages: [user, { role: 'assistant', tool_calls: [{ ...answeredToolCall, extra_content: 'sig' }] }] }, "messages[1].tool_calls[0].extra_content: Expected an object. Received string 'sig'"],
     ['a tool with an empty type', { tools: [{ type: '' }] }, "tools[0].type: Expected a non-empty string. Received ''"],
     ['129 tools', { tools: Array.from({ length: 129 }, (_, index) => tool(`t${index}`)) }, 'tools: Expected at most 128 tools. Received 129'],
     ['a function name outside [a-zA-Z0-9_-]', { tools: [tool('bad name!')] }, "tools[0].function.name: Expected 1-64 letters, digits, underscores or dashes. Received 'bad name!'"],

@@ -42,12 +42,13 @@ export function start(entry: string, env: NodeJS.ProcessEnv, options: StartOptio
  * request differed threefold, so a table without it cannot be compared with another.
  */
 export function machineDescription(): string {
-  const [first] = cpus();
+  const cores = cpus();
+  const [first] = cores;
   if (!first) return 'unknown CPU';
   // VMs often report no speed to libuv; the kernel's cpuinfo still has the clock it measured.
   const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
   const megahertz = first.speed || Math.round(Number(/^cpu MHz\s*:\s*([\d.]+)/m.exec(cpuinfo)?.[1] ?? 0));
-  return `${cpus().length} × ${first.model.trim()}${megahertz ? ` at ${megahertz} MHz` : ''}`;
+  return `${cores.length} × ${first.model.trim()}${megahertz ? ` at ${megahertz} MHz` : ''}`;
 }
 
 export async function waitHealthy(url: string): Promise<void> {
