@@ -54,6 +54,7 @@ export async function* parseSse(body: AsyncIterable<Uint8Array | string>, option
       if (field === 'data') {
         data.push(value);
         dataChars += value.length + 1;
+        if (dataChars > maxEventChars) throw new SseEventTooLargeError(maxEventChars);
       } else if (field === 'event') event = value;
     }
     searchFrom = buffer.length;
