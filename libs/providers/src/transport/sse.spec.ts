@@ -9,10 +9,10 @@ async function collect(pieces: Iterable<string>, maxEventChars?: number) {
   return events;
 }
 
-/** `data: ` and then `piece` forever: a line that never ends. */
-function* endlessLine(piece: string): Generator<string> {
+/** `data: ` and then `piece` 1,000 times: a line that does not end (soon). */
+function* longLine(piece: string): Generator<string> {
   yield 'data: ';
-  for (;;) yield piece;
+  for (let count = 0; count < 1_000; count++) yield piece;
 }
 
 describe('parseSse', () => {
@@ -33,7 +33,7 @@ describe('parseSse', () => {
   it('throws once one line grows past maxEventChars, having read only about that much', async () => {
     let pulled = 0;
     const pieces = (function* () {
-      for (const piece of endlessLine('x'.repeat(1000))) {
+      for (const piece of longLine('x'.repeat(1000))) {
         pulled++;
         yield piece;
       }
