@@ -203,6 +203,8 @@ export async function openEventStream(call: JsonRequest): Promise<AsyncIterable<
   // the listener keeps a cut before the first read from being an unhandled 'error'.
   body.on('error', ignoreError);
   const timer = setTimeout(() => body.destroy(overtime()), Math.max(0, deadline - Date.now()));
+  // An open stream must not be what keeps a stopping process alive.
+  timer.unref();
   return (async function* events() {
     try {
       yield* parseSse(body, { maxEventChars: limits.maxEventBytes });
