@@ -1,8 +1,13 @@
 import type { CancelSignal } from './transport/cancellation';
-import { UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from './upstream.errors';
+import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from './upstream.errors';
 
-/** Whether another source (or the same one, later) may succeed where this attempt failed. */
+/**
+ * Whether another source (or the same one, later) may succeed where this attempt failed. An
+ * answer past the gateway's limits is not: that provider did (and charges) the work, and
+ * another would likely answer the same way.
+ */
 export function isRetriableUpstreamError(error: unknown): boolean {
+  if (error instanceof UpstreamLimitExceededError) return false;
   if (error instanceof UpstreamHttpError) return error.status === 429 || error.status >= 500;
   return error instanceof UpstreamUnavailableError || error instanceof UpstreamTimeoutError || error instanceof UpstreamProtocolError;
 }

@@ -4,6 +4,7 @@ export * from './registry';
 export * from './routing';
 export * from './transport/sse';
 export * from './transport/cancellation';
+export * from './transport/upstream-limits';
 export { AZURE_API_VERSION } from './azure/azure-openai.chat';
 export * from './fallback';
 export { AnthropicTranslationError } from './anthropic/anthropic.translate';

@@ -1,4 +1,5 @@
 import type { CancelSignal } from './transport/cancellation';
+import type { UpstreamLimits } from './transport/upstream-limits';
 
 /** Where one upstream call goes: a provider with its resolved address and key. */
 export interface ProviderTarget {
@@ -8,6 +9,8 @@ export interface ProviderTarget {
   model: string;
   baseUrl: string;
   apiKey?: string;
+  /** How much of its answers the gateway reads (the transport's defaults when absent). */
+  limits?: UpstreamLimits;
 }
 
 /** Usage as an upstream reports it, normalised to OpenAI's names. */

@@ -1,4 +1,5 @@
 import type { ProviderTarget } from './provider.types';
+import type { UpstreamLimits } from './transport/upstream-limits';
 import { findProvider, type ProviderDefinition } from './registry';
 
 /** Provider variables by name, e.g. { OPENAI_API_KEY: 'sk-...' } (from the environment). */
@@ -17,9 +18,10 @@ export interface RoutePlan {
 
 /**
  * Turns a model's catalogue sources into callable targets, in order, keeping only the
- * sources whose provider has credentials configured.
+ * sources whose provider has credentials configured. `limits` bound what each target's
+ * answers may cost the gateway.
  */
-export function planRoute(sources: readonly CatalogueSource[], variables: ProviderVariables): RoutePlan {
+export function planRoute(sources: readonly CatalogueSource[], variables: ProviderVariables, limits?: UpstreamLimits): RoutePlan {
   const targets: RoutePlan['targets'] = [];
   const missing: string[] = [];
   for (const source of sources) {
@@ -38,7 +40,7 @@ export function planRoute(sources: readonly CatalogueSource[], variables: Provid
       missing.push(definition.variables.apiKey);
       continue;
     }
-    targets.push({ provider: definition.name, model: source.model, baseUrl, apiKey, definition });
+    targets.push({ provider: definition.name, model: source.model, baseUrl, apiKey, definition, limits });
   }
   return { targets, missing };
 }

@@ -58,3 +58,29 @@ export class RequestTranslationError extends Error {
     this.name = 'RequestTranslationError';
   }
 }
+
+/**
+ * The upstream's answer went past one of the gateway's bounds (a non-streamed body too large,
+ * one stream event too large, a stream running too long). The connection was closed at once.
+ * A 502 for the client (as a protocol error), but never tried on another source: the provider
+ * did the work, and another would likely do the same.
+ */
+export class UpstreamLimitExceededError extends UpstreamProtocolError {
+  /**
+   * True when the upstream accepted the request (a 2xx head) before the limit cut it: the
+   * provider charges for that answer even though the gateway refused to read it.
+   */
+  readonly upstreamCharged: boolean;
+
+  constructor(
+    provider: string,
+    /** What went past its bound, for the message: e.g. `answer exceeded the gateway's limit of 1 MiB (UPSTREAM_MAX_RESPONSE_BYTES)`. */
+    readonly limit: string,
+    upstreamCharged: boolean,
+  ) {
+    super(provider, limit);
+    this.message = `the upstream ${limit}`;
+    this.name = 'UpstreamLimitExceededError';
+    this.upstreamCharged = upstreamCharged;
+  }
+}

@@ -8,6 +8,14 @@
 //   <name>@fail-after=<n>       streams: destroy the connection abruptly after n content events
 //   <name>@no-usage             report no token usage (formats that support it; OpenAI chat and embeddings)
 //
+// Hostile answers, to prove a client bounds what it reads (hostile.ts; each is written as the
+// client takes it, never built in memory, and stops when the client leaves):
+//   <name>@huge-body=<MB>       a 200 JSON answer of that many MiB (max 65536), chunked, no content-length
+//   <name>@huge-line=<MB>       a 200 event stream whose second event is one `data:` line of that many MiB
+//   <name>@endless-stream       a 200 event stream of content events in the format's shape that never ends
+//                               (one every chunk-delay ms, 10 ms unless set)
+//   <name>@endless-error        an error answer (the `@status` given, else 500) whose body never ends
+//
 // e.g. `gpt-4o-mini@status=500@delay=10`. Only trailing suffixes with one of these keys
 // are controls, so names that contain `@` themselves (Vertex's `claude-3-5-sonnet@20240620`)
 // are left alone. A suffix with a known key but an invalid value is still stripped, and
@@ -23,6 +31,8 @@
 import { isRecord } from './util';
 
 export const MAX_CONTROL_DELAY_MS = 60_000;
+/** 64 GiB: far past any limit worth testing, still a number a loop counts exactly. */
+export const MAX_HUGE_MB = 65_536;
 
 export interface ModelControls {
   /** The model name without the control suffixes. */
@@ -32,12 +42,16 @@ export interface ModelControls {
   chunkDelayMs?: number;
   failAfter?: number;
   noUsage?: boolean;
+  hugeBodyMb?: number;
+  hugeLineMb?: number;
+  endlessStream?: boolean;
+  endlessError?: boolean;
 }
 
 /** The controls of one request (from its model name); the router merges the control headers in. */
 export type RequestControls = Omit<ModelControls, 'model'>;
 
-const SUFFIX = /@(status|delay|chunk-delay|fail-after)=([^@]*)$|@no-usage$/;
+const SUFFIX = /@(status|delay|chunk-delay|fail-after|huge-body|huge-line)=([^@]*)$|@(no-usage|endless-stream|endless-error)$/;
 const DIGITS = /^\d{1,15}$/;
 
 /** Splits the control suffixes off a model name: `parseModelControls('m@status=500')` → `{model: 'm', status: 500}`. */
@@ -50,10 +64,11 @@ export function parseModelControls(model: string): ModelControls {
     // Parsed right to left: when a key repeats, the rightmost occurrence wins.
     const key = found[1];
     const value = found[2];
-    if (key === undefined) {
-      result.noUsage = true;
-      continue;
-    }
+    const flag = found[3];
+    if (flag === 'no-usage') result.noUsage = true;
+    else if (flag === 'endless-stream') result.endlessStream = true;
+    else if (flag === 'endless-error') result.endlessError = true;
+    if (key === undefined) continue;
     if (!DIGITS.test(value)) continue;
     const number = Number(value);
     switch (key) {
@@ -68,6 +83,12 @@ export function parseModelControls(model: string): ModelControls {
         break;
       case 'fail-after':
         result.failAfter ??= number;
+        break;
+      case 'huge-body':
+        if (number > 0) result.hugeBodyMb ??= Math.min(number, MAX_HUGE_MB);
+        break;
+      case 'huge-line':
+        if (number > 0) result.hugeLineMb ??= Math.min(number, MAX_HUGE_MB);
         break;
     }
   }

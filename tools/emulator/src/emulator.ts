@@ -8,6 +8,8 @@
 // or, for callers that cannot set headers (a gateway), by suffixes of the upstream model
 // name: `<name>@status=500@delay=10`, `@chunk-delay=<ms>`, `@fail-after=<n>`, `@no-usage`
 // (controls.ts). A control header in effect (a 400-599 status, a delay above 0) overrides the suffix.
+// Hostile answers (`@huge-body=<MB>`, `@huge-line=<MB>`, `@endless-stream`, `@endless-error`)
+// come from hostile.ts, for any route that exists.
 //
 // This file is the router; each wire format (src/<format>/) contributes routes, its
 // auth scheme and its error shape through the WireFormat interface (format.ts).
@@ -21,6 +23,7 @@ import { anthropicFormat } from './anthropic';
 import { azureFormat } from './azure';
 import type { Route, RouterFailure, WireFormat } from './format';
 import { geminiFormat } from './gemini';
+import { answerHostile, wantsHostileAnswer } from './hostile';
 import { openAIFormat } from './openai';
 import { randomId } from './util';
 
@@ -194,6 +197,7 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
 
   const headerStatus = emulatedStatus(headers['x-emulator-status']);
   const status = headerStatus ?? controls.status;
+  if (controls.endlessError) return answerHostile(ctx, controls, status);
   if (status !== undefined) {
     const source = headerStatus === undefined ? 'model' : 'header';
     return fail({ kind: 'emulated', status, source }, status === 429 ? { 'retry-after': '1' } : undefined);
@@ -204,6 +208,7 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   if (invalidJson) return fail({ kind: 'invalid_json' });
 
   ctx.params = match.params;
+  if (wantsHostileAnswer(controls)) return answerHostile(ctx, controls, status);
   try {
     await match.route.handle(ctx);
   } catch {

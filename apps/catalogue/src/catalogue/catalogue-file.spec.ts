@@ -143,6 +143,10 @@ describe('the catalogue file', () => {
     ['an unknown refused role', [edit(chat(), { 'routing.refusedRoles': ['robot'] })], named('routing.refusedRoles[0]')],
     ['refused roles that are not a list', [edit(chat(), { 'routing.refusedRoles': 'system' })], named('routing.refusedRoles')],
     ['a role refused twice', [edit(chat(), { 'routing.refusedRoles': ['system', 'system'] })], named('routing.refusedRoles')],
+    ['a stream duration of zero', [edit(chat(), { 'routing.maxStreamSeconds': 0 })], /field "routing\.maxStreamSeconds" must be a whole number of seconds from 1 to 86400 \(got 0\)/],
+    ['a fractional stream duration', [edit(chat(), { 'routing.maxStreamSeconds': 1.5 })], named('routing.maxStreamSeconds')],
+    ['a stream duration written as text', [edit(chat(), { 'routing.maxStreamSeconds': '30' })], named('routing.maxStreamSeconds')],
+    ['a stream duration over a day', [edit(chat(), { 'routing.maxStreamSeconds': 86401 })], named('routing.maxStreamSeconds')],
     [
       'a floating id naming no entry',
       [edit(chat(), { resolvesTo: 'a/b-1' })],
@@ -177,6 +181,11 @@ describe('the catalogue file', () => {
     const file = await fileWith(yamlOf(...models));
     await expect(readCatalogueFile(file)).rejects.toThrow(CatalogueFileError);
     await expect(readCatalogueFile(file)).rejects.toThrow(message);
+  });
+
+  it("keeps a model's own stream duration", async () => {
+    const [model] = await readCatalogueFile(await fileWith(yamlOf(edit(chat(), { 'routing.maxStreamSeconds': 120 }))));
+    expect(model.routing.maxStreamSeconds).toBe(120);
   });
 
   it('stops on a file without a models list', async () => {

@@ -227,7 +227,7 @@ function checkUnits(value: unknown, field: string, fail: Fail): PriceUnit[] {
 
 function checkRouting(value: unknown, fail: Fail): ModelRouting {
   if (!isRecord(value)) return fail('routing.sources', 'must list at least one upstream source');
-  onlyKnownFields(value, ['sources', 'refusedRoles'], 'routing.', fail);
+  onlyKnownFields(value, ['sources', 'refusedRoles', 'maxStreamSeconds'], 'routing.', fail);
   if (!Array.isArray(value.sources) || value.sources.length === 0) return fail('routing.sources', 'must list at least one upstream source');
   const routing: ModelRouting = {
     sources: checkList(value.sources, 'routing.sources', fail, (source, field) => {
@@ -250,8 +250,18 @@ function checkRouting(value: unknown, fail: Fail): ModelRouting {
       { unique: true },
     );
   }
+  if (value.maxStreamSeconds !== undefined) {
+    const seconds = value.maxStreamSeconds;
+    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_STREAM_SECONDS) {
+      return fail('routing.maxStreamSeconds', `must be a whole number of seconds from 1 to ${MAX_STREAM_SECONDS} (got ${JSON.stringify(seconds)})`);
+    }
+    routing.maxStreamSeconds = seconds;
+  }
   return routing;
 }
+
+/** A day: longer than any answer a model streams, short enough that a stuck stream ends. */
+const MAX_STREAM_SECONDS = 86_400;
 
 /** A list whose items each pass `item`; `field[index]` names a bad item. */
 function checkList<T>(

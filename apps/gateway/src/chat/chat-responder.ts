@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { ChatCompletionRequestDto } from '@igw/contracts';
 import type { ServerResponse } from 'node:http';
 import { sendJson, type ServedRequest } from '@igw/platform';
@@ -44,11 +43,29 @@ export async function respondToChat(chat: ChatService, body: ChatCompletionReque
         first = false;
         response.socket?.uncork();
       }
-      if (!writable) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+      if (!writable) await drainedOrClosed(response);
     }
   } finally {
     // Settles the stream's usage even when the client left half-way.
     await events.return(undefined);
     if (!response.writableEnded) response.end();
   }
+}
+
+/**
+ * Waits for the client to take what was written, or to leave. Both listeners go when either
+ * fires: a slow reader waits here many times over one stream, and listeners left behind
+ * would pile up on the response (Node warns past ten).
+ */
+function drainedOrClosed(response: ServerResponse): Promise<void> {
+  if (response.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
 }

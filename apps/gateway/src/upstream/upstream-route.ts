@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { GatewayException, type ServiceSettings } from '@igw/platform';
-import { CircuitBreaker, planRoute, runWithFallback, type CancelSignal, type RoutePlan } from '@igw/providers';
+import { CircuitBreaker, planRoute, runWithFallback, type CancelSignal, type RoutePlan, type UpstreamLimits } from '@igw/providers';
 import { toClientError } from './upstream-error.mapper';
 
 /** A `retry-after` up to this long is waited for; longer ones move on to the next source. */
@@ -26,7 +26,7 @@ export function selectSources(model: CatalogueModel, provider: string | undefine
 
 /** The sources that have credentials, in order; none is a 503 naming the variables to set. */
 export function planTargets(model: CatalogueModel, sources: CatalogueModel['routing']['sources'], settings: ServiceSettings): UpstreamTarget[] {
-  const plan = planRoute(sources, settings.providers);
+  const plan = planRoute(sources, settings.providers, upstreamLimitsOf(model, settings));
   if (plan.targets.length === 0) {
     throw new GatewayException(
       HttpStatus.SERVICE_UNAVAILABLE,
@@ -34,6 +34,32 @@ export function planTargets(model: CatalogueModel, sources: CatalogueModel['rout
     );
   }
   return plan.targets;
+}
+
+/** Per settings (one per process): the environment's bounds, and each catalogue entry's (entries are replaced, never changed). */
+const limitsCache = new WeakMap<ServiceSettings, { base: UpstreamLimits; byModel: WeakMap<CatalogueModel, UpstreamLimits> }>();
+
+/** What an upstream answer for this model may cost the gateway: the environment's bounds, the model's own stream duration. */
+export function upstreamLimitsOf(model: CatalogueModel, settings: ServiceSettings): UpstreamLimits {
+  let cache = limitsCache.get(settings);
+  if (!cache) {
+    const env = settings.env;
+    const base = {
+      maxResponseBytes: env.UPSTREAM_MAX_RESPONSE_BYTES,
+      maxErrorBytes: env.UPSTREAM_MAX_ERROR_BYTES,
+      maxEventBytes: env.UPSTREAM_MAX_EVENT_BYTES,
+      maxStreamMs: env.UPSTREAM_STREAM_MAX_MS,
+    };
+    cache = { base, byModel: new WeakMap() };
+    limitsCache.set(settings, cache);
+  }
+  let limits = cache.byModel.get(model);
+  if (!limits) {
+    const seconds = model.routing.maxStreamSeconds;
+    limits = seconds === undefined ? cache.base : { ...cache.base, maxStreamMs: seconds * 1000 };
+    cache.byModel.set(model, limits);
+  }
+  return limits;
 }
 
 /**

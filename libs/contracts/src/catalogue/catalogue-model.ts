@@ -45,6 +45,8 @@ export interface ModelRouting {
   sources: UpstreamSource[];
   /** Message roles this model rejects, e.g. ['system']. */
   refusedRoles?: string[];
+  /** The longest one stream of this model may run, in seconds (else the gateway's UPSTREAM_STREAM_MAX_MS). */
+  maxStreamSeconds?: number;
 }
 
 export interface CatalogueModel {

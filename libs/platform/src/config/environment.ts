@@ -46,6 +46,14 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) FREE_TIER_HOURLY_LIMIT: number = 100;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
   @IsOptional() @Transform(emptyToUndefined) @IsString() CATALOGUE_FILE?: string;
+  /** The largest non-streamed upstream answer the gateway reads (32 MiB); past it the call ends with a 502. */
+  @Transform(toNumber) @IsInt() @Min(1_024) UPSTREAM_MAX_RESPONSE_BYTES: number = 32 * 1024 * 1024;
+  /** How much of an upstream error answer is read for its reason (64 KiB); the rest is dropped. */
+  @Transform(toNumber) @IsInt() @Min(1_024) UPSTREAM_MAX_ERROR_BYTES: number = 64 * 1024;
+  /** The largest single server-sent event (or line) of an upstream stream (8 MiB); past it the stream ends. */
+  @Transform(toNumber) @IsInt() @Min(1_024) UPSTREAM_MAX_EVENT_BYTES: number = 8 * 1024 * 1024;
+  /** The longest an upstream stream may run (30 min), unless its model sets `routing.maxStreamSeconds`. */
+  @Transform(toNumber) @IsInt() @Min(1_000) UPSTREAM_STREAM_MAX_MS: number = 30 * 60 * 1000;
 }
 
 /** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */

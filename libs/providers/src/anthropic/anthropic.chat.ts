@@ -42,6 +42,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
       body,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      limits: target.limits,
     });
     if (!isAnthropicMessage(answer)) throw new UpstreamProtocolError(target.provider, 'the answer is not an Anthropic message');
     return fromAnthropicResponse(answer, { excludeReasoning: isReasoningExcluded(request) });
@@ -61,6 +62,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
       body,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      limits: target.limits,
     });
     const translator = new AnthropicStreamTranslator(target.provider, { excludeReasoning: isReasoningExcluded(request) });
     const iterator = events[Symbol.asyncIterator]();

@@ -34,6 +34,7 @@ export class GeminiChatAdapter implements ChatAdapter {
       body,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      limits: target.limits,
     });
     if (!isObject(response) || (!Array.isArray(response.candidates) && response.promptFeedback?.blockReason === undefined)) {
       throw new UpstreamProtocolError(target.provider, 'no candidates in the Gemini response');
@@ -50,6 +51,7 @@ export class GeminiChatAdapter implements ChatAdapter {
       body,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      limits: target.limits,
     });
     return geminiChunks(target.provider, events, new GeminiStreamTranslator(translationContext(target.model)));
   }

@@ -61,6 +61,7 @@ export class GeminiEmbeddingsAdapter implements EmbeddingsAdapter {
           body: batch,
           timeoutMs: options.timeoutMs,
           signal: options.signal,
+          limits: target.limits,
         });
         return fromGeminiEmbedResponse(target.provider, model, response, batch.requests.length);
       }),

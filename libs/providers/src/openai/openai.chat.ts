@@ -51,6 +51,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
       body: { ...withSearchDialect(target.provider, request), stream: false },
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      limits: target.limits,
     });
     if (!completion || !Array.isArray(completion.choices)) {
       throw new UpstreamProtocolError(target.provider, 'no choices in the chat completion');
@@ -67,6 +68,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
       body: { ...withSearchDialect(target.provider, request), stream: true, stream_options: { include_usage: true } },
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      limits: target.limits,
     });
     return openAiChunks(target.provider, events);
   }

@@ -72,6 +72,7 @@ export class OpenAiEmbeddingsAdapter implements EmbeddingsAdapter {
       body: toOpenAiEmbeddingRequest(request),
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      limits: target.limits,
     });
     return fromOpenAiEmbeddingResponse(target.provider, response, request.input.length);
   }

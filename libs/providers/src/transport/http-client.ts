@@ -1,7 +1,8 @@
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
-import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
+import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import type { CancelSignal } from './cancellation';
-import { parseSse, type SseEvent } from './sse';
+import { parseSse, SseEventTooLargeError, type SseEvent } from './sse';
+import { DEFAULT_UPSTREAM_LIMITS, describeBytes, describeDuration, type UpstreamLimits } from './upstream-limits';
 
 /** One keep-alive pool for all upstream calls: connection set-up stays off the request path. */
 const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512, pipelining: 1 });
@@ -13,6 +14,8 @@ export interface JsonRequest {
   body: unknown;
   timeoutMs: number;
   signal?: CancelSignal;
+  /** How much of the answer to read; the defaults when absent. */
+  limits?: UpstreamLimits;
 }
 
 type UpstreamResponse = Awaited<ReturnType<typeof request>>;
@@ -76,19 +79,38 @@ function endpointOf(url: string): { origin: string; path: string } {
  * POSTs the JSON body and collects the whole answer straight from the connection: what
  * `request()` + `body.text()` give, with the same timeouts, abort and errors, but without a
  * body stream and its promise plumbing per call (a measurable share of a chat request).
+ * A 2xx body past `maxResponseBytes` closes the connection at once and rejects with
+ * UpstreamLimitExceededError; an error body is read up to `maxErrorBytes` and the rest dropped.
  */
 function exchange(call: JsonRequest, accept: string): Promise<WholeAnswer> {
   const { origin, path } = endpointOf(call.url);
   const signal = call.signal;
+  const limits = call.limits ?? DEFAULT_UPSTREAM_LIMITS;
   return new Promise<WholeAnswer>((resolve, reject) => {
     let abortCall: ((reason: Error) => void) | undefined;
     let statusCode = 0;
     let retryAfterValue: string | undefined;
     const chunks: Buffer[] = [];
     let length = 0;
+    let maxBytes = limits.maxResponseBytes;
+    /** Set when the gateway itself cut the body short: onError then settles with this outcome. */
+    let cutShort: (() => void) | undefined;
     const onAbort = () => abortCall?.(abortReason(signal));
     signal?.addEventListener('abort', onAbort, { once: true });
     const settled = () => signal?.removeEventListener('abort', onAbort);
+    const answer = (): WholeAnswer => {
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
+      const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+      return { statusCode, retryAfter: retryAfterValue, text: body.toString('utf8', start) };
+    };
+    const stopReading = (outcome: () => void) => {
+      cutShort = outcome;
+      abortCall?.(new undiciErrors.RequestAbortedError());
+    };
+    const tooLarge = () => {
+      chunks.length = 0;
+      reject(new UpstreamLimitExceededError(call.provider, `answer from ${call.provider} exceeded the gateway's limit of ${describeBytes(limits.maxResponseBytes)}`, true));
+    };
     const handler: Dispatcher.DispatchHandler = {
       onConnect(abort) {
         abortCall = abort;
@@ -97,26 +119,46 @@ function exchange(call: JsonRequest, accept: string): Promise<WholeAnswer> {
       onHeaders(status, rawHeaders) {
         if (status < 200) return true;
         statusCode = status;
+        if (status >= 400) maxBytes = limits.maxErrorBytes;
+        let declaredLength: number | undefined;
         for (let i = 0; i < rawHeaders.length; i += 2) {
-          if (retryAfterValue === undefined && rawHeaders[i].length === 11 && rawHeaders[i].toString('latin1').toLowerCase() === 'retry-after') {
+          const name = rawHeaders[i];
+          if (retryAfterValue === undefined && name.length === 11 && name.toString('latin1').toLowerCase() === 'retry-after') {
             retryAfterValue = rawHeaders[i + 1].toString('latin1');
+          } else if (name.length === 14 && name.toString('latin1').toLowerCase() === 'content-length') {
+            declaredLength = Number(rawHeaders[i + 1].toString('latin1'));
           }
         }
+        // Announced too large: no need to wait for the bytes to refuse them.
+        if (status < 400 && declaredLength !== undefined && declaredLength > maxBytes) stopReading(tooLarge);
         return true;
       },
       onData(chunk) {
+        if (cutShort) return false;
+        if (length + chunk.length > maxBytes) {
+          if (statusCode >= 400) {
+            // The reason is at the start of an error body: keep that much, drop the rest.
+            const room = maxBytes - length;
+            if (room > 0) {
+              chunks.push(chunk.subarray(0, room));
+              length += room;
+            }
+            stopReading(() => resolve(answer()));
+          } else stopReading(tooLarge);
+          return false;
+        }
         chunks.push(chunk);
         length += chunk.length;
         return true;
       },
       onComplete() {
         settled();
-        const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
-        const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-        resolve({ statusCode, retryAfter: retryAfterValue, text: body.toString('utf8', start) });
+        if (cutShort) return cutShort();
+        resolve(answer());
       },
       onError(error) {
         settled();
+        if (cutShort) return cutShort();
         reject(error);
       },
     };
@@ -142,27 +184,63 @@ function abortReason(signal: CancelSignal | undefined): Error {
 /**
  * POSTs JSON and opens the answer as a server-sent event stream. Resolves once the upstream
  * answered 2xx (an error status rejects with its reason, before anything was streamed);
- * stopping the iteration early closes the upstream connection.
+ * stopping the iteration early closes the upstream connection. One event past
+ * `maxEventBytes`, or the stream still running `maxStreamMs` after the request was sent,
+ * closes the connection and ends the iteration with UpstreamLimitExceededError.
  */
 export async function openEventStream(call: JsonRequest): Promise<AsyncIterable<SseEvent>> {
+  const limits = call.limits ?? DEFAULT_UPSTREAM_LIMITS;
+  const deadline = Date.now() + limits.maxStreamMs;
   const response = await send(call, 'text/event-stream');
   if (response.statusCode >= 400) {
-    const text = await response.body.text().catch(() => '');
+    const text = await readErrorBody(response.body, limits.maxErrorBytes);
     throw new UpstreamHttpError(call.provider, response.statusCode, upstreamMessage(text), retryAfter(response.headers['retry-after']));
   }
   const body = response.body;
+  const overtime = () =>
+    new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} ran past the gateway's limit of ${describeDuration(limits.maxStreamMs)}`, true);
+  // Destroying the body ends a read in progress too, so a stream that stalls is cut on time;
+  // the listener keeps a cut before the first read from being an unhandled 'error'.
+  body.on('error', ignoreError);
+  const timer = setTimeout(() => body.destroy(overtime()), Math.max(0, deadline - Date.now()));
+  // An open stream must not be what keeps a stopping process alive.
+  timer.unref();
   return (async function* events() {
     try {
-      yield* parseSse(body);
+      yield* parseSse(body, { maxEventChars: limits.maxEventBytes });
     } catch (error) {
+      if (error instanceof SseEventTooLargeError) {
+        throw new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} sent an event past the gateway's limit of ${describeBytes(limits.maxEventBytes)}`, true);
+      }
       throw translateTransportError(call, error);
     } finally {
+      clearTimeout(timer);
       if (!body.destroyed) body.destroy();
     }
   })();
 }
 
+/** At most `maxBytes` of an error answer (its reason comes first); the connection is closed after that. */
+async function readErrorBody(body: UpstreamResponse['body'], maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const room = maxBytes - length;
+      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+      length += Math.min(chunk.length, room);
+      if (length >= maxBytes) break;
+    }
+  } catch {
+    // A body cut short still tells what arrived of the reason.
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  return Buffer.concat(chunks, length).toString('utf8');
+}
+
 function translateTransportError(call: JsonRequest, error: unknown): Error {
+  if (error instanceof UpstreamLimitExceededError) return error;
   if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
     return new UpstreamTimeoutError(call.provider, call.timeoutMs);
   }
@@ -193,3 +271,5 @@ function retryAfter(header: string | string[] | undefined): number | undefined {
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
+
+function ignoreError(): void {}

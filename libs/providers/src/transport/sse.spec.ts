@@ -1,12 +1,18 @@
-import { parseSse } from './sse';
+import { parseSse, SseEventTooLargeError } from './sse';
 
-async function collect(pieces: string[]) {
+async function collect(pieces: Iterable<string>, maxEventChars?: number) {
   async function* source() {
     for (const piece of pieces) yield new TextEncoder().encode(piece);
   }
   const events = [];
-  for await (const event of parseSse(source())) events.push(event);
+  for await (const event of parseSse(source(), { maxEventChars })) events.push(event);
   return events;
+}
+
+/** `data: ` and then `piece` 1,000 times: a line that does not end (soon). */
+function* longLine(piece: string): Generator<string> {
+  yield 'data: ';
+  for (let count = 0; count < 1_000; count++) yield piece;
 }
 
 describe('parseSse', () => {
@@ -22,5 +28,29 @@ describe('parseSse', () => {
 
   it('delivers a last event that lacks its closing blank line', async () => {
     expect(await collect(['data: tail'])).toEqual([{ event: undefined, data: 'tail' }]);
+  });
+
+  it('throws once one line grows past maxEventChars, having read only about that much', async () => {
+    let pulled = 0;
+    const pieces = (function* () {
+      for (const piece of longLine('x'.repeat(1000))) {
+        pulled++;
+        yield piece;
+      }
+    })();
+    await expect(collect(pieces, 10_000)).rejects.toThrow(SseEventTooLargeError);
+    expect(pulled).toBeLessThanOrEqual(12);
+  });
+
+  it('counts the data lines of one event together, and starts again at each event', async () => {
+    const line = `data: ${'y'.repeat(40)}\n`;
+    await expect(collect([line.repeat(3) + '\n'], 100)).rejects.toThrow(SseEventTooLargeError);
+    expect(await collect([(line.repeat(2) + '\n').repeat(5)], 100)).toHaveLength(5);
+  });
+
+  it('finds the end of a long line that arrives in many pieces', async () => {
+    const pieces = ['data: ', ...Array.from({ length: 200 }, () => 'z'.repeat(500)), '\n\n'];
+    const [event] = await collect(pieces, 200_000);
+    expect(event.data).toHaveLength(100_000);
   });
 });
