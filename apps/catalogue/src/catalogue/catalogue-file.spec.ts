@@ -138,6 +138,28 @@ describe('the catalogue file', () => {
       [edit(image(), { 'pricing.variants.0.units.0.per': undefined })],
       named('pricing.variants[0].units[0].per'),
     ],
+    [
+      'a per-second price per minute',
+      [edit(image(), { type: 'openai/speech-to-text', 'pricing.units.0': { unit: 'audio_seconds', price: 0.006, per: 60 } })],
+      /models\[0\] \(a\/b\): field "pricing\.units\[0\]\.per" must be 1 for audio_seconds, which is priced per single unit .*\(got 60\)/,
+    ],
+    [
+      'an image price per thousand images in a variant',
+      [edit(image(), { 'pricing.variants.0.units.0.per': 1000 })],
+      /field "pricing\.variants\[0\]\.units\[0\]\.per" must be 1 for images/,
+    ],
+    ['a megapixel price per 1000', [edit(image(), { 'pricing.units.0': { unit: 'megapixels', price: 0.05, per: 1000 } })], named('pricing.units[0].per')],
+    [
+      'a token price per single token',
+      [edit(chat(), { 'pricing.units.0.per': 1 })],
+      /field "pricing\.units\[0\]\.per" must be 1000000 or 1000 for input_tokens, a token-like rate .*\(got 1\)/,
+    ],
+    ['a character price per single character', [edit(chat(), { 'pricing.units.0': { unit: 'characters', price: 15, per: 1 } })], named('pricing.units[0].per')],
+    [
+      'a call price per 100 calls',
+      [edit(chat(), { 'pricing.units.1': { unit: 'web_search_calls', price: 10, per: 100 } })],
+      /field "pricing\.units\[1\]\.per" must be 1 or 1000 for web_search_calls/,
+    ],
     ['no routing source', [edit(chat(), { 'routing.sources': [] })], named('routing.sources')],
     ['a source without model', [edit(chat(), { 'routing.sources.0.model': undefined })], named('routing.sources[0].model')],
     ['an unknown refused role', [edit(chat(), { 'routing.refusedRoles': ['robot'] })], named('routing.refusedRoles[0]')],
@@ -181,6 +203,17 @@ describe('the catalogue file', () => {
     const file = await fileWith(yamlOf(...models));
     await expect(readCatalogueFile(file)).rejects.toThrow(CatalogueFileError);
     await expect(readCatalogueFile(file)).rejects.toThrow(message);
+  });
+
+  it.each<[string, Raw]>([
+    ['tokens per thousand', edit(chat(), { 'pricing.units.0.per': 1000 })],
+    ['characters per million', edit(chat(), { type: 'openai/text-to-speech', info: { name: 'B', developer: 'A', description: 'tts' }, 'pricing.units.0': { unit: 'characters', price: 15, per: 1000000 } })],
+    ['calls per thousand', edit(chat(), { 'pricing.units.1': { unit: 'web_search_calls', price: 10, per: 1000 } })],
+    ['calls one by one', edit(chat(), { 'pricing.units.1': { unit: 'web_search_calls', price: 0.01, per: 1 } })],
+    ['seconds one by one', edit(image(), { type: 'openai/speech-to-text', 'pricing.units.0': { unit: 'audio_seconds', price: 0.0001, per: 1 } })],
+  ])('accepts %s', async (_label, entry) => {
+    const [model] = await readCatalogueFile(await fileWith(yamlOf(entry)));
+    expect(model.pricing).toEqual(entry.pricing);
   });
 
   it("keeps a model's own stream duration", async () => {
@@ -305,6 +338,26 @@ describe('the shipped catalogue', () => {
       expect(model.pricing?.units.map((unit) => unit.unit)).toEqual(['images']);
       expect(model.pricing?.variants?.length).toBeGreaterThan(0);
     }
+  });
+
+  it('prices every unit as the spec reads prices: tokens and characters per million or thousand, calls per one or thousand, all else per one', () => {
+    const units = models.flatMap((model) =>
+      [...(model.pricing?.units ?? []), ...(model.pricing?.variants ?? []).flatMap((variant) => variant.units)].map((unit) => ({ id: model.id, ...unit })),
+    );
+    const tokenLike = units.filter((unit) => unit.unit.endsWith('_tokens') || unit.unit === 'characters');
+    const calls = units.filter((unit) => unit.unit.endsWith('_calls'));
+    const perUnit = units.filter((unit) => !tokenLike.includes(unit) && !calls.includes(unit));
+    expect(tokenLike.length).toBeGreaterThan(50);
+    expect(new Set(perUnit.map((unit) => unit.unit))).toEqual(new Set(['images', 'audio_seconds']));
+    expect(tokenLike.filter((unit) => ![1_000_000, 1_000].includes(unit.per))).toEqual([]);
+    expect(calls.filter((unit) => ![1, 1_000].includes(unit.per))).toEqual([]);
+    expect(perUnit.filter((unit) => unit.per !== 1)).toEqual([]);
+  });
+
+  it('prices speech-to-text per second of audio', () => {
+    expect(byId('openai/whisper-1').pricing?.units).toEqual([{ unit: 'audio_seconds', price: 0.0001, per: 1 }]);
+    expect(byId('openai/gpt-4o-transcribe').pricing?.units).toEqual([{ unit: 'audio_seconds', price: 0.0001, per: 1 }]);
+    expect(byId('openai/gpt-4o-mini-transcribe').pricing?.units).toEqual([{ unit: 'audio_seconds', price: 0.00005, per: 1 }]);
   });
 
   it('has fallback chains and a model that refuses system messages', () => {

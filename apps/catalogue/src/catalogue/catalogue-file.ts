@@ -213,6 +213,10 @@ function checkUnits(value: unknown, field: string, fail: Fail): PriceUnit[] {
       if (typeof unit.per !== 'number' || !Number.isInteger(unit.per) || unit.per <= 0) {
         fail(`${unitField}.per`, `must be a positive integer (got ${JSON.stringify(unit.per)})`);
       }
+      const allowed = allowedPerFor(name);
+      if (!allowed.values.includes(unit.per as number)) {
+        fail(`${unitField}.per`, `must be ${allowed.values.join(' or ')} for ${name}, ${allowed.reason} (got ${unit.per as number})`);
+      }
       return { unit: name, price: unit.price as number, per: unit.per as number };
     },
     { nonEmpty: true },
@@ -223,6 +227,20 @@ function checkUnits(value: unknown, field: string, fail: Fail): PriceUnit[] {
     seen.add(unit.unit);
   });
   return units;
+}
+
+/**
+ * The spec's price reading rule: a price is the charge for `per` units, `per` being 1000000
+ * or 1000 for token rates and 1 for per-second and per-megapixel rates. Characters (text to
+ * speech) count as token-like, since providers publish them per million like tokens; call
+ * counts (`*_calls`, e.g. web searches) are published per call or per 1000 calls. Every other
+ * unit (seconds, images, megapixels, steps) is priced per single unit, so a price can never be
+ * misread by a factor of 60 or 1000.
+ */
+export function allowedPerFor(unit: string): { values: readonly number[]; reason: string } {
+  if (unit.endsWith('_tokens') || unit === 'characters') return { values: [1_000_000, 1_000], reason: 'a token-like rate (price per million or per thousand)' };
+  if (unit.endsWith('_calls')) return { values: [1, 1_000], reason: 'a per-call rate (price per call or per thousand calls)' };
+  return { values: [1], reason: 'which is priced per single unit (per second, image, megapixel or step)' };
 }
 
 function checkRouting(value: unknown, fail: Fail): ModelRouting {
