@@ -5,6 +5,8 @@ export * from './routing';
 export * from './transport/sse';
 export * from './transport/cancellation';
 export * from './transport/upstream-limits';
+export * from './transport/address-policy';
+export * from './transport/media-fetch';
 export { AZURE_API_VERSION } from './azure/azure-openai.chat';
 export * from './fallback';
 export { AnthropicTranslationError } from './anthropic/anthropic.translate';

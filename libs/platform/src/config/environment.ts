@@ -54,6 +54,16 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1_024) UPSTREAM_MAX_EVENT_BYTES: number = 8 * 1024 * 1024;
   /** The longest an upstream stream may run (30 min), unless its model sets `routing.maxStreamSeconds`. */
   @Transform(toNumber) @IsInt() @Min(1_000) UPSTREAM_STREAM_MAX_MS: number = 30 * 60 * 1000;
+  /** The largest media file (a speech-to-text URL, an image an upstream answered by URL) the gateway fetches (25 MiB). */
+  @Transform(toNumber) @IsInt() @Min(1_024) MEDIA_FETCH_MAX_BYTES: number = 25 * 1024 * 1024;
+  /** The longest one media fetch may take, redirects and body included (30 s). */
+  @Transform(toNumber) @IsInt() @Min(100) MEDIA_FETCH_TIMEOUT_MS: number = 30_000;
+  /** Comma-separated `host` or `host:port` entries fetched even when they resolve to loopback, private or other forbidden addresses (IPv6 in brackets). */
+  @IsOptional() @Transform(emptyToUndefined) @IsString()
+  @Matches(/^\s*(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?(\s*,\s*(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?)*\s*,?\s*$/, {
+    message: 'MEDIA_FETCH_ALLOWLIST must be a comma-separated list of host or host:port entries (IPv6 addresses in brackets)',
+  })
+  MEDIA_FETCH_ALLOWLIST?: string;
 }
 
 /** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */
