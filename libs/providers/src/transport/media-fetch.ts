@@ -1,4 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { checkResolvedAddresses, checkUrl, type AllowlistEntry, type UrlRefusal } from './address-policy';
 import { describeBytes, describeDuration } from './upstream-limits';
@@ -171,19 +172,19 @@ async function fetchHop(hop: AdmittedHop, options: MediaFetchOptions, signal: Ab
     });
     const { statusCode, headers, body } = response;
     if (REDIRECT_STATUSES.has(statusCode)) {
-      body.destroy();
+      discard(body);
       const location = firstHeader(headers.location);
       if (!location) throw new MediaFetchFailedError('bad-redirect', `could not be fetched: the server answered ${statusCode} without a Location`);
       return { kind: 'redirect', location };
     }
     if (statusCode < 200 || statusCode >= 300) {
-      body.destroy();
+      discard(body);
       throw new MediaFetchFailedError('http-status', `could not be fetched: the server answered ${statusCode}`, statusCode);
     }
     const tooLarge = () => new MediaFetchRefusedError('too-large', `points to a file larger than the gateway's limit of ${describeBytes(options.maxBytes)}`);
     const declared = Number(firstHeader(headers['content-length']));
     if (Number.isFinite(declared) && declared > options.maxBytes) {
-      body.destroy();
+      discard(body);
       throw tooLarge();
     }
     const chunks: Buffer[] = [];
@@ -192,7 +193,7 @@ async function fetchHop(hop: AdmittedHop, options: MediaFetchOptions, signal: Ab
       length += chunk.length;
       if (length > options.maxBytes) {
         chunks.length = 0;
-        body.destroy();
+        discard(body);
         throw tooLarge();
       }
       chunks.push(chunk);
@@ -232,13 +233,21 @@ function pinnedLookup(hostname: string, addresses: readonly LookupAddress[]) {
   };
 }
 
+/** Stops reading an answer: undici then reports the cut-short body as an error, which nobody is waiting for. */
+function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** By shape, not instanceof: socket errors come from another realm under some runners. */
 function errorCode(error: unknown): string {
-  if (error instanceof Error) return (error as { code?: string }).code ?? error.name;
-  return String(error);
+  const { code, name } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; name?: unknown };
+  if (typeof code === 'string') return code;
+  return typeof name === 'string' ? name : 'unknown error';
 }
 
 /** The promise, or the signal's reason once it aborts (a DNS look-up cannot itself be cancelled). */
