@@ -1,0 +1,33 @@
+import { EnvironmentError, loadEnvironment } from './environment';
+
+describe('the media fetch settings', () => {
+  it('default to 25 MiB, 30 s and no allowlist', () => {
+    const { env } = loadEnvironment({});
+    expect(env.MEDIA_FETCH_MAX_BYTES).toBe(25 * 1024 * 1024);
+    expect(env.MEDIA_FETCH_TIMEOUT_MS).toBe(30_000);
+    expect(env.MEDIA_FETCH_ALLOWLIST).toBeUndefined();
+  });
+
+  it('read numbers and a list of host and host:port entries', () => {
+    const { env } = loadEnvironment({
+      MEDIA_FETCH_MAX_BYTES: '1048576',
+      MEDIA_FETCH_TIMEOUT_MS: '5000',
+      MEDIA_FETCH_ALLOWLIST: 'minio.internal, 10.0.0.5:9000,[fd00::5]:9000',
+    });
+    expect(env.MEDIA_FETCH_MAX_BYTES).toBe(1_048_576);
+    expect(env.MEDIA_FETCH_TIMEOUT_MS).toBe(5_000);
+    expect(env.MEDIA_FETCH_ALLOWLIST).toBe('minio.internal, 10.0.0.5:9000,[fd00::5]:9000');
+    expect(loadEnvironment({ MEDIA_FETCH_ALLOWLIST: '' }).env.MEDIA_FETCH_ALLOWLIST).toBeUndefined();
+  });
+
+  it.each([
+    [{ MEDIA_FETCH_MAX_BYTES: 'lots' }, /MEDIA_FETCH_MAX_BYTES/],
+    [{ MEDIA_FETCH_TIMEOUT_MS: '10' }, /MEDIA_FETCH_TIMEOUT_MS/],
+    [{ MEDIA_FETCH_ALLOWLIST: 'http://minio.internal' }, /MEDIA_FETCH_ALLOWLIST must be a comma-separated list of host or host:port entries/],
+    [{ MEDIA_FETCH_ALLOWLIST: 'fd00::5' }, /MEDIA_FETCH_ALLOWLIST/],
+    [{ MEDIA_FETCH_ALLOWLIST: 'minio.internal;10.0.0.5' }, /MEDIA_FETCH_ALLOWLIST/],
+  ])('refuse %j', (source, message) => {
+    expect(() => loadEnvironment(source)).toThrow(EnvironmentError);
+    expect(() => loadEnvironment(source)).toThrow(message);
+  });
+});
