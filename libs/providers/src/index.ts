@@ -6,4 +6,10 @@ export * from './transport/sse';
 export * from './transport/cancellation';
 export { AZURE_API_VERSION } from './azure/azure-openai.chat';
 export * from './fallback';
-export { AnthropicTranslationError } from './anthropic/anthropic.translate';
+export {
+  AnthropicTranslationError,
+  ANTHROPIC_DEFAULT_SEARCH_MAX_USES,
+  ANTHROPIC_SEARCH_MAX_USES,
+  ANTHROPIC_THINKING_BUDGETS,
+} from './anthropic/anthropic.translate';
+export { GEMINI_THINKING_BUDGETS } from './google/gemini.translate';
