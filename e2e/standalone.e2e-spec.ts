@@ -167,7 +167,8 @@ describe('standalone gateway, end to end', () => {
   });
 
   it('also answers on the short /chat/completions path', async () => {
-    const { key } = await paidKey(10);
+    // Enough for the request's hold: up to gpt-4o-mini's 16,384 output tokens.
+    const { key } = await paidKey(100_000);
     const response = await call(`${gateway}/chat/completions`, { token: key, body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
     expect(response.status).toBe(200);
   });
@@ -214,7 +215,7 @@ describe('standalone gateway, end to end', () => {
   });
 
   it('stops serving a revoked key within two seconds', async () => {
-    const { key, keyId } = await paidKey(10);
+    const { key, keyId } = await paidKey(100_000);
     const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
     expect((await call(`${gateway}/v1/chat/completions`, { token: key, body })).status).toBe(200);
     expect((await admin(`/admin/v1/keys/${keyId}`, undefined, 'DELETE')).status).toBe(204);
