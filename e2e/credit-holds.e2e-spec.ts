@@ -141,6 +141,20 @@ describe('credit holds and abandoned requests', () => {
       expect(abandoned.units).toEqual({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens });
     }, 30_000);
 
+    it('streamed with hidden reasoning: the reasoning tokens the upstream reports are billed too', async () => {
+      const { accountId, key } = await app.paidKey(1_000_000);
+      const body = { model: 'test/slow-claude', max_tokens: 2000, reasoning: { effort: 'low', exclude: true }, messages: [{ role: 'user', content: 'think first, then answer me at length' }] };
+      const reference = await chat(key, body);
+      const usage = reference.body.usage as { prompt_tokens: number; completion_tokens: number };
+      // The thinking is hidden from the client, yet counted in the upstream's output tokens.
+      expect((reference.body.choices as Array<{ message: Record<string, unknown> }>)[0].message).not.toHaveProperty('reasoning_content');
+      await leaveOnceUpstream(`${app.gateway}/v1/chat/completions`, key, { ...body, stream: true }, 'claude-test@chunk-delay', true);
+      await ledgerHas(accountId, 2);
+      await stillHas(accountId, 2);
+      const [abandoned] = await ledger(accountId);
+      expect(abandoned.units).toEqual({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens });
+    }, 30_000);
+
     it('streamed without usage: a tokenizer count of the whole prompt, tool schemas included, and of everything generated', async () => {
       const { accountId, key } = await app.paidKey(1_000_000);
       const messages = [{ role: 'user', content: 'count my tools and the whole reply even though I leave early' }];
