@@ -54,7 +54,7 @@ describe('standalone billing stays exact under concurrent load', () => {
     expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [] });
   }, 240_000);
 
-  it('never lets concurrent requests overspend a small balance by more than one request\'s hold', async () => {
+  it('never lets concurrent requests overspend a small balance', async () => {
     const openingCredits = 300;
     const { accountId, key } = await app.paidKey(openingCredits);
     // The test catalogue's prices at 2,000,000 credits per USD.
@@ -64,7 +64,8 @@ describe('standalone billing stays exact under concurrent load', () => {
     await eventually(async () => (await usageTotals(accountId)).requests === outcome.admitted, 20_000);
     const balanceMicro = creditsToMicro(String((await account(accountId)).body.balance));
     expect(creditsToMicro(String(openingCredits)) - balanceMicro).toBe(outcome.spentMicro);
-    expect(outcome.spentMicro).toBeLessThanOrEqual(creditsToMicro(String(openingCredits)) + outcome.ceilingMicro);
-    expect(outcome.spentMicro).toBeGreaterThanOrEqual(creditsToMicro(String(openingCredits)));
+    // A hold is taken only when it fits: never overspent, and refused only once less than one request's ceiling was left.
+    expect(outcome.spentMicro).toBeLessThanOrEqual(creditsToMicro(String(openingCredits)));
+    expect(outcome.spentMicro).toBeGreaterThan(creditsToMicro(String(openingCredits)) - outcome.ceilingMicro);
   }, 120_000);
 });

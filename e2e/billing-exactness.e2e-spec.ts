@@ -155,7 +155,7 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
     expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [] });
   }, 240_000);
 
-  it('never lets concurrent requests overspend a small balance by more than one request\'s ceiling, across replicas sharing Redis', async () => {
+  it('never lets concurrent requests overspend a small balance, across replicas sharing Redis', async () => {
     // Replicas share holds and limits through Redis; without it each process keeps its own, so one replica is tested.
     const replicas = queueEnv.REDIS_URL ? gateways : gateways.slice(0, 1);
     const billingUrl = `http://127.0.0.1:${billingPort}`;
@@ -174,9 +174,9 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
     }, 20_000);
     const [{ balance_micro: balanceMicro }] = await query<{ balance_micro: string }>('SELECT balance_micro::text FROM billing.accounts WHERE id = $1', [account.body.id]);
     expect(creditsToMicro(String(openingCredits)) - BigInt(balanceMicro)).toBe(spentMicro);
-    // Spent at most the balance plus one request's ceiling, however the requests were spread over the replicas.
-    expect(spentMicro).toBeLessThanOrEqual(creditsToMicro(String(openingCredits)) + ceilingMicro);
-    // And it was not refused early: the last burst was refused only once the balance was used up.
-    expect(spentMicro).toBeGreaterThanOrEqual(creditsToMicro(String(openingCredits)));
+    // Never more than the balance (a hold is taken only when it fits), however the requests were spread over the replicas.
+    expect(spentMicro).toBeLessThanOrEqual(creditsToMicro(String(openingCredits)));
+    // And it was not refused early: the last burst was refused only once less than one request's ceiling was left.
+    expect(spentMicro).toBeGreaterThan(creditsToMicro(String(openingCredits)) - ceilingMicro);
   }, 120_000);
 });

@@ -243,20 +243,22 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
     expect(completion.meta!.usage!.credits_used).toBe(creditsFor(completion.usage!.prompt_tokens, completion.usage!.completion_tokens));
   });
 
-  it('aborts the upstream when the client leaves mid-stream and bills what was generated', async () => {
+  // A client that leaves does not end the upstream stream: it is read on for its usage, but for
+  // at most UPSTREAM_TIMEOUT_MS (2 s here) more; this one (~40 events, 150 ms apart) is cut off then.
+  it('reads an abandoned stream on for at most the upstream timeout, then cuts it and bills what was generated', async () => {
     const { key: leaverKey } = await harness.paidKey(1000);
     const abort = new AbortController();
     const response = await fetch(`${harness.gateway}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${leaverKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'test/slow', stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten' }] }),
+      body: JSON.stringify({ model: 'test/slow', stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten '.repeat(3) }] }),
       signal: abort.signal,
     });
     const reader = response.body!.getReader();
     let received = '';
     while ((received.match(/"content":"[^"]+"/g) ?? []).length < 3) received += new TextDecoder().decode((await reader.read()).value);
     abort.abort();
-    await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model?.startsWith('slow') && request.closedEarly), 5_000);
+    await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model?.startsWith('slow') && request.closedEarly), 8_000);
     await eventually(async () => {
       const left = await harness.balance(leaverKey);
       return left < 1000 && left > 1000 - creditsFor(200, 20);

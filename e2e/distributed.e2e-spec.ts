@@ -63,7 +63,8 @@ describe('distributed services, end to end', () => {
   it('bills a chat completion across separate processes and propagates revocation', async () => {
     const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 50, plan: 'paid' } });
     const key = await call<{ id: string; key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} });
-    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'one two three' }] };
+    // A hold (the body's bytes as input, max_tokens as output) must fit in the 50 credits.
+    const body = { model: 'gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'one two three' }] };
     const completion = await call<{ meta: { usage: { credits_used: number } } }>(`${gateway}/v1/chat/completions`, { token: key.body.key, body });
     expect(completion.status).toBe(200);
     const spent = completion.body.meta.usage.credits_used;
@@ -75,9 +76,9 @@ describe('distributed services, end to end', () => {
   });
 
   it('blocks an account whose balance reaches zero once billing broadcasts it', async () => {
-    const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 5, plan: 'paid' } });
+    const account = await call<{ id: string }>(`${billing}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 50, plan: 'paid' } });
     const key = await call<{ key: string }>(`${billing}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} });
-    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+    const body = { model: 'gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
     expect((await call(`${gateway}/v1/chat/completions`, { token: key.body.key, body })).status).toBe(200);
     await call(`${billing}/admin/v1/accounts/${account.body.id}/credits`, { token: ADMIN_TOKEN, body: { credits: -100 } });
     await eventually(async () => (await call(`${gateway}/v1/chat/completions`, { token: key.body.key, body })).status === 403, 2_000);

@@ -15,6 +15,7 @@ async function awayFromWindowBoundary(): Promise<void> {
   if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
 }
 
+// Accounts hold 1,000 credits: a request's hold (up to 500 output tokens of 'mini', ~620 credits) must fit in what is left.
 const ask = (model = 'mini') => ({ model, messages: [{ role: 'user', content: 'hello' }] });
 
 describe('request limits', () => {
@@ -41,18 +42,18 @@ describe('request limits', () => {
   const chat = (key: string, model?: string) => call(`${harness.gateway}/v1/chat/completions`, { token: key, body: ask(model) });
 
   it('allows the per-minute limit of a key and answers 429 Too Many Requests with retry-after beyond it', async () => {
-    const { key } = await harness.paidKey(100);
+    const { key } = await harness.paidKey(1_000);
     await awayFromWindowBoundary();
     for (let i = 0; i < 5; i++) expect((await chat(key)).status).toBe(200);
     const refused = await chat(key);
     expectErrorBody(refused, 429, '/v1/chat/completions', /^Too Many Requests$/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // Another key has its own limit.
-    expect((await chat((await harness.paidKey(100)).key)).status).toBe(200);
+    expect((await chat((await harness.paidKey(1_000)).key)).status).toBe(200);
   });
 
   it('limits the requests a key has in flight at once', async () => {
-    const { key } = await harness.paidKey(100);
+    const { key } = await harness.paidKey(1_000);
     const [first, second] = await Promise.all([chat(key, 'test/unhurried'), new Promise((resolve) => setTimeout(resolve, 200)).then(() => chat(key, 'test/unhurried'))]);
     expect(first.status).toBe(200);
     expectErrorBody(second, 429, '/v1/chat/completions', /^Too Many Requests$/);
@@ -61,7 +62,7 @@ describe('request limits', () => {
   });
 
   it('holds a free account to its hourly limit and says a paid plan is needed', async () => {
-    const account = await call<{ id: string }>(`${harness.billing}/admin/v1/accounts`, { token: harness.adminToken, body: { credits: 100, plan: 'free' } });
+    const account = await call<{ id: string }>(`${harness.billing}/admin/v1/accounts`, { token: harness.adminToken, body: { credits: 1_000, plan: 'free' } });
     const keyOf = async () => (await call<{ key: string }>(`${harness.billing}/admin/v1/accounts/${account.body.id}/keys`, { token: harness.adminToken, body: {} })).body.key;
     const [a, b] = [await keyOf(), await keyOf()];
     await awayFromWindowBoundary();
@@ -96,7 +97,7 @@ describeWithRedis('request limits shared by two gateway replicas (Redis)', () =>
   });
 
   it('refuses the fifth request of a minute whichever replica it reaches', async () => {
-    const key = await harness.paidKey(100);
+    const key = await harness.paidKey(1_000);
     const gateways = harness.gateways;
     await awayFromWindowBoundary();
     const statuses: number[] = [];

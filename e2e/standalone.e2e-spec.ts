@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ChatCompletionDto } from '@igw/contracts';
+import { creditsToMicro } from '@igw/domain';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
@@ -136,7 +137,8 @@ describe('standalone gateway, end to end', () => {
   });
 
   it('serves a paid chat completion and takes exactly its credits from the balance', async () => {
-    const { key } = await paidKey(1000);
+    // Enough for the request's hold: up to gpt-4o-mini's 16,384 output tokens.
+    const { key } = await paidKey(100_000);
     const response = await call<ChatCompletionDto>(`${gateway}/v1/chat/completions`, {
       token: key,
       body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the ledger' }] },
@@ -162,12 +164,13 @@ describe('standalone gateway, end to end', () => {
 
     await eventually(async () => {
       const balance = await call<{ balance: number }>(`${billing}/v1/billing/balance`, { token: key });
-      return balance.body.balance === 1000 - expectedMicro / 1e6;
+      return creditsToMicro(String(balance.body.balance)) === 100_000_000_000n - BigInt(expectedMicro);
     }, 10_000);
   });
 
   it('also answers on the short /chat/completions path', async () => {
-    const { key } = await paidKey(10);
+    // Enough for the request's hold: up to gpt-4o-mini's 16,384 output tokens.
+    const { key } = await paidKey(100_000);
     const response = await call(`${gateway}/chat/completions`, { token: key, body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
     expect(response.status).toBe(200);
   });
@@ -214,7 +217,7 @@ describe('standalone gateway, end to end', () => {
   });
 
   it('stops serving a revoked key within two seconds', async () => {
-    const { key, keyId } = await paidKey(10);
+    const { key, keyId } = await paidKey(100_000);
     const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
     expect((await call(`${gateway}/v1/chat/completions`, { token: key, body })).status).toBe(200);
     expect((await admin(`/admin/v1/keys/${keyId}`, undefined, 'DELETE')).status).toBe(204);

@@ -10,7 +10,8 @@ import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from './support/test-environment';
 
 const ADMIN_TOKEN = 'journal-admin-token-0123456789';
-const OPENING_CREDITS = 1_000;
+// Room for every sequential request's hold (up to 500 output tokens of 'mini' each), whatever was spent before it.
+const OPENING_CREDITS = 100_000;
 const DURING_OUTAGE = 12;
 
 /**

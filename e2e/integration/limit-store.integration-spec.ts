@@ -147,12 +147,15 @@ describe.each(stores)('the %s limit store', (_name, make) => {
       expect(await admit(strict, now)).toMatchObject({ allowed: true });
     });
 
-    it('holds each request\'s ceiling, so concurrent requests stop once the holds cover the balance', async () => {
+    it('holds each request\'s ceiling, and takes a hold only when it fits in what is left', async () => {
       const results = [];
       for (const id of ['r1', 'r2', 'r3', 'r4']) results.push((await admit(roomy('c1', hold('a1', id, 4n)), now)).allowed);
-      // 10 left: 4 held (6 left), 8 held (2 left), 12 held (-2 left, the one request over), then refused.
-      expect(results).toEqual([true, true, true, false]);
-      expect(await store.available('a1', now)).toBe(-2n);
+      // 10 left: 4 held (6 left), 8 held (2 left), then refused: a third hold of 4 does not fit in 2.
+      expect(results).toEqual([true, true, false, false]);
+      expect(await store.available('a1', now)).toBe(2n);
+      // A smaller request still fits what is left, exactly.
+      expect(await admit(roomy('c1', hold('a1', 'r5', 2n)), now)).toMatchObject({ allowed: true });
+      expect(await store.available('a1', now)).toBe(0n);
     });
 
     it('turns a hold into what the request cost when it finishes, and takes the newer balance from billing', async () => {
@@ -183,9 +186,9 @@ describe.each(stores)('the %s limit store', (_name, make) => {
     });
 
     it('lets the holds of a request that never finished lapse', async () => {
-      await admit(roomy('c4', hold('a4', 'r1', 9n, snapshot(10n, 1, 0n), 1_000)), now);
+      await admit(roomy('c4', hold('a4', 'r1', 5n, snapshot(10n, 1, 0n), 1_000)), now);
       expect((await admit(roomy('c4', hold('a4', 'r2', 5n)), now)).allowed).toBe(true);
-      expect((await admit(roomy('c4', hold('a4', 'r3', 5n)), now)).allowed).toBe(false);
+      expect((await admit(roomy('c4', hold('a4', 'r3', 1n)), now)).allowed).toBe(false);
       // r1's hold lapses one second later; r2's (60 s) still counts.
       expect(await admit(roomy('c4', hold('a4', 'r4', 1n)), now + 1_500)).toMatchObject({ allowed: true });
       expect(await store.available('a4', now + 1_500)).toBe(10n - 5n - 1n);
@@ -312,8 +315,8 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
     // Written before leave() returned: B, reading right away, already sees it.
     expect(await b.available('poor', now)).toBe(10n - 3n);
     // With the hold still counted nothing would be left (10 - 10) and this would be a 403.
-    expect((await ask(b, { key: 'p', credits: poor })).result).toMatchObject({ allowed: true });
-    expect(await b.available('poor', now)).toBe(10n - 3n - 10n);
+    expect((await ask(b, { key: 'p', credits: { ...poor, amountMicro: 7n } })).result).toMatchObject({ allowed: true });
+    expect(await b.available('poor', now)).toBe(10n - 3n - 7n);
   });
 
   it('sends at once a departure that cost more than its hold, however far from the limits', async () => {

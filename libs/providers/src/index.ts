@@ -9,4 +9,10 @@ export * from './transport/address-policy';
 export * from './transport/media-fetch';
 export { AZURE_API_VERSION } from './azure/azure-openai.chat';
 export * from './fallback';
-export { AnthropicTranslationError } from './anthropic/anthropic.translate';
+export {
+  AnthropicTranslationError,
+  ANTHROPIC_DEFAULT_SEARCH_MAX_USES,
+  ANTHROPIC_SEARCH_MAX_USES,
+  ANTHROPIC_THINKING_BUDGETS,
+} from './anthropic/anthropic.translate';
+export { GEMINI_THINKING_BUDGETS } from './google/gemini.translate';

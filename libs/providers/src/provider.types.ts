@@ -25,6 +25,12 @@ export interface UpstreamUsage {
     accepted_prediction_tokens?: number | null;
     rejected_prediction_tokens?: number | null;
   } | null;
+  /**
+   * The gateway's own field: web searches the upstream ran, billed per call. Anthropic reports
+   * them (`server_tool_use.web_search_requests`); Gemini's are the queries of its grounding
+   * metadata; an OpenAI-format answer to a request with `web_search_options` counts one.
+   */
+  web_search_calls?: number;
 }
 
 /** A chat completion in OpenAI's response shape, as every adapter returns it. */

@@ -1,6 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto } from '@igw/contracts';
-import { estimatePromptTokens, normalizeToolSchemas } from '@igw/domain';
+import { estimatePromptTokens, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas } from '@igw/domain';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS } from '@igw/providers';
 import { GatewayException } from '@igw/platform';
 
 const CHAT_ENDPOINT_KIND = 'chat-completions';
@@ -23,21 +24,27 @@ export function assertRolesAllowed(model: CatalogueModel, messages: ReadonlyArra
   }
 }
 
-/**
- * Refuses, before any upstream call, a request asking for more output than the model can
- * give or whose prompt cannot fit its context. Tokenizing is skipped when even one token per
- * UTF-8 byte would fit, so ordinary requests pay nothing for the check.
- */
-export function assertWithinModelLimits(model: CatalogueModel, body: ChatCompletionRequestDto, bodyBytes: number): void {
+/** Refuses, before any upstream call, a request asking for more output than the model can give. Costs nothing. */
+export function assertOutputWithinModelLimit(model: CatalogueModel, body: ChatCompletionRequestDto): void {
   const requested = body.max_completion_tokens ?? body.max_tokens;
   const field = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
-  const { outputMax, contextLength } = model.info;
+  const { outputMax } = model.info;
   if (requested !== undefined && outputMax && requested > outputMax) {
     throw new GatewayException(
       HttpStatus.BAD_REQUEST,
       `${ErrorMessages.bodyValidationPrefix} ${field}: Expected at most ${outputMax} for ${model.id} (its output limit). Received ${requested}`,
     );
   }
+}
+
+/**
+ * Refuses, before any upstream call, a prompt that cannot fit the model's context. Tokenizing
+ * is skipped when even one token per UTF-8 byte would fit, so ordinary requests pay nothing for
+ * the check; the others are only counted once the key has been admitted (it can pay for them).
+ */
+export function assertPromptFitsContext(model: CatalogueModel, body: ChatCompletionRequestDto, bodyBytes: number): void {
+  const requested = body.max_completion_tokens ?? body.max_tokens;
+  const { contextLength } = model.info;
   if (!contextLength || bodyBytes + (requested ?? 0) <= contextLength) return;
   const promptTokens = estimatePromptTokens(body.messages);
   if (promptTokens + (requested ?? 0) > contextLength) {
@@ -49,22 +56,62 @@ export function assertWithinModelLimits(model: CatalogueModel, body: ChatComplet
   }
 }
 
-/** Tokens assumed for a non-text part (an image or audio by URL): more than any listed model charges for one. */
-const NON_TEXT_PART_TOKENS = 3_000;
+/** The kinds of upstream a request may be sent to, for the ceiling's provider-specific parts. */
+export type SourceKinds = ReadonlyArray<string>;
 
 /**
- * The most the request can cost, in the units chat is priced by: no prompt has more tokens
- * than its body has UTF-8 bytes (plus an allowance per image or audio part given by URL),
- * and no answer more than the output asked for, else the model's output limit.
+ * The most the request can cost, in the units chat is priced by:
+ * - input: no prompt has more tokens than its body has UTF-8 bytes (tool schemas included),
+ *   plus an allowance per image or audio part (sent by URL, it is not in the body's bytes);
+ * - output: `n` choices, each at most the output asked for, else the model's output limit
+ *   (reasoning and audio tokens are output tokens, inside that limit), plus the reasoning
+ *   budget asked for where the upstream may spend it beyond the limit (Gemini documents its
+ *   thinking budget apart from `maxOutputTokens`);
+ * - web searches: with search on, `n` × the most searches one answer may run.
  */
-export function chatCostCeilingUnits(model: CatalogueModel, body: ChatCompletionRequestDto, bodyBytes: number): Record<string, number> {
-  let nonTextParts = 0;
-  for (const message of body.messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const part of message.content as Array<{ type?: unknown }>) if (part?.type !== 'text') nonTextParts++;
-  }
-  const output = body.max_completion_tokens ?? body.max_tokens ?? model.info.outputMax ?? model.info.contextLength ?? 0;
-  return { input_tokens: bodyBytes + nonTextParts * NON_TEXT_PART_TOKENS, output_tokens: output };
+export function chatCostCeilingUnits(
+  model: CatalogueModel,
+  body: ChatCompletionRequestDto,
+  bodyBytes: number,
+  sourceKinds: SourceKinds,
+): Record<string, number> & { input_tokens: number; output_tokens: number } {
+  const choices = choiceCount(body);
+  const explicit = body.max_completion_tokens ?? body.max_tokens;
+  const limit = explicit ?? model.info.outputMax ?? model.info.contextLength ?? 0;
+  const reasoningBeyondLimit = sourceKinds.includes('google') || model.type.startsWith('google/') ? reasoningBudget(body) : 0;
+  const units: Record<string, number> & { input_tokens: number; output_tokens: number } = {
+    input_tokens: bodyBytes + nonTextParts(body.messages) * NON_TEXT_PART_TOKENS,
+    output_tokens: choices * (Math.ceil(limit) + reasoningBeyondLimit),
+  };
+  const searches = webSearchCallsCeiling(body);
+  if (searches > 0) units.web_search_calls = choices * searches;
+  return units;
+}
+
+/** `n`, read defensively: at least one choice, a fraction rounded up. */
+function choiceCount(body: ChatCompletionRequestDto): number {
+  const n = body.n;
+  return typeof n === 'number' && Number.isFinite(n) && n > 1 ? Math.ceil(n) : 1;
+}
+
+/** The thinking budget the request asks for, in tokens: `reasoning.max_tokens`, else its effort's budget. */
+export function reasoningBudget(body: ChatCompletionRequestDto): number {
+  const explicit = body.reasoning?.max_tokens;
+  if (typeof explicit === 'number' && Number.isFinite(explicit) && explicit > 0) return Math.ceil(explicit);
+  const effort = body.reasoning?.effort ?? body.reasoning_effort;
+  if (effort === undefined || effort === 'none') return 0;
+  return Math.max(GEMINI_THINKING_BUDGETS[effort] ?? 0, ANTHROPIC_THINKING_BUDGETS[effort as keyof typeof ANTHROPIC_THINKING_BUDGETS] ?? 0);
+}
+
+/**
+ * The most web searches one answer may run: Anthropic's `max_uses`, which the gateway always
+ * sends (from `search_options.search_strategy`, else its default); OpenAI's search models run
+ * one per request; Gemini sets no limit of its own, and is assumed to stay within the same.
+ */
+export function webSearchCallsCeiling(body: ChatCompletionRequestDto): number {
+  if (body.enable_search !== true && body.web_search_options === undefined) return 0;
+  const strategy = body.search_options?.search_strategy;
+  return strategy !== undefined ? ANTHROPIC_SEARCH_MAX_USES[strategy] : ANTHROPIC_DEFAULT_SEARCH_MAX_USES;
 }
 
 /** The OpenAI-shaped request for one source: the client's fields minus the gateway's own. */

@@ -1,4 +1,4 @@
-import { countTokens, estimatePromptTokens } from '@igw/domain';
+import { estimateChatPromptTokens, StreamedTokenCounter, type EstimableChatPrompt } from '@igw/domain';
 import type { UpstreamChatChunk, UpstreamUsage } from '@igw/providers';
 
 export interface StreamSettlement {
@@ -10,7 +10,8 @@ export interface StreamSettlement {
 export interface ChatStreamOptions {
   modelId: string;
   includeUsage: boolean;
-  messages: ReadonlyArray<{ role: string; content?: unknown; name?: string }>;
+  /** The request as the upstream read it, for a tokenizer count when no usage comes. */
+  prompt: EstimableChatPrompt;
   /** Prices the usage and records it; called exactly once, however the stream ends. Returns meta.usage. */
   settle(settlement: StreamSettlement): { credits_used: number; usd_spent: number };
   describeError(error: unknown): string;
@@ -19,31 +20,20 @@ export interface ChatStreamOptions {
 /**
  * Turns upstream chunks into the client's server-sent events as they arrive: the model
  * renamed to the catalogue id, the usage chunk hidden from a client that did not ask for
- * it (and given `meta.usage` when it did), then `[DONE]`. However the stream ends (done,
- * upstream failure, client gone) its usage is settled once: the upstream's numbers when it
- * sent them, else a tokenizer count of what was generated.
+ * it (and given `meta.usage` when it did), then `[DONE]`. However the stream ends its usage
+ * is settled once: the upstream's numbers when it sent them, else a tokenizer count of the
+ * prompt and of what was generated. A client that leaves early does not end the upstream
+ * stream: it is read on in the background (bounded by the caller's upstream signal) for the
+ * usage it reports at its end (see upstream-billing.ts).
  */
 export async function* chatStreamEvents(chunks: AsyncIterable<UpstreamChatChunk>, options: ChatStreamOptions): AsyncGenerator<string> {
-  let usage: UpstreamUsage | undefined;
-  let generated = '';
-  let settled = false;
-  const settle = () => {
-    if (settled) return undefined;
-    settled = true;
-    if (usage) return options.settle({ usage, reported: true });
-    const prompt = estimatePromptTokens(options.messages);
-    const completion = countTokens(generated);
-    return options.settle({ usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, reported: false });
-  };
+  const iterator = chunks[Symbol.asyncIterator]();
+  const tally = new StreamTally(options);
+  let upstreamOver = false;
   try {
-    for await (const chunk of chunks) {
-      for (const choice of chunk.choices) {
-        if (typeof choice.delta.content === 'string') generated += choice.delta.content;
-        // A spoken answer's text is its transcript (its audio tokens cannot be counted here).
-        if (typeof choice.delta.audio?.transcript === 'string') generated += choice.delta.audio.transcript;
-        for (const call of choice.delta.tool_calls ?? []) generated += call.function?.arguments ?? '';
-      }
-      if (chunk.usage) usage = { ...chunk.usage, total_tokens: chunk.usage.prompt_tokens + chunk.usage.completion_tokens };
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      const chunk = next.value;
+      tally.read(chunk);
       const usageOnly = chunk.choices.length === 0;
       if (usageOnly && !options.includeUsage) continue;
       const out: Record<string, unknown> = { ...chunk, model: options.modelId };
@@ -51,17 +41,80 @@ export async function* chatStreamEvents(chunks: AsyncIterable<UpstreamChatChunk>
       // the object into a slow dictionary before it is serialised.
       if (!options.includeUsage) out.usage = undefined;
       else if (chunk.usage) {
-        out.usage = usage;
-        out.meta = { usage: settle() };
+        // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's usage.
+        out.usage = { ...tally.usage, web_search_calls: undefined };
+        out.meta = { usage: tally.settle() };
       }
       yield `data: ${JSON.stringify(out)}\n\n`;
     }
-    settle();
+    upstreamOver = true;
+    tally.settle();
     yield 'data: [DONE]\n\n';
   } catch (error) {
+    upstreamOver = true;
     // The status line is long gone: report in-band, the way OpenAI does, and stop.
     yield `data: ${JSON.stringify({ error: { message: options.describeError(error), type: 'upstream_error' } })}\n\n`;
   } finally {
-    settle();
+    if (upstreamOver || tally.usage) {
+      tally.settle();
+      if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
+    } else {
+      // The client left mid-stream: read on, unsent, for the usage at the stream's end.
+      void readToEnd(iterator, tally);
+    }
+  }
+}
+
+async function readToEnd(iterator: AsyncIterator<UpstreamChatChunk>, tally: StreamTally): Promise<void> {
+  try {
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) tally.read(next.value);
+  } catch {
+    // Cut off (the background limit) or failed: what was read is counted instead.
+  } finally {
+    try {
+      tally.settle();
+    } catch {
+      // Nothing to answer any more; recording failures are the recorder's to report.
+    }
+  }
+}
+
+/**
+ * What a stream generated so far, counted as it arrives (memory bounded however long the
+ * stream): visible text, reasoning, spoken transcripts, refusals and tool call arguments.
+ */
+class StreamTally {
+  usage: UpstreamUsage | undefined;
+  private readonly generated = new StreamedTokenCounter();
+  private settled = false;
+
+  constructor(private readonly options: ChatStreamOptions) {}
+
+  read(chunk: UpstreamChatChunk): void {
+    for (const choice of chunk.choices) {
+      const delta = choice.delta;
+      if (typeof delta.content === 'string') this.generated.add(delta.content);
+      if (typeof delta.refusal === 'string') this.generated.add(delta.refusal);
+      // Reasoning as Anthropic's and DeepSeek's translations send it, and as OpenRouter does.
+      if (typeof delta.reasoning_content === 'string') this.generated.add(delta.reasoning_content);
+      if (typeof delta.reasoning === 'string') this.generated.add(delta.reasoning);
+      // A spoken answer's text is its transcript (its audio tokens cannot be counted here).
+      if (typeof delta.audio?.transcript === 'string') this.generated.add(delta.audio.transcript);
+      for (const call of delta.tool_calls ?? []) {
+        this.generated.add(call.function?.name ?? '');
+        this.generated.add(call.function?.arguments ?? '');
+      }
+    }
+    if (chunk.usage) this.usage = { ...chunk.usage, total_tokens: chunk.usage.prompt_tokens + chunk.usage.completion_tokens };
+  }
+
+  /** Settles once; later calls return undefined. */
+  settle(): { credits_used: number; usd_spent: number } | undefined {
+    if (this.settled) return undefined;
+    this.settled = true;
+    if (this.usage) return this.options.settle({ usage: this.usage, reported: true });
+    const prompt = estimateChatPromptTokens(this.options.prompt);
+    const completion = this.generated.total();
+    return this.options.settle({ usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, reported: false });
   }
 }

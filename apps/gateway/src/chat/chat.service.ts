@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
-import { chatUnits, countTokens, estimatePromptTokens } from '@igw/domain';
+import { chatUnits, estimateChatPromptTokens, StreamedTokenCounter } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatChunk, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest, type ChargedUsage } from '../limits/request-meter';
 import { planTargets, selectSources, UpstreamFallback, type UpstreamTarget } from '../upstream/upstream-route';
 import { toClientError } from '../upstream/upstream-error.mapper';
-import { assertChatModel, assertRolesAllowed, assertWithinModelLimits, chatCostCeilingUnits, upstreamRequest } from './chat-request';
+import { UpstreamCallBilling } from '../upstream/upstream-billing';
+import { assertChatModel, assertOutputWithinModelLimit, assertPromptFitsContext, assertRolesAllowed, chatCostCeilingUnits, upstreamRequest } from './chat-request';
 import { chatStreamEvents } from './chat-stream';
 
 export interface ChatCall {
@@ -23,6 +24,8 @@ interface PreparedChat {
   model: CatalogueModel;
   revision: number;
   targets: UpstreamTarget[];
+  /** The most the request can cost, in priced units: what admission holds. */
+  ceiling: Record<string, number> & { output_tokens: number };
 }
 
 @Injectable()
@@ -39,20 +42,23 @@ export class ChatService {
    * Runs the request and hands its answer to `deliver`, which sends it. The request's slot and
    * hold are given back just after, in the same turn of the event loop: the answer leaves
    * ~10 µs sooner at concurrency 1, and no later request of the client can be admitted in
-   * between (it cannot arrive before this turn is over).
+   * between (it cannot arrive before this turn is over). A client that leaves once the prompt
+   * went upstream is billed all the same (upstream-billing.ts).
    */
   async complete(call: ChatCall, deliver: (completion: ChatCompletionDto) => void): Promise<void> {
     const prepared = this.prepare(call);
     const admitted = await this.admit(prepared, call);
+    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
     try {
-      const completion = await this.fallback.run(
-        prepared.targets,
-        (target) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(call)),
-        call.signal,
+      assertPromptFitsContext(prepared.model, call.body, call.bodyBytes);
+      const completion = await this.callUpstream(prepared, call, billing, admitted, (target, signal) =>
+        chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(signal)),
       );
       const usage = usageOf(completion, call.body);
-      deliver(completionOf(completion, prepared.model, usage, settle(prepared.model, usage, admitted)));
+      const charged = settle(prepared.model, usage, admitted);
+      if (!billing.clientGone) deliver(completionOf(completion, prepared.model, usage, charged));
     } finally {
+      billing.close();
       admitted.finish();
     }
   }
@@ -64,26 +70,28 @@ export class ChatService {
   async openStream(call: ChatCall): Promise<AsyncGenerator<string>> {
     const prepared = this.prepare(call);
     const admitted = await this.admit(prepared, call);
+    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
     let chunks: AsyncIterable<UpstreamChatChunk>;
     try {
-      chunks = await this.fallback.run(
-        prepared.targets,
-        (target) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(call)),
-        call.signal,
+      assertPromptFitsContext(prepared.model, call.body, call.bodyBytes);
+      chunks = await this.callUpstream(prepared, call, billing, admitted, (target, signal) =>
+        chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(signal)),
       );
     } catch (error) {
+      billing.close();
       admitted.finish();
       throw error;
     }
     return chatStreamEvents(chunks, {
       modelId: prepared.model.id,
       includeUsage: call.body.stream_options?.include_usage === true,
-      messages: call.body.messages,
-      // The stream's end, however it came: the request is over for its limits and hold.
+      prompt: call.body,
+      // The stream's end, however it came (read on after the client left): the request is over for its limits and hold.
       settle: ({ usage }) => {
         try {
           return settle(prepared.model, usage, admitted);
         } finally {
+          billing.close();
           admitted.finish();
         }
       },
@@ -94,29 +102,65 @@ export class ChatService {
     });
   }
 
+  /**
+   * The upstream call with fallback. When it fails after the prompt was processed upstream
+   * (see UpstreamCallBilling.unreadUsage), the tokenizer's estimate is billed before the error goes on.
+   */
+  private async callUpstream<T>(
+    prepared: PreparedChat,
+    call: ChatCall,
+    billing: UpstreamCallBilling,
+    admitted: AdmittedRequest,
+    send: (target: UpstreamTarget, signal: CancelSignal) => Promise<T>,
+  ): Promise<T> {
+    try {
+      // The client's own signal stops the fallback: no other source is tried for a client that left.
+      return await this.fallback.run(prepared.targets, (target) => billing.attempt((signal) => send(target, signal)), call.signal);
+    } catch (error) {
+      const unread = billing.unreadUsage();
+      if (unread !== 'none') {
+        const output = unread === 'answer-unread' ? prepared.ceiling.output_tokens : 0;
+        settle(prepared.model, estimatedUsage(call.body, output), admitted);
+      }
+      throw error;
+    }
+  }
+
   private prepare(call: ChatCall): PreparedChat {
     const { model, revision } = this.catalogue.resolveModel(call.body.model);
     assertChatModel(model);
     assertRolesAllowed(model, call.body.messages);
-    assertWithinModelLimits(model, call.body, call.bodyBytes);
-    return { model, revision, targets: planTargets(model, selectSources(model, call.body.provider), this.settings) };
+    assertOutputWithinModelLimit(model, call.body);
+    const targets = planTargets(model, selectSources(model, call.body.provider), this.settings);
+    const ceiling = chatCostCeilingUnits(
+      model,
+      call.body,
+      call.bodyBytes,
+      targets.map((target) => target.definition.kind),
+    );
+    return { model, revision, targets, ceiling };
   }
 
-  /** Rate limits and credits, with the request's most expensive outcome held until it finishes. */
+  /**
+   * Rate limits and credits, with the request's most expensive outcome held until it finishes.
+   * Comes before any token counting: a key that cannot pay costs no tokenizer time.
+   */
   private admit(prepared: PreparedChat, call: ChatCall): Promise<AdmittedRequest> {
     return this.meter.admit(
       { requestId: call.requestId, auth: call.auth, endpoint: 'chat.completions', model: prepared.model, catalogueRevision: prepared.revision },
-      chatCostCeilingUnits(prepared.model, call.body, call.bodyBytes),
+      prepared.ceiling,
     );
   }
 
-  private callOptions(call: ChatCall) {
-    return { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal: call.signal };
+  private callOptions(signal: CancelSignal) {
+    return { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal };
   }
 }
 
 /** The client's answer: the upstream's choices with finish reasons in the spec's set, the usage and what it cost. */
-function completionOf(completion: UpstreamChatCompletion, model: CatalogueModel, usage: UsageDto, meta: ChargedUsage): ChatCompletionDto {
+function completionOf(completion: UpstreamChatCompletion, model: CatalogueModel, upstreamUsage: UpstreamUsage, meta: ChargedUsage): ChatCompletionDto {
+  // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's usage.
+  const { web_search_calls: _searches, ...usage } = upstreamUsage;
   return {
     id: completion.id,
     object: 'chat.completion',
@@ -128,16 +172,21 @@ function completionOf(completion: UpstreamChatCompletion, model: CatalogueModel,
       finish_reason: normalizeFinishReason(choice.finish_reason),
       logprobs: (choice.logprobs ?? null) as Record<string, unknown> | null,
     })),
-    usage,
+    usage: usage as UsageDto,
     meta: { usage: meta },
     ...(completion.service_tier !== undefined ? { service_tier: completion.service_tier } : {}),
     ...(completion.system_fingerprint !== undefined ? { system_fingerprint: completion.system_fingerprint } : {}),
   } as ChatCompletionDto;
 }
 
-/** Charges the usage in the units the model's price list names (cached tokens only where priced). */
-function settle(model: CatalogueModel, usage: UpstreamUsage, admitted: AdmittedRequest): ChargedUsage {
-  return admitted.settle(chatUnits(usage, pricedUnitsOf(model)));
+/**
+ * Charges the usage in the units the model's price list names (cached tokens only where
+ * priced). meta.usage also names the web searches charged, when there were any.
+ */
+function settle(model: CatalogueModel, usage: UpstreamUsage, admitted: AdmittedRequest): ChargedUsage & { web_search_calls?: number } {
+  const units = chatUnits(usage, pricedUnitsOf(model));
+  const charged = admitted.settle(units);
+  return units.web_search_calls ? { ...charged, web_search_calls: units.web_search_calls } : charged;
 }
 
 /** Per catalogue entry (entries are replaced, never changed, when the catalogue changes). */
@@ -161,14 +210,28 @@ function normalizeFinishReason(reason: string): ChatCompletionDto['choices'][num
 }
 
 /** The upstream's usage when it reports one; else a tokenizer count, so nothing goes unbilled. */
-function usageOf(completion: UpstreamChatCompletion, request: ChatCompletionRequestDto): UsageDto {
+function usageOf(completion: UpstreamChatCompletion, request: ChatCompletionRequestDto): UpstreamUsage {
   const reported = completion.usage;
   if (reported && Number.isInteger(reported.prompt_tokens) && Number.isInteger(reported.completion_tokens)) {
     return { ...reported, total_tokens: reported.prompt_tokens + reported.completion_tokens };
   }
-  const prompt = estimatePromptTokens(request.messages);
-  // A spoken answer's text is its audio transcript (as chat-stream.ts counts it).
-  const text = (message: UpstreamChatCompletion['choices'][number]['message']) => message.content ?? (message.audio as { transcript?: string } | undefined)?.transcript ?? '';
-  const completionTokens = completion.choices.reduce((sum, choice) => sum + countTokens(text(choice.message)), 0);
-  return { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: prompt + completionTokens };
+  const generated = new StreamedTokenCounter();
+  for (const { message } of completion.choices) {
+    for (const text of [message.content, message.refusal, message.reasoning_content, message.reasoning, (message.audio as { transcript?: unknown } | undefined)?.transcript]) {
+      if (typeof text === 'string') generated.add(text);
+    }
+    for (const call of (message.tool_calls as Array<{ function?: { name?: unknown; arguments?: unknown } }> | undefined) ?? []) {
+      if (typeof call?.function?.name === 'string') generated.add(call.function.name);
+      if (typeof call?.function?.arguments === 'string') generated.add(call.function.arguments);
+    }
+  }
+  return estimatedUsage(request, generated.total(), completion.usage?.web_search_calls);
+}
+
+/** A tokenizer count of the whole prompt (text, tool schemas, images), with `completionTokens` generated. */
+function estimatedUsage(request: ChatCompletionRequestDto, completionTokens: number, webSearchCalls?: number): UpstreamUsage {
+  const prompt = estimateChatPromptTokens(request);
+  const usage: UpstreamUsage = { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: prompt + completionTokens };
+  if (webSearchCalls) usage.web_search_calls = webSearchCalls;
+  return usage;
 }

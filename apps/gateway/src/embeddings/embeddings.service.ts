@@ -5,6 +5,7 @@ import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult }
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest, type ChargedUsage } from '../limits/request-meter';
 import { planTargets, selectSources, UpstreamFallback, type UpstreamTarget } from '../upstream/upstream-route';
+import { UpstreamCallBilling } from '../upstream/upstream-billing';
 import { encodeEmbedding } from './embedding-encoding';
 import { assertDimensions, assertEmbeddingModel, assertWithinContext, embeddingSources, inputList, inputTokens } from './embeddings-request';
 
@@ -38,29 +39,41 @@ export class EmbeddingsService {
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
+  /** A client that leaves once the inputs went upstream is billed all the same (upstream-billing.ts). */
   async embed(call: EmbeddingsCall): Promise<EmbeddingListDto> {
     const prepared = this.prepare(call);
     const { body } = call;
     const admitted = await this.admit(prepared, call);
+    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
     let result: UpstreamEmbeddingResult;
     let promptTokens: number;
     let meta: ChargedUsage;
     try {
-      result = await this.fallback.run(
-        prepared.targets,
-        (target) =>
-          // embeddingSources kept only sources whose kind has an adapter.
-          embeddingsAdapterFor(target.definition.kind)!.embed(
-            target,
-            // A null optional field (some clients send them) means absent.
-            { model: target.model, input: prepared.inputs, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined },
-            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal: call.signal },
-          ),
-        call.signal,
-      );
+      // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
+      assertWithinContext(prepared.model, prepared.inputs);
+      try {
+        result = await this.fallback.run(
+          prepared.targets,
+          (target) =>
+            billing.attempt((signal) =>
+              // embeddingSources kept only sources whose kind has an adapter.
+              embeddingsAdapterFor(target.definition.kind)!.embed(
+                target,
+                // A null optional field (some clients send them) means absent.
+                { model: target.model, input: prepared.inputs, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined },
+                { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+              ),
+            ),
+          call.signal,
+        );
+      } catch (error) {
+        if (billing.unreadUsage() !== 'none') admitted.settle({ input_tokens: countedInputTokens(prepared.inputs) });
+        throw error;
+      }
       promptTokens = promptTokensOf(result, prepared.inputs);
       meta = admitted.settle({ input_tokens: promptTokens });
     } finally {
+      billing.close();
       admitted.finish();
     }
     return {
@@ -77,7 +90,6 @@ export class EmbeddingsService {
     assertEmbeddingModel(model);
     assertDimensions(model, call.body.dimensions);
     const inputs = inputList(call.body.input);
-    assertWithinContext(model, inputs);
     const pinned = call.body.provider !== undefined && call.body.provider.toLowerCase() !== 'auto';
     const sources = embeddingSources(model, selectSources(model, call.body.provider), pinned);
     return { model, revision, targets: planTargets(model, sources, this.settings), inputs };
@@ -100,5 +112,9 @@ export class EmbeddingsService {
 function promptTokensOf(result: UpstreamEmbeddingResult, inputs: ReadonlyArray<string | number[]>): number {
   const reported = result.usage?.prompt_tokens;
   if (reported !== undefined && Number.isInteger(reported) && reported >= 0) return reported;
+  return countedInputTokens(inputs);
+}
+
+function countedInputTokens(inputs: ReadonlyArray<string | number[]>): number {
   return inputs.reduce((sum, input) => sum + inputTokens(input), 0);
 }

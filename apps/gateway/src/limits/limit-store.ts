@@ -4,8 +4,8 @@ import { Redis } from 'ioredis';
 
 /**
  * Money held for one request while it runs: its most expensive outcome. While held it
- * counts as spent, so concurrent requests cannot together spend more than the account has
- * (plus, at worst, one request's hold).
+ * counts as spent, and is taken only when it fits in what is left, so concurrent requests
+ * cannot together spend more than the account has.
  */
 export interface CreditHold {
   accountId: string;
@@ -25,7 +25,7 @@ export interface Admission {
   concurrency: { key: string; limit: number; ttlMs: number; slotId: string };
   /** Only for accounts on the free plan. */
   freeHourly?: { key: string; limit: number };
-  /** Paid endpoints: refused when nothing is left to spend, else the hold is taken. */
+  /** Paid endpoints: refused when less is left to spend than the hold, else the hold is taken. */
   credits?: CreditHold;
 }
 
@@ -104,7 +104,8 @@ export class InMemoryLimitStore implements LimitStore {
   async admit(admission: Admission, now: number): Promise<AdmissionResult> {
     const { perMinute, concurrency, freeHourly, credits } = admission;
     const money = credits ? this.money(credits.accountId, credits.snapshot, now) : undefined;
-    if (money && spendable(money) <= 0n) return { allowed: false, reason: 'credits', retryAfterSeconds: 0 };
+    // The whole hold must fit: what a request may cost is never more than is left.
+    if (money && credits && (spendable(money) <= 0n || spendable(money) < credits.amountMicro)) return { allowed: false, reason: 'credits', retryAfterSeconds: 0 };
     if (freeHourly && this.count(freeHourly.key, now, HOUR_MS) >= freeHourly.limit) {
       return { allowed: false, reason: 'free-hourly', retryAfterSeconds: secondsLeft(now, HOUR_MS) };
     }
@@ -368,7 +369,8 @@ local function admit(a)
   local left = 0
   if withCredits then
     left = spendable(account, holds, a[11], a[12], a[13], now)
-    if left <= 0 then
+    -- The whole hold must fit: what a request may cost is never more than is left.
+    if left <= 0 or left < tonumber(a[14]) then
       if firstLook and mayBeLate(holds .. ':lazy', now) then return ${LOOK_AGAIN}, 0 end
       return 4, 0
     end

@@ -24,3 +24,14 @@ describe('chatUnits', () => {
     expect(chatUnits({ prompt_tokens: 7, completion_tokens: 3 }, new Set(['cache_read_input_tokens']))).toEqual({ input_tokens: 7, output_tokens: 3 });
   });
 });
+
+describe('chatUnits: web search calls', () => {
+  it('bills the searches an upstream reports as their own unit', () => {
+    expect(chatUnits({ prompt_tokens: 7, completion_tokens: 3, web_search_calls: 2 }, new Set())).toEqual({ input_tokens: 7, output_tokens: 3, web_search_calls: 2 });
+  });
+
+  it('leaves the unit out when no search ran, or the count is not a whole number', () => {
+    expect(chatUnits({ prompt_tokens: 7, completion_tokens: 3, web_search_calls: 0 }, new Set())).toEqual({ input_tokens: 7, output_tokens: 3 });
+    expect(chatUnits({ prompt_tokens: 7, completion_tokens: 3, web_search_calls: 1.5 }, new Set())).toEqual({ input_tokens: 7, output_tokens: 3 });
+  });
+});

@@ -3,12 +3,15 @@ export interface ChatUsageCounts {
   prompt_tokens: number;
   completion_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null;
+  /** Web searches the upstream ran for the request (priced per call, not by tokens). */
+  web_search_calls?: number | null;
 }
 
 /**
  * The metered units of a chat request for a price list. Cached prompt tokens are split out
  * only when the price list prices them (`cache_read_input_tokens`, `cache_write_input_tokens`);
- * otherwise they are ordinary input tokens. Reasoning tokens are output tokens.
+ * otherwise they are ordinary input tokens. Reasoning and audio tokens are output tokens (they
+ * are counted in `completion_tokens`). Web search calls are their own unit, `web_search_calls`.
  */
 export function chatUnits(usage: ChatUsageCounts, pricedUnits: ReadonlySet<string>): Record<string, number> {
   const cachedRead = Math.max(0, usage.prompt_tokens_details?.cached_tokens ?? 0);
@@ -23,5 +26,7 @@ export function chatUnits(usage: ChatUsageCounts, pricedUnits: ReadonlySet<strin
     units.input_tokens -= cachedWrite;
   }
   units.input_tokens = Math.max(0, units.input_tokens);
+  const searches = usage.web_search_calls ?? 0;
+  if (Number.isSafeInteger(searches) && searches > 0) units.web_search_calls = searches;
   return units;
 }

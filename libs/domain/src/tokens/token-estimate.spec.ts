@@ -1,4 +1,4 @@
-import { countTokens, estimatePromptTokens, textOf } from './token-estimate';
+import { countTokens, estimateChatPromptTokens, estimatePromptTokens, NON_TEXT_PART_TOKENS, StreamedTokenCounter, textOf } from './token-estimate';
 
 describe('token estimates', () => {
   it('counts tokens with a real BPE tokenizer', () => {
@@ -46,5 +46,29 @@ describe('token estimates', () => {
   it('reads text parts and ignores other content', () => {
     expect(textOf([{ type: 'image_url', image_url: {} }, { type: 'text', text: 'x' }])).toBe('x');
     expect(textOf(null)).toBe('');
+  });
+});
+
+describe('chat prompt estimates and streamed counts', () => {
+  it('counts tool schemas, tool call arguments, a response schema and an allowance per image', () => {
+    const messages = [{ role: 'user', content: 'weather?' }];
+    const plain = estimateChatPromptTokens({ messages });
+    expect(plain).toBe(estimatePromptTokens(messages));
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    expect(estimateChatPromptTokens({ messages, tools })).toBe(plain + countTokens(JSON.stringify(tools)));
+    const withImage = [{ role: 'user', content: [{ type: 'text', text: 'weather?' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] }];
+    expect(estimateChatPromptTokens({ messages: withImage })).toBe(estimatePromptTokens(withImage) + NON_TEXT_PART_TOKENS);
+    const call = [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }];
+    expect(estimateChatPromptTokens({ messages: [{ role: 'assistant', content: null, tool_calls: call }] })).toBe(
+      estimatePromptTokens([{ role: 'assistant', content: null }]) + countTokens(JSON.stringify(call)),
+    );
+  });
+
+  it('counts a streamed text like the whole text, keeping a bounded amount of it', () => {
+    const text = 'The quick brown fox jumps over the lazy dog.\n'.repeat(2_000);
+    const counter = new StreamedTokenCounter();
+    for (let at = 0; at < text.length; at += 7) counter.add(text.slice(at, at + 7));
+    expect(counter.total()).toBe(countTokens(text));
+    expect((counter as unknown as { pending: string }).pending.length).toBeLessThan(5_000);
   });
 });

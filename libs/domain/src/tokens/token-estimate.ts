@@ -67,3 +67,87 @@ export function textOf(content: unknown): string {
   }
   return '';
 }
+
+/**
+ * Tokens assumed for one non-text message part (an image or audio clip): more than any listed
+ * model charges for one. The credit hold assumes it, and so does a prompt estimate, since an
+ * upstream that cannot report its usage cannot say what the part cost either.
+ */
+export const NON_TEXT_PART_TOKENS = 3_000;
+
+/** The parts of a chat request that an upstream reads as prompt (OpenAI's field names). */
+export interface EstimableChatPrompt {
+  messages: ReadonlyArray<EstimableMessage & { tool_calls?: unknown }>;
+  tools?: unknown;
+  tool_choice?: unknown;
+  response_format?: unknown;
+}
+
+/**
+ * Estimates every prompt token of a chat request when the upstream cannot report them: the
+ * message text, the assistant turns' tool calls, the tool schemas and a structured-output
+ * schema (as their JSON), and {@link NON_TEXT_PART_TOKENS} per image or audio part.
+ */
+export function estimateChatPromptTokens(request: EstimableChatPrompt): number {
+  let total = estimatePromptTokens(request.messages) + nonTextParts(request.messages) * NON_TEXT_PART_TOKENS;
+  for (const message of request.messages) {
+    if (message.tool_calls !== undefined && message.tool_calls !== null) total += countJson(message.tool_calls);
+  }
+  for (const schema of [request.tools, request.tool_choice, request.response_format]) {
+    if (schema !== undefined && schema !== null && typeof schema !== 'string') total += countJson(schema);
+  }
+  return total;
+}
+
+/** Message parts that are not text (images, audio, files). */
+export function nonTextParts(messages: ReadonlyArray<{ content?: unknown }>): number {
+  let parts = 0;
+  for (const message of messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const part of message.content as Array<{ type?: unknown } | null>) if (part?.type !== 'text') parts++;
+  }
+  return parts;
+}
+
+function countJson(value: unknown): number {
+  try {
+    return countTokens(JSON.stringify(value) ?? '');
+  } catch {
+    return 0;
+  }
+}
+
+/** Text kept before it is counted: enough for a whole word, small enough to bound memory. */
+const PENDING_TEXT_LIMIT = 4_096;
+
+/**
+ * Counts the tokens of a text that arrives in pieces (a stream) in memory bounded however
+ * long the text grows: pieces are kept until about {@link PENDING_TEXT_LIMIT} characters,
+ * then counted up to their last whitespace (where BPE pieces start, so the total matches
+ * counting the whole text at once, save for a word longer than the limit).
+ */
+export class StreamedTokenCounter {
+  private counted = 0;
+  private pending = '';
+
+  add(piece: string): void {
+    if (!piece) return;
+    this.pending += piece;
+    if (this.pending.length < PENDING_TEXT_LIMIT) return;
+    let cut = this.pending.length - 1;
+    while (cut > 0 && !isWhitespace(this.pending.charCodeAt(cut))) cut--;
+    // Keep the whitespace with the word it starts (o200k's pieces begin with it).
+    if (cut === 0) cut = this.pending.length;
+    this.counted += countTokens(this.pending.slice(0, cut));
+    this.pending = this.pending.slice(cut);
+  }
+
+  /** Tokens of everything added so far. */
+  total(): number {
+    return this.counted + countTokens(this.pending);
+  }
+}
+
+function isWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x09 || code === 0x0d;
+}

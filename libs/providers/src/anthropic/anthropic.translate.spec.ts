@@ -102,8 +102,8 @@ describe('web search (enable_search)', () => {
     expect(streamed).toBe(fixture<{ choices: Array<{ message: { content: string } }> }>('response-search.openai.json').choices[0].message.content);
   });
 
-  it('sends the tool alone without function tools, without max_uses when no strategy is given, and nothing unless enable_search is true', () => {
-    expect(translate({ enable_search: true }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+  it('sends the tool alone without function tools, max_uses 10 when no strategy is given (the hold needs a limit), and nothing unless enable_search is true', () => {
+    expect(translate({ enable_search: true }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', max_uses: 10 }]);
     expect(translate({ enable_search: true }).tool_choice).toBeUndefined();
     expect(translate({ enable_search: true, search_options: { search_strategy: 'turbo' } }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }]);
     expect(translate({ enable_search: true, search_options: { search_strategy: 'agent' } }).tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', max_uses: 10 }]);
@@ -132,14 +132,16 @@ describe('web search (enable_search)', () => {
     ]);
   });
 
-  it('maps usage with server_tool_use like any other usage', () => {
+  it('maps server_tool_use web searches to web_search_calls, which are billed per call', () => {
     expect(toOpenAiUsage({ input_tokens: 10, output_tokens: 5, server_tool_use: { web_search_requests: 2 } })).toEqual({
       prompt_tokens: 10,
       completion_tokens: 5,
       total_tokens: 15,
       prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       completion_tokens_details: { reasoning_tokens: null },
+      web_search_calls: 2,
     });
+    expect(toOpenAiUsage({ input_tokens: 10, output_tokens: 5, server_tool_use: { web_search_requests: 0 } })).not.toHaveProperty('web_search_calls');
   });
 });
 

@@ -21,8 +21,8 @@
 //   thinking), and while it is on `temperature` is not sent and `top_p` only within 0.95–1.
 // - `enable_search: true` adds Anthropic's server-side web search tool
 //   `{type: 'web_search_20250305', name: 'web_search'}` after the function tools, with
-//   `max_uses` from `search_options.search_strategy` (turbo 1, max 5, agent 10; none: Anthropic's
-//   default). `forced_search` and `enable_source` have no Anthropic equivalent: the model decides
+//   `max_uses` from `search_options.search_strategy` (turbo 1, max 5, agent 10; none: 10, as
+//   'agent', since Anthropic sets no limit of its own and the credit hold needs one). `forced_search` and `enable_source` have no Anthropic equivalent: the model decides
 //   when to search, and sources always come back as annotations.
 // - `temperature` is clamped to Anthropic's 0–1. Custom (non-function) tools are skipped;
 //   `tool_choice` is dropped when no tools are left. Fields Anthropic has no equivalent for
@@ -66,6 +66,8 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
 /** `max_uses` of the web search tool for `search_options.search_strategy`. */
 export const ANTHROPIC_SEARCH_MAX_USES: Readonly<Record<'turbo' | 'max' | 'agent', number>> = { turbo: 1, max: 5, agent: 10 };
+/** `max_uses` without a strategy: Anthropic has no limit of its own, and the credit hold must cover every search. */
+export const ANTHROPIC_DEFAULT_SEARCH_MAX_USES = ANTHROPIC_SEARCH_MAX_USES.agent;
 /** Thinking budgets for `reasoning.effort` / `reasoning_effort`. */
 export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<'low' | 'medium' | 'high', number>> = { low: 1024, medium: 4096, high: 16384 };
 
@@ -269,10 +271,9 @@ function translateTools(value: unknown, choice: unknown): AnthropicTool[] | unde
 /** Anthropic's server-side web search for `enable_search: true`. */
 function webSearchTool(request: UpstreamChatRequest): AnthropicWebSearchTool | undefined {
   if (request.enable_search !== true) return undefined;
-  const tool: AnthropicWebSearchTool = { type: 'web_search_20250305', name: 'web_search' };
   const strategy = isRecord(request.search_options) ? request.search_options.search_strategy : undefined;
-  if (strategy === 'turbo' || strategy === 'max' || strategy === 'agent') tool.max_uses = ANTHROPIC_SEARCH_MAX_USES[strategy];
-  return tool;
+  const maxUses = strategy === 'turbo' || strategy === 'max' || strategy === 'agent' ? ANTHROPIC_SEARCH_MAX_USES[strategy] : ANTHROPIC_DEFAULT_SEARCH_MAX_USES;
+  return { type: 'web_search_20250305', name: 'web_search', max_uses: maxUses };
 }
 
 /** `allowed_tools` limits the callable set: Anthropic only gets those tools. */
@@ -341,7 +342,12 @@ export function toFinishReason(stopReason: string | null | undefined): OpenAiFin
   }
 }
 
-/** OpenAI usage for Anthropic's; prompt tokens include cache reads and writes. */
+/** Anthropic bills each server-side web search (`usage.server_tool_use.web_search_requests`). */
+function webSearchCalls(requests: number | undefined): { web_search_calls?: number } {
+  return typeof requests === 'number' && Number.isSafeInteger(requests) && requests > 0 ? { web_search_calls: requests } : {};
+}
+
+/** OpenAI usage for Anthropic's; prompt tokens include cache reads and writes; web searches as `web_search_calls`. */
 export function toOpenAiUsage(usage: Partial<AnthropicUsage>): AnthropicOpenAiUsage {
   const cached = usage.cache_read_input_tokens ?? 0;
   const written = usage.cache_creation_input_tokens ?? 0;
@@ -353,6 +359,7 @@ export function toOpenAiUsage(usage: Partial<AnthropicUsage>): AnthropicOpenAiUs
     total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: cached, cache_write_tokens: written },
     completion_tokens_details: { reasoning_tokens: null },
+    ...webSearchCalls(usage.server_tool_use?.web_search_requests),
   };
 }
 

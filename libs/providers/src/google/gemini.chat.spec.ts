@@ -177,6 +177,9 @@ describe('GeminiChatAdapter against the emulator', () => {
     const chunks = await collect(await adapter.stream(target(), chatRequest([{ role: 'user', content: 'Café news' }], { enable_search: true }), OPTIONS));
     const annotations = chunks.flatMap((chunk) => (chunk.choices[0]?.delta.annotations as unknown[] | undefined) ?? []);
     expect(annotations).toEqual(completion.choices[0].message.annotations);
+    // Each query of the grounding metadata is one web search call, billed per call.
+    expect(completion.usage?.web_search_calls).toBe(1);
+    expect(chunks.at(-1)!.usage?.web_search_calls).toBe(1);
   });
 
   it.each([429, 500, 503])('maps an upstream %i to UpstreamHttpError with that status (chat and stream)', async (status) => {

@@ -331,9 +331,12 @@ export function mapFinishReason(reason: string | undefined, hasToolCalls: boolea
   return hasToolCalls ? 'tool_calls' : 'stop';
 }
 
-/** Usage in OpenAI's names; thoughts count as (reasoning) completion tokens. */
+/**
+ * Usage in OpenAI's names; thoughts count as (reasoning) completion tokens, and the prompt
+ * tokens of tool use (the search results grounding read) as prompt tokens, as Google bills them.
+ */
 export function toOpenAiUsage(usage: GeminiUsageMetadata): UpstreamUsage {
-  const prompt = usage.promptTokenCount ?? 0;
+  const prompt = (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0);
   const thoughts = usage.thoughtsTokenCount ?? 0;
   const completion = (usage.candidatesTokenCount ?? 0) + thoughts;
   return {
@@ -380,8 +383,26 @@ export function fromGeminiResponse(response: GeminiGenerateContentResponse, cont
     model: response.modelVersion ?? context.model,
     choices,
   };
-  if (response.usageMetadata !== undefined) completion.usage = toOpenAiUsage(response.usageMetadata);
+  if (response.usageMetadata !== undefined) {
+    completion.usage = withWebSearchCalls(toOpenAiUsage(response.usageMetadata), (response.candidates ?? []).map((candidate) => searchQueriesOf(candidate)));
+  }
   return completion;
+}
+
+/**
+ * Gemini reports no search count in its usage: each query in a candidate's
+ * `groundingMetadata.webSearchQueries` is counted as one web search call (Google bills
+ * grounding per search query).
+ */
+function searchQueriesOf(candidate: GeminiCandidate): number {
+  const queries = candidate.groundingMetadata?.webSearchQueries;
+  return Array.isArray(queries) ? queries.length : 0;
+}
+
+function withWebSearchCalls(usage: UpstreamUsage, perCandidate: Iterable<number>): UpstreamUsage {
+  let calls = 0;
+  for (const count of perCandidate) calls += count;
+  return calls > 0 ? { ...usage, web_search_calls: calls } : usage;
 }
 
 function toChoice(candidate: GeminiCandidate, index: number, context: TranslationContext): Choice {
@@ -499,6 +520,8 @@ export class GeminiStreamTranslator {
   private model: string | undefined;
   private usage: GeminiUsageMetadata | undefined;
   private readonly candidates = new Map<number, CandidateState>();
+  /** Per candidate, the most search queries its grounding metadata listed (events may repeat them). */
+  private readonly searchQueries = new Map<number, number>();
 
   constructor(private readonly context: TranslationContext) {}
 
@@ -530,10 +553,12 @@ export class GeminiStreamTranslator {
   /** The closing chunks: the usage chunk, when the upstream reported usage. */
   finish(): UpstreamChatChunk[] {
     if (this.usage === undefined) return [];
-    return [{ ...this.base(), choices: [], usage: toOpenAiUsage(this.usage) }];
+    return [{ ...this.base(), choices: [], usage: withWebSearchCalls(toOpenAiUsage(this.usage), this.searchQueries.values()) }];
   }
 
   private candidateChunks(candidate: GeminiCandidate, index: number): UpstreamChatChunk[] {
+    const queries = searchQueriesOf(candidate);
+    if (queries > (this.searchQueries.get(index) ?? 0)) this.searchQueries.set(index, queries);
     const { state, first } = this.state(index);
     const delta: Delta = first ? { role: 'assistant' } : {};
     let text = '';

@@ -43,6 +43,11 @@ describe('web search in the OpenAI wire format', () => {
       expect(emulator.requests.at(-1)!.body).toMatchObject({ web_search_options: { search_context_size: 'high' }, stream: true });
       expect(emulator.requests.at(-1)!.body).not.toHaveProperty('enable_search');
       expect(chunks.length).toBeGreaterThan(1);
+      // OpenAI reports no search count: a search request counts one call, streamed or not.
+      expect(completion.usage?.web_search_calls).toBe(1);
+      expect(chunks.at(-1)!.usage?.web_search_calls).toBe(1);
+      const plain = await adapter.chat(target, { model: target.model, messages }, { timeoutMs: 5_000 });
+      expect(plain.usage).not.toHaveProperty('web_search_calls');
     });
   });
 });

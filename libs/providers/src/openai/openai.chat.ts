@@ -56,6 +56,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
     if (!completion || !Array.isArray(completion.choices)) {
       throw new UpstreamProtocolError(target.provider, 'no choices in the chat completion');
     }
+    if (searches(target.provider, request) && completion.usage) completion.usage = { ...completion.usage, web_search_calls: 1 };
     return completion;
   }
 
@@ -70,11 +71,20 @@ export class OpenAiChatAdapter implements ChatAdapter {
       signal: options.signal,
       limits: target.limits,
     });
-    return openAiChunks(target.provider, events);
+    return openAiChunks(target.provider, events, searches(target.provider, request));
   }
 }
 
-async function* openAiChunks(provider: string, events: AsyncIterable<SseEvent>): AsyncGenerator<UpstreamChatChunk> {
+/**
+ * OpenAI's chat completions report no search count: their search models run one web search per
+ * request that has `web_search_options` (what OpenAI bills per call), so such an answer counts
+ * one. Other OpenAI-compatible servers get the spec's fields as sent and are not counted.
+ */
+function searches(provider: string, request: UpstreamChatRequest): boolean {
+  return withSearchDialect(provider, request).web_search_options !== undefined && WEB_SEARCH_OPTIONS_PROVIDERS.has(provider);
+}
+
+async function* openAiChunks(provider: string, events: AsyncIterable<SseEvent>, searched = false): AsyncGenerator<UpstreamChatChunk> {
   for await (const event of events) {
     if (event.data === '[DONE]') return;
     let chunk: UpstreamChatChunk & { error?: { message?: string; code?: unknown } };
@@ -85,6 +95,7 @@ async function* openAiChunks(provider: string, events: AsyncIterable<SseEvent>):
     }
     if (chunk.error) throw new UpstreamHttpError(provider, 502, chunk.error.message ?? 'error event in the stream');
     if (!Array.isArray(chunk.choices)) throw new UpstreamProtocolError(provider, 'a stream chunk has no choices');
+    if (searched && chunk.usage) chunk.usage = { ...chunk.usage, web_search_calls: 1 };
     yield chunk;
   }
 }

@@ -1,0 +1,84 @@
+import { countTokens, estimateChatPromptTokens } from '@igw/domain';
+import type { UpstreamChatChunk } from '@igw/providers';
+import { chatStreamEvents, type StreamSettlement } from './chat-stream';
+
+const chunk = (delta: UpstreamChatChunk['choices'][number]['delta'], usage?: UpstreamChatChunk['usage']): UpstreamChatChunk => ({
+  id: 'c',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'upstream',
+  choices: usage ? [] : [{ index: 0, delta, finish_reason: null }],
+  ...(usage ? { usage } : {}),
+});
+
+/** Chunks handed out one by one as the test releases them. */
+function gatedChunks(chunks: UpstreamChatChunk[]): { iterable: AsyncIterable<UpstreamChatChunk>; release(count: number): void; readonly read: number } {
+  let allowed = 0;
+  let read = 0;
+  let wake: (() => void) | undefined;
+  return {
+    iterable: {
+      async *[Symbol.asyncIterator]() {
+        for (const next of chunks) {
+          while (read >= allowed) await new Promise<void>((resolve) => (wake = resolve));
+          read++;
+          yield next;
+        }
+      },
+    },
+    release(count) {
+      allowed += count;
+      wake?.();
+    },
+    get read() {
+      return read;
+    },
+  };
+}
+
+const prompt = {
+  messages: [{ role: 'user', content: 'look this up' }],
+  tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { id: { type: 'string' } } } } }],
+};
+
+describe('chatStreamEvents settlement', () => {
+  it('counts reasoning, tool call arguments and tool schemas when no usage comes', async () => {
+    const settlements: StreamSettlement[] = [];
+    const events = chatStreamEvents(
+      (async function* () {
+        yield chunk({ reasoning_content: 'First I think about the order carefully.' });
+        yield chunk({ content: 'Looking it up.' });
+        yield chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '{"id":"A-17"}' } }] });
+      })(),
+      { modelId: 'm', includeUsage: false, prompt, settle: (s) => (settlements.push(s), { credits_used: 0, usd_spent: 0 }), describeError: () => 'x' },
+    );
+    for await (const _event of events) void _event;
+    expect(settlements).toHaveLength(1);
+    expect(settlements[0].reported).toBe(false);
+    expect(settlements[0].usage.prompt_tokens).toBe(estimateChatPromptTokens(prompt));
+    // Everything generated, counted as one text in the order it came.
+    expect(settlements[0].usage.completion_tokens).toBe(countTokens('First I think about the order carefully.Looking it up.lookup{"id":"A-17"}'));
+    expect(settlements[0].usage.completion_tokens).toBeGreaterThan(countTokens('Looking it up.') + 10);
+  });
+
+  it('reads on after the consumer left and settles once with the usage the upstream reports at the end', async () => {
+    const settlements: StreamSettlement[] = [];
+    const gate = gatedChunks([chunk({ content: 'one' }), chunk({ content: ' two' }), chunk({ content: ' three' }), chunk({}, { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 })]);
+    const events = chatStreamEvents(gate.iterable, {
+      modelId: 'm',
+      includeUsage: false,
+      prompt,
+      settle: (s) => (settlements.push(s), { credits_used: 0, usd_spent: 0 }),
+      describeError: () => 'x',
+    });
+    gate.release(1);
+    expect((await events.next()).done).toBe(false);
+    // The client leaves after the first event.
+    await events.return(undefined);
+    expect(settlements).toHaveLength(0);
+    gate.release(3);
+    for (let turn = 0; turn < 20 && settlements.length === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(gate.read).toBe(4);
+    expect(settlements).toEqual([{ usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 }, reported: true }]);
+  });
+});

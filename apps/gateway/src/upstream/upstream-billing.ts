@@ -1,0 +1,91 @@
+import { Cancellation, UpstreamHttpError, type CancelSignal } from '@igw/providers';
+
+/**
+ * The billing rule for a request whose client goes away, one for every endpoint (chat, streamed
+ * or not, embeddings, and those to come):
+ *
+ * - Before anything was sent upstream, the client leaving cancels the request: nothing is
+ *   sent, nothing is billed.
+ * - Once the prompt went to an upstream, the client leaving does not cancel it: the upstream
+ *   call runs on in the background, for at most `backgroundLimitMs` (UPSTREAM_TIMEOUT_MS)
+ *   more, keeping the request's slot and credit hold, and the usage it reports is billed.
+ * - When that usage cannot be read (the call timed out or was cut off, failed after sending
+ *   with no answer, or the upstream reports none), a tokenizer count is billed: the whole
+ *   prompt (its text, tool schemas, an allowance per image or audio part) plus what was
+ *   generated (visible text, reasoning, tool call arguments).
+ * - An upstream that answered with an error status did not process the prompt: nothing is
+ *   billed. An answer the gateway refused to read (an error marked `upstreamCharged`, e.g.
+ *   too large) was processed and is billed whether or not the client is still there.
+ *
+ * One `UpstreamCallBilling` per request: its `signal` is what the upstream calls listen to.
+ */
+export class UpstreamCallBilling {
+  private readonly upstream = new Cancellation();
+  private sentUpstream = false;
+  private backgroundTimer: NodeJS.Timeout | undefined;
+  private failure: unknown;
+  private closed = false;
+
+  constructor(
+    private readonly client: CancelSignal,
+    private readonly backgroundLimitMs: number,
+  ) {
+    client.addEventListener('abort', this.onClientGone, { once: true });
+    if (client.aborted) this.onClientGone();
+  }
+
+  /** What the upstream calls listen to: aborted at once only while nothing was sent. */
+  get signal(): CancelSignal {
+    return this.upstream;
+  }
+
+  get clientGone(): boolean {
+    return this.client.aborted;
+  }
+
+  /**
+   * Runs one upstream attempt. A client already gone sends nothing (its abort is thrown); a
+   * failure is remembered as it came from the upstream, before any mapping for the client.
+   */
+  async attempt<T>(send: (signal: CancelSignal) => Promise<T>): Promise<T> {
+    if (this.client.aborted) throw this.client.reason;
+    this.sentUpstream = true;
+    try {
+      return await send(this.upstream);
+    } catch (error) {
+      this.failure = error;
+      throw error;
+    }
+  }
+
+  /**
+   * After a failed call: how much of the request is billed by estimate. `none` when nothing
+   * reached an upstream or the upstream refused it; `answer-unread` when an upstream
+   * processed it and answered in full but the gateway would not read the answer; `prompt`
+   * when the client had left and the call ended without an answer to read.
+   */
+  unreadUsage(): 'none' | 'prompt' | 'answer-unread' {
+    if (!this.sentUpstream) return 'none';
+    const failure = this.failure;
+    if ((failure as { upstreamCharged?: unknown } | null)?.upstreamCharged === true) return 'answer-unread';
+    if (!this.clientGone || failure instanceof UpstreamHttpError) return 'none';
+    return 'prompt';
+  }
+
+  /** The call is over (answered, failed or read to its end): stops listening and timing. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.removeEventListener('abort', this.onClientGone);
+    if (this.backgroundTimer) clearTimeout(this.backgroundTimer);
+  }
+
+  private readonly onClientGone = (): void => {
+    if (this.closed) return;
+    if (!this.sentUpstream) {
+      this.upstream.abort(this.client.reason);
+      return;
+    }
+    this.backgroundTimer ??= setTimeout(() => this.upstream.abort(), this.backgroundLimitMs);
+  };
+}
