@@ -63,7 +63,7 @@ export class EmbeddingRequestDto {
   @Checked('embeddingInput', (value) => embeddingInputIssues(value))
   input!: EmbeddingInput;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: "Shorter vectors: at most the model's default length (1536 for the small model, 3072 for the large one)" })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Shorter vectors: at most the model's default length (1536 for the small model, 3072 for the large one)" })
   @IsOptional()
   @IsNumberField({ integer: true, min: 1 })
   dimensions?: number;
