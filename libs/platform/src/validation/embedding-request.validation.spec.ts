@@ -24,6 +24,10 @@ describe('POST /v1/embeddings body', () => {
     expect(JSON.parse(JSON.stringify(await validated({ ...body, temperature: 1 })))).toEqual(body);
   });
 
+  it('reads provider: null as no provider (the default), not as a provider to call', async () => {
+    expect((await validated(request({ provider: null }))).provider).toBeUndefined();
+  });
+
   it.each([
     [{ model: undefined }, "model: Expected a non-empty string. Received nothing"],
     [{ model: '' }, "model: Expected a non-empty string. Received ''"],
