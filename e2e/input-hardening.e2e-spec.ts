@@ -87,6 +87,18 @@ describe('input hardening, end to end', () => {
     });
   });
 
+  it('refuses a top-up that would take the balance past what its column holds, and keeps the ledger whole', async () => {
+    const { accountId, key: accountKey } = await harness.paidKey(1000);
+    const topUp = () => call<{ balance: number; message: string }>(`${harness.billing}/admin/v1/accounts/${accountId}/credits`, { token: harness.adminToken, body: { credits: 1e12 } });
+    for (let index = 0; index < 9; index++) expect((await topUp()).status).toBe(200);
+    const refused = await topUp();
+    expectErrorBody(refused, 400, `/admin/v1/accounts/${accountId}/credits`);
+    expect(refused.body.message).toBe('Body validation error! credits: Expected an amount that keeps the balance within ±9223372036854.775807 credits. Received 1000000000000');
+    expect(await harness.balance(accountKey)).toBe(9e12 + 1000);
+    const ledger = await call<{ data: Array<{ credits: number }> }>(`${harness.billing}/admin/v1/accounts/${accountId}/usage?kind=credit&limit=100`, { token: harness.adminToken });
+    expect(ledger.body.data.map((entry) => entry.credits).reduce((sum, credits) => sum + credits, 0)).toBe(9e12 + 1000);
+  });
+
   describe('errors as the official SDK reads them', () => {
     const ask = { model: 'mini', messages: [{ role: 'user' as const, content: 'hello' }] };
     const clientFor = (apiKey: string) => new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey, maxRetries: 0 });
