@@ -300,6 +300,19 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
   });
+
+  it('model listing queries: any value, repeated or not', async () => {
+    const names = fc.constantFrom('include', 'details', 'id', 'tags', 'capabilities', 'output_modalities', 'input_modalities', 'modalities', 'type', 'unknown', '__proto__', 'include[]', 'tags[0]');
+    const values = fc.array(fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('all', 'true', '1e300', '40.5', ',,,', 'pricing,all', 'CHAT-COMPLETIONS')), { minLength: 1, maxLength: 3 });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('/v1/models', '/model/mini'), names, values, async (route, name, repeated) => {
+        const query = new URLSearchParams(repeated.map((value) => [name, value]));
+        const url = `${harness.gateway}${route}?${query.toString()}`;
+        expectSpecAnswer(await send('GET', url, key, undefined), url, `GET ${url}`);
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+  });
 });
 
 /** The spec's error body `{message, path, requestId, statusCode, timestamp}` and OpenAI's `error` beside it. */
