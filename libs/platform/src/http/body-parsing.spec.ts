@@ -87,6 +87,8 @@ describe('the JSON depth limit', () => {
     ['a string ending in an escaped backslash, then deep arrays', `["\\\\",${nestedArrays(200)}]`, true],
     ['siblings that each stay under the limit', `[${Array.from({ length: 500 }, () => nestedArrays(100)).join(',')}]`, false],
     ['an unterminated string', '{"a":"[[[[', false],
+    ['a long string of escapes, then deep objects', `["${'a\\n\\"'.repeat(1_000_000)}",${'{"a":'.repeat(200)}1${'}'.repeat(200)}]`, true],
+    ['an unterminated string of escaped quotes and brackets', `["${'\\"['.repeat(1_000_000)}`, false],
   ])('%s', (_case, text, tooDeep) => {
     expect(exceedsJsonDepth(text)).toBe(tooDeep);
   });

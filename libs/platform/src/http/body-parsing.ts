@@ -30,29 +30,40 @@ export const MAX_JSON_DEPTH = 128;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+/** What the depth scan stops at: quotes (strings are then skipped whole) and brackets. */
+const STRUCTURAL = /[{}[\]"]/g;
 
 /**
- * Whether a JSON text nests objects and arrays deeper than `limit`, found in one pass over
- * the text without parsing it: strings are skipped with indexOf, so their brackets do not
- * count. A text that is not JSON may give either answer; its parse fails anyway.
+ * Whether a JSON text nests objects and arrays deeper than `limit`, found in one linear pass
+ * without parsing: strings are skipped (their brackets do not count). A text with no more
+ * opening brackets than the limit, which is most bodies, is answered by counting them with
+ * indexOf. A text that is not JSON may get either answer; its parse fails anyway.
  */
 export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean {
+  if (!hasMoreOpeningsThan(text, limit)) return false;
   let depth = 0;
-  const length = text.length;
-  for (let index = 0; index < length; index++) {
+  STRUCTURAL.lastIndex = 0;
+  while (STRUCTURAL.test(text)) {
+    const index = STRUCTURAL.lastIndex - 1;
     const code = text.charCodeAt(index);
     if (code === QUOTE) {
-      index = closingQuote(text, index);
-      if (index < 0) return false;
+      const closing = closingQuote(text, index);
+      if (closing < 0) return false;
+      STRUCTURAL.lastIndex = closing + 1;
     } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       if (++depth > limit) return true;
-    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+    } else {
       depth--;
     }
   }
+  return false;
+}
+
+function hasMoreOpeningsThan(text: string, limit: number): boolean {
+  let count = 0;
+  for (let index = text.indexOf('{'); index !== -1; index = text.indexOf('{', index + 1)) if (++count > limit) return true;
+  for (let index = text.indexOf('['); index !== -1; index = text.indexOf('[', index + 1)) if (++count > limit) return true;
   return false;
 }
 
