@@ -171,6 +171,16 @@ describe('input hardening, end to end', () => {
       expectGatewayError(error, { status: 502, message: /^Bad Gateway: the upstream provider groq failed \(500\)\.$/, type: 'api_error', code: null });
     });
 
+    it("is documented in every service's OpenAPI document", async () => {
+      for (const service of [harness.gateway, harness.billing, catalogue]) {
+        const document = await call<{ components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } }>(`${service}/docs-json`);
+        const { schemas } = document.body.components;
+        expect(JSON.stringify(schemas.ErrorBodyDto.properties.error)).toContain('"$ref":"#/components/schemas/ErrorDetailDto"');
+        expect(schemas.ErrorBodyDto.required).toContain('error');
+        expect(schemas.ErrorDetailDto.required?.sort()).toEqual(['code', 'message', 'param', 'type']);
+      }
+    });
+
     it('carries the same error object in bodies the SDK never sees (admin API)', async () => {
       const { accountId } = await harness.paidKey(1);
       const response: JsonResponse = await call(`${harness.billing}/admin/v1/accounts/${accountId}/credits`, { token: harness.adminToken, body: { credits: 1e300 } });
