@@ -81,6 +81,11 @@ interface Endpoint {
   base: () => Record<string, unknown>;
   /** The fields (dot paths) to replace; '' is the whole body. */
   fields: string[];
+  /**
+   * The fields the sweep keeps beside the one it replaces (all when absent): alone, a field
+   * cannot hide behind another (max_completion_tokens would take over from max_tokens).
+   */
+  required?: string[];
   contentType?: string;
 }
 
@@ -218,8 +223,17 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
   const catalogueFields = ['', 'aliases', 'type', 'info', 'info.contextLength', 'info.outputMax', 'info.name', 'tags', 'pricing', 'pricing.kind', 'pricing.units', 'pricing.units.0.price', 'pricing.units.0.per', 'pricing.units.0.unit', 'routing', 'routing.sources', 'routing.sources.0.provider'];
 
   const endpoints: Endpoint[] = [
-    { name: 'chat (direct route)', method: 'POST', url: () => `${harness.gateway}/v1/chat/completions`, token: () => key, base: chatRequest, fields: chatFields },
-    { name: 'chat (through Express)', method: 'POST', url: () => `${harness.gateway}/v1/chat/completions`, token: () => key, base: chatRequest, fields: chatFields, contentType: THROUGH_EXPRESS },
+    { name: 'chat (direct route)', method: 'POST', url: () => `${harness.gateway}/v1/chat/completions`, token: () => key, base: chatRequest, fields: chatFields, required: ['model', 'messages'] },
+    {
+      name: 'chat (through Express)',
+      method: 'POST',
+      url: () => `${harness.gateway}/v1/chat/completions`,
+      token: () => key,
+      base: chatRequest,
+      fields: chatFields,
+      required: ['model', 'messages'],
+      contentType: THROUGH_EXPRESS,
+    },
     {
       name: 'Azure-style chat',
       method: 'POST',
@@ -230,8 +244,9 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
         return rest;
       },
       fields: ['model', ...chatFields.filter((field) => field !== 'model')],
+      required: ['messages'],
     },
-    { name: 'embeddings', method: 'POST', url: () => `${harness.gateway}/v1/embeddings`, token: () => key, base: embeddingRequest, fields: embeddingFields },
+    { name: 'embeddings', method: 'POST', url: () => `${harness.gateway}/v1/embeddings`, token: () => key, base: embeddingRequest, fields: embeddingFields, required: ['model', 'input'] },
     {
       name: 'Azure-style embeddings',
       method: 'POST',
@@ -285,8 +300,10 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
 
   it.each(endpoints.map((endpoint) => [endpoint.name, endpoint] as const))('%s', async (_name, endpoint) => {
     for (const field of endpoint.fields) {
+      const base = endpoint.base();
+      const kept = endpoint.required ? Object.fromEntries(Object.entries(base).filter(([name]) => endpoint.required!.includes(name) || name === field.split('.')[0])) : base;
       for (const value of SWEEP_VALUES) {
-        const body = toJson(withField(endpoint.base(), field, value));
+        const body = toJson(withField(kept, field, value));
         const answer = await send(endpoint.method, endpoint.url(), endpoint.token(), body, endpoint.contentType);
         expectSpecAnswer(answer, endpoint.url(), `${endpoint.method} ${endpoint.url()} with ${field || 'the body'} = ${body.slice(0, 300)}`);
       }
