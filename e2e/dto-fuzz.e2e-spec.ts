@@ -16,7 +16,7 @@ import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } fro
  * FUZZ_SEED and FUZZ_RUNS override it and the number of runs per endpoint.
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_124);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 120);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 const THROUGH_EXPRESS = 'application/vnd.igw+json';
 
 /** A JSON number written as is, for values JSON.stringify cannot write (-0, 1e400, 30 digits). */
