@@ -334,7 +334,7 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
     const values = fc.array(fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('all', 'true', '1e300', '40.5', ',,,', 'pricing,all', 'CHAT-COMPLETIONS')), { minLength: 1, maxLength: 3 });
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('/v1/models', '/model/mini'), names, values, async (route, name, repeated) => {
-        const query = new URLSearchParams(repeated.map((value) => [name, value]));
+        const query = new URLSearchParams(repeated.map((value): [string, string] => [name, value]));
         const url = `${harness.gateway}${route}?${query.toString()}`;
         expectSpecAnswer(await send('GET', url, key, undefined), url, `GET ${url}`);
       }),
