@@ -341,6 +341,20 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
   });
+
+  it('Azure-style api-version and deployment: any value, repeated or not', async () => {
+    const versions = fc.array(fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('2024-10-21', '1e300', '', '[]')), { minLength: 0, maxLength: 3 });
+    const deployments = fc.oneof(fc.constantFrom('mini', 'embed', 'test%2Fmini', '..', '%00', 'a'.repeat(300)), fc.string({ minLength: 1, maxLength: 20 }).map(encodeURIComponent));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('chat/completions', 'embeddings'), deployments, versions, async (operation, deployment, repeated) => {
+        const query = new URLSearchParams(repeated.map((value): [string, string] => ['api-version', value]));
+        const url = `${harness.gateway}/openai/deployments/${deployment}/${operation}?${query.toString()}`;
+        const body = operation === 'embeddings' ? { input: 'hello' } : { messages: [{ role: 'user', content: 'hello' }] };
+        expectSpecAnswer(await send('POST', url, key, toJson(body)), url, `POST ${url}`);
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+  });
 });
 
 /** The spec's error body `{message, path, requestId, statusCode, timestamp}` and OpenAI's `error` beside it. */
