@@ -112,6 +112,7 @@ describe('the JSON depth limit', () => {
     ['utf-8', (text: string) => Buffer.from(text, 'utf8')],
     ['utf-16le', (text: string) => Buffer.from(text, 'utf16le')],
     ['utf-32be', utf32be],
+    ['utf-16', (text: string) => Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()])],
   ])('refuses it through the Express parser too, in %s', async (charset, encode) => {
     const verdict = await expressParserVerdict(encode(nestedSchema(50_000)), `application/json; charset=${charset}`);
     expect(verdict).toEqual({ status: 400, message: `Body validation error! JSON body nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays are accepted.` });

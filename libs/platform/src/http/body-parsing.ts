@@ -92,10 +92,12 @@ const JSON_TOO_DEEP = 'entity.too.deep';
  */
 function bodyText(body: Buffer, charset: string | undefined): string {
   const name = (charset ?? 'utf-8').toLowerCase();
-  if (name === 'utf-8' || name === 'utf8') return body.toString('latin1');
+  if (isUtf8(name)) return body.toString('latin1');
   if (name.startsWith('utf-32') || name.startsWith('utf32')) return utf32Text(body, name);
+  // Plain `utf-16` is little-endian unless a byte-order mark says otherwise (as iconv-lite reads it).
+  const label = (name === 'utf-16' || name === 'utf16') && body[0] === 0xfe && body[1] === 0xff ? 'utf-16be' : name;
   try {
-    return new TextDecoder(name).decode(body);
+    return new TextDecoder(label).decode(body);
   } catch {
     return body.toString('latin1');
   }
@@ -114,7 +116,21 @@ function utf32Text(body: Buffer, name: string): string {
 
 /** body-parser's `verify` hook: refuses a body nested too deeply before it is parsed. */
 function refuseDeepJson(_request: unknown, _response: unknown, body: Buffer, charset: string | undefined): void {
+  // Most bodies have too few brackets to go deep: counted on the bytes, without decoding.
+  if (isUtf8(charset) && !bytesHaveMoreOpeningsThan(body, MAX_JSON_DEPTH)) return;
   if (exceedsJsonDepth(bodyText(body, charset))) throw Object.assign(new Error(jsonTooDeepMessage()), { type: JSON_TOO_DEEP, status: HttpStatus.BAD_REQUEST });
+}
+
+function isUtf8(charset: string | undefined): boolean {
+  const name = (charset ?? 'utf-8').toLowerCase();
+  return name === 'utf-8' || name === 'utf8';
+}
+
+function bytesHaveMoreOpeningsThan(body: Buffer, limit: number): boolean {
+  let count = 0;
+  for (let index = body.indexOf(OPEN_BRACE); index !== -1; index = body.indexOf(OPEN_BRACE, index + 1)) if (++count > limit) return true;
+  for (let index = body.indexOf(OPEN_BRACKET); index !== -1; index = body.indexOf(OPEN_BRACKET, index + 1)) if (++count > limit) return true;
+  return false;
 }
 
 /** JSON bodies only; anything the parser rejects gets the spec's error body. */
