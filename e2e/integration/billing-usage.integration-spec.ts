@@ -316,7 +316,9 @@ describe('billing: account settings, usage and reconciliation', () => {
       [{ lowBalanceThreshold: -1 }, /lowBalanceThreshold: /],
       [{ lowBalanceThreshold: 'ten' }, /lowBalanceThreshold: /],
       [{ lowBalanceThreshold: null }, /lowBalanceThreshold: /],
-      [{ requestsPerMinute: 0 }, /requestsPerMinute: .*Received number 0/],
+      [{ lowBalanceThreshold: 1e300 }, /lowBalanceThreshold: Expected a number from 0 to 1000000000000\. Received 1e\+300$/],
+      [{ lowBalanceThreshold: 0.1234567 }, /lowBalanceThreshold: Expected a number with at most 6 decimal places\. Received 0\.1234567$/],
+      [{ requestsPerMinute: 0 }, /requestsPerMinute: Expected an integer from 1 to 2147483647\. Received 0$/],
       [{ requestsPerMinute: 1.5 }, /requestsPerMinute: /],
       [{ requestsPerMinute: '60' }, /requestsPerMinute: /],
       [{ requestsPerMinute: 3_000_000_000 }, /requestsPerMinute: /],
@@ -546,10 +548,11 @@ describe('billing: account settings, usage and reconciliation', () => {
     });
 
     it.each<[string, RegExp]>([
-      ['limit=0', /^Body validation error! limit: .*Received number 0/],
-      ['limit=1001', /^Body validation error! limit: /],
-      ['limit=ten', /^Body validation error! limit: .*Received 'ten'/],
-      ['limit=2.5', /^Body validation error! limit: /],
+      ['limit=0', /^Body validation error! limit: Expected an integer from 1 to 1000\. Received 0$/],
+      ['limit=1001', /^Body validation error! limit: Expected an integer from 1 to 1000\. Received 1001$/],
+      ['limit=ten', /^Body validation error! limit: Expected an integer\. Received string 'ten'$/],
+      ['limit=2.5', /^Body validation error! limit: Expected an integer\. Received string '2\.5'$/],
+      ['limit=9007199254740993', /^Body validation error! limit: Expected an integer from 1 to 1000\. Received 9007199254740992$/],
       ['from=yesterday', /^Body validation error! from: Expected an ISO 8601 date or time.*Received 'yesterday'/],
       ['from=2025-02-30', /^Body validation error! from: /],
       ['to=2025-03-01T25:00:00Z', /^Body validation error! to: /],

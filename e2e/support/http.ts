@@ -30,11 +30,20 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs: numbe
   }
 }
 
-/** The spec's error body, with x-request-id equal to requestId. */
+/**
+ * The spec's error body, with x-request-id equal to requestId, and OpenAI's `error` object
+ * beside it carrying the same message.
+ */
 export function expectErrorBody(response: JsonResponse, status: number, path: string, message?: RegExp): void {
   expect(response.status).toBe(status);
   const body = response.body as Record<string, unknown>;
-  expect(Object.keys(body).sort()).toEqual(['message', 'path', 'requestId', 'statusCode', 'timestamp']);
+  expect(Object.keys(body).sort()).toEqual(['error', 'message', 'path', 'requestId', 'statusCode', 'timestamp']);
+  const error = body.error as Record<string, unknown>;
+  expect(Object.keys(error).sort()).toEqual(['code', 'message', 'param', 'type']);
+  expect(error.message).toBe(body.message);
+  expect(typeof error.type).toBe('string');
+  expect(error.code === null || typeof error.code === 'string').toBe(true);
+  expect(error.param === null || typeof error.param === 'string').toBe(true);
   expect(body.statusCode).toBe(status);
   expect(body.path).toBe(path);
   expect(typeof body.message).toBe('string');

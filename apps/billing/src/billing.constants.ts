@@ -1,3 +1,12 @@
 /** Credits under which an account is reported as low-balance when none is given at creation. */
 export const DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS = 100_000;
 export const DEFAULT_PLAN = 'free';
+
+/**
+ * The largest credit amount one admin request may set or move (a top-up, a correction, an
+ * opening balance, a threshold): $500,000 at the default 2,000,000 credits per USD, and far
+ * inside the bigint micro-credit columns (about 9.2e12 credits).
+ */
+export const MAX_ADMIN_CREDITS = 1_000_000_000_000;
+/** Credits are exact to the micro-credit. */
+export const CREDIT_DECIMALS = 6;

@@ -8,6 +8,7 @@ export * from './messaging/topics';
 export * from './chat/chat-completion-request.dto';
 export * from './chat/azure-chat-completion-request.dto';
 export * from './chat/chat-request-acceptor';
+export { IsNumberField, numberIssues, type NumberRule } from './chat/chat-validators';
 export * from './chat/chat-completion';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';

@@ -1,8 +1,9 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { ErrorMessages } from '@igw/contracts';
 import { creditsToMicro, microCreditsToUsd } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
 import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN } from '../billing.constants';
 import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
 import { AccountEntity } from './account.entity';
@@ -11,6 +12,9 @@ import type { CreateAccountDto } from './dto/create-account.dto';
 import type { UpdateAccountDto } from './dto/update-account.dto';
 
 export type { BalanceChange };
+
+/** PostgreSQL's SQLSTATE for a value beyond its column type (here: bigint). */
+const NUMERIC_VALUE_OUT_OF_RANGE = '22003';
 
 @Injectable()
 export class AccountsService {
@@ -73,9 +77,19 @@ export class AccountsService {
   /** Adds (or, when negative, removes) credits through the ledger and announces the new balance. */
   async addCredits(accountId: string, credits: number, reason: string | undefined): Promise<bigint> {
     await this.get(accountId);
-    const change = await this.dataSource.transaction((manager) =>
-      this.applyCredit(manager, accountId, creditsToMicro(credits), reason ?? 'credits added by admin'),
-    );
+    const change = await this.dataSource
+      .transaction((manager) => this.applyCredit(manager, accountId, creditsToMicro(credits), reason ?? 'credits added by admin'))
+      .catch((error: unknown) => {
+        // The balance column is a bigint of micro-credits: a change past its range is the
+        // request's fault, and the transaction (ledger row included) is rolled back.
+        if (error instanceof QueryFailedError && (error.driverError as { code?: string }).code === NUMERIC_VALUE_OUT_OF_RANGE) {
+          throw new GatewayException(
+            HttpStatus.BAD_REQUEST,
+            `${ErrorMessages.bodyValidationPrefix} credits: Expected an amount that keeps the balance within ±9223372036854.775807 credits. Received ${credits}`,
+          );
+        }
+        throw error;
+      });
     await this.announcer.now(change);
     return change.balanceMicro;
   }

@@ -52,7 +52,7 @@ export const CHAT_REQUEST_RULES = {
   model: { nonEmpty: true, maxLength: 256 },
   provider: { nonEmpty: true },
   max_completion_tokens: { integer: true, min: 1 },
-  max_tokens: { min: 1 },
+  max_tokens: { integer: true, min: 1 },
   temperature: { min: 0, max: 2 },
   top_p: { min: 0.01, max: 1 },
   logit_bias: { min: -100, max: 100 },
@@ -99,7 +99,7 @@ export class ReasoningDto {
   @IsOneOf(REASONING_OBJECT_EFFORTS)
   effort?: (typeof REASONING_OBJECT_EFFORTS)[number];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Token budget of the reasoning; not together with effort' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Token budget of the reasoning; not together with effort' })
   @IsOptional()
   @Checked('reasoningBudgetOrEffort', (_value, args) =>
     isRecord(args.object) && args.object.effort !== undefined && args.object.effort !== null
@@ -176,12 +176,12 @@ export class ChatCompletionRequestDto {
   @ChatMessages()
   messages!: ChatMessage[];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Upper bound on generated tokens, visible and reasoning' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Upper bound on generated tokens, visible and reasoning' })
   @IsOptional()
   @IsNumberField(CHAT_REQUEST_RULES.max_completion_tokens)
   max_completion_tokens?: number;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 1, description: 'Maximum generated tokens' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Maximum generated tokens' })
   @IsOptional()
   @IsNumberField(CHAT_REQUEST_RULES.max_tokens)
   max_tokens?: number;
@@ -288,7 +288,7 @@ export class ChatCompletionRequestDto {
   @IsNumberField(CHAT_REQUEST_RULES.n)
   n?: number;
 
-  @ApiPropertyOptional({ type: 'integer', description: 'Best-effort deterministic sampling' })
+  @ApiPropertyOptional({ type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: 'Best-effort deterministic sampling' })
   @IsOptional()
   @IsNumberField(CHAT_REQUEST_RULES.seed)
   seed?: number;

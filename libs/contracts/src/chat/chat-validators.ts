@@ -83,7 +83,10 @@ export function IsBooleanField(): PropertyDecorator {
 export interface NumberRule {
   min?: number;
   max?: number;
+  /** A whole number, and a safe one (within ±(2^53 - 1), where every integer is exact). */
   integer?: boolean;
+  /** At most this many digits after the decimal point (credits: micro-credits are the unit). */
+  maxDecimals?: number;
 }
 
 export function numberIssues(value: unknown, rule: NumberRule): string[] {
@@ -92,8 +95,14 @@ export function numberIssues(value: unknown, rule: NumberRule): string[] {
   if (rule.integer && !Number.isInteger(value)) return [`Expected an integer. Received ${value}`];
   const tooLow = rule.min !== undefined && value < rule.min;
   const tooHigh = rule.max !== undefined && value > rule.max;
-  if (!tooLow && !tooHigh) return [];
-  return [`Expected ${noun} ${rangeText(rule)}. Received ${describeWrongValue(value)}`];
+  if (tooLow || tooHigh) return [`Expected ${noun} ${rangeText(rule)}. Received ${describeWrongValue(value)}`];
+  if (rule.integer && !Number.isSafeInteger(value)) {
+    return [`Expected an integer ${value > 0 ? `of at most ${Number.MAX_SAFE_INTEGER}` : `of at least ${Number.MIN_SAFE_INTEGER}`}. Received ${value}`];
+  }
+  if (rule.maxDecimals !== undefined && Number(value.toFixed(rule.maxDecimals)) !== value) {
+    return [`Expected a number with at most ${rule.maxDecimals} decimal places. Received ${value}`];
+  }
+  return [];
 }
 
 function rangeText(rule: NumberRule): string {

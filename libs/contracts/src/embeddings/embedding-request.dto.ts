@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsOptional } from 'class-validator';
 import { Checked, IsNumberField, IsOneOf, IsStringField } from '../chat/chat-validators';
 import { describeWrongType, relativeIssueLine } from '../chat/validation-issues';
@@ -63,7 +64,7 @@ export class EmbeddingRequestDto {
   @Checked('embeddingInput', (value) => embeddingInputIssues(value))
   input!: EmbeddingInput;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: "Shorter vectors: at most the model's default length (1536 for the small model, 3072 for the large one)" })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Shorter vectors: at most the model's default length (1536 for the small model, 3072 for the large one)" })
   @IsOptional()
   @IsNumberField({ integer: true, min: 1 })
   dimensions?: number;
@@ -85,7 +86,10 @@ export class EmbeddingRequestDto {
   @ApiPropertyOptional({
     description: 'Provider routing override, case-insensitive: `auto` (the full fallback chain), `fallback`, or an upstream provider source key (that provider alone)',
     default: 'auto',
+    nullable: true,
   })
+  // null means the default, as in OpenAI's nullable fields; the service reads only a string.
+  @Transform(({ value }: { value: unknown }) => (value === null ? undefined : value), { toClassOnly: true })
   @IsOptional()
   @IsStringField({ nonEmpty: true })
   provider?: string;

@@ -1,6 +1,33 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** The one error body of every service (spec, "Errors"). */
+/**
+ * The same error as OpenAI's SDKs read it (`error.message` becomes the exception's message).
+ * `message` is the spec's top-level message, unchanged.
+ */
+export class ErrorDetailDto {
+  @ApiProperty({ description: 'The same text as the top-level message', example: 'Body validation error! messages: Required' })
+  message!: string;
+
+  @ApiProperty({
+    description: "OpenAI's error type for the status",
+    enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'rate_limit_error', 'api_error'],
+    example: 'invalid_request_error',
+  })
+  type!: string;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'A machine-readable reason when there is one: invalid_api_key, invalid_admin_token, insufficient_quota, account_suspended, model_not_found, rate_limit_exceeded, request_too_large',
+    example: null,
+  })
+  code!: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'The path of the request field a validation error is about (the first one), when known', example: 'messages' })
+  param!: string | null;
+}
+
+/** The one error body of every service (spec, "Errors"), with OpenAI's `error` object beside it. */
 export class ErrorBodyDto {
   @ApiProperty({ description: 'Human-readable explanation', example: 'Body validation error! messages: Required' })
   message!: string;
@@ -16,6 +43,9 @@ export class ErrorBodyDto {
 
   @ApiProperty({ description: 'Time of the error, ISO 8601', example: '2026-01-01T00:00:00.000Z' })
   timestamp!: string;
+
+  @ApiProperty({ type: ErrorDetailDto, description: "The error in OpenAI's shape, for the official SDKs" })
+  error!: ErrorDetailDto;
 }
 
 /** Message prefixes and texts that the spec fixes; kept in one place so every service says the same. */

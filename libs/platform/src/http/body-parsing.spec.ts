@@ -1,6 +1,8 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import express from 'express';
-import { bodyLimitBytes, readJsonBody } from './body-parsing';
+import { bodyLimitBytes, bodyParserErrorHandler, exceedsJsonDepth, jsonBodyParser, MAX_JSON_DEPTH, readJsonBody } from './body-parsing';
 import type { ServedRequest } from './request-context';
 
 /** What body-parser itself makes of a body: the parsed value, or its error message. */
@@ -72,3 +74,74 @@ describe('bodyLimitBytes', () => {
     expect(() => bodyLimitBytes('ten')).toThrow();
   });
 });
+
+describe('the JSON depth limit', () => {
+  const nestedArrays = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+  const nestedSchema = (levels: number) => `{"model":"mini","tools":[{"type":"function","function":{"name":"f","parameters":${'{"type":"object","properties":{"x":'.repeat(levels)}{"type":"string"}${'}}'.repeat(levels)}}}]}`;
+
+  it.each([
+    ['arrays at the limit', nestedArrays(MAX_JSON_DEPTH), false],
+    ['arrays one past the limit', nestedArrays(MAX_JSON_DEPTH + 1), true],
+    ['brackets inside strings', `{"text":"${'['.repeat(1000)}"}`, false],
+    ['escaped quotes before brackets', `{"text":"\\"${'{'.repeat(1000)}\\\\"}`, false],
+    ['a string ending in an escaped backslash, then deep arrays', `["\\\\",${nestedArrays(200)}]`, true],
+    ['siblings that each stay under the limit', `[${Array.from({ length: 500 }, () => nestedArrays(100)).join(',')}]`, false],
+    ['an unterminated string', '{"a":"[[[[', false],
+    ['a long string of escapes, then deep objects', `["${'a\\n\\"'.repeat(1_000_000)}",${'{"a":'.repeat(200)}1${'}'.repeat(200)}]`, true],
+    ['an unterminated string of escaped quotes and brackets', `["${'\\"['.repeat(1_000_000)}`, false],
+  ])('%s', (_case, text, tooDeep) => {
+    expect(exceedsJsonDepth(text)).toBe(tooDeep);
+  });
+
+  it('refuses 50,000 levels on the direct route with a 400 that states the limit', async () => {
+    const request = Object.assign(Readable.from([Buffer.from(nestedSchema(50_000))]), { headers: {} }) as unknown as ServedRequest;
+    await expect(readJsonBody(request)).rejects.toMatchObject({
+      status: 400,
+      message: `Body validation error! JSON body nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays are accepted.`,
+    });
+  });
+
+  it('parses a tool schema nested up to the limit', async () => {
+    const text = nestedSchema((MAX_JSON_DEPTH - 6) / 2);
+    expect(exceedsJsonDepth(text)).toBe(false);
+    const request = Object.assign(Readable.from([Buffer.from(text)]), { headers: {} }) as unknown as ServedRequest;
+    expect(await readJsonBody(request)).toEqual(JSON.parse(text));
+  });
+
+  it.each([
+    ['utf-8', (text: string) => Buffer.from(text, 'utf8')],
+    ['utf-16le', (text: string) => Buffer.from(text, 'utf16le')],
+    ['utf-32be', utf32be],
+    ['utf-16', (text: string) => Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()])],
+  ])('refuses it through the Express parser too, in %s', async (charset, encode) => {
+    const verdict = await expressParserVerdict(encode(nestedSchema(50_000)), `application/json; charset=${charset}`);
+    expect(verdict).toEqual({ status: 400, message: `Body validation error! JSON body nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays are accepted.` });
+    expect(await expressParserVerdict(encode('{"a":[[["é"]]]}'), `application/json; charset=${charset}`)).toEqual({ status: 200, body: { a: [[['é']]] } });
+  });
+});
+
+function utf32be(text: string): Buffer {
+  const bytes = Buffer.alloc(text.length * 4);
+  for (let index = 0; index < text.length; index++) bytes.writeUInt32BE(text.charCodeAt(index), index * 4);
+  return bytes;
+}
+
+/** Sends one body to an Express app with the app's JSON parser and its error handler. */
+async function expressParserVerdict(body: Buffer, contentType: string): Promise<{ status: number; message?: string; body?: unknown }> {
+  const app = express();
+  app.use(jsonBodyParser(1 << 24));
+  app.use(bodyParserErrorHandler);
+  app.post('/', (request, response) => {
+    response.json(request.body);
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    const { port } = server.address() as AddressInfo;
+    const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': contentType }, body });
+    const answer = (await response.json()) as { message?: string };
+    return response.status === 200 ? { status: 200, body: answer } : { status: response.status, message: answer.message };
+  } finally {
+    server.close();
+  }
+}

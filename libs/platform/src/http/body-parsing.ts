@@ -19,9 +19,123 @@ export function bodyLimitBytes(limit: string): number {
   return Number(match[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
 }
 
+/**
+ * How deeply objects and arrays may nest in a JSON body. Real requests (tool schemas
+ * included) stay far below it; the limit keeps every recursive walk over a body
+ * (class-transformer, class-validator, schema normalization, JSON.stringify) well inside
+ * the stack, which tens of thousands of levels would overflow.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+/** What the depth scan stops at: quotes (strings are then skipped whole) and brackets. */
+const STRUCTURAL = /[{}[\]"]/g;
+
+/**
+ * Whether a JSON text nests objects and arrays deeper than `limit`, found in one linear pass
+ * without parsing: strings are skipped (their brackets do not count). A text with no more
+ * opening brackets than the limit, which is most bodies, is answered by counting them with
+ * indexOf. A text that is not JSON may get either answer; its parse fails anyway.
+ */
+export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean {
+  if (!hasMoreOpeningsThan(text, limit)) return false;
+  let depth = 0;
+  STRUCTURAL.lastIndex = 0;
+  while (STRUCTURAL.test(text)) {
+    const index = STRUCTURAL.lastIndex - 1;
+    const code = text.charCodeAt(index);
+    if (code === QUOTE) {
+      const closing = closingQuote(text, index);
+      if (closing < 0) return false;
+      STRUCTURAL.lastIndex = closing + 1;
+    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else {
+      depth--;
+    }
+  }
+  return false;
+}
+
+function hasMoreOpeningsThan(text: string, limit: number): boolean {
+  let count = 0;
+  for (let index = text.indexOf('{'); index !== -1; index = text.indexOf('{', index + 1)) if (++count > limit) return true;
+  for (let index = text.indexOf('['); index !== -1; index = text.indexOf('[', index + 1)) if (++count > limit) return true;
+  return false;
+}
+
+/** The index of the quote closing the string that opens at `opening`, or -1. */
+function closingQuote(text: string, opening: number): number {
+  let quote = text.indexOf('"', opening + 1);
+  while (quote > 0) {
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    quote = text.indexOf('"', quote + 1);
+  }
+  return -1;
+}
+
+export function jsonTooDeepMessage(limit = MAX_JSON_DEPTH): string {
+  return `${ErrorMessages.bodyValidationPrefix} JSON body nested too deeply: at most ${limit} levels of objects and arrays are accepted.`;
+}
+
+const JSON_TOO_DEEP = 'entity.too.deep';
+
+/**
+ * The text body-parser is about to parse, for the depth check. UTF-8 is read as Latin-1: the
+ * bytes of quotes, backslashes and brackets never occur inside a multi-byte UTF-8 character,
+ * and one-byte strings are the cheapest to make and scan.
+ */
+function bodyText(body: Buffer, charset: string | undefined): string {
+  const name = (charset ?? 'utf-8').toLowerCase();
+  if (isUtf8(name)) return body.toString('latin1');
+  if (name.startsWith('utf-32') || name.startsWith('utf32')) return utf32Text(body, name);
+  // Plain `utf-16` is little-endian unless a byte-order mark says otherwise (as iconv-lite reads it).
+  const label = (name === 'utf-16' || name === 'utf16') && body[0] === 0xfe && body[1] === 0xff ? 'utf-16be' : name;
+  try {
+    return new TextDecoder(label).decode(body);
+  } catch {
+    return body.toString('latin1');
+  }
+}
+
+/** UTF-32 (which TextDecoder does not know) as text; only its ASCII characters matter here. */
+function utf32Text(body: Buffer, name: string): string {
+  const bigEndian = name.endsWith('be') || (!name.endsWith('le') && body.length >= 4 && body[0] === 0 && body[1] === 0);
+  const ascii = Buffer.alloc(body.length >> 2);
+  for (let offset = 0; offset + 3 < body.length; offset += 4) {
+    const code = bigEndian ? body.readUInt32BE(offset) : body.readUInt32LE(offset);
+    ascii[offset >> 2] = code < 0x80 ? code : 0x20;
+  }
+  return ascii.toString('latin1');
+}
+
+/** body-parser's `verify` hook: refuses a body nested too deeply before it is parsed. */
+function refuseDeepJson(_request: unknown, _response: unknown, body: Buffer, charset: string | undefined): void {
+  // Most bodies have too few brackets to go deep: counted on the bytes, without decoding.
+  if (isUtf8(charset) && !bytesHaveMoreOpeningsThan(body, MAX_JSON_DEPTH)) return;
+  if (exceedsJsonDepth(bodyText(body, charset))) throw Object.assign(new Error(jsonTooDeepMessage()), { type: JSON_TOO_DEEP, status: HttpStatus.BAD_REQUEST });
+}
+
+function isUtf8(charset: string | undefined): boolean {
+  const name = (charset ?? 'utf-8').toLowerCase();
+  return name === 'utf-8' || name === 'utf8';
+}
+
+function bytesHaveMoreOpeningsThan(body: Buffer, limit: number): boolean {
+  let count = 0;
+  for (let index = body.indexOf(OPEN_BRACE); index !== -1; index = body.indexOf(OPEN_BRACE, index + 1)) if (++count > limit) return true;
+  for (let index = body.indexOf(OPEN_BRACKET); index !== -1; index = body.indexOf(OPEN_BRACKET, index + 1)) if (++count > limit) return true;
+  return false;
+}
+
 /** JSON bodies only; anything the parser rejects gets the spec's error body. */
 export function jsonBodyParser(limitBytes: number) {
-  return express.json({ limit: limitBytes, type: ['application/json', 'application/*+json'] });
+  return express.json({ limit: limitBytes, type: ['application/json', 'application/*+json'], verify: refuseDeepJson });
 }
 
 export function bodyParserErrorHandler(error: BodyParserError, request: Request, response: Response, next: NextFunction): void {
@@ -36,6 +150,8 @@ function bodyError(error: BodyParserError): GatewayException {
   switch (error.type) {
     case 'entity.parse.failed':
       return new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} Malformed JSON body: ${error.message}`);
+    case JSON_TOO_DEEP:
+      return new GatewayException(HttpStatus.BAD_REQUEST, jsonTooDeepMessage());
     case 'entity.too.large':
       return new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE, `Request body too large: the limit is ${error.limit} bytes.`);
     case 'encoding.unsupported':
@@ -88,6 +204,7 @@ function parseJsonBody(chunks: Buffer[]): unknown {
   let text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
   // body-parser's decoder (iconv-lite) drops a byte-order mark.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (exceedsJsonDepth(text)) throw new GatewayException(HttpStatus.BAD_REQUEST, jsonTooDeepMessage());
   try {
     return parseStrictJson(text);
   } catch (error) {

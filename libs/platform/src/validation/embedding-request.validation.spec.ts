@@ -24,6 +24,10 @@ describe('POST /v1/embeddings body', () => {
     expect(JSON.parse(JSON.stringify(await validated({ ...body, temperature: 1 })))).toEqual(body);
   });
 
+  it('reads provider: null as no provider (the default), not as a provider to call', async () => {
+    expect((await validated(request({ provider: null }))).provider).toBeUndefined();
+  });
+
   it.each([
     [{ model: undefined }, "model: Expected a non-empty string. Received nothing"],
     [{ model: '' }, "model: Expected a non-empty string. Received ''"],
@@ -43,6 +47,7 @@ describe('POST /v1/embeddings body', () => {
     [{ input: Array.from({ length: 2049 }, () => 'x') }, 'input: Expected at most 2048 inputs. Received 2049'],
     [{ dimensions: 0 }, 'dimensions: Expected an integer of at least 1. Received 0'],
     [{ dimensions: 1.5 }, 'dimensions: Expected an integer. Received 1.5'],
+    [{ dimensions: 1e300 }, 'dimensions: Expected an integer of at most 9007199254740991. Received 1e+300'],
     [{ dimensions: '256' }, "dimensions: Expected an integer. Received string '256'"],
     [{ encoding_format: 'int8' }, "encoding_format: Expected one of 'float', 'base64'. Received 'int8'"],
     [{ encoding_format: 1 }, "encoding_format: Expected one of 'float', 'base64'. Received number 1"],

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNumber, IsOptional, IsString, MaxLength, Min } from 'class-validator';
-import type { AccountPlan } from '@igw/contracts';
-import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN } from '../../billing.constants';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsNumberField, type AccountPlan } from '@igw/contracts';
+import { CREDIT_DECIMALS, DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN, MAX_ADMIN_CREDITS } from '../../billing.constants';
 
 export class CreateAccountDto {
   @ApiPropertyOptional({ example: 'Acme research' })
@@ -10,10 +10,9 @@ export class CreateAccountDto {
   @MaxLength(200)
   name?: string;
 
-  @ApiPropertyOptional({ description: 'Opening credits', minimum: 0, default: 0, example: 1000 })
+  @ApiPropertyOptional({ description: 'Opening credits (at most 6 decimal places)', minimum: 0, maximum: MAX_ADMIN_CREDITS, default: 0, example: 1000 })
   @IsOptional()
-  @IsNumber({ maxDecimalPlaces: 6 })
-  @Min(0)
+  @IsNumberField({ min: 0, max: MAX_ADMIN_CREDITS, maxDecimals: CREDIT_DECIMALS })
   credits?: number;
 
   @ApiPropertyOptional({ enum: ['free', 'paid'], default: DEFAULT_PLAN })
@@ -21,9 +20,8 @@ export class CreateAccountDto {
   @IsIn(['free', 'paid'])
   plan?: AccountPlan;
 
-  @ApiPropertyOptional({ description: 'Credits below which the balance is reported low', minimum: 0, default: DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS })
+  @ApiPropertyOptional({ description: 'Credits below which the balance is reported low', minimum: 0, maximum: MAX_ADMIN_CREDITS, default: DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS })
   @IsOptional()
-  @IsNumber({ maxDecimalPlaces: 6 })
-  @Min(0)
+  @IsNumberField({ min: 0, max: MAX_ADMIN_CREDITS, maxDecimals: CREDIT_DECIMALS })
   lowBalanceThreshold?: number;
 }

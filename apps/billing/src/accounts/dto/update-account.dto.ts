@@ -1,12 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsNumber, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import type { AccountPlan, AccountStatus } from '@igw/contracts';
+import { IsIn, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { IsNumberField, type AccountPlan, type AccountStatus } from '@igw/contracts';
+import { CREDIT_DECIMALS, MAX_ADMIN_CREDITS } from '../../billing.constants';
 import type { AutoDebitStatus } from '../account.entity';
 
 /** The largest value of a PostgreSQL integer column. */
 const MAX_LIMIT = 2_147_483_647;
-/** Far above any real threshold, and well inside the bigint micro-credit column. */
-const MAX_THRESHOLD_CREDITS = 1_000_000_000_000;
 
 /** Present (even as null) means "validate it": only the limit overrides may be null. */
 const present = (_: object, value: unknown): boolean => value !== undefined;
@@ -35,36 +34,32 @@ export class UpdateAccountDto {
   @IsIn(['enabled', 'disabled'])
   autoDebitStatus?: AutoDebitStatus;
 
-  @ApiPropertyOptional({ description: 'Credits below which the balance is reported low', minimum: 0, example: 100 })
+  @ApiPropertyOptional({ description: 'Credits below which the balance is reported low', minimum: 0, maximum: MAX_ADMIN_CREDITS, example: 100 })
   @ValidateIf(present)
-  @IsNumber({ maxDecimalPlaces: 6 })
-  @Min(0)
-  @Max(MAX_THRESHOLD_CREDITS)
+  @IsNumberField({ min: 0, max: MAX_ADMIN_CREDITS, maxDecimals: CREDIT_DECIMALS })
   lowBalanceThreshold?: number;
 
   @ApiPropertyOptional({
     type: 'integer',
     nullable: true,
     minimum: 1,
+    maximum: MAX_LIMIT,
     description: "Requests per minute per API key of the account; null removes the override (the gateway's default applies)",
     example: 120,
   })
   @ValidateIf(presentAndNotNull)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_LIMIT)
+  @IsNumberField({ integer: true, min: 1, max: MAX_LIMIT })
   requestsPerMinute?: number | null;
 
   @ApiPropertyOptional({
     type: 'integer',
     nullable: true,
     minimum: 1,
+    maximum: MAX_LIMIT,
     description: "Requests in flight at once per API key of the account; null removes the override (the gateway's default applies)",
     example: 4,
   })
   @ValidateIf(presentAndNotNull)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_LIMIT)
+  @IsNumberField({ integer: true, min: 1, max: MAX_LIMIT })
   concurrentRequests?: number | null;
 }

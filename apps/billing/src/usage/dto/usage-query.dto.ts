@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength, ValidateBy, type ValidationArguments } from 'class-validator';
-import { expectedOneOf } from '@igw/contracts';
+import { IsIn, IsOptional, IsString, IsUUID, MaxLength, MinLength, ValidateBy, type ValidationArguments } from 'class-validator';
+import { expectedOneOf, IsNumberField } from '@igw/contracts';
 import type { LedgerEntryKind } from '../../ledger/ledger-entry.entity';
 import { normalizeInstant } from '../instant';
 import { decodeUsageCursor } from '../usage-cursor';
@@ -9,7 +9,6 @@ import { decodeUsageCursor } from '../usage-cursor';
 export const DEFAULT_USAGE_PAGE_SIZE = 100;
 export const MAX_USAGE_PAGE_SIZE = 1000;
 const LEDGER_KINDS: readonly LedgerEntryKind[] = ['usage', 'credit'];
-
 
 /** Query strings arrive as text: a whole number becomes a number, anything else stays for the validator to name. */
 const toInteger = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -68,9 +67,7 @@ export class ListUsageQueryDto extends UsageWindowQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_USAGE_PAGE_SIZE, default: DEFAULT_USAGE_PAGE_SIZE, description: 'Entries per page' })
   @IsOptional()
   @Transform(toInteger)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_USAGE_PAGE_SIZE)
+  @IsNumberField({ integer: true, min: 1, max: MAX_USAGE_PAGE_SIZE })
   limit?: number;
 
   @ApiPropertyOptional({ description: "The previous page's nextCursor; leave out for the first (newest) page" })
