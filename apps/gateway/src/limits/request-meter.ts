@@ -22,8 +22,16 @@ export interface ChargedUsage {
   usd_spent: number;
 }
 
-/** A crashed replica's slots and holds free themselves once no request of it could still be running. */
-const ABANDONED_AFTER_MS = 60_000;
+/**
+ * A request's slot and hold are renewed this often per lapse (REQUEST_HOLD_LAPSE_MS): a
+ * renewal or two may be lost (Redis briefly away) before they lapse under a running request.
+ */
+const RENEWALS_PER_LAPSE = 3;
+/**
+ * A request never finished (a bug) stops renewing after this long, so it cannot keep its
+ * key's slot and its account's hold for ever; no request runs this long.
+ */
+const LONGEST_RENEWED_MS = 24 * 3_600_000;
 
 /**
  * One admitted request. `settle` prices what it used and records it for the ledger; `finish`
@@ -32,6 +40,7 @@ const ABANDONED_AFTER_MS = 60_000;
 export class AdmittedRequest {
   private spentMicro = 0n;
   private finished = false;
+  private renewTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly call: MeteredCall,
@@ -42,7 +51,25 @@ export class AdmittedRequest {
     private readonly hold: { accountId: string; holdId: string; amountMicro: bigint },
     /** What the store said when admitting: whether the departure may wait for company. */
     private readonly departureMayWait = false,
-  ) {}
+    /** How long its slot and hold live unrenewed; 0 never renews them. */
+    private readonly lapseMs = 0,
+  ) {
+    if (lapseMs > 0) this.renewWhileRunning(Date.now() + LONGEST_RENEWED_MS);
+  }
+
+  /**
+   * A replica that dies leaves its requests' slots and holds to lapse; a request that lives
+   * (a long stream) pushes their lapse on until it finishes, however long it runs.
+   */
+  private renewWhileRunning(until: number): void {
+    this.renewTimer = setInterval(() => {
+      const now = Date.now();
+      if (this.finished || now > until) return clearInterval(this.renewTimer);
+      const { accountId, holdId, amountMicro } = this.hold;
+      this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: holdId, credits: { accountId, holdId, amountMicro }, ttlMs: this.lapseMs }, now);
+    }, Math.floor(this.lapseMs / RENEWALS_PER_LAPSE));
+    this.renewTimer.unref();
+  }
 
   /** Prices `units` with the model's prices of the request's start, records the usage event, and returns meta.usage. */
   settle(units: Record<string, number>): ChargedUsage {
@@ -68,6 +95,7 @@ export class AdmittedRequest {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
+    clearInterval(this.renewTimer);
     this.store.finish({
       concurrencyKey: this.concurrencyKey,
       slotId: this.hold.holdId,
@@ -97,7 +125,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {
     const { REDIS_URL, QUEUE_PREFIX } = settings.env;
-    if (REDIS_URL) this.shared = new RedisLimitStore(REDIS_URL, QUEUE_PREFIX);
+    if (REDIS_URL) this.shared = new RedisLimitStore(REDIS_URL, QUEUE_PREFIX, { commandTimeoutMs: settings.env.REDIS_COMMAND_TIMEOUT_MS });
   }
 
   /** The first requests should meet the shared counters, not the fallback. */
@@ -113,7 +141,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
     const { env } = this.settings;
     const { auth, requestId } = call;
     const costCeilingMicro = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro;
-    const abandonedAfterMs = env.UPSTREAM_TIMEOUT_MS + ABANDONED_AFTER_MS;
+    const abandonedAfterMs = env.REQUEST_HOLD_LAPSE_MS;
     const concurrencyKey = `key:${auth.keyId}:running`;
     const admission: Admission = {
       perMinute: { key: `key:${auth.keyId}:minute`, limit: auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM },
@@ -130,7 +158,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
     // Admitted on a lease: its slot and hold are the request's.
     const { slotId = requestId, holdAmountMicro = costCeilingMicro } = result.lease ?? {};
     const hold = { accountId: auth.accountId, holdId: slotId, amountMicro: holdAmountMicro };
-    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait);
+    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait, abandonedAfterMs);
   }
 
   /**
