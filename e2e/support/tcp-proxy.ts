@@ -4,19 +4,41 @@ export interface TcpProxy {
   port: number;
   /** Destroys every proxied connection and refuses new ones until restore(). */
   cut(): void;
+  /**
+   * Plays a server that stops answering: connections stay open (new ones are accepted) and
+   * everything sent either way is swallowed, until restore().
+   */
+  blackHole(): void;
+  /**
+   * Ends a cut or a black hole. Connections that were black-holed are then closed, as TCP
+   * ends a connection whose peer stayed silent too long: what they swallowed is never delivered.
+   */
   restore(): void;
   /** Connections open now. */
   connections(): number;
   close(): Promise<void>;
 }
 
-/** A TCP proxy on 127.0.0.1 a test can cut and restore, to play an outage of the server behind it. */
+/** A TCP proxy on 127.0.0.1 a test can cut, black-hole and restore, to play outages of the server behind it. */
 export function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<{ client: Socket; upstream: Socket }>();
-  let refusing = false;
+  const swallowing = new Set<Socket>();
+  let mode: 'open' | 'refusing' | 'black-hole' = 'open';
+  const swallow = (socket: Socket) => {
+    swallowing.add(socket);
+    socket.unpipe();
+    // Flowing with no consumer: whatever arrives is dropped.
+    socket.removeAllListeners('data');
+    socket.resume();
+  };
   const server: Server = createServer((client) => {
-    if (refusing) {
+    if (mode === 'refusing') {
       client.destroy();
+      return;
+    }
+    if (mode === 'black-hole') {
+      client.on('error', () => client.destroy()).on('close', () => swallowing.delete(client));
+      swallow(client);
       return;
     }
     const upstream = connect(target.port, target.host);
@@ -24,6 +46,8 @@ export function startTcpProxy(target: { host: string; port: number }): Promise<T
     pairs.add(pair);
     const drop = () => {
       pairs.delete(pair);
+      swallowing.delete(client);
+      swallowing.delete(upstream);
       client.destroy();
       upstream.destroy();
     };
@@ -32,6 +56,17 @@ export function startTcpProxy(target: { host: string; port: number }): Promise<T
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
   });
+  const destroyAll = () => {
+    for (const pair of [...pairs]) {
+      pairs.delete(pair);
+      pair.client.destroy();
+      pair.upstream.destroy();
+    }
+  };
+  const endSwallowed = () => {
+    for (const socket of [...swallowing]) socket.destroy();
+    swallowing.clear();
+  };
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
@@ -40,24 +75,25 @@ export function startTcpProxy(target: { host: string; port: number }): Promise<T
       resolve({
         port,
         cut() {
-          refusing = true;
-          for (const pair of [...pairs]) {
-            pairs.delete(pair);
-            pair.client.destroy();
-            pair.upstream.destroy();
+          mode = 'refusing';
+          destroyAll();
+        },
+        blackHole() {
+          mode = 'black-hole';
+          for (const pair of pairs) {
+            swallow(pair.client);
+            swallow(pair.upstream);
           }
         },
         restore() {
-          refusing = false;
+          mode = 'open';
+          endSwallowed();
         },
-        connections: () => pairs.size,
+        connections: () => pairs.size + [...swallowing].filter((socket) => ![...pairs].some((pair) => pair.upstream === socket)).length,
         close() {
-          refusing = true;
-          for (const pair of pairs) {
-            pair.client.destroy();
-            pair.upstream.destroy();
-          }
-          pairs.clear();
+          mode = 'refusing';
+          destroyAll();
+          endSwallowed();
           return new Promise((done) => server.close(() => done()));
         },
       });

@@ -598,6 +598,7 @@ const LEASE_LAPSE_MS = 1_000;
 const CLAIM_AFTER_MS = 250;
 const EVENT_LOOP_ALLOWANCE_MS = 20;
 const COMMAND_TIMEOUT_MS = 500;
+const MAX_COMPENSATIONS = 10_000;
 /**
  * Probes in a row a connection may leave unanswered before it is replaced by a new one: TCP
  * may take many minutes to give up on a peer that vanished, and until then nothing on that
@@ -640,6 +641,13 @@ export class RedisLimitStore implements LimitStore {
   private answering = true;
   private probeTimer?: NodeJS.Timeout;
   private renewals: string[] = [];
+  /**
+   * Departures for admissions whose call failed: Redis may have run them all the same (a
+   * timeout says nothing about whether the script ran), while the meter admitted them
+   * elsewhere. They go with every call until one succeeds; a departure of a slot or hold that
+   * was never taken changes nothing.
+   */
+  private compensations: string[] = [];
 
   constructor(url: string, prefix: string, options: RedisLimitStoreOptions = {}) {
     if (prefix.includes(FIELD_SEPARATOR)) throw new Error('the queue prefix must not contain the unit separator (\\x1f)');
@@ -652,7 +660,14 @@ export class RedisLimitStore implements LimitStore {
     // Commands are not queued while disconnected, nor waited for beyond their timeout: the
     // meter turns to its local counters instead. (ioredis keeps a command that timed out in
     // its queue, so a late answer is still matched to it and to nothing else.)
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: this.commandTimeoutMs }) as ScriptedRedis;
+    // Nor sent again on a new connection: a request the meter admitted locally once its
+    // admission timed out must not be counted in Redis as well, minutes later.
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      commandTimeout: this.commandTimeoutMs,
+      autoResendUnfulfilledCommands: false,
+    }) as ScriptedRedis;
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('renewRequests', { numberOfKeys: 0, lua: RENEW_SCRIPT });
     this.redis.defineCommand('admitRequests', { numberOfKeys: 0, lua: ADMIT_SCRIPT });
@@ -1133,8 +1148,10 @@ export class RedisLimitStore implements LimitStore {
     this.departures = [];
     this.admissions = [];
     if (leaseOps.length === 0 && batch.length === 0 && departures.length === 0) return;
-    const args = [...leaseOps.map((op) => op.args), ...departures, ...batch.map((pending) => packFields(pending.args))];
-    this.redis.admitRequests(MINUTE_MS, HOUR_MS, ACCOUNT_TTL_MS, leaseOps.length, departures.length, ...args).then(
+    const compensations = this.compensations;
+    this.compensations = [];
+    const args = [...leaseOps.map((op) => op.args), ...compensations, ...departures, ...batch.map((pending) => packFields(pending.args))];
+    this.redis.admitRequests(MINUTE_MS, HOUR_MS, ACCOUNT_TTL_MS, leaseOps.length, compensations.length + departures.length, ...args).then(
       (codes) => {
         leaseOps.forEach((op, index) => op.answer?.(Number(codes[index])));
         const offset = leaseOps.length;
@@ -1151,6 +1168,9 @@ export class RedisLimitStore implements LimitStore {
       // Departures and lease operations lost with a failed call leave slots and holds to lapse on their own.
       (error: unknown) => {
         this.noticeFailure(error);
+        this.compensations = [...compensations, ...batch.map(({ args: a }) => packFields([a[1], a[17], a[3], a[4], a[14], a[13], '0', '1', '', 0])), ...this.compensations];
+        // Bounded: beyond, the oldest are left to lapse with their slots and holds.
+        if (this.compensations.length > MAX_COMPENSATIONS) this.compensations = this.compensations.slice(-MAX_COMPENSATIONS);
         leaseOps.forEach((op) => op.answer?.(0));
         batch.forEach((pending) => {
           if (pending.lease) this.leaseAnswered(pending.lease);
