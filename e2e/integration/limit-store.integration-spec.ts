@@ -533,6 +533,11 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       expect(await size('key:early:running')).toBe(2);
       const leaseId = secondResult.allowed ? (secondResult.lease?.slotId ?? '') : '';
       expect(Number(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId))).toBeGreaterThan(now + 60_000);
+      // While it runs it renews them like any request: the claimed lease's slot and hold live on.
+      a.renew({ concurrencyKey: 'key:early:running', slotId: leaseId, credits: { accountId: 'early', holdId: leaseId, amountMicro: 2_000n }, ttlMs: 60_000 }, now + 50_000);
+      await pause(20);
+      expect(Number(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId))).toBe(now + 110_000);
+      expect(Number(await raw.zscore(`${prefix}:limits:account:early:holds`, `${leaseId}:2000`))).toBe(now + 110_000);
       // A claimed lease admits no more: the next request goes to Redis (and asks for a lease of its own).
       const third = asking('e3');
       expect(await decidedAtOnce(third)).toBe(false);
