@@ -34,13 +34,49 @@ const RENEWALS_PER_LAPSE = 3;
 const LONGEST_RENEWED_MS = 24 * 3_600_000;
 
 /**
+ * The running requests of a replica, whose slots and holds one timer renews (a timer per
+ * request would cost every request its creation and clearing, for the few that run long).
+ * A request admitted just after a tick is renewed at the next: never later than a third of
+ * the lapse after its admission or last renewal.
+ */
+export class RunningRequests {
+  private readonly running = new Set<AdmittedRequest>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(readonly lapseMs: number) {}
+
+  add(request: AdmittedRequest): void {
+    this.running.add(request);
+    if (this.timer) return;
+    this.timer = setInterval(() => this.renewAll(), Math.max(1, Math.floor(this.lapseMs / RENEWALS_PER_LAPSE)));
+    this.timer.unref();
+  }
+
+  delete(request: AdmittedRequest): void {
+    this.running.delete(request);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.running.clear();
+  }
+
+  private renewAll(): void {
+    const now = Date.now();
+    for (const request of this.running) if (!request.renew(now)) this.running.delete(request);
+    if (this.running.size === 0) this.close();
+  }
+}
+
+/**
  * One admitted request. `settle` prices what it used and records it for the ledger; `finish`
  * gives back its slot and hold and counts what it cost as spent, once, however it ended.
  */
 export class AdmittedRequest {
   private spentMicro = 0n;
   private finished = false;
-  private renewTimer?: NodeJS.Timeout;
+  private readonly admittedAt = Date.now();
 
   constructor(
     private readonly call: MeteredCall,
@@ -51,24 +87,22 @@ export class AdmittedRequest {
     private readonly hold: { accountId: string; holdId: string; amountMicro: bigint },
     /** What the store said when admitting: whether the departure may wait for company. */
     private readonly departureMayWait = false,
-    /** How long its slot and hold live unrenewed; 0 never renews them. */
-    private readonly lapseMs = 0,
+    /** Renews its slot and hold until it finishes; without, they live as long as the store was told at admission. */
+    private readonly running?: RunningRequests,
   ) {
-    if (lapseMs > 0) this.renewWhileRunning(Date.now() + LONGEST_RENEWED_MS);
+    running?.add(this);
   }
 
   /**
    * A replica that dies leaves its requests' slots and holds to lapse; a request that lives
-   * (a long stream) pushes their lapse on until it finishes, however long it runs.
+   * (a long stream) pushes their lapse on until it finishes, however long it runs. Returns
+   * whether it still needs renewing.
    */
-  private renewWhileRunning(until: number): void {
-    this.renewTimer = setInterval(() => {
-      const now = Date.now();
-      if (this.finished || now > until) return clearInterval(this.renewTimer);
-      const { accountId, holdId, amountMicro } = this.hold;
-      this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: holdId, credits: { accountId, holdId, amountMicro }, ttlMs: this.lapseMs }, now);
-    }, Math.floor(this.lapseMs / RENEWALS_PER_LAPSE));
-    this.renewTimer.unref();
+  renew(now: number): boolean {
+    if (this.finished || !this.running || now - this.admittedAt > LONGEST_RENEWED_MS) return false;
+    const { accountId, holdId, amountMicro } = this.hold;
+    this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: holdId, credits: { accountId, holdId, amountMicro }, ttlMs: this.running.lapseMs }, now);
+    return true;
   }
 
   /** Prices `units` with the model's prices of the request's start, records the usage event, and returns meta.usage. */
@@ -95,7 +129,7 @@ export class AdmittedRequest {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
-    clearInterval(this.renewTimer);
+    this.running?.delete(this);
     this.store.finish({
       concurrencyKey: this.concurrencyKey,
       slotId: this.hold.holdId,
@@ -118,6 +152,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
   /** Standalone's counters, and every replica's own while Redis is unreachable. */
   private readonly local = new InMemoryLimitStore();
   private readonly shared?: RedisLimitStore;
+  private readonly running: RunningRequests;
   private degraded = false;
 
   constructor(
@@ -125,6 +160,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {
     const { REDIS_URL, QUEUE_PREFIX } = settings.env;
+    this.running = new RunningRequests(settings.env.REQUEST_HOLD_LAPSE_MS);
     if (REDIS_URL) this.shared = new RedisLimitStore(REDIS_URL, QUEUE_PREFIX, { commandTimeoutMs: settings.env.REDIS_COMMAND_TIMEOUT_MS });
   }
 
@@ -158,7 +194,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
     // Admitted on a lease: its slot and hold are the request's.
     const { slotId = requestId, holdAmountMicro = costCeilingMicro } = result.lease ?? {};
     const hold = { accountId: auth.accountId, holdId: slotId, amountMicro: holdAmountMicro };
-    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait, abandonedAfterMs);
+    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait, this.running);
   }
 
   /**
@@ -186,6 +222,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.running.close();
     await Promise.all([this.local.close(), this.shared?.close()]);
   }
 }
