@@ -464,8 +464,8 @@ return string.format('%d', spendable(ARGV[1], ARGV[2], '0', '-1', '0', ARGV[3]))
 
 /**
  * Running requests' slots and holds (the :lazy listings with them) live longer, each in
- * `renewOp`'s fields; XX: one already given back or lapsed is never brought back (its
- * departure, or the lapse, already counted it out).
+ * `RedisLimitStore.renew`'s fields; XX: one already given back or lapsed is never brought
+ * back (its departure, or the lapse, already counted it out).
  */
 const RENEW_SCRIPT = `
 for i = 1, #ARGV do
