@@ -83,6 +83,29 @@ describeOnRedis('the redis limit store and a Redis that stops answering', () => 
     expect(running.filter((id) => !id.startsWith('lease-'))).toEqual(['r5']);
   }, 30_000);
 
+  it('counts nothing twice when a Redis that froze runs a timed-out admission late: the store gives its slot and hold back', async () => {
+    const s = store!;
+    const held = async () => BigInt((await raw.hget(`${prefix}:limits:account:acc:money`, 'held')) ?? '0');
+    // Near the key's limit (2 slots of 3 after it): no lease, every admission goes to Redis.
+    const narrow = (id: string) => admission(id, 3);
+    expect(await s.admit(narrow('f1'), now)).toMatchObject({ allowed: true });
+
+    proxy.freeze();
+    // The meter would admit f2 locally now; the script call is held back, not lost.
+    expect(await outcome(s.admit(narrow('f2'), now))).toEqual({ error: 'Command timed out' });
+    proxy.restore();
+    // Redis runs f2's admission late: its slot and hold are taken there.
+    await eventually(async () => (await raw.zscore(`${prefix}:limits:key:k:running`, 'f2')) !== null, 5_000, 10);
+    expect(await held()).toBe(2_000n);
+    await eventually(async () => s.reachable, 10_000, 50);
+
+    // The next call gives them back before it admits.
+    expect(await s.admit(narrow('f3'), now)).toMatchObject({ allowed: true });
+    expect(await raw.zscore(`${prefix}:limits:key:k:running`, 'f2')).toBeNull();
+    expect(await raw.zrange(`${prefix}:limits:key:k:running`, 0, -1)).toEqual(['f1', 'f3']);
+    expect(await held()).toBe(2_000n);
+  }, 30_000);
+
   it('closes without waiting for Redis', async () => {
     proxy.blackHole();
     const closing = store!.close();

@@ -10,7 +10,12 @@ export interface TcpProxy {
    */
   blackHole(): void;
   /**
-   * Ends a cut or a black hole. Connections that were black-holed are then closed, as TCP
+   * Plays a server that stops for a while (a frozen process): connections stay open, and
+   * what is sent either way is held back, then delivered in order at restore().
+   */
+  freeze(): void;
+  /**
+   * Ends a cut, a black hole or a freeze. Connections that were black-holed are then closed, as TCP
    * ends a connection whose peer stayed silent too long: what they swallowed is never delivered.
    */
   restore(): void;
@@ -23,7 +28,19 @@ export interface TcpProxy {
 export function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<{ client: Socket; upstream: Socket }>();
   const swallowing = new Set<Socket>();
-  let mode: 'open' | 'refusing' | 'black-hole' = 'open';
+  let mode: 'open' | 'refusing' | 'black-hole' | 'frozen' = 'open';
+  const frozen = new Set<{ client: Socket; upstream: Socket }>();
+  const flow = (pair: { client: Socket; upstream: Socket }) => {
+    pair.client.pipe(pair.upstream);
+    pair.upstream.pipe(pair.client);
+  };
+  const hold = (pair: { client: Socket; upstream: Socket }) => {
+    frozen.add(pair);
+    pair.client.unpipe();
+    pair.upstream.unpipe();
+    pair.client.pause();
+    pair.upstream.pause();
+  };
   const swallow = (socket: Socket) => {
     swallowing.add(socket);
     socket.unpipe();
@@ -46,13 +63,14 @@ export function startTcpProxy(target: { host: string; port: number }): Promise<T
     pairs.add(pair);
     const drop = () => {
       pairs.delete(pair);
+      frozen.delete(pair);
       swallowing.delete(client);
       swallowing.delete(upstream);
       client.destroy();
       upstream.destroy();
     };
-    client.pipe(upstream);
-    upstream.pipe(client);
+    if (mode === 'frozen') hold(pair);
+    else flow(pair);
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
   });
@@ -85,9 +103,15 @@ export function startTcpProxy(target: { host: string; port: number }): Promise<T
             swallow(pair.upstream);
           }
         },
+        freeze() {
+          mode = 'frozen';
+          for (const pair of pairs) hold(pair);
+        },
         restore() {
           mode = 'open';
           endSwallowed();
+          for (const pair of frozen) if (pairs.has(pair)) flow(pair);
+          frozen.clear();
         },
         connections: () => pairs.size + [...swallowing].filter((socket) => ![...pairs].some((pair) => pair.upstream === socket)).length,
         close() {
