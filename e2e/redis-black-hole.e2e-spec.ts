@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually } from './support/http';
+import { call, eventually, expectErrorBody } from './support/http';
 import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 import { createTestDatabase, dropQueueData, queryRows, uniqueQueuePrefix } from './support/test-environment';
@@ -64,6 +64,7 @@ describeWithRedis('a Redis that stops answering', () => {
         // One slot: no request is ever admitted far from its limits, so no lease takes Redis off the path.
         RATE_LIMIT_CONCURRENCY: '1',
         REDIS_COMMAND_TIMEOUT_MS: '300',
+        RPC_TIMEOUT_MS: '1000',
       }),
     );
   }, 180_000);
@@ -103,6 +104,10 @@ describeWithRedis('a Redis that stops answering', () => {
     expect(during).toEqual([...Array<number>(RPM).fill(200), 429]);
     expect(gateway!.output()).toMatch(/Redis is unreachable: limits and credit holds are counted by this replica alone/);
     expect(await redis.get(minuteKey)).toBe('2');
+    // A key the gateway does not know yet cannot be looked up meanwhile: 503 within RPC_TIMEOUT_MS, no hang.
+    const unknown = await call<{ key: string }>(`${billingUrl}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} });
+    const lookedUp = await call(`${gatewayUrl}/v1/chat/completions`, { token: unknown.body.key, body: { model: 'mini', messages: [{ role: 'user', content: 'hello' }] } });
+    expectErrorBody(lookedUp, 503, '/v1/chat/completions', /billing service is not answering/);
 
     proxy.restore();
     // Locally the key is at its limit: only Redis (which counted 2 of 6) admits it again.
