@@ -96,6 +96,7 @@ describe('billing refuses usage events that do not add up (the queue is a trust 
       [event({ accountId: 'not-a-uuid' }), /accountId is not a UUID/],
       [event({ occurredAt: new Date(Date.now() + 86_400_000).toISOString() }), /is in the future/],
       [event({ occurredAt: 'yesterday' }), /occurredAt is not a time/],
+      [event({ occurredAt: '1970-01-01T00:00:00.000Z' }), /is before 2020/],
     ];
     const batch = [sound[0], ...refused.map(([one]) => one), sound[1], sound[2]];
     const data = await usageBatchOf(Buffer.from(batch.map((one) => JSON.stringify(one)).join('\n')));

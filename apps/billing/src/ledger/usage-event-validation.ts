@@ -5,8 +5,12 @@ import { parseDecimal, priceUsage } from '@igw/domain';
 export const MAX_UNITS_PER_EVENT = 1_000_000_000;
 /** Clocks of gateways and billing may differ; an event from further in the future than this is refused. */
 const FUTURE_ALLOWANCE_MS = 10 * 60_000;
-/** An outage's journal can be replayed days later, but not years. */
-const OLDEST_EVENT_MS = 400 * 24 * 3_600_000;
+/**
+ * No gateway metered anything before this: an earlier time is garbage (the epoch, a unit
+ * mix-up). Later ones are not bounded: a journal restored from a backup can be replayed
+ * months after its requests.
+ */
+const EARLIEST_EVENT_MS = Date.UTC(2020, 0, 1);
 const MAX_NAME_LENGTH = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NON_NEGATIVE_INTEGER = /^(0|[1-9]\d*)$/;
@@ -58,7 +62,7 @@ export function usageEventProblem(candidate: unknown, creditsPerUsd: number, now
   const occurredAt = Date.parse(event.occurredAt);
   if (Number.isNaN(occurredAt)) return 'occurredAt is not a time';
   if (occurredAt > now + FUTURE_ALLOWANCE_MS) return `occurredAt ${event.occurredAt} is in the future`;
-  if (occurredAt < now - OLDEST_EVENT_MS) return `occurredAt ${event.occurredAt} is too old`;
+  if (occurredAt < EARLIEST_EVENT_MS) return `occurredAt ${event.occurredAt} is before 2020`;
   return undefined;
 }
 
