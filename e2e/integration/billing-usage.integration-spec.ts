@@ -411,9 +411,11 @@ describe('billing: account settings, usage and reconciliation', () => {
           output_tokens: Math.floor(random() * 50_000),
         };
         if (random() < 0.3) units.cache_read_input_tokens = 1 + Math.floor(random() * 100_000);
-        // Credits up to a million, to the micro-credit; USD to 15 places: sums a float would get wrong.
-        const creditsMicro = BigInt(Math.floor(random() * 1_000_000)) * 1_000_000n + BigInt(Math.floor(random() * 1_000_000));
-        const usdUnits = BigInt(Math.floor(random() * 1_000_000_000)) * 1_000_000n + BigInt(Math.floor(random() * 1_000_000));
+        // Prices in whole micro-USD per million tokens, drawn per event: the charge is then an
+        // exact number of micro-credits (2 per token per micro-USD at 2,000,000 credits per USD),
+        // which billing checks, up to about a million credits; USD to 13 places. Sums a float would get wrong.
+        const [inputPrice, outputPrice] = [1 + Math.floor(random() * 5_000_000), 1 + Math.floor(random() * 5_000_000)];
+        const creditsMicro = 2n * (BigInt(units.input_tokens) * BigInt(inputPrice) + BigInt(units.output_tokens) * BigInt(outputPrice));
         events.push({
           requestId: randomUUID(),
           accountId: account.id,
@@ -422,11 +424,11 @@ describe('billing: account settings, usage and reconciliation', () => {
           endpoint: 'chat.completions',
           units,
           creditsMicro: creditsMicro.toString(),
-          usd: decimalText(usdUnits, USD_DIGITS),
+          usd: decimalText(creditsMicro * 5n, 13),
           catalogueRevision: 1 + Math.floor(random() * 3),
           prices: [
-            { unit: 'input_tokens', price: 0.15, per: 1_000_000 },
-            { unit: 'output_tokens', price: 0.6, per: 1_000_000 },
+            { unit: 'input_tokens', price: inputPrice / 1_000_000, per: 1_000_000 },
+            { unit: 'output_tokens', price: outputPrice / 1_000_000, per: 1_000_000 },
           ],
           occurredAt,
         });

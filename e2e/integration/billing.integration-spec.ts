@@ -109,10 +109,11 @@ describe('billing service', () => {
       model: 'openai/gpt-4o-mini',
       endpoint: 'chat.completions',
       units: { input_tokens: 10, output_tokens: 20 },
+      // Billing checks the charge: 10 input tokens at $1.35 per million are $0.0000135, 27 credits (output tokens are free here).
       creditsMicro: '27000000',
       usd: '0.0000135',
       catalogueRevision: 1,
-      prices: [{ unit: 'input_tokens', price: 0.15, per: 1_000_000 }],
+      prices: [{ unit: 'input_tokens', price: 1.35, per: 1_000_000 }],
       occurredAt: new Date().toISOString(),
     };
     // The same event under two job ids: only the ledger's unique request id can stop the second.
@@ -136,11 +137,12 @@ describe('billing service', () => {
       keyId,
       model: 'openai/gpt-4o-mini',
       endpoint: 'chat.completions',
-      units: { input_tokens: 10, output_tokens: 20 },
+      // At $0.50 per million tokens (a credit per token), the charge billing checks.
+      units: { input_tokens: credits, output_tokens: 20 },
       creditsMicro: String(credits * 1_000_000),
-      usd: '0.0000135',
+      usd: `0.${String(credits * 5).padStart(7, '0')}`,
       catalogueRevision: 1,
-      prices: [{ unit: 'input_tokens', price: 0.15, per: 1_000_000 }],
+      prices: [{ unit: 'input_tokens', price: 0.5, per: 1_000_000 }],
       occurredAt: new Date().toISOString(),
     });
     const a1 = event(first.id, firstKey.id, 3);
@@ -167,7 +169,7 @@ describe('billing service', () => {
   it('applies the rest of a batch when one of its events cannot be applied', async () => {
     const account = await createAccount({ credits: 20 });
     const key = await createKey(account.id);
-    const good = { requestId: randomUUID(), accountId: account.id, keyId: key.id, model: 'm', endpoint: 'embeddings', units: { input_tokens: 1 }, creditsMicro: '2000000', usd: '0.000001', catalogueRevision: 1, prices: [], occurredAt: new Date().toISOString() };
+    const good = { requestId: randomUUID(), accountId: account.id, keyId: key.id, model: 'm', endpoint: 'embeddings', units: { input_tokens: 1 }, creditsMicro: '2000000', usd: '0.000001', catalogueRevision: 1, prices: [{ unit: 'input_tokens', price: 1, per: 1_000_000 }], occurredAt: new Date().toISOString() };
     const orphan = { ...good, requestId: randomUUID(), accountId: randomUUID() };
     await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { events: [orphan, good] }, { attempts: 1 });
     await waitForBalance(account.id, 18);

@@ -193,6 +193,32 @@ describe.each(stores)('the %s limit store', (_name, make) => {
       expect(await admit(roomy('c4', hold('a4', 'r4', 1n)), now + 1_500)).toMatchObject({ allowed: true });
       expect(await store.available('a4', now + 1_500)).toBe(10n - 5n - 1n);
     });
+
+    it('keeps the slot and hold of a request that renews them past their first lapse, and never brings back one given back', async () => {
+      const single = (holdId: string) =>
+        admission({
+          perMinute: { key: 'key:c9:minute', limit: 1000 },
+          concurrency: { key: 'key:c9:running', limit: 1, ttlMs: 1_000 },
+          credits: hold('a9', holdId, 9n, snapshot(10n, 1, 0n), 1_000),
+        });
+      expect(await admit(single('r1'), now)).toMatchObject({ allowed: true });
+      const running = admittedSlots['key:c9:running'][0].slotId;
+      const renewal = { concurrencyKey: 'key:c9:running', slotId: running, credits: { accountId: 'a9', holdId: 'r1', amountMicro: 9n }, ttlMs: 1_000 };
+      store.renew(renewal, now + 800);
+      await settled();
+      // Past the first lapse (1 s) and within the renewed one (1.8 s): still running, still held.
+      expect(await admit(single('r2'), now + 1_500)).toMatchObject({ allowed: false, reason: 'concurrency' });
+      expect(await store.available('a9', now + 1_500)).toBe(1n);
+
+      finish('key:c9:running', { accountId: 'a9', holdId: 'r1', amountMicro: 9n, spentMicro: 2n });
+      await settled();
+      // A renewal that comes after the departure (a timer that fired as the request ended) changes nothing.
+      store.renew(renewal, now + 1_600);
+      await settled();
+      expect(await store.available('a9', now + 1_700)).toBe(8n);
+      expect(await admit(single('r3'), now + 1_700)).toMatchObject({ allowed: true });
+      expect(await store.available('a9', now + 1_700)).toBe(8n - 9n);
+    });
   });
 });
 
@@ -510,6 +536,11 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
       expect(await size('key:early:running')).toBe(2);
       const leaseId = secondResult.allowed ? (secondResult.lease?.slotId ?? '') : '';
       expect(Number(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId))).toBeGreaterThan(now + 60_000);
+      // While it runs it renews them like any request: the claimed lease's slot and hold live on.
+      a.renew({ concurrencyKey: 'key:early:running', slotId: leaseId, credits: { accountId: 'early', holdId: leaseId, amountMicro: 2_000n }, ttlMs: 60_000 }, now + 50_000);
+      await pause(20);
+      expect(Number(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId))).toBe(now + 110_000);
+      expect(Number(await raw.zscore(`${prefix}:limits:account:early:holds`, `${leaseId}:2000`))).toBe(now + 110_000);
       // A claimed lease admits no more: the next request goes to Redis (and asks for a lease of its own).
       const third = asking('e3');
       expect(await decidedAtOnce(third)).toBe(false);

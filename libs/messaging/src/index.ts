@@ -2,5 +2,5 @@ export * from './messaging.options';
 export * from './messaging.errors';
 export * from './messaging.service';
 export * from './messaging.module';
-export { redisConnectionOptions } from './backend';
+export { createBullBackend, redisConnectionOptions } from './backend';
 export { dropRedisNamespace } from './redis-namespace';

@@ -64,10 +64,14 @@ export class MessagingService implements OnApplicationShutdown {
     data: JobData<Q, N>,
     timeoutMs = this.options.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
   ): Promise<JobReply<Q, N>> {
-    const events = await this.events(queue);
-    const job = await this.queue(queue).add(name, data, RPC_JOB_OPTIONS);
+    // The whole call keeps to the timeout: a queue server that stops answering must not hold
+    // the caller (a request waiting for its key) on the connection or the add either.
+    const deadline = Date.now() + timeoutMs;
+    const timedOut = () => new RpcTimeoutError(queue, name, timeoutMs);
+    const events = await beforeDeadline(this.events(queue), deadline, timedOut);
+    const job = await beforeDeadline(this.queue(queue).add(name, data, RPC_JOB_OPTIONS), deadline, timedOut);
     try {
-      return (await job.waitUntilFinished(events, timeoutMs)) as JobReply<Q, N>;
+      return (await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()))) as JobReply<Q, N>;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/timed out/i.test(message)) {
@@ -171,5 +175,15 @@ export class MessagingService implements OnApplicationShutdown {
       this.relayPromise = relay.waitUntilReady().then(() => relay);
     }
     return this.relayPromise;
+  }
+}
+
+/** The promise's value, or `failure()` thrown once `deadline` (epoch ms) has passed. */
+async function beforeDeadline<T>(promise: Promise<T>, deadline: number, failure: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(failure()), Math.max(0, deadline - Date.now()))))]);
+  } finally {
+    clearTimeout(timer);
   }
 }

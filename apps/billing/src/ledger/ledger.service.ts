@@ -1,8 +1,10 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { UsageEvent } from '@igw/contracts';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService, type BalanceChange } from '../accounts/accounts.service';
 import { BalanceAnnouncer } from '../accounts/balance-announcer';
+import { usageEventProblem } from './usage-event-validation';
 
 @Injectable()
 export class LedgerService {
@@ -12,20 +14,19 @@ export class LedgerService {
     private readonly dataSource: DataSource,
     private readonly accounts: AccountsService,
     private readonly announcer: BalanceAnnouncer,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
-  /**
-   * Writes the usage entry and moves the balance in one transaction. The unique request id
-   * turns a repeated event into a no-op, so redelivery can never charge twice.
-   */
   /**
    * A gateway's batch in one transaction: every new entry inserted (repeats are skipped by
    * the unique request id), then each account's balance moved once by their sum, in account
    * order so concurrent batches cannot deadlock. If the batch cannot be applied as a whole
    * (say one event names an account that does not exist), its events are applied one by
-   * one, so the others are not held back by it. Returns how many were new.
+   * one, so the others are not held back by it. Events that do not add up are set aside
+   * first (see `admissible`). Returns how many were new.
    */
-  async applyUsageBatch(events: UsageEvent[]): Promise<number> {
+  async applyUsageBatch(candidates: readonly unknown[]): Promise<number> {
+    const events = await this.admissible(candidates);
     if (events.length === 0) return 0;
     let changes: BalanceChange[];
     let applied = 0;
@@ -69,7 +70,7 @@ export class LedgerService {
       const failures: unknown[] = [];
       for (const event of events) {
         try {
-          if ((await this.applyUsage(event)).applied) applied++;
+          if ((await this.applyOne(event)).applied) applied++;
         } catch (failure) {
           failures.push(failure);
         }
@@ -82,7 +83,72 @@ export class LedgerService {
     return applied;
   }
 
-  async applyUsage(event: UsageEvent): Promise<{ applied: boolean }> {
+  /** One event (the job of gateways before batches), checked like a batch's. */
+  async applyUsage(candidate: unknown): Promise<{ applied: boolean }> {
+    const [event] = await this.admissible([candidate]);
+    return event ? this.applyOne(event) : { applied: false };
+  }
+
+  /**
+   * The events that may be applied: sound on their own (`usageEventProblem`) and naming a key
+   * of the account they charge. The others are not applied: each is logged at error level by
+   * request id and reason (an event carries no secret, but it is not logged whole either) and
+   * kept in `billing.rejected_usage` for an operator, once per request id. Kept before the
+   * batch is applied, so a retried job finds them there already and does not keep them twice.
+   */
+  private async admissible(candidates: readonly unknown[]): Promise<UsageEvent[]> {
+    const now = Date.now();
+    const rejected: Array<{ candidate: unknown; reason: string }> = [];
+    const sound: UsageEvent[] = [];
+    for (const candidate of candidates) {
+      const reason = usageEventProblemSafely(candidate, this.settings.env.CREDITS_PER_USD, now);
+      if (reason) rejected.push({ candidate, reason });
+      else sound.push(candidate as UsageEvent);
+    }
+    let events = sound;
+    if (sound.length > 0) {
+      const keys: Array<{ id: string; account_id: string }> = await this.dataSource.query(
+        `SELECT id::text, account_id::text FROM "billing"."api_keys" WHERE id = ANY($1::uuid[])`,
+        [[...new Set(sound.map((event) => event.keyId))]],
+      );
+      const accountOfKey = new Map(keys.map((key) => [key.id.toLowerCase(), key.account_id.toLowerCase()]));
+      events = [];
+      for (const event of sound) {
+        const owner = accountOfKey.get(event.keyId.toLowerCase());
+        if (owner === event.accountId.toLowerCase()) events.push(event);
+        else rejected.push({ candidate: event, reason: owner === undefined ? `key ${event.keyId} does not exist` : `key ${event.keyId} is not a key of account ${event.accountId}` });
+      }
+    }
+    if (rejected.length > 0) await this.setAside(rejected);
+    return events;
+  }
+
+  private async setAside(rejected: Array<{ candidate: unknown; reason: string }>): Promise<void> {
+    const fieldOf = (candidate: unknown, field: string): string | null => {
+      const value = typeof candidate === 'object' && candidate !== null ? (candidate as Record<string, unknown>)[field] : undefined;
+      return typeof value === 'string' ? value.slice(0, 200) : null;
+    };
+    for (const { candidate, reason } of rejected) {
+      this.logger.error(`Usage event of request ${fieldOf(candidate, 'requestId') ?? '(none)'} refused, not applied: ${reason}; kept in billing.rejected_usage`);
+    }
+    await this.dataSource.query(
+      `INSERT INTO "billing"."rejected_usage" (request_id, account_id, reason, event)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[])
+       ON CONFLICT (request_id) DO NOTHING`,
+      [
+        rejected.map(({ candidate }) => fieldOf(candidate, 'requestId')),
+        rejected.map(({ candidate }) => fieldOf(candidate, 'accountId')),
+        rejected.map(({ reason }) => reason),
+        rejected.map(({ candidate }) => JSON.stringify(candidate ?? null)),
+      ],
+    );
+  }
+
+  /**
+   * Writes the usage entry and moves the balance in one transaction. The unique request id
+   * turns a repeated event into a no-op, so redelivery can never charge twice.
+   */
+  private async applyOne(event: UsageEvent): Promise<{ applied: boolean }> {
     const change = await this.dataSource.transaction(async (manager) => {
       const inserted: Array<{ id: string }> = await manager.query(
         `INSERT INTO "billing"."ledger_entries"
@@ -113,6 +179,14 @@ export class LedgerService {
     }
     this.announcer.soon(change);
     return { applied: true };
+  }
+}
+
+function usageEventProblemSafely(candidate: unknown, creditsPerUsd: number, now: number): string | undefined {
+  try {
+    return usageEventProblem(candidate, creditsPerUsd, now);
+  } catch (error) {
+    return `cannot be priced (${error instanceof Error ? error.message : String(error)})`;
   }
 }
 

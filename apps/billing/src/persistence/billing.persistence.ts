@@ -2,10 +2,11 @@ import type { ServicePersistence } from '@igw/persistence';
 import { AccountEntity } from '../accounts/account.entity';
 import { ApiKeyEntity } from '../keys/api-key.entity';
 import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
+import { RejectedUsageEntity } from '../ledger/rejected-usage.entity';
 import { BILLING_MIGRATIONS } from './migrations';
 
 export const billingPersistence: ServicePersistence = {
   schema: 'billing',
-  entities: [AccountEntity, ApiKeyEntity, LedgerEntryEntity],
+  entities: [AccountEntity, ApiKeyEntity, LedgerEntryEntity, RejectedUsageEntity],
   migrations: BILLING_MIGRATIONS,
 };

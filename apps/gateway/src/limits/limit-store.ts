@@ -38,6 +38,17 @@ export interface Departure {
   mayWait?: boolean;
 }
 
+/**
+ * A request still running: its slot and hold live `ttlMs` more from now, if they are still
+ * there (never brought back once given back or lapsed).
+ */
+export interface Renewal {
+  concurrencyKey: string;
+  slotId: string;
+  credits?: { accountId: string; holdId: string; amountMicro: bigint };
+  ttlMs: number;
+}
+
 export type AdmissionResult =
   | {
       allowed: true;
@@ -74,6 +85,8 @@ export interface LimitStore {
    * writes it to Redis before returning, or a few milliseconds later when `mayWait` allows.
    */
   finish(departure: Departure): void;
+  /** Pushes a running request's slot and hold lapse on (see Renewal); best effort, nothing waits for it. */
+  renew(renewal: Renewal, now: number): void;
   /** Credits an account can still spend, in micro-credits (for tests and diagnostics). */
   available(accountId: string, now: number): Promise<bigint | undefined>;
   close(): Promise<void>;
@@ -138,6 +151,13 @@ export class InMemoryLimitStore implements LimitStore {
       money.heldMicro -= hold.amountMicro;
     }
     money.settledMicro += credits.spentMicro;
+  }
+
+  renew({ concurrencyKey, slotId, credits, ttlMs }: Renewal, now: number): void {
+    const slots = this.inFlight.get(concurrencyKey);
+    if (slots?.has(slotId)) slots.set(slotId, now + ttlMs);
+    const hold = credits && this.accounts.get(credits.accountId)?.holds.get(credits.holdId);
+    if (hold) hold.expiresAt = now + ttlMs;
   }
 
   async available(accountId: string, now: number): Promise<bigint | undefined> {
@@ -444,6 +464,29 @@ if redis.call('HEXISTS', ARGV[1], 'balance') == 0 then return false end
 return string.format('%d', spendable(ARGV[1], ARGV[2], '0', '-1', '0', ARGV[3]))
 `;
 
+/**
+ * Running requests' slots and holds (the :lazy listings with them) live longer, each in
+ * `RedisLimitStore.renew`'s fields; XX: one already given back or lapsed is never brought
+ * back (its departure, or the lapse, already counted it out).
+ */
+const RENEW_SCRIPT = `
+for i = 1, #ARGV do
+  local r = {}
+  for field in string.gmatch(ARGV[i], '[^\\31]+') do r[#r + 1] = field end
+  local runningKey, slotId, lapse, ttl = r[1], r[2], r[3], tonumber(r[4])
+  if redis.call('ZADD', runningKey, 'XX', 'CH', lapse, slotId) == 1 then
+    redis.call('ZADD', runningKey .. ':lazy', 'XX', lapse, slotId)
+    if redis.call('PTTL', runningKey) < ttl then redis.call('PEXPIRE', runningKey, ttl) end
+    if redis.call('PTTL', runningKey .. ':lazy') > 0 and redis.call('PTTL', runningKey .. ':lazy') < ttl then redis.call('PEXPIRE', runningKey .. ':lazy', ttl) end
+  end
+  if r[5] then
+    redis.call('ZADD', r[5], 'XX', lapse, r[6])
+    redis.call('ZADD', r[5] .. ':lazy', 'XX', lapse, r[6])
+  end
+end
+return #ARGV
+`;
+
 const REASONS = { 1: 'per-minute', 2: 'concurrency', 3: 'free-hourly', 4: 'credits' } as const;
 
 /** An idle account's counters are forgotten after a day; the next snapshot rebuilds them. */
@@ -452,6 +495,7 @@ const ACCOUNT_TTL_MS = 86_400_000;
 type ScriptedRedis = Redis & {
   admitRequests(...args: Array<string | number>): Promise<number[]>;
   availableCredits(...args: Array<string | number>): Promise<string | null>;
+  renewRequests(...args: string[]): Promise<number>;
 };
 
 /** The amount rides in the member, so a lapsed hold can be released without another look-up. */
@@ -530,6 +574,12 @@ export interface RedisLimitStoreOptions {
    * longest wait plus what a busy replica's event loop may add to its timer.
    */
   secondLookMs?: number;
+  /**
+   * Longest a command may go unanswered. Redis that accepts commands and never answers (a
+   * frozen server, a network that drops everything) then fails calls like a closed connection:
+   * this store is no longer `reachable` (the meter counts locally) until a probe is answered.
+   */
+  commandTimeoutMs?: number;
 }
 
 const DEPARTURE_WAIT_MS = 5;
@@ -549,6 +599,14 @@ const LEASE_LAPSE_MS = 1_000;
 /** A request that runs on a lease this long is claimed: its slot and hold then live as long as it may. */
 const CLAIM_AFTER_MS = 250;
 const EVENT_LOOP_ALLOWANCE_MS = 20;
+const COMMAND_TIMEOUT_MS = 500;
+const MAX_COMPENSATIONS = 10_000;
+/**
+ * Probes in a row a connection may leave unanswered before it is replaced by a new one: TCP
+ * may take many minutes to give up on a peer that vanished, and until then nothing on that
+ * connection is answered.
+ */
+const UNANSWERED_PROBES_BEFORE_RECONNECT = 4;
 /** A lease admits requests only while a claim of them would come well before its lapse. */
 const LEASE_USABLE_MS = LEASE_LAPSE_MS - CLAIM_AFTER_MS - 10 * EVENT_LOOP_ALLOWANCE_MS;
 
@@ -580,6 +638,18 @@ export class RedisLimitStore implements LimitStore {
   private leaseOpScheduled = false;
   private departureTimer?: NodeJS.Timeout;
   private readonly secondLooks = new Map<NodeJS.Timeout, PendingAdmission>();
+  private readonly commandTimeoutMs: number;
+  /** False from a command that went unanswered until a probe is answered. */
+  private answering = true;
+  private probeTimer?: NodeJS.Timeout;
+  private renewals: string[] = [];
+  /**
+   * Departures for admissions whose call failed: Redis may have run them all the same (a
+   * timeout says nothing about whether the script ran), while the meter admitted them
+   * elsewhere. They go with every call until one succeeds; a departure of a slot or hold that
+   * was never taken changes nothing.
+   */
+  private compensations: string[] = [];
 
   constructor(url: string, prefix: string, options: RedisLimitStoreOptions = {}) {
     if (prefix.includes(FIELD_SEPARATOR)) throw new Error('the queue prefix must not contain the unit separator (\\x1f)');
@@ -588,15 +658,58 @@ export class RedisLimitStore implements LimitStore {
     this.leaseIdleMs = options.leaseIdleMs ?? LEASE_IDLE_MS;
     // An unused lease is given back at the end of its idle window, riding along for up to departureWaitMs.
     this.secondLookMs = options.secondLookMs ?? this.leaseIdleMs + this.departureWaitMs + EVENT_LOOP_ALLOWANCE_MS;
-    // Commands are not queued while disconnected: the meter turns to its local counters at once instead.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) as ScriptedRedis;
+    this.commandTimeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
+    // Commands are not queued while disconnected, nor waited for beyond their timeout: the
+    // meter turns to its local counters instead. (ioredis keeps a command that timed out in
+    // its queue, so a late answer is still matched to it and to nothing else.)
+    // Nor sent again on a new connection: a request the meter admitted locally once its
+    // admission timed out must not be counted in Redis as well, minutes later.
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      commandTimeout: this.commandTimeoutMs,
+      autoResendUnfulfilledCommands: false,
+    }) as ScriptedRedis;
     this.redis.on('error', () => undefined);
+    this.redis.defineCommand('renewRequests', { numberOfKeys: 0, lua: RENEW_SCRIPT });
     this.redis.defineCommand('admitRequests', { numberOfKeys: 0, lua: ADMIT_SCRIPT });
     this.redis.defineCommand('availableCredits', { numberOfKeys: 0, lua: AVAILABLE_SCRIPT });
   }
 
   get reachable(): boolean {
-    return this.redis.status === 'ready';
+    return this.redis.status === 'ready' && this.answering;
+  }
+
+  /**
+   * A call failed: if it went unanswered, Redis is treated as unreachable from now on (no more
+   * requests wait for a timeout each) until it answers a probe; a connection that leaves
+   * several probes unanswered is replaced.
+   */
+  private noticeFailure(error: unknown): void {
+    if (!isTimeout(error) || !this.answering || this.closing) return;
+    this.answering = false;
+    let unanswered = 0;
+    const probe = () => {
+      this.probeTimer = setTimeout(() => {
+        if (this.closing) return;
+        if (this.redis.status !== 'ready') return probe();
+        this.redis.ping().then(
+          () => {
+            this.answering = true;
+            this.probeTimer = undefined;
+          },
+          (failure: unknown) => {
+            if (isTimeout(failure) && ++unanswered >= UNANSWERED_PROBES_BEFORE_RECONNECT) {
+              unanswered = 0;
+              this.redis.disconnect(true);
+            }
+            probe();
+          },
+        );
+      }, this.commandTimeoutMs);
+      this.probeTimer.unref();
+    };
+    probe();
   }
 
   /** Resolves once connected, or after `timeoutMs` in any case (the meter copes with an unreachable Redis). */
@@ -620,6 +733,7 @@ export class RedisLimitStore implements LimitStore {
    * still sees each one counted.
    */
   admit(admission: Admission, now: number): Promise<AdmissionResult> {
+    if (!this.answering) return Promise.reject(new Error('Redis is not answering'));
     const key = admission.concurrency.key;
     const lease = this.leases.get(key);
     if (lease && this.fits(lease, admission, now)) return Promise.resolve(this.admitOnLease(lease, admission, now));
@@ -898,6 +1012,24 @@ export class RedisLimitStore implements LimitStore {
     else this.scheduleDepartures();
   }
 
+  /**
+   * Renewals of one turn of the event loop go out together, in a script call of their own:
+   * nothing waits for them, and one lost (Redis unreachable) is made good by the next, a third
+   * of the lapse later.
+   */
+  renew({ concurrencyKey, slotId, credits, ttlMs }: Renewal, now: number): void {
+    if (this.closing) return;
+    const fields: Array<string | number> = [this.key(concurrencyKey), slotId, now + ttlMs, ttlMs];
+    if (credits) fields.push(this.key(holdsKey(credits.accountId)), holdMember(credits.holdId, credits.amountMicro));
+    if (this.renewals.push(packFields(fields)) > 1) return;
+    setImmediate(() => {
+      const renewals = this.renewals;
+      this.renewals = [];
+      if (!this.reachable) return;
+      this.redis.renewRequests(...renewals).catch((error: unknown) => this.noticeFailure(error));
+    });
+  }
+
   async available(accountId: string, now: number): Promise<bigint | undefined> {
     // What this replica's requests spent goes first, so what it reports includes it: idle
     // leases of the account go back, and departures still waiting go out.
@@ -907,12 +1039,16 @@ export class RedisLimitStore implements LimitStore {
       this.giveBack(lease);
     }
     if (this.departures.length > 0 || this.leaseOps.length > 0) this.send();
-    const left = await this.redis.availableCredits(this.key(accountKey(accountId)), this.key(holdsKey(accountId)), now);
+    const left = await this.redis.availableCredits(this.key(accountKey(accountId)), this.key(holdsKey(accountId)), now).catch((error: unknown) => {
+      this.noticeFailure(error);
+      throw error;
+    });
     return left === null ? undefined : BigInt(left);
   }
 
   async close(): Promise<void> {
     this.closing = true;
+    clearTimeout(this.probeTimer);
     // Admissions awaiting their second look get it now, after this replica's own departures.
     for (const [timer, pending] of this.secondLooks) {
       clearTimeout(timer);
@@ -1014,8 +1150,10 @@ export class RedisLimitStore implements LimitStore {
     this.departures = [];
     this.admissions = [];
     if (leaseOps.length === 0 && batch.length === 0 && departures.length === 0) return;
-    const args = [...leaseOps.map((op) => op.args), ...departures, ...batch.map((pending) => packFields(pending.args))];
-    this.redis.admitRequests(MINUTE_MS, HOUR_MS, ACCOUNT_TTL_MS, leaseOps.length, departures.length, ...args).then(
+    const compensations = this.compensations;
+    this.compensations = [];
+    const args = [...leaseOps.map((op) => op.args), ...compensations, ...departures, ...batch.map((pending) => packFields(pending.args))];
+    this.redis.admitRequests(MINUTE_MS, HOUR_MS, ACCOUNT_TTL_MS, leaseOps.length, compensations.length + departures.length, ...args).then(
       (codes) => {
         leaseOps.forEach((op, index) => op.answer?.(Number(codes[index])));
         const offset = leaseOps.length;
@@ -1031,6 +1169,10 @@ export class RedisLimitStore implements LimitStore {
       },
       // Departures and lease operations lost with a failed call leave slots and holds to lapse on their own.
       (error: unknown) => {
+        this.noticeFailure(error);
+        this.compensations = [...compensations, ...batch.map(({ args: a }) => packFields([a[1], a[17], a[3], a[4], a[14], a[13], '0', '1', '', 0])), ...this.compensations];
+        // Bounded: beyond, the oldest are left to lapse with their slots and holds.
+        if (this.compensations.length > MAX_COMPENSATIONS) this.compensations = this.compensations.slice(-MAX_COMPENSATIONS);
         leaseOps.forEach((op) => op.answer?.(0));
         batch.forEach((pending) => {
           if (pending.lease) this.leaseAnswered(pending.lease);
@@ -1040,6 +1182,9 @@ export class RedisLimitStore implements LimitStore {
     );
   }
 }
+
+/** ioredis's error for a command left unanswered past `commandTimeout`. */
+const isTimeout = (error: unknown) => error instanceof Error && /timed out/i.test(error.message);
 
 const accountKey = (accountId: string) => `account:${accountId}:money`;
 const holdsKey = (accountId: string) => `account:${accountId}:holds`;

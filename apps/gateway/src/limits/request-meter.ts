@@ -22,8 +22,52 @@ export interface ChargedUsage {
   usd_spent: number;
 }
 
-/** A crashed replica's slots and holds free themselves once no request of it could still be running. */
-const ABANDONED_AFTER_MS = 60_000;
+/**
+ * A request's slot and hold are renewed this often per lapse (REQUEST_HOLD_LAPSE_MS): a
+ * renewal or two may be lost (Redis briefly away) before they lapse under a running request.
+ */
+const RENEWALS_PER_LAPSE = 3;
+/**
+ * A request never finished (a bug) stops renewing after this long, so it cannot keep its
+ * key's slot and its account's hold for ever; no request runs this long.
+ */
+const LONGEST_RENEWED_MS = 24 * 3_600_000;
+
+/**
+ * The running requests of a replica, whose slots and holds one timer renews (a timer per
+ * request would cost every request its creation and clearing, for the few that run long).
+ * A request admitted just after a tick is renewed at the next: never later than a third of
+ * the lapse after its admission or last renewal.
+ */
+export class RunningRequests {
+  private readonly running = new Set<AdmittedRequest>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(readonly lapseMs: number) {}
+
+  add(request: AdmittedRequest): void {
+    this.running.add(request);
+    if (this.timer) return;
+    this.timer = setInterval(() => this.renewAll(), Math.max(1, Math.floor(this.lapseMs / RENEWALS_PER_LAPSE)));
+    this.timer.unref();
+  }
+
+  delete(request: AdmittedRequest): void {
+    this.running.delete(request);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.running.clear();
+  }
+
+  private renewAll(): void {
+    const now = Date.now();
+    for (const request of this.running) if (!request.renew(now)) this.running.delete(request);
+    if (this.running.size === 0) this.close();
+  }
+}
 
 /**
  * One admitted request. `settle` prices what it used and records it for the ledger; `finish`
@@ -32,6 +76,7 @@ const ABANDONED_AFTER_MS = 60_000;
 export class AdmittedRequest {
   private spentMicro = 0n;
   private finished = false;
+  private readonly admittedAt = Date.now();
 
   constructor(
     private readonly call: MeteredCall,
@@ -42,7 +87,23 @@ export class AdmittedRequest {
     private readonly hold: { accountId: string; holdId: string; amountMicro: bigint },
     /** What the store said when admitting: whether the departure may wait for company. */
     private readonly departureMayWait = false,
-  ) {}
+    /** Renews its slot and hold until it finishes; without, they live as long as the store was told at admission. */
+    private readonly running?: RunningRequests,
+  ) {
+    running?.add(this);
+  }
+
+  /**
+   * A replica that dies leaves its requests' slots and holds to lapse; a request that lives
+   * (a long stream) pushes their lapse on until it finishes, however long it runs. Returns
+   * whether it still needs renewing.
+   */
+  renew(now: number): boolean {
+    if (this.finished || !this.running || now - this.admittedAt > LONGEST_RENEWED_MS) return false;
+    const { accountId, holdId, amountMicro } = this.hold;
+    this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: holdId, credits: { accountId, holdId, amountMicro }, ttlMs: this.running.lapseMs }, now);
+    return true;
+  }
 
   /** Prices `units` with the model's prices of the request's start, records the usage event, and returns meta.usage. */
   settle(units: Record<string, number>): ChargedUsage {
@@ -68,6 +129,7 @@ export class AdmittedRequest {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.running?.delete(this);
     this.store.finish({
       concurrencyKey: this.concurrencyKey,
       slotId: this.hold.holdId,
@@ -90,6 +152,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
   /** Standalone's counters, and every replica's own while Redis is unreachable. */
   private readonly local = new InMemoryLimitStore();
   private readonly shared?: RedisLimitStore;
+  private readonly running: RunningRequests;
   private degraded = false;
 
   constructor(
@@ -97,7 +160,8 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {
     const { REDIS_URL, QUEUE_PREFIX } = settings.env;
-    if (REDIS_URL) this.shared = new RedisLimitStore(REDIS_URL, QUEUE_PREFIX);
+    this.running = new RunningRequests(settings.env.REQUEST_HOLD_LAPSE_MS);
+    if (REDIS_URL) this.shared = new RedisLimitStore(REDIS_URL, QUEUE_PREFIX, { commandTimeoutMs: settings.env.REDIS_COMMAND_TIMEOUT_MS });
   }
 
   /** The first requests should meet the shared counters, not the fallback. */
@@ -113,7 +177,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
     const { env } = this.settings;
     const { auth, requestId } = call;
     const costCeilingMicro = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro;
-    const abandonedAfterMs = env.UPSTREAM_TIMEOUT_MS + ABANDONED_AFTER_MS;
+    const abandonedAfterMs = env.REQUEST_HOLD_LAPSE_MS;
     const concurrencyKey = `key:${auth.keyId}:running`;
     const admission: Admission = {
       perMinute: { key: `key:${auth.keyId}:minute`, limit: auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM },
@@ -130,7 +194,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
     // Admitted on a lease: its slot and hold are the request's.
     const { slotId = requestId, holdAmountMicro = costCeilingMicro } = result.lease ?? {};
     const hold = { accountId: auth.accountId, holdId: slotId, amountMicro: holdAmountMicro };
-    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait);
+    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait, this.running);
   }
 
   /**
@@ -158,6 +222,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.running.close();
     await Promise.all([this.local.close(), this.shared?.close()]);
   }
 }

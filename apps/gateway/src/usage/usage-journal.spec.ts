@@ -1,8 +1,20 @@
-import { appendFileSync, closeSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { UsageEvent } from '@igw/contracts';
-import { UsageJournal } from './usage-journal';
+import { UsageJournal, type JournalSegment, type ReadBackStats } from './usage-journal';
+
+/** Reads back every segment with events to send again, as the usage recorder does. */
+async function readAll(journal: UsageJournal) {
+  const stats: ReadBackStats = { torn: 0, unreadable: 0 };
+  const events: Array<{ event: UsageEvent; segment: JournalSegment }> = [];
+  let segments = 0;
+  for (let segment = journal.nextBacklog(); segment; segment = journal.nextBacklog()) {
+    segments++;
+    for await (const line of journal.readBack(segment, stats)) events.push({ event: JSON.parse(line) as UsageEvent, segment });
+  }
+  return { events, segments, ...stats };
+}
 
 const event = (n: number): UsageEvent => ({
   requestId: `req-${n}`,
@@ -34,8 +46,9 @@ describe('UsageJournal', () => {
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
   it('writes each event as one JSON line before append returns, and forgets confirmed events', () => {
-    const { journal, recovered } = UsageJournal.open(directory, { now });
-    expect(recovered.events).toEqual([]);
+    const { journal, leftovers } = UsageJournal.open(directory, { now });
+    expect(leftovers).toBe(0);
+    expect(journal.nextBacklog()).toBeUndefined();
     const first = journal.append(JSON.stringify(event(1)))!;
     const second = journal.append(JSON.stringify(event(2)))!;
     const [file] = segmentsIn(directory);
@@ -76,7 +89,7 @@ describe('UsageJournal', () => {
     expect(existsSync(directory)).toBe(false);
   });
 
-  it('after a crash, gives back every unconfirmed event (and confirmed ones of the same file: duplicates are harmless), then forgets them once confirmed', () => {
+  it('after a crash, gives back every unconfirmed event (and confirmed ones of the same file: duplicates are harmless), then forgets them once confirmed', async () => {
     const line = Buffer.byteLength(`${JSON.stringify(event(1))}\n`);
     const crashed = UsageJournal.open(directory, { now, maxSegmentBytes: line * 2 }).journal;
     const handles = Array.from({ length: 5 }, (_, i) => crashed.append(JSON.stringify(event(i)))!);
@@ -86,7 +99,9 @@ describe('UsageJournal', () => {
     // No close(): the process died. Its lock file stays behind, naming a process that no longer runs.
     writeFileSync(path.join(directory, 'lock'), JSON.stringify({ pid: 2 ** 22 + 17, host: hostname(), since: 'then' }));
 
-    const { journal, recovered } = UsageJournal.open(directory, { now });
+    const { journal, leftovers } = UsageJournal.open(directory, { now });
+    expect(leftovers).toBe(2);
+    const recovered = await readAll(journal);
     expect(recovered.segments).toBe(2);
     expect(recovered.events.map((entry) => entry.event)).toEqual([event(2), event(3), event(4)]);
     expect(recovered.torn).toBe(0);
@@ -106,7 +121,7 @@ describe('UsageJournal', () => {
     expect(existsSync(directory)).toBe(false);
   });
 
-  it('skips a last line cut short by a crash mid-write, and unreadable lines', () => {
+  it('skips a last line cut short by a crash mid-write, and unreadable lines', async () => {
     const crashed = UsageJournal.open(directory, { now }).journal;
     crashed.append(JSON.stringify(event(1)));
     crashed.append(JSON.stringify(event(2)));
@@ -116,7 +131,8 @@ describe('UsageJournal', () => {
 
     // A second leftover with a garbage line in the middle.
     writeFileSync(path.join(directory, 'usage-000000000009.jsonl'), `${JSON.stringify(event(4))}\nnot json\n{"requestId":1}\n${JSON.stringify(event(5))}\n`);
-    const { journal, recovered } = UsageJournal.open(directory, { now });
+    const { journal } = UsageJournal.open(directory, { now });
+    const recovered = await readAll(journal);
     expect(recovered.events.map((entry) => entry.event.requestId)).toEqual(['req-1', 'req-2', 'req-4', 'req-5']);
     expect(recovered.torn).toBe(1);
     expect(recovered.unreadable).toBe(2);
@@ -126,7 +142,7 @@ describe('UsageJournal', () => {
     expect(segmentsIn(directory)).toEqual(['usage-000000000010.jsonl']);
   });
 
-  it('a shutdown with unconfirmed events leaves them for the next start', () => {
+  it('a shutdown with unconfirmed events leaves them for the next start', async () => {
     const first = UsageJournal.open(directory, { now }).journal;
     const handle = first.append(JSON.stringify(event(1)))!;
     first.append(JSON.stringify(event(2)));
@@ -135,11 +151,54 @@ describe('UsageJournal', () => {
     expect(existsSync(path.join(directory, 'lock'))).toBe(false);
     expect(first.append(JSON.stringify(event(3)))).toBeUndefined();
 
-    const { journal, recovered } = UsageJournal.open(directory, { now });
+    const { journal } = UsageJournal.open(directory, { now });
+    const recovered = await readAll(journal);
     expect(recovered.events.map((entry) => entry.event.requestId)).toEqual(['req-1', 'req-2']);
     for (const { segment } of recovered.events) journal.confirm(segment);
     expect(journal.close()).toBe(0);
     expect(existsSync(directory)).toBe(false);
+  });
+
+  it('reads a leftover file as a stream, a piece at a time, never whole', async () => {
+    const lines = Array.from({ length: 40_000 }, (_, i) => JSON.stringify(event(i))).join('\n');
+    mkdirSync(directory);
+    const file = path.join(directory, 'usage-000000000001.jsonl');
+    writeFileSync(file, `${lines}\n`);
+    expect(readFileSync(file).length).toBeGreaterThan(8 * 1024 * 1024);
+
+    const { journal } = UsageJournal.open(directory, { now });
+    const segment = journal.nextBacklog()!;
+    let read = 0;
+    for await (const line of journal.readBack(segment)) {
+      // Emptied once the first event is out: a reader that had the whole file in memory would still give all 40,000.
+      if (read++ === 0) truncateSync(file, 0);
+      expect(JSON.parse(line)).toEqual(event(read - 1));
+    }
+    expect(read).toBeGreaterThan(0);
+    expect(read).toBeLessThan(10_000);
+    journal.close();
+  });
+
+  it('keeps the events written while the buffer was full on disk only, and reads back just those', async () => {
+    const { journal } = UsageJournal.open(directory, { now });
+    const inMemory = [0, 1].map((n) => journal.append(JSON.stringify(event(n)))!);
+    expect(journal.nextBacklog()).toBeUndefined();
+    journal.append(JSON.stringify(event(2)), true);
+    journal.append(JSON.stringify(event(3)), true);
+    inMemory.push(journal.append(JSON.stringify(event(4)))!);
+    const segment = journal.append(JSON.stringify(event(5)), true)!;
+    expect(segment.diskOnly).toEqual([
+      [2, 4],
+      [5, 6],
+    ]);
+    const back = await readAll(journal);
+    expect(back.events.map((entry) => entry.event)).toEqual([event(2), event(3), event(5)]);
+    expect(journal.nextBacklog()).toBeUndefined();
+    // Read back, they are confirmed like the others once the queue has them; the file then goes.
+    for (const segment of inMemory) journal.confirm(segment);
+    for (const { segment } of back.events) journal.confirm(segment);
+    expect(segmentsIn(directory)).toEqual([]);
+    expect(journal.close()).toBe(0);
   });
 
   it('refuses a directory another live process holds', () => {

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readdirSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { UsageEvent } from '@igw/contracts';
 import { DirectoryLock } from '@igw/platform';
@@ -16,6 +16,15 @@ export class JournalSegment {
   appended = 0;
   confirmed = 0;
   bytes = 0;
+  /**
+   * Lines [from, to) written while the usage buffer was full: they are only here, and are
+   * read back (`UsageJournal.readBack`) once the buffer has room.
+   */
+  diskOnly: Array<[number, number]> = [];
+  /** Left by a previous process: every line is read back, and counted as appended as it is read. */
+  leftover = false;
+  /** Being read back: kept even when what has been read so far is all confirmed. */
+  reading = false;
 
   constructor(
     readonly file: string,
@@ -35,10 +44,8 @@ export interface JournalOptions {
   warn?: (message: string) => void;
 }
 
-export interface RecoveredEvents {
-  /** Events of segments a previous process left behind, in the order it wrote them, each with its line and segment. */
-  events: Array<{ event: UsageEvent; line: string; segment: JournalSegment }>;
-  segments: number;
+/** What reading back leftover segments found besides events. */
+export interface ReadBackStats {
   /** Last lines cut short by a crash mid-write (skipped). */
   torn: number;
   /** Complete lines that are not a usage event (skipped; should never happen). */
@@ -50,8 +57,10 @@ export interface RecoveredEvents {
  * write on an open file, no fsync) before the gateway counts it as recorded, so it survives
  * a crash of the process (not of the machine: the operating system may not have written it
  * to disk yet). Events confirmed by the queue are counted off; a segment is deleted once it
- * is sealed and all its events are confirmed. At start-up, leftover segments are read back
- * so their events can be sent again (the ledger ignores a request id it already has).
+ * is sealed and all its events are confirmed. Leftover segments of a previous process, and
+ * events written while the usage buffer was full, are read back line by line (a file is never
+ * read whole: an outage's journal can be far larger than memory) so they can be sent again
+ * (the ledger ignores a request id it already has).
  * The directory is locked: one process per journal.
  */
 export class UsageJournal {
@@ -78,8 +87,11 @@ export class UsageJournal {
     this.warn = options.warn ?? (() => undefined);
   }
 
-  /** Locks the directory (throws if another live process holds it) and reads back what a previous process left. */
-  static open(directory: string, options: JournalOptions = {}): { journal: UsageJournal; recovered: RecoveredEvents } {
+  /**
+   * Locks the directory (throws if another live process holds it) and takes over the segments
+   * a previous process left, to be read back (`backlog`, `readBack`); says how many.
+   */
+  static open(directory: string, options: JournalOptions = {}): { journal: UsageJournal; leftovers: number } {
     const resolved = path.resolve(directory);
     const lock = DirectoryLock.acquire(resolved, 'usage journal');
     try {
@@ -89,9 +101,12 @@ export class UsageJournal {
         .sort((a, b) => a.name.localeCompare(b.name));
       const last = leftovers.at(-1);
       const journal = new UsageJournal(resolved, lock, last ? Number(last.match[1]) + 1 : 1, options);
-      const recovered: RecoveredEvents = { events: [], segments: 0, torn: 0, unreadable: 0 };
-      for (const { name } of leftovers) journal.recover(path.join(resolved, name), recovered);
-      return { journal, recovered };
+      for (const { name } of leftovers) {
+        const segment = new JournalSegment(path.join(resolved, name), journal.now());
+        segment.leftover = true;
+        journal.segments.add(segment);
+      }
+      return { journal, leftovers: leftovers.length };
     } catch (error) {
       lock.release();
       throw error;
@@ -103,7 +118,7 @@ export class UsageJournal {
    * before returning. Returns its segment (to confirm it later), or undefined when the file
    * could not be written (the caller still has it in memory).
    */
-  append(eventLine: string): JournalSegment | undefined {
+  append(eventLine: string, diskOnly = false): JournalSegment | undefined {
     if (this.closed) return undefined;
     const line = `${eventLine}\n`;
     let segment = this.active;
@@ -119,6 +134,11 @@ export class UsageJournal {
       return undefined;
     }
     this.failing = false;
+    if (diskOnly) {
+      const last = segment.diskOnly.at(-1);
+      if (last && last[1] === segment.appended) last[1]++;
+      else segment.diskOnly.push([segment.appended, segment.appended + 1]);
+    }
     segment.appended++;
     if (segment.bytes >= this.maxSegmentBytes) this.seal(segment);
     return segment;
@@ -128,7 +148,7 @@ export class UsageJournal {
   confirm(segment: JournalSegment, count = 1): void {
     if (this.closed) return;
     segment.confirmed += count;
-    if (segment.confirmed < segment.appended) return;
+    if (segment.confirmed < segment.appended || segment.reading || segment.leftover) return;
     if (segment.sealed) this.remove(segment);
     else if (this.now() - segment.openedAt >= this.rotateAfterMs) this.seal(segment);
   }
@@ -138,6 +158,63 @@ export class UsageJournal {
     let pending = 0;
     for (const segment of this.segments) pending += segment.appended - segment.confirmed;
     return pending;
+  }
+
+  /** The oldest segment with events to read back (left by a previous process, or written while the buffer was full). */
+  nextBacklog(): JournalSegment | undefined {
+    for (const segment of this.segments) if (!segment.reading && (segment.leftover || segment.diskOnly.length > 0)) return segment;
+    return undefined;
+  }
+
+  /** Segments left by a previous process not read back yet (their events are not counted as pending). */
+  unreadLeftovers(): number {
+    let count = 0;
+    for (const segment of this.segments) if (segment.leftover) count++;
+    return count;
+  }
+
+  /**
+   * The segment's lines to send again, streamed from the file: a leftover's every complete
+   * usage event (each counted as appended as it is read), else its disk-only lines. The
+   * active segment is sealed first, so the file no longer grows while it is read.
+   */
+  async *readBack(segment: JournalSegment, stats: ReadBackStats = { torn: 0, unreadable: 0 }): AsyncGenerator<string> {
+    if (this.active === segment) this.seal(segment);
+    const { leftover } = segment;
+    const ranges = segment.diskOnly;
+    segment.diskOnly = [];
+    segment.reading = true;
+    let index = 0;
+    let range = 0;
+    let rest = '';
+    try {
+      for await (const chunk of createReadStream(segment.file, { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
+        const pieces = (rest + (chunk as string)).split('\n');
+        // The piece after the last newline is the start of the next line (or, at the end, one a crash cut short).
+        rest = pieces.pop() ?? '';
+        for (const line of pieces) {
+          const lineIndex = index++;
+          if (leftover) {
+            if (!line) continue;
+            if (!isUsageEventLine(line)) {
+              stats.unreadable++;
+              continue;
+            }
+            segment.appended++;
+            yield line;
+            continue;
+          }
+          while (range < ranges.length && lineIndex >= ranges[range][1]) range++;
+          if (range === ranges.length) return;
+          if (lineIndex >= ranges[range][0]) yield line;
+        }
+      }
+      if (leftover && rest) stats.torn++;
+    } finally {
+      segment.reading = false;
+      segment.leftover = false;
+      if (!this.closed && segment.sealed && segment.confirmed >= segment.appended) this.remove(segment);
+    }
   }
 
   /** Segment files currently on disk (for tests and diagnostics). */
@@ -166,33 +243,6 @@ export class UsageJournal {
     return pending;
   }
 
-  private recover(file: string, into: RecoveredEvents): void {
-    const text = readFileSync(file, 'utf8');
-    const lines = text.split('\n');
-    // The piece after the last newline is empty, or a line the crash cut short.
-    const tail = lines.pop();
-    if (tail) into.torn++;
-    const segment = new JournalSegment(file, this.now());
-    for (const line of lines) {
-      if (!line) continue;
-      let event: UsageEvent | undefined;
-      try {
-        event = JSON.parse(line) as UsageEvent;
-      } catch {
-        event = undefined;
-      }
-      if (!event || typeof event.requestId !== 'string' || typeof event.accountId !== 'string' || typeof event.creditsMicro !== 'string') {
-        into.unreadable++;
-        continue;
-      }
-      segment.appended++;
-      into.events.push({ event, line, segment });
-    }
-    into.segments++;
-    this.segments.add(segment);
-    if (segment.appended === 0) this.remove(segment);
-  }
-
   private startSegment(): JournalSegment {
     const file = path.join(this.directory, `usage-${String(this.nextSequence++).padStart(12, '0')}.jsonl`);
     const segment = new JournalSegment(file, this.now());
@@ -212,7 +262,7 @@ export class UsageJournal {
       }
       segment.fd = undefined;
     }
-    if (segment.confirmed >= segment.appended) this.remove(segment);
+    if (segment.confirmed >= segment.appended && !segment.reading && !segment.leftover) this.remove(segment);
   }
 
   private remove(segment: JournalSegment): void {
@@ -229,5 +279,14 @@ export class UsageJournal {
     if (this.failing) return;
     this.failing = true;
     this.warn(`usage journal in ${this.directory}: ${error instanceof Error ? error.message : String(error)}; events are kept in memory only until it works again`);
+  }
+}
+
+function isUsageEventLine(line: string): boolean {
+  try {
+    const event = JSON.parse(line) as Partial<UsageEvent> | null;
+    return !!event && typeof event.requestId === 'string' && typeof event.accountId === 'string' && typeof event.creditsMicro === 'string';
+  } catch {
+    return false;
   }
 }

@@ -64,6 +64,15 @@ export class Environment {
     message: 'MEDIA_FETCH_ALLOWLIST must be a comma-separated list of host or host:port entries (IPv6 addresses in brackets)',
   })
   MEDIA_FETCH_ALLOWLIST?: string;
+  /** Longest a command to the limits' Redis may take; beyond it the gateway counts limits locally until Redis answers again. */
+  @Transform(toNumber) @IsInt() @Min(10) REDIS_COMMAND_TIMEOUT_MS: number = 500;
+  /**
+   * How long a request's concurrency slot and credit hold outlive a replica that died; a
+   * running request renews them every third of this, however long it runs.
+   */
+  @Transform(toNumber) @IsInt() @Min(300) REQUEST_HOLD_LAPSE_MS: number = 60_000;
+  /** Usage events a gateway keeps in memory while the queue does not take them; beyond, they wait in the journal only. */
+  @Transform(toNumber) @IsInt() @Min(1) USAGE_MAX_BUFFERED_EVENTS: number = 100_000;
 }
 
 /** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */
