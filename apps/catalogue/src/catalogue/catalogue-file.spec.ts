@@ -113,6 +113,7 @@ describe('the catalogue file', () => {
     ['a price without per', [edit(chat(), { 'pricing.units.0.per': undefined })], named('pricing.units[0].per')],
     ['a fractional per', [edit(chat(), { 'pricing.units.0.per': 0.5 })], named('pricing.units[0].per')],
     ['a negative price', [edit(chat(), { 'pricing.units.0.price': -1 })], named('pricing.units[0].price')],
+    ['a price past the sanity bound (1e10 USD a million tokens)', [edit(chat(), { 'pricing.units.0.price': 1e10 })], named('pricing.units[0].price')],
     ['a price written as text', [edit(chat(), { 'pricing.units.0.price': '1' })], named('pricing.units[0].price')],
     ['a unit without a name', [edit(chat(), { 'pricing.units.0.unit': '' })], named('pricing.units[0].unit')],
     [

@@ -198,6 +198,13 @@ function checkPricing(value: unknown, fail: Fail): ModelPricing {
   return pricing;
 }
 
+/**
+ * The dearest price a unit may list for its `per` units. Real prices are far below it (a
+ * million output tokens or one image cost tens of dollars at most); a typo of a few orders of
+ * magnitude would otherwise price one request past what a balance or a ledger row can hold.
+ */
+const MAX_PRICE_USD = 1_000;
+
 function checkUnits(value: unknown, field: string, fail: Fail): PriceUnit[] {
   const units = checkList(
     value,
@@ -207,8 +214,8 @@ function checkUnits(value: unknown, field: string, fail: Fail): PriceUnit[] {
       if (!isRecord(unit)) return fail(unitField, 'must be {unit, price, per}');
       onlyKnownFields(unit, ['unit', 'price', 'per'], `${unitField}.`, fail);
       const name = checkName(unit.unit, `${unitField}.unit`, fail);
-      if (typeof unit.price !== 'number' || !Number.isFinite(unit.price) || unit.price < 0) {
-        fail(`${unitField}.price`, `must be a number of USD, 0 or more (got ${JSON.stringify(unit.price)})`);
+      if (typeof unit.price !== 'number' || !Number.isFinite(unit.price) || unit.price < 0 || unit.price > MAX_PRICE_USD) {
+        fail(`${unitField}.price`, `must be a number of USD from 0 to ${MAX_PRICE_USD} (got ${JSON.stringify(unit.price)})`);
       }
       if (typeof unit.per !== 'number' || !Number.isInteger(unit.per) || unit.per <= 0) {
         fail(`${unitField}.per`, `must be a positive integer (got ${JSON.stringify(unit.per)})`);
