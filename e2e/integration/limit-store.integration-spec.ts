@@ -199,25 +199,26 @@ describe.each(stores)('the %s limit store', (_name, make) => {
         admission({
           perMinute: { key: 'key:c9:minute', limit: 1000 },
           concurrency: { key: 'key:c9:running', limit: 1, ttlMs: 1_000 },
-          credits: hold('a9', holdId, 9n, snapshot(10n, 1, 0n), 1_000),
+          credits: hold('a9', holdId, 9n, snapshot(20n, 1, 0n), 1_000),
         });
       expect(await admit(single('r1'), now)).toMatchObject({ allowed: true });
       const running = admittedSlots['key:c9:running'][0].slotId;
       const renewal = { concurrencyKey: 'key:c9:running', slotId: running, credits: { accountId: 'a9', holdId: 'r1', amountMicro: 9n }, ttlMs: 1_000 };
       store.renew(renewal, now + 800);
       await settled();
-      // Past the first lapse (1 s) and within the renewed one (1.8 s): still running, still held.
+      // Past the first lapse (1 s) and within the renewed one (1.8 s): still running, still held
+      // (the balance leaves room for a second hold, so only the slot refuses it).
       expect(await admit(single('r2'), now + 1_500)).toMatchObject({ allowed: false, reason: 'concurrency' });
-      expect(await store.available('a9', now + 1_500)).toBe(1n);
+      expect(await store.available('a9', now + 1_500)).toBe(11n);
 
       finish('key:c9:running', { accountId: 'a9', holdId: 'r1', amountMicro: 9n, spentMicro: 2n });
       await settled();
       // A renewal that comes after the departure (a timer that fired as the request ended) changes nothing.
       store.renew(renewal, now + 1_600);
       await settled();
-      expect(await store.available('a9', now + 1_700)).toBe(8n);
+      expect(await store.available('a9', now + 1_700)).toBe(18n);
       expect(await admit(single('r3'), now + 1_700)).toMatchObject({ allowed: true });
-      expect(await store.available('a9', now + 1_700)).toBe(8n - 9n);
+      expect(await store.available('a9', now + 1_700)).toBe(18n - 9n);
     });
   });
 });
