@@ -35,7 +35,7 @@ describe('a stream that runs longer than a hold lives', () => {
   });
 
   it('keeps its slot until it ends, then gives it back', async () => {
-    const { key } = await harness.paidKey(100);
+    const { key } = await harness.paidKey(100_000);
     const quick = () => call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { model: 'mini', messages: [{ role: 'user', content: 'hello' }] } });
     const response = await fetch(`${harness.gateway}/v1/chat/completions`, {
       method: 'POST',
