@@ -46,6 +46,14 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) FREE_TIER_HOURLY_LIMIT: number = 100;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
   @IsOptional() @Transform(emptyToUndefined) @IsString() CATALOGUE_FILE?: string;
+  /** Key look-ups one gateway process has at billing at once; more wait their turn, client by client. */
+  @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUPS_IN_FLIGHT: number = 32;
+  /** Key look-ups one client address has at billing at once (from one gateway process). */
+  @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT: number = 4;
+  /** Look-ups of keys billing does not know that one client address may make in a burst; over it: 429. */
+  @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISS_BURST: number = 20;
+  /** How fast that budget comes back, per minute. */
+  @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISSES_PER_MINUTE: number = 60;
 }
 
 /** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */
