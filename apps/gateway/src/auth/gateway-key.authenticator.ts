@@ -159,17 +159,16 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       // A second try at most: its question reached billing after the broadcast that made the first answer doubtful.
       for (let attempt = 1; ; attempt++) {
         const askedAt = Date.now();
+        // Only what changes while billing answers can make the answer doubtful.
+        pending.changedAccounts.clear();
+        pending.created = false;
         const resolved = await this.askBilling(keyHash);
         if (pending.revoked) {
           this.keys.delete(keyHash);
           return null;
         }
         const doubtful = resolved ? pending.changedAccounts.has(resolved.accountId) : pending.created;
-        if (doubtful && attempt === 1) {
-          pending.changedAccounts.clear();
-          pending.created = false;
-          continue;
-        }
+        if (doubtful && attempt === 1) continue;
         const keep = !doubtful && !pending.unkeepable;
         if (!resolved) {
           this.keys.delete(keyHash);
