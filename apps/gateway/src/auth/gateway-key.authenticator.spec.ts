@@ -54,12 +54,16 @@ describe('GatewayKeyAuthenticator', () => {
   let authenticator: GatewayKeyAuthenticator;
   let clock: number;
 
+  async function startAuthenticator(env: Partial<typeof ENV> = {}) {
+    billing = new FakeBilling();
+    authenticator = new GatewayKeyAuthenticator(billing.messaging, { env: { ...ENV, ...env } } as unknown as ServiceSettings);
+    await authenticator.onApplicationBootstrap();
+  }
+
   beforeEach(async () => {
     clock = 1_000_000;
     jest.spyOn(Date, 'now').mockImplementation(() => clock);
-    billing = new FakeBilling();
-    authenticator = new GatewayKeyAuthenticator(billing.messaging, { env: ENV } as unknown as ServiceSettings);
-    await authenticator.onApplicationBootstrap();
+    await startAuthenticator();
   });
 
   afterEach(() => jest.restoreAllMocks());
@@ -195,5 +199,18 @@ describe('GatewayKeyAuthenticator', () => {
       await settle();
     }
     expect(await Promise.all(pending)).toEqual(pending.map(() => null));
+  });
+
+  it('a look-up that waited its turn as long as billing is given: 429 behind its own client\'s look-ups, 503 behind others\'', async () => {
+    await startAuthenticator({ RPC_TIMEOUT_MS: 50, KEY_LOOKUPS_IN_FLIGHT: 3, KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT: 2 });
+    const held = [0, 1].map(() => authenticator.authenticate(generateApiKey().key, '10.0.0.1'));
+    const behindItsOwn = authenticator.authenticate(generateApiKey().key, '10.0.0.1');
+    const other = authenticator.authenticate(generateApiKey().key, '10.0.0.2');
+    const behindOthers = authenticator.authenticate(generateApiKey().key, '10.0.0.3');
+    await expect(behindItsOwn).rejects.toMatchObject({ status: 429, headers: { 'retry-after': '1' } });
+    await expect(behindOthers).rejects.toMatchObject({ status: 503 });
+    expect(billing.questions).toHaveLength(3);
+    for (const question of billing.questions) question.answer(null);
+    expect(await Promise.all([...held, other])).toEqual([null, null, null]);
   });
 });

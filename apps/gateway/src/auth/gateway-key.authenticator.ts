@@ -144,7 +144,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     if (joined) return joined.answer;
     const ticket = this.gate.enter(client, !known);
     if (ticket.refused) {
-      return Promise.reject(new GatewayException(HttpStatus.TOO_MANY_REQUESTS, ErrorMessages.tooManyRequests, { headers: { 'retry-after': String(ticket.retryAfterSeconds) } }));
+      return Promise.reject(tooManyLookUps(ticket.retryAfterSeconds));
     }
     const pending: PendingLookUp = { answer: Promise.resolve(null), revoked: false, created: false, changedAccounts: new Set(), unkeepable: false };
     pending.answer = this.lookUpInTurn(keyHash, pending, ticket).finally(() => this.pending.delete(keyHash));
@@ -198,14 +198,20 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     }
   }
 
-  /** Waits for the gate; as long as billing would have to answer, then billing counts as not answering. */
+  /**
+   * Waits for the gate, as long as billing is given to answer. Waiting behind the client's own
+   * look-ups is the client asking too much at once (429); waiting behind others' is billing
+   * being too slow for everyone (503).
+   */
   private async waitForTurn(ticket: LookupTicket): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timed-out'>((resolve) => (timer = setTimeout(() => resolve('timed-out'), this.settings.env.RPC_TIMEOUT_MS)));
     const outcome = await Promise.race([ticket.turn, timedOut]);
     clearTimeout(timer);
     if (outcome === 'timed-out') {
+      const clientBusy = ticket.clientBusy();
       ticket.cancel();
+      if (clientBusy) throw tooManyLookUps(1);
       throw billingNotAnswering(undefined);
     }
   }
@@ -217,6 +223,10 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       throw billingNotAnswering(error);
     }
   }
+}
+
+function tooManyLookUps(retryAfterSeconds: number): GatewayException {
+  return new GatewayException(HttpStatus.TOO_MANY_REQUESTS, ErrorMessages.tooManyRequests, { headers: { 'retry-after': String(retryAfterSeconds) } });
 }
 
 function billingNotAnswering(cause: unknown): GatewayException {

@@ -28,6 +28,8 @@ export interface LookupTicket {
   finish(found: boolean): void;
   /** Gives up waiting for the turn (or, once it came, is the same as finish(false)). */
   cancel(): void;
+  /** Whether the client's own look-ups are at billing now (so its own pace is what keeps this one waiting). */
+  clientBusy(): boolean;
 }
 
 interface ClientState {
@@ -110,6 +112,7 @@ export class KeyLookupGate {
           if (charged) this.giveBack(client);
         } else this.finish(ticket, false);
       },
+      clientBusy: () => client.inFlight > 0,
     };
   }
 
