@@ -115,9 +115,10 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     try {
       entry = await this.lookUp(keyHash, clientKey(clientAddress), cached !== undefined);
     } catch (error) {
-      // Billing is away: a key it vouched for keeps working until its entry expires (revocations
-      // still arrive by broadcast and remove it); after that it fails closed, like a key never seen.
-      // Read again: a revocation may have removed the entry while billing was being asked.
+      // Billing is away (or this client has too many look-ups waiting): a key billing vouched for
+      // keeps working until its entry expires (revocations still arrive by broadcast and remove
+      // it); after that it fails closed, like a key never seen. Read again: a revocation may have
+      // removed the entry while billing was being asked.
       const known = this.keys.get(keyHash);
       if (known && known.expiresAt > Date.now()) return this.withBalance(known);
       throw error;
