@@ -16,6 +16,8 @@ export type JobHandlers<Q extends QueueName> = {
 const RPC_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplete: { age: 60, count: 1000 }, removeOnFail: { age: 600, count: 1000 } };
 
 const DEFAULT_RPC_TIMEOUT_MS = 5_000;
+/** How late a reply may be before the job is asked for it directly, and how often then. */
+const REPLY_LOOK_MS = 500;
 
 /**
  * Typed access to BullMQ for one service: work queues, request/reply and relay topics.
@@ -71,7 +73,7 @@ export class MessagingService implements OnApplicationShutdown {
     const events = await beforeDeadline(this.events(queue), deadline, timedOut);
     const job = await beforeDeadline(this.queue(queue).add(name, data, RPC_JOB_OPTIONS), deadline, timedOut);
     try {
-      return (await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()))) as JobReply<Q, N>;
+      return (await this.finished(queue, job, events, Math.max(1, deadline - Date.now()))) as JobReply<Q, N>;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/timed out/i.test(message)) {
@@ -145,6 +147,54 @@ export class MessagingService implements OnApplicationShutdown {
     for (const result of results) {
       if (result.status === 'rejected') this.logger.warn(`Closing messaging: ${String(result.reason)}`);
     }
+  }
+
+  /**
+   * The job's reply: by its completion event or, when that is late, from the job itself. BullMQ's
+   * PostgreSQL backend reads its event stream by increasing id, so a completion whose transaction
+   * commits after a later event's is never delivered: the caller would wait out its timeout (a
+   * 503 for a key look-up, ~3 % of them under concurrent look-ups) although the reply is there.
+   * (Job.waitUntilFinished looks at the job only once, and leaves its timer behind when not used to the end.)
+   */
+  private finished(queueName: QueueName, job: Job, events: QueueEvents, timeoutMs: number): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const completedEvent = `completed:${job.id}`;
+      const failedEvent = `failed:${job.id}`;
+      let done = false;
+      const finish = (error: Error | undefined, reply?: unknown) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timeout);
+        clearInterval(looking);
+        events.off(completedEvent as 'completed', onCompleted);
+        events.off(failedEvent as 'failed', onFailed);
+        closingEvents.off('closing', onClosing);
+        if (error) reject(error);
+        else resolve(reply);
+      };
+      const onCompleted = ({ returnvalue }: { returnvalue: unknown }) => finish(undefined, returnvalue);
+      const onFailed = ({ failedReason }: { failedReason: string }) => finish(new Error(failedReason));
+      const onClosing = () => finish(new Error('the queue is closing'));
+      const queue = this.queue(queueName);
+      // BullMQ emits 'closing' on close() without declaring it in the queue's typed events.
+      const closingEvents = queue as unknown as NodeJS.EventEmitter;
+      const lookAtJob = async () => {
+        const state = await job.getState();
+        if (done || (state !== 'completed' && state !== 'failed')) return;
+        const finishedJob = await queue.getJob(job.id!);
+        if (!finishedJob) return;
+        if (state === 'failed') finish(new Error(finishedJob.failedReason));
+        else finish(undefined, finishedJob.returnvalue);
+      };
+      events.on(completedEvent as 'completed', onCompleted);
+      events.on(failedEvent as 'failed', onFailed);
+      closingEvents.on('closing', onClosing);
+      const timeout = setTimeout(() => finish(new Error(`Job wait timed out after ${timeoutMs} ms`)), timeoutMs);
+      // Once now (the job may have finished before the listeners were on), then while the event is late.
+      const look = () => void lookAtJob().catch(() => undefined);
+      look();
+      const looking = setInterval(look, REPLY_LOOK_MS);
+    });
   }
 
   private queue(name: QueueName): Queue {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeyAuthenticator, hashApiKey, type AuthenticatedKey } from '@igw/platform';
+import { ApiKeyAuthenticator, hashApiKey, isWellFormedApiKey, type AuthenticatedKey } from '@igw/platform';
 import { KeysService } from './keys.service';
 
 /** Billing owns the keys table, so it checks keys against it directly: revocation is immediate. */
@@ -10,6 +10,8 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator {
   }
 
   async authenticate(presentedKey: string): Promise<AuthenticatedKey | null> {
+    // Checked by the guard too; repeated so no caller can make billing query a key that cannot exist.
+    if (!isWellFormedApiKey(presentedKey)) return null;
     const resolved = await this.keys.resolve(hashApiKey(presentedKey));
     if (!resolved) return null;
     return {

@@ -15,6 +15,8 @@ export interface CreatedKey {
   createdAt: string;
 }
 
+const KEY_HASH = /^[0-9a-f]{64}$/;
+
 @Injectable()
 export class KeysService {
   constructor(
@@ -46,6 +48,8 @@ export class KeysService {
 
   /** The account behind a key hash, or null for unknown and revoked keys. */
   async resolve(keyHash: string): Promise<ResolvedKey | null> {
+    // Only a SHA-256 in hex can match a stored hash: anything else is answered without a query.
+    if (!KEY_HASH.test(keyHash)) return null;
     const rows: ResolvedKeyRow[] = await this.dataSource.query(
       `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.status, a.balance_micro, a.balance_version, a.usage_spent_micro,
               a.rate_limit_rpm, a.rate_limit_concurrency

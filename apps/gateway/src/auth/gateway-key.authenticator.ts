@@ -1,10 +1,21 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName, type ResolvedKey } from '@igw/contracts';
+import { ErrorMessages, QueueName, type ResolvedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
-import { ApiKeyAuthenticator, GatewayException, hashApiKey, SERVICE_SETTINGS, type AuthenticatedKey, type BalanceSnapshot, type ServiceSettings } from '@igw/platform';
+import {
+  ApiKeyAuthenticator,
+  GatewayException,
+  hashApiKey,
+  isWellFormedApiKey,
+  SERVICE_SETTINGS,
+  type AuthenticatedKey,
+  type BalanceSnapshot,
+  type ServiceSettings,
+} from '@igw/platform';
+import { BoundedExpiringSet } from './bounded-expiring-set';
+import { clientKey, KeyLookupGate, type LookupTicket } from './key-lookup-gate';
 
 interface CachedKey {
-  /** Set when broadcasts may have been missed: the entry is checked with billing again, but still used if billing is away. */
+  /** Set when broadcasts may have been missed: the entry is checked with billing again, but still used within its TTL if billing is away. */
   stale?: boolean;
   keyId: string;
   accountId: string;
@@ -14,38 +25,72 @@ interface CachedKey {
   expiresAt: number;
 }
 
+/** A look-up at billing, shared by every request for the same key while it runs. */
+interface PendingLookUp {
+  answer: Promise<CachedKey | null>;
+  /** The key was revoked while billing was being asked: whatever billing said, it is gone now. */
+  revoked: boolean;
+  /** The key was created while billing was being asked: a "no such key" may predate it. */
+  created: boolean;
+  /** Accounts whose plan, status or limits changed while billing was being asked. */
+  changedAccounts: Set<string>;
+  /** Broadcasts may have been missed meanwhile: the answer serves its requests but is not kept. */
+  unkeepable: boolean;
+}
+
 const NO_BALANCE: BalanceSnapshot = { balanceMicro: 0n, version: -1, usageSpentMicro: 0n };
 
 /** How long an unknown key is remembered as unknown; creations clear it early by broadcast. */
 const NEGATIVE_TTL_MS = 5_000;
+/** Unknown keys remembered at most; the oldest go first. */
+const NEGATIVE_CACHE_ENTRIES = 4_096;
+/** Look-ups waiting for their turn per client address; more get 429 at once. */
+const WAITING_LOOKUPS_PER_CLIENT = 64;
 
 /**
  * Resolves API keys from memory, asking billing over the queue only on a miss. Billing's
  * broadcasts keep it right: revoked keys are dropped, balances replaced by newer versions.
+ * Look-ups go through a gate that budgets them per client address (see KeyLookupGate).
  */
 @Injectable()
 export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnApplicationBootstrap {
   private readonly keys = new Map<string, CachedKey>();
-  private readonly unknown = new Map<string, number>();
+  private readonly unknown = new BoundedExpiringSet(NEGATIVE_CACHE_ENTRIES, NEGATIVE_TTL_MS);
   private readonly balances = new Map<string, BalanceSnapshot>();
-  private readonly inFlight = new Map<string, Promise<ResolvedKey | null>>();
+  private readonly pending = new Map<string, PendingLookUp>();
+  private readonly gate: KeyLookupGate;
 
   constructor(
     private readonly messaging: MessagingService,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {
     super();
+    const { env } = settings;
+    this.gate = new KeyLookupGate({
+      inFlight: env.KEY_LOOKUPS_IN_FLIGHT,
+      inFlightPerClient: env.KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT,
+      waitingPerClient: WAITING_LOOKUPS_PER_CLIENT,
+      missBurst: env.KEY_LOOKUP_MISS_BURST,
+      missesPerMinute: env.KEY_LOOKUP_MISSES_PER_MINUTE,
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.messaging.subscribe('billing.keys.revoked', ({ keyHash }) => {
       this.keys.delete(keyHash);
-      this.unknown.set(keyHash, Date.now() + NEGATIVE_TTL_MS);
+      this.unknown.add(keyHash, Date.now());
+      const pending = this.pending.get(keyHash);
+      if (pending) pending.revoked = true;
     });
-    await this.messaging.subscribe('billing.keys.created', ({ keyHash }) => void this.unknown.delete(keyHash));
+    await this.messaging.subscribe('billing.keys.created', ({ keyHash }) => {
+      this.unknown.delete(keyHash);
+      const pending = this.pending.get(keyHash);
+      if (pending) pending.created = true;
+    });
     // Plan, status or limits changed: forget the account's keys so the next request asks billing.
     await this.messaging.subscribe('billing.account.changed', ({ accountId }) => {
       for (const [hash, key] of this.keys) if (key.accountId === accountId) this.keys.delete(hash);
+      for (const pending of this.pending.values()) pending.changedAccounts.add(accountId);
     });
     await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion, usageSpentMicro }) => {
       // A sender older than usageSpentMicro cannot say what its balance includes; the next look-up will.
@@ -55,46 +100,30 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     this.messaging.onRelayRecovered(() => {
       for (const key of this.keys.values()) key.stale = true;
       this.unknown.clear();
+      for (const pending of this.pending.values()) pending.unkeepable = true;
     });
   }
 
-  async authenticate(presentedKey: string): Promise<AuthenticatedKey | null> {
+  async authenticate(presentedKey: string, clientAddress?: string): Promise<AuthenticatedKey | null> {
+    if (!isWellFormedApiKey(presentedKey)) return null;
     const keyHash = hashApiKey(presentedKey);
-    const now = Date.now();
     const cached = this.keys.get(keyHash);
-    if (cached && cached.expiresAt > now && !cached.stale) return this.withBalance(cached);
-    const unknownUntil = this.unknown.get(keyHash);
-    if (unknownUntil && unknownUntil > now) return null;
+    if (cached && cached.expiresAt > Date.now() && !cached.stale) return this.withBalance(cached);
+    if (this.unknown.has(keyHash, Date.now())) return null;
 
-    let resolved: ResolvedKey | null;
+    let entry: CachedKey | null;
     try {
-      resolved = await this.lookUp(keyHash);
+      entry = await this.lookUp(keyHash, clientKey(clientAddress), cached !== undefined);
     } catch (error) {
-      // Billing is away: a key it vouched for keeps working (revocations still arrive by
-      // broadcast); only keys never seen before have to wait for it.
-      if (cached) return this.withBalance(cached);
+      // Billing is away (or this client has too many look-ups waiting): a key billing vouched for
+      // keeps working until its entry expires (revocations still arrive by broadcast and remove
+      // it); after that it fails closed, like a key never seen. Read again: a revocation may have
+      // removed the entry while billing was being asked.
+      const known = this.keys.get(keyHash);
+      if (known && known.expiresAt > Date.now()) return this.withBalance(known);
       throw error;
     }
-    if (!resolved) {
-      this.keys.delete(keyHash);
-      this.unknown.set(keyHash, now + NEGATIVE_TTL_MS);
-      return null;
-    }
-    const entry: CachedKey = {
-      keyId: resolved.keyId,
-      accountId: resolved.accountId,
-      plan: resolved.plan,
-      status: resolved.status,
-      limits: resolved.limits,
-      expiresAt: now + this.settings.env.KEY_CACHE_TTL_MS,
-    };
-    this.keys.set(keyHash, entry);
-    this.observeBalance(resolved.accountId, {
-      balanceMicro: BigInt(resolved.balanceMicro),
-      version: resolved.balanceVersion,
-      usageSpentMicro: BigInt(resolved.usageSpentMicro),
-    });
-    return this.withBalance(entry);
+    return entry ? this.withBalance(entry) : null;
   }
 
   private observeBalance(accountId: string, snapshot: BalanceSnapshot): void {
@@ -107,21 +136,100 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     return { keyId: key.keyId, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balance };
   }
 
-  /** Concurrent misses for one key share a single look-up. */
-  private lookUp(keyHash: string): Promise<ResolvedKey | null> {
-    let pending = this.inFlight.get(keyHash);
-    if (!pending) {
-      pending = this.messaging
-        .request(QueueName.BillingRpc, 'keys.resolve', { keyHash })
-        .then((reply) => reply.key)
-        .catch((error: unknown) => {
-          throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'API keys cannot be verified right now: the billing service is not answering. Retry shortly.', {
-            cause: error,
-          });
-        })
-        .finally(() => this.inFlight.delete(keyHash));
-      this.inFlight.set(keyHash, pending);
+  /**
+   * Concurrent misses for one key share a single look-up. A key not known here at all spends
+   * the client's look-up budget; refreshing one billing vouched for does not.
+   */
+  private lookUp(keyHash: string, client: string, known: boolean): Promise<CachedKey | null> {
+    const joined = this.pending.get(keyHash);
+    if (joined) return joined.answer;
+    const ticket = this.gate.enter(client, !known);
+    if (ticket.refused) {
+      return Promise.reject(tooManyLookUps(ticket.retryAfterSeconds));
     }
-    return pending;
+    const pending: PendingLookUp = { answer: Promise.resolve(null), revoked: false, created: false, changedAccounts: new Set(), unkeepable: false };
+    pending.answer = this.lookUpInTurn(keyHash, pending, ticket).finally(() => this.pending.delete(keyHash));
+    this.pending.set(keyHash, pending);
+    return pending.answer;
   }
+
+  private async lookUpInTurn(keyHash: string, pending: PendingLookUp, ticket: LookupTicket): Promise<CachedKey | null> {
+    let found = false;
+    try {
+      await this.waitForTurn(ticket);
+      // A second try at most: its question reached billing after the broadcast that made the first answer doubtful.
+      for (let attempt = 1; ; attempt++) {
+        const askedAt = Date.now();
+        // Only what changes while billing answers can make the answer doubtful.
+        pending.changedAccounts.clear();
+        pending.created = false;
+        const resolved = await this.askBilling(keyHash);
+        if (pending.revoked) {
+          this.keys.delete(keyHash);
+          return null;
+        }
+        const doubtful = resolved ? pending.changedAccounts.has(resolved.accountId) : pending.created;
+        if (doubtful && attempt === 1) continue;
+        const keep = !doubtful && !pending.unkeepable;
+        if (!resolved) {
+          this.keys.delete(keyHash);
+          if (keep) this.unknown.add(keyHash, Date.now());
+          return null;
+        }
+        found = true;
+        this.observeBalance(resolved.accountId, {
+          balanceMicro: BigInt(resolved.balanceMicro),
+          version: resolved.balanceVersion,
+          usageSpentMicro: BigInt(resolved.usageSpentMicro),
+        });
+        const entry: CachedKey = {
+          keyId: resolved.keyId,
+          accountId: resolved.accountId,
+          plan: resolved.plan,
+          status: resolved.status,
+          limits: resolved.limits,
+          // Counted from the question, not the answer: the answer is as old as the question.
+          expiresAt: askedAt + this.settings.env.KEY_CACHE_TTL_MS,
+        };
+        if (keep) this.keys.set(keyHash, entry);
+        return entry;
+      }
+    } finally {
+      ticket.finish(found);
+    }
+  }
+
+  /**
+   * Waits for the gate, as long as billing is given to answer. Waiting behind the client's own
+   * look-ups is the client asking too much at once (429); waiting behind others' is billing
+   * being too slow for everyone (503).
+   */
+  private async waitForTurn(ticket: LookupTicket): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timed-out'>((resolve) => (timer = setTimeout(() => resolve('timed-out'), this.settings.env.RPC_TIMEOUT_MS)));
+    const outcome = await Promise.race([ticket.turn, timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timed-out') {
+      const clientBusy = ticket.clientBusy();
+      ticket.cancel();
+      if (clientBusy) throw tooManyLookUps(1);
+      throw billingNotAnswering(undefined);
+    }
+  }
+
+  private async askBilling(keyHash: string): Promise<ResolvedKey | null> {
+    try {
+      return (await this.messaging.request(QueueName.BillingRpc, 'keys.resolve', { keyHash })).key;
+    } catch (error) {
+      throw billingNotAnswering(error);
+    }
+  }
+}
+
+function tooManyLookUps(retryAfterSeconds: number): GatewayException {
+  return new GatewayException(HttpStatus.TOO_MANY_REQUESTS, ErrorMessages.tooManyRequests, { headers: { 'retry-after': String(retryAfterSeconds) } });
+}
+
+function billingNotAnswering(cause: unknown): GatewayException {
+  return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'API keys cannot be verified right now: the billing service is not answering. Retry shortly.', { cause });
 }

@@ -2,7 +2,7 @@ import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { isDeepStrictEqual } from 'node:util';
 import { AzureChatCompletionRequestDto, ChatCompletionRequestDto } from '@igw/contracts';
-import { AllExceptionsFilter, ApiKeyAuthenticator, appValidationPipe, requestIdMiddleware, type AuthenticatedKey } from '@igw/platform';
+import { AllExceptionsFilter, ApiKeyAuthenticator, appValidationPipe, generateApiKey, requestIdMiddleware, type AuthenticatedKey } from '@igw/platform';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
 
@@ -53,8 +53,10 @@ describe('chat routes: the validated body', () => {
     pipeCalls.mockClear();
   });
 
+  // The guard refuses keys that cannot be real before asking the authenticator.
+  const key = generateApiKey().key;
   const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: 'Bearer igw_test', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: response.status, body: (await response.json()) as { message?: string } };
   };
   /** What the app's pipe makes of a body (or the message it refuses it with), parsed as the server parses it. */

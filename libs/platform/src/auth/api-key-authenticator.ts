@@ -5,5 +5,10 @@ import type { AuthenticatedKey } from '../http/request-context';
  * from its own tables; the gateway from its cache, asking billing over the queue on a miss.
  */
 export abstract class ApiKeyAuthenticator {
-  abstract authenticate(presentedKey: string): Promise<AuthenticatedKey | null>;
+  /**
+   * `clientAddress` is the caller's network address: look-ups of keys the gateway does not
+   * know are budgeted per address, so one client's flood of made-up keys cannot crowd out
+   * another's new key.
+   */
+  abstract authenticate(presentedKey: string, clientAddress?: string): Promise<AuthenticatedKey | null>;
 }

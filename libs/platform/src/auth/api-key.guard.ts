@@ -5,6 +5,7 @@ import { ErrorBodyDto, ErrorMessages } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
 import type { AuthenticatedKey, ServedRequest } from '../http/request-context';
+import { isWellFormedApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 
 export interface ApiKeyRequirements {
@@ -56,7 +57,8 @@ export class ApiKeyGuard implements CanActivate {
  */
 export async function authenticateRequest(authenticator: ApiKeyAuthenticator, request: ServedRequest, requirements: ApiKeyRequirements): Promise<AuthenticatedKey> {
   const presented = presentedKey(request, requirements.apiKeyHeader ?? false);
-  const auth = presented ? await authenticator.authenticate(presented) : null;
+  // A key that cannot be one of ours is refused here, before any hash, cache entry or look-up.
+  const auth = presented && isWellFormedApiKey(presented) ? await authenticator.authenticate(presented, request.socket?.remoteAddress) : null;
   if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
   if (requirements.credits && auth.status === 'suspended') {
     throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.accountSuspended);

@@ -73,6 +73,14 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(300) REQUEST_HOLD_LAPSE_MS: number = 60_000;
   /** Usage events a gateway keeps in memory while the queue does not take them; beyond, they wait in the journal only. */
   @Transform(toNumber) @IsInt() @Min(1) USAGE_MAX_BUFFERED_EVENTS: number = 100_000;
+  /** Key look-ups one gateway process has at billing at once; more wait their turn, client by client. */
+  @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUPS_IN_FLIGHT: number = 32;
+  /** Key look-ups one client address has at billing at once (from one gateway process). */
+  @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT: number = 4;
+  /** Look-ups of keys billing does not know that one client address may make in a burst; over it: 429. */
+  @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISS_BURST: number = 20;
+  /** How fast that budget comes back, per minute. */
+  @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISSES_PER_MINUTE: number = 60;
 }
 
 /** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */

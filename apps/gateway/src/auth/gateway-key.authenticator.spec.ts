@@ -1,0 +1,216 @@
+import type { ResolvedKey, TopicMap } from '@igw/contracts';
+import type { MessagingService } from '@igw/messaging';
+import { GatewayException, generateApiKey, hashApiKey, type ServiceSettings } from '@igw/platform';
+import { GatewayKeyAuthenticator } from './gateway-key.authenticator';
+
+// Billing played by a fake queue whose answers the test hands out one by one, so an answer can
+// be held while a broadcast arrives. The real queue is exercised by e2e/auth-*.e2e-spec.ts.
+
+interface Question {
+  keyHash: string;
+  answer(key: ResolvedKey | null): void;
+  fail(error: Error): void;
+}
+
+class FakeBilling {
+  readonly questions: Question[] = [];
+  private readonly listeners = new Map<string, (data: unknown) => void>();
+  private readonly recovered: Array<() => void> = [];
+
+  readonly messaging = {
+    request: (_queue: string, _name: string, { keyHash }: { keyHash: string }) =>
+      new Promise((resolve, reject) => this.questions.push({ keyHash, answer: (key) => resolve({ key }), fail: reject })),
+    subscribe: async (topic: string, listener: (data: unknown) => void) => void this.listeners.set(topic, listener),
+    onRelayRecovered: (listener: () => void) => void this.recovered.push(listener),
+  } as unknown as MessagingService;
+
+  broadcast<T extends keyof TopicMap>(topic: T, data: TopicMap[T]): void {
+    this.listeners.get(topic)!(data);
+  }
+
+  relayRecovered(): void {
+    for (const listener of this.recovered) listener();
+  }
+}
+
+const ENV = {
+  KEY_CACHE_TTL_MS: 60_000,
+  RPC_TIMEOUT_MS: 5_000,
+  KEY_LOOKUPS_IN_FLIGHT: 8,
+  KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT: 2,
+  KEY_LOOKUP_MISS_BURST: 5,
+  KEY_LOOKUP_MISSES_PER_MINUTE: 60,
+};
+
+function resolvedKey(accountId: string, status: ResolvedKey['status'] = 'active'): ResolvedKey {
+  return { keyId: `key-of-${accountId}`, accountId, plan: 'paid', status, limits: {}, balanceMicro: '1000', balanceVersion: 1, usageSpentMicro: '0' };
+}
+
+/** Lets pending promise callbacks run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('GatewayKeyAuthenticator', () => {
+  let billing: FakeBilling;
+  let authenticator: GatewayKeyAuthenticator;
+  let clock: number;
+
+  async function startAuthenticator(env: Partial<typeof ENV> = {}) {
+    billing = new FakeBilling();
+    authenticator = new GatewayKeyAuthenticator(billing.messaging, { env: { ...ENV, ...env } } as unknown as ServiceSettings);
+    await authenticator.onApplicationBootstrap();
+  }
+
+  beforeEach(async () => {
+    clock = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => clock);
+    await startAuthenticator();
+  });
+
+  afterEach(() => jest.restoreAllMocks());
+
+  /** Authenticates `key` with billing answering `key` found for `accountId`. */
+  async function known(key: string, accountId: string) {
+    const auth = authenticator.authenticate(key, '10.0.0.1');
+    await settle();
+    billing.questions.at(-1)!.answer(resolvedKey(accountId));
+    return auth;
+  }
+
+  it('refuses a key that cannot be ours without asking billing or remembering it', async () => {
+    for (const key of ['igw_not-a-real-key', 'sk-abc', `${generateApiKey().key}x`, '']) {
+      expect(await authenticator.authenticate(key, '10.0.0.1')).toBeNull();
+    }
+    expect(billing.questions).toHaveLength(0);
+    expect((authenticator as unknown as { unknown: { size: number } }).unknown.size).toBe(0);
+  });
+
+  it('a look-up answered after the key was revoked neither accepts nor caches the key', async () => {
+    const { key } = generateApiKey();
+    const auth = authenticator.authenticate(key, '10.0.0.1');
+    await settle();
+    expect(billing.questions).toHaveLength(1);
+    billing.broadcast('billing.keys.revoked', { keyId: 'k', keyHash: hashApiKey(key) });
+    billing.questions[0].answer(resolvedKey('a'));
+    expect(await auth).toBeNull();
+
+    // Forgetting every unknown key (as after missed broadcasts) must send the key to billing again, not to a cache.
+    billing.relayRecovered();
+    const again = authenticator.authenticate(key, '10.0.0.1');
+    await settle();
+    expect(billing.questions).toHaveLength(2);
+    billing.questions[1].answer(null);
+    expect(await again).toBeNull();
+  });
+
+  it('a look-up overtaken by an account change asks billing again and keeps only the newer answer', async () => {
+    const { key } = generateApiKey();
+    const auth = authenticator.authenticate(key, '10.0.0.1');
+    await settle();
+    billing.broadcast('billing.account.changed', { accountId: 'a' });
+    billing.questions[0].answer(resolvedKey('a', 'active'));
+    await settle();
+    expect(billing.questions).toHaveLength(2);
+    billing.questions[1].answer(resolvedKey('a', 'suspended'));
+    expect((await auth)?.status).toBe('suspended');
+    expect((await authenticator.authenticate(key, '10.0.0.1'))?.status).toBe('suspended');
+    expect(billing.questions).toHaveLength(2);
+  });
+
+  it('a "no such key" overtaken by the key\'s creation is asked again, not remembered', async () => {
+    const { key } = generateApiKey();
+    const auth = authenticator.authenticate(key, '10.0.0.1');
+    await settle();
+    billing.broadcast('billing.keys.created', { keyHash: hashApiKey(key) });
+    billing.questions[0].answer(null);
+    await settle();
+    expect(billing.questions).toHaveLength(2);
+    billing.questions[1].answer(resolvedKey('a'));
+    expect((await auth)?.accountId).toBe('a');
+  });
+
+  it('fails closed: an entry past its TTL is not used while billing is not answering', async () => {
+    const { key } = generateApiKey();
+    expect((await known(key, 'a'))?.accountId).toBe('a');
+
+    clock += ENV.KEY_CACHE_TTL_MS + 1;
+    const auth = authenticator.authenticate(key, '10.0.0.1');
+    await settle();
+    billing.questions[1].fail(new Error('rpc timed out'));
+    const error = await auth.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(GatewayException);
+    expect((error as GatewayException).getStatus()).toBe(503);
+  });
+
+  it('keeps serving an entry within its TTL when a re-check cannot reach billing, unless it was revoked meanwhile', async () => {
+    const { key } = generateApiKey();
+    await known(key, 'a');
+    billing.relayRecovered();
+    const auth = authenticator.authenticate(key, '10.0.0.1');
+    await settle();
+    billing.questions[1].fail(new Error('rpc timed out'));
+    expect((await auth)?.accountId).toBe('a');
+
+    const revokedMeanwhile = authenticator.authenticate(key, '10.0.0.1');
+    await settle();
+    billing.broadcast('billing.keys.revoked', { keyId: 'k', keyHash: hashApiKey(key) });
+    billing.questions[2].fail(new Error('rpc timed out'));
+    await expect(revokedMeanwhile).rejects.toMatchObject({ status: 503 });
+    expect(await authenticator.authenticate(key, '10.0.0.1')).toBeNull();
+  });
+
+  it('answers 429 with retry-after to a client over its budget of unknown keys, while another client is served', async () => {
+    for (let i = 0; i < ENV.KEY_LOOKUP_MISS_BURST; i++) {
+      const auth = authenticator.authenticate(generateApiKey().key, '10.0.0.1');
+      await settle();
+      billing.questions.at(-1)!.answer(null);
+      expect(await auth).toBeNull();
+    }
+    const refused = await authenticator.authenticate(generateApiKey().key, '10.0.0.1').catch((error: GatewayException) => error);
+    expect(refused).toBeInstanceOf(GatewayException);
+    expect((refused as GatewayException).getStatus()).toBe(429);
+    expect((refused as GatewayException).headers['retry-after']).toBe('1');
+    expect(billing.questions).toHaveLength(ENV.KEY_LOOKUP_MISS_BURST);
+
+    const other = authenticator.authenticate(generateApiKey().key, '10.0.0.2');
+    await settle();
+    billing.questions.at(-1)!.answer(resolvedKey('b'));
+    expect((await other)?.accountId).toBe('b');
+  });
+
+  it('never lets one client hold more look-ups at billing than its share', async () => {
+    const pending = Array.from({ length: ENV.KEY_LOOKUP_MISS_BURST }, () => authenticator.authenticate(generateApiKey().key, '10.0.0.1'));
+    await settle();
+    expect(billing.questions).toHaveLength(ENV.KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT);
+    const other = authenticator.authenticate(generateApiKey().key, '10.0.0.2');
+    await settle();
+    expect(billing.questions).toHaveLength(ENV.KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT + 1);
+    billing.questions.at(-1)!.answer(resolvedKey('b'));
+    expect((await other)?.accountId).toBe('b');
+
+    const answered = new Set<Question>(billing.questions.slice(-1));
+    while (answered.size < ENV.KEY_LOOKUP_MISS_BURST + 1) {
+      for (const question of billing.questions.filter((q) => !answered.has(q))) {
+        answered.add(question);
+        question.answer(null);
+      }
+      await settle();
+    }
+    expect(await Promise.all(pending)).toEqual(pending.map(() => null));
+  });
+
+  it('a look-up that waited its turn as long as billing is given: 429 behind its own client\'s look-ups, 503 behind others\'', async () => {
+    await startAuthenticator({ RPC_TIMEOUT_MS: 50, KEY_LOOKUPS_IN_FLIGHT: 3, KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT: 2 });
+    const held = [0, 1].map(() => authenticator.authenticate(generateApiKey().key, '10.0.0.1'));
+    const behindItsOwn = authenticator.authenticate(generateApiKey().key, '10.0.0.1');
+    const other = authenticator.authenticate(generateApiKey().key, '10.0.0.2');
+    const behindOthers = authenticator.authenticate(generateApiKey().key, '10.0.0.3');
+    await expect(behindItsOwn).rejects.toMatchObject({ status: 429, headers: { 'retry-after': '1' } });
+    await expect(behindOthers).rejects.toMatchObject({ status: 503 });
+    expect(billing.questions).toHaveLength(3);
+    for (const question of billing.questions) question.answer(null);
+    expect(await Promise.all([...held, other])).toEqual([null, null, null]);
+  });
+});
