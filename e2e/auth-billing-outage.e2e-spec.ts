@@ -58,7 +58,7 @@ describe('API keys while billing is unreachable (distributed processes)', () => 
   const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
   const chat = (key: string) => call(`${gateway}/v1/chat/completions`, { token: key, body });
   const newKey = async () => {
-    const account = await call<{ id: string }>(`${billingUrl}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 100, plan: 'paid' } });
+    const account = await call<{ id: string }>(`${billingUrl}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 1_000_000, plan: 'paid' } });
     return (await call<{ key: string }>(`${billingUrl}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} })).body.key;
   };
 
