@@ -11,3 +11,6 @@ export * from './chat/chat-request-acceptor';
 export * from './chat/chat-completion';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';
+export * from './decisions/decision-questions';
+export * from './decisions/decision-request.dto';
+export * from './decisions/decision-result';
