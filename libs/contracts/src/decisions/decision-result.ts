@@ -51,10 +51,22 @@ export interface DecideJob {
   upstreamTimeoutMs: number;
 }
 
+/**
+ * Why a decision failed, as plain data across the queue; the gateway turns it into the same
+ * client error a chat call's upstream failure gets.
+ */
+export type DecideFailure =
+  | { kind: 'http'; provider: string; status: number; upstreamMessage: string; retryAfterSeconds?: number }
+  | { kind: 'timeout'; provider: string; timeoutMs: number }
+  | { kind: 'unavailable' | 'protocol'; provider: string; message: string }
+  | { kind: 'translation'; message: string; param?: string }
+  | { kind: 'unconfigured'; message: string }
+  | { kind: 'internal'; message: string };
+
 export type DecideReply =
   | { ok: true; answers: DecisionAnswer[]; usage: DecisionUsage }
-  /** `inputTokensBilled`: what an upstream processed although the call failed (0 when nothing is owed). */
-  | { ok: false; status: number; message: string; inputTokensBilled: number };
+  /** `inputTokensBilled`: what upstreams processed although the decision failed (0 when nothing is owed). */
+  | { ok: false; failure: DecideFailure; inputTokensBilled: number };
 
 export function probabilityOfLargest(probabilities: readonly number[]): { index: number; probability: number } {
   let index = 0;
