@@ -1,4 +1,4 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { Checked, IsStringField } from '../chat/chat-validators';
 import { describeWrongType } from '../chat/validation-issues';
@@ -68,7 +68,6 @@ export class LunaDecisionRequestDto {
  * alone (every bound, question and asset); which shape the model takes is checked once the
  * model is known (a body in the other shape is a 400 that names the right one).
  */
-@ApiExtraModels(JevDecisionRequestDto, LunaDecisionRequestDto)
 export class DecisionRequestDto {
   @IsStringField({ nonEmpty: true, maxLength: 256 })
   model!: string;

@@ -64,6 +64,8 @@ export class Environment {
     message: 'MEDIA_FETCH_ALLOWLIST must be a comma-separated list of host or host:port entries (IPv6 addresses in brackets)',
   })
   MEDIA_FETCH_ALLOWLIST?: string;
+  /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
+  @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
 }
 
 /** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */
