@@ -47,7 +47,10 @@ export function assertShape(model: CatalogueModel, shape: DecisionShape, body: D
   const lunaFields = body.input !== undefined || Array.isArray(body.questions);
   const wrong = shape === 'jev' ? lunaFields : jevFields;
   const missing = shape === 'jev' ? body.state === undefined : body.input === undefined;
-  if (wrong || missing) throw invalid(`${shape === 'jev' ? (missing ? 'state' : wrongField(body, 'jev')) : missing ? 'input' : wrongField(body, 'luna')}: ${model.id} takes ${SHAPE_TEXT[shape]}.`);
+  if (!wrong && !missing) return;
+  // The field of the other shape is named first: it says what the client did.
+  const field = wrong ? wrongField(body, shape) : shape === 'jev' ? 'state' : 'input';
+  throw invalid(`${field}: ${model.id} takes ${SHAPE_TEXT[shape]}.`);
 }
 
 function wrongField(body: DecisionRequestDto, shape: DecisionShape): string {
