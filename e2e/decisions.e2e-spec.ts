@@ -235,6 +235,24 @@ describe('decisions, end to end', () => {
     await eventually(async () => (await harness.usageEntries(accountId, 200)).some((row) => row.requestId === response.headers.get('x-request-id')), 10_000);
   });
 
+  it('bills a client that left once the decision was under way what the upstream reports (the hardening rule)', async () => {
+    const { key: leaverKey, accountId: leaver } = await harness.paidKey(100_000);
+    const abort = new AbortController();
+    const sent = fetch(url(), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${leaverKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/jev-delayed', state, questions: { q: jevQuestions.is_complaint } }),
+      signal: abort.signal,
+    }).catch((error: unknown) => error);
+    await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model === 'jev-1.14@delay=800'), 5_000);
+    abort.abort();
+    expect((await sent as { name?: string }).name).toBe('AbortError');
+    const inputTokens = words(state) + words(jevQuestions.is_complaint.instructions);
+    await eventually(async () => (await harness.usageEntries(leaver, 10)).length === 1, 10_000);
+    const [row] = await harness.usageEntries(leaver, 10);
+    expect(row).toMatchObject({ endpoint: 'decisions', model: 'test/jev-delayed', units: { input_tokens: inputTokens }, credits: -creditsFor(inputTokens) });
+  });
+
   it('is described in the Swagger document with both shapes', async () => {
     const doc = await call<{ paths: Record<string, { post: { requestBody: { content: Record<string, { schema: unknown; examples: Record<string, unknown> }> } } }>; components: { schemas: Record<string, unknown> } }>(
       `${harness.gateway}/docs-json`,
