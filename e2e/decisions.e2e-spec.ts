@@ -213,6 +213,25 @@ describe('decisions, end to end', () => {
     expect(choice).toMatchObject({ type: 'choice', name: 'c', choice: 'x' });
   });
 
+  it('holds credits for images too: a key that can pay for the text alone is refused the image', async () => {
+    // 100,000 credits pay for 2,500 tokens; the hold counts the text's bytes, and 3,000 tokens per image.
+    const { key: smallKey } = await harness.paidKey(100_000);
+    const body = { model: 'jev-1.14', state: 'Car door in photo_1', questions: { q: jevQuestions.is_complaint } };
+    expect((await call(url(), { token: smallKey, body })).status).toBe(200);
+    const withImage = await call(url(), { token: smallKey, body: { ...body, assets: { photo_1: { type: 'image', format: 'png', data_base64: PNG } } } });
+    expectErrorBody(withImage, 403, '/v1/decisions');
+  });
+
+  it('answers 502 when the chat model gives no label a probability, billing the calls it made', async () => {
+    const { key: ownKey, accountId: own } = await harness.paidKey(100_000);
+    const response = await call(url(), { token: ownKey, body: { model: 'test/logprobs-no-labels', state, questions: { q: jevQuestions.is_complaint } } });
+    expectErrorBody(response, 502, '/v1/decisions', /^Bad Gateway: .*none of the labels yes, no is among the top log probabilities$/);
+    await eventually(async () => (await harness.usageEntries(own, 10)).length === 1, 10_000);
+    const [row] = await harness.usageEntries(own, 10);
+    expect(row.endpoint).toBe('decisions');
+    expect(row.units!.input_tokens).toBeGreaterThan(words(state));
+  });
+
   it('falls back to the next source, and reports no output tokens for liquid/d1', async () => {
     const failover = await decide({ model: 'test/jev-failover', state, questions: { q: jevQuestions.is_complaint } });
     expect(failover.status).toBe(200);

@@ -79,7 +79,7 @@ export class DecisionsService {
       return {
         model: prepared.model.id,
         answers: prepared.shape === 'jev' ? toJevAnswers(questions, reply.answers) : toLunaAnswers(questions, reply.answers),
-        usage: { input_tokens: reply.usage.input_tokens, output_tokens: reply.usage.output_tokens },
+        usage: { input_tokens: reply.usage.input_tokens, output_tokens: producesNoOutput(prepared.model) ? 0 : reply.usage.output_tokens },
         meta: { usage: meta },
       };
     } finally {
@@ -130,6 +130,11 @@ export class DecisionsService {
       },
     };
   }
+}
+
+/** Models the catalogue marks `no_output_tokens` (liquid/d1) report none, whatever an upstream counts. */
+function producesNoOutput(model: CatalogueModel): boolean {
+  return (model.capabilities ?? []).includes('no_output_tokens');
 }
 
 /** The client error of a failed decision: the same statuses and messages as a chat call's upstream failure. */
