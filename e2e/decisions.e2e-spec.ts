@@ -225,7 +225,7 @@ describe('decisions, end to end', () => {
   it('answers 502 when the chat model gives no label a probability, billing the calls it made', async () => {
     const { key: ownKey, accountId: own } = await harness.paidKey(100_000);
     const response = await call(url(), { token: ownKey, body: { model: 'test/logprobs-no-labels', state, questions: { q: jevQuestions.is_complaint } } });
-    expectErrorBody(response, 502, '/v1/decisions', /^Bad Gateway: .*none of the labels yes, no is among the top log probabilities$/);
+    expectErrorBody(response, 502, '/v1/decisions', /^Bad Gateway: openai sent an invalid response: none of the labels yes, no is among the top log probabilities$/);
     await eventually(async () => (await harness.usageEntries(own, 10)).length === 1, 10_000);
     const [row] = await harness.usageEntries(own, 10);
     expect(row.endpoint).toBe('decisions');

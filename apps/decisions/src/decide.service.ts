@@ -78,10 +78,17 @@ export class DecideService {
     const fallback = new LogprobFallback(
       {
         chat: (request) =>
-          runWithFallback(targets, (target) => chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs }), {
-            breaker: this.chatBreaker,
-            retryAfterCapMs: RETRY_AFTER_CAP_MS,
-          }),
+          runWithFallback(
+            targets,
+            async (target) => ({
+              completion: await chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs }),
+              provider: target.provider,
+            }),
+            {
+              breaker: this.chatBreaker,
+              retryAfterCapMs: RETRY_AFTER_CAP_MS,
+            },
+          ),
       },
       contentParts(job.shape, job.request),
     );

@@ -47,8 +47,8 @@ export function questionPrompt(instructions: string, labelled: ReadonlyArray<{ l
 }
 
 export interface FallbackCall {
-  /** Sends one chat request (with fallback across the model's sources). */
-  chat(request: Record<string, unknown> & { messages: unknown[] }): Promise<UpstreamChatCompletion>;
+  /** Sends one chat request (with fallback across the model's sources); says which provider answered. */
+  chat(request: Record<string, unknown> & { messages: unknown[] }): Promise<{ completion: UpstreamChatCompletion; provider: string }>;
 }
 
 export class LogprobFallback {
@@ -104,13 +104,13 @@ export class LogprobFallback {
       { role: 'system', content: 'You judge content. Answer every question with a single label from its options.' },
       { role: 'user', content: [...this.content, { type: 'text', text: prompt }] },
     ];
-    const completion = await this.caller.chat({ messages, ...FALLBACK_CALL });
+    const { completion, provider } = await this.caller.chat({ messages, ...FALLBACK_CALL });
     const usage = completion.usage;
     this.usage.input_tokens += Number.isSafeInteger(usage?.prompt_tokens) ? usage!.prompt_tokens : estimateChatPromptTokens({ messages: messages as never });
     this.usage.output_tokens += Number.isSafeInteger(usage?.completion_tokens) ? usage!.completion_tokens : 1;
     const top = topLogprobsOf(completion);
     const distribution = labelDistribution(top, labels);
-    if (!distribution) throw new UpstreamProtocolError(completion.model || 'upstream', `none of the labels ${labels.join(', ')} is among the top log probabilities`);
+    if (!distribution) throw new UpstreamProtocolError(provider, `none of the labels ${labels.join(', ')} is among the top log probabilities`);
     return distribution;
   }
 }
