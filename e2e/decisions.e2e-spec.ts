@@ -152,6 +152,8 @@ describe('decisions, end to end', () => {
     expect(emulator.requests.at(-1)!.path).toBe('/v1/decisions');
     expect(emulator.requests.at(-1)!.body).toEqual({ model: 'gpt-6-luna', input, questions });
     expect(response.body.usage.output_tokens).toBe(4);
+    // Azure serves Luna chat but has no decisions API: skipped on the way, refused when pinned.
+    expectErrorBody(await decide({ model: 'luna', provider: 'azure', input: state, questions }), 400, '/v1/decisions', /^Body validation error! provider: azure offers no decisions API for test\/luna; pick another source\.$/);
     expectErrorBody(
       await decide({ model: 'luna', input: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }], questions }),
       400,

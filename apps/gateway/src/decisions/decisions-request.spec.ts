@@ -7,7 +7,7 @@ const model = (overrides: Partial<CatalogueModel>): CatalogueModel => ({
   id: 'test/jev-1.14',
   aliases: [],
   type: 'typesafe/decisions',
-  info: { name: 'Jev', contextLength: 262144 },
+  info: { name: 'Jev', developer: 'Test', description: 'test', contextLength: 262144 },
   tags: [],
   capabilities: ['decisions', 'vision', 'box'],
   modalities: { input: ['text', 'image'], output: ['text'] },

@@ -14,7 +14,7 @@ import {
 } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError } from '@igw/messaging';
 import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
-import { UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
+import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
 import { UpstreamCallBilling } from '../upstream/upstream-billing';
@@ -110,7 +110,7 @@ export class DecisionsService {
     assertShape(model, shape, call.body);
     const questions = decisionQuestions(model, shape, call.body);
     const via: DecideJob['via'] = model.tags.includes(LOGPROBS_TAG) ? 'chat-logprobs' : 'decisions-api';
-    const sources = selectSources(model, call.body.provider).map(({ provider, model: upstream }) => ({ provider, model: upstream }));
+    const sources = decisionSources(model, shape, via, selectSources(model, call.body.provider), call.body.provider);
     const { model: _model, provider: _provider, ...request } = call.body;
     return {
       model,
@@ -130,6 +130,27 @@ export class DecisionsService {
       },
     };
   }
+}
+
+/**
+ * The sources that can answer: for a decision API, those whose provider serves the model's
+ * shape (others are skipped, as embeddings skip providers without an embeddings API). A pinned
+ * source without one is the client's choice (400); a model left with none is a catalogue
+ * problem (503).
+ */
+function decisionSources(
+  model: CatalogueModel,
+  shape: DecisionShape,
+  via: DecideJob['via'],
+  selected: CatalogueModel['routing']['sources'],
+  provider: string | undefined,
+): DecideJob['sources'] {
+  const usable = via === 'chat-logprobs' ? selected : selected.filter((source) => decisionsAdapterFor(source.provider, shape) !== undefined);
+  if (usable.length > 0) return usable.map(({ provider: name, model: upstream }) => ({ provider: name, model: upstream }));
+  const names = [...new Set(selected.map((source) => source.provider))].join(', ');
+  const pinned = provider !== undefined && !['auto', 'fallback'].includes(provider.toLowerCase());
+  if (pinned) throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} provider: ${names} offers no decisions API for ${model.id}; pick another source.`);
+  throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: no source of model '${model.id}' offers a decisions API (${names} has none).`);
 }
 
 /** Models the catalogue marks `no_output_tokens` (liquid/d1) report none, whatever an upstream counts. */
