@@ -51,9 +51,14 @@ export interface FallbackCall {
   chat(request: Record<string, unknown> & { messages: unknown[] }): Promise<{ completion: UpstreamChatCompletion; provider: string }>;
 }
 
+/** Calls of one decision in flight at once: 64 questions of 255 options would otherwise be ~900 at a time against one upstream. */
+export const MAX_PARALLEL_CALLS = 16;
+
 export class LogprobFallback {
   /** Usage of every call that answered, kept even if a later one fails (it is still owed). */
   readonly usage: DecisionUsage = { input_tokens: 0, output_tokens: 0 };
+  private inFlight = 0;
+  private readonly waiting: Array<() => void> = [];
 
   constructor(
     private readonly caller: FallbackCall,
@@ -98,13 +103,27 @@ export class LogprobFallback {
     return combineRounds(within, final);
   }
 
+  /** Runs `call` once fewer than MAX_PARALLEL_CALLS of this decision are in flight. */
+  private async limited<T>(call: () => Promise<T>): Promise<T> {
+    // A finished call hands its slot straight to the next waiting one.
+    if (this.inFlight >= MAX_PARALLEL_CALLS) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.inFlight++;
+    try {
+      return await call();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.inFlight--;
+    }
+  }
+
   private async distribution(instructions: string, labelled: Array<{ label: string; meaning: string }>, labels: readonly string[]): Promise<number[]> {
     const prompt = questionPrompt(instructions, labelled);
     const messages = [
       { role: 'system', content: 'You judge content. Answer every question with a single label from its options.' },
       { role: 'user', content: [...this.content, { type: 'text', text: prompt }] },
     ];
-    const { completion, provider } = await this.caller.chat({ messages, ...FALLBACK_CALL });
+    const { completion, provider } = await this.limited(() => this.caller.chat({ messages, ...FALLBACK_CALL }));
     const usage = completion.usage;
     this.usage.input_tokens += Number.isSafeInteger(usage?.prompt_tokens) ? usage!.prompt_tokens : estimateChatPromptTokens({ messages: messages as never });
     this.usage.output_tokens += Number.isSafeInteger(usage?.completion_tokens) ? usage!.completion_tokens : 1;

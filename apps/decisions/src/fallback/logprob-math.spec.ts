@@ -1,4 +1,5 @@
 import { expectedLevel } from '@igw/contracts';
+import { LogprobFallback, MAX_PARALLEL_CALLS } from './logprob-fallback';
 import { combineRounds, labelDistribution, rounds } from './logprob-math';
 
 const ln = Math.log;
@@ -43,5 +44,40 @@ describe('chat-logprobs fallback arithmetic', () => {
     const groups = [[0, 1, 2], [3, 4]].map((group) => group.map((i) => truth[i] / group.reduce((s, j) => s + truth[j], 0)));
     const winners = [0, 3].map((i) => truth[i] / (truth[0] + truth[3]));
     combineRounds(groups, winners).forEach((p, i) => expect(p).toBeCloseTo(truth[i], 12));
+  });
+});
+
+describe('the fallback caller', () => {
+  it('keeps at most MAX_PARALLEL_CALLS calls of one decision in flight, and answers every question', async () => {
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    const release: Array<() => void> = [];
+    const fallback = new LogprobFallback(
+      {
+        chat: async () => {
+          calls++;
+          inFlight++;
+          most = Math.max(most, inFlight);
+          await new Promise<void>((resolve) => release.push(resolve));
+          inFlight--;
+          const completion = { choices: [{ logprobs: { content: [{ token: 'yes', logprob: Math.log(0.75), top_logprobs: [{ token: 'yes', logprob: Math.log(0.75) }, { token: 'no', logprob: Math.log(0.25) }] }] } }], usage: { prompt_tokens: 10, completion_tokens: 1 } };
+          return { completion: completion as never, provider: 'openai' };
+        },
+      },
+      [{ type: 'text', text: 'Content:\nx' }],
+    );
+    const questions = Array.from({ length: 40 }, (_, i) => ({ name: `q${i}`, type: 'noul' as const, instructions: 'ok?' }));
+    const answering = fallback.answer(questions);
+    while (calls < 40) {
+      await new Promise((resolve) => setImmediate(resolve));
+      release.splice(0).forEach((resolve) => resolve());
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    release.splice(0).forEach((resolve) => resolve());
+    const answers = await answering;
+    expect(most).toBe(MAX_PARALLEL_CALLS);
+    expect(answers.map((answer) => answer.type === 'noul' && answer.probability)).toEqual(questions.map(() => 0.75));
+    expect(fallback.usage).toEqual({ input_tokens: 400, output_tokens: 40 });
   });
 });
