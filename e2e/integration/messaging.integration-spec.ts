@@ -45,6 +45,29 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
     await expect(caller.request(QueueName.Decisions, 'decisions.ping', {}, 300)).rejects.toBeInstanceOf(RpcTimeoutError);
   });
 
+  it('tells a timed-out caller whether a worker had taken the job (the decisions gateway bills only then)', async () => {
+    const nobody = await caller.request(QueueName.Decisions, 'decisions.ping', {}, 300).catch((error: unknown) => error);
+    expect(nobody).toBeInstanceOf(RpcTimeoutError);
+    expect((nobody as RpcTimeoutError).workerStarted).toBe(false);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let taken = 0;
+    const worker = callee.consume(QueueName.Decisions, {
+      'decisions.ping': async () => ({ ok: true as const }),
+      'decisions.decide': async () => {
+        taken++;
+        await held;
+        return { ok: true as const, answers: [], usage: { input_tokens: 0, output_tokens: 0 } };
+      },
+    });
+    const slow = await caller.request(QueueName.Decisions, 'decisions.decide', {} as never, 1_000).catch((error: unknown) => error);
+    release();
+    expect(slow).toBeInstanceOf(RpcTimeoutError);
+    expect((slow as RpcTimeoutError).workerStarted).toBe(true);
+    expect(taken).toBe(1);
+    await worker.close();
+  });
+
   it('delivers a work job once even when it is added twice with the same job id', async () => {
     const seen: string[] = [];
     callee.consume(QueueName.Usage, {

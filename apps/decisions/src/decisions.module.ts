@@ -1,15 +1,29 @@
 import { Injectable, Module, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
 import { QueueName } from '@igw/contracts';
 import { MessagingModule, MessagingService } from '@igw/messaging';
+import { DecideService } from './decide.service';
 import { HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 
-/** The decisions worker. Decision models arrive with their own issue; today it answers pings. */
+/** Decisions answered at once per process: each mostly waits on upstream calls. */
+const DECISIONS_CONCURRENCY = 32;
+
+/** The decisions worker: answers POST /v1/decisions jobs the gateway validated and admitted, and pings. */
 @Injectable()
 class DecisionsWorker implements OnApplicationBootstrap {
-  constructor(private readonly messaging: MessagingService) {}
+  constructor(
+    private readonly messaging: MessagingService,
+    private readonly decisions: DecideService,
+  ) {}
 
   onApplicationBootstrap(): void {
-    this.messaging.consume(QueueName.Decisions, { 'decisions.ping': async () => ({ ok: true as const }) }, 8);
+    this.messaging.consume(
+      QueueName.Decisions,
+      {
+        'decisions.ping': async () => ({ ok: true as const }),
+        'decisions.decide': (job) => this.decisions.decide(job),
+      },
+      DECISIONS_CONCURRENCY,
+    );
   }
 }
 
@@ -22,6 +36,7 @@ export class DecisionsModule {
       controllers: [HealthController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
+        DecideService,
         DecisionsWorker,
         {
           provide: READINESS_CHECKS,

@@ -5,6 +5,8 @@ import { GatewayKeyAuthenticator } from './auth/gateway-key.authenticator';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
+import { DecisionsController } from './decisions/decisions.controller';
+import { DecisionsService } from './decisions/decisions.service';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { EmbeddingsService } from './embeddings/embeddings.service';
 import { ModelsController } from './models/models.controller';
@@ -17,7 +19,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
-      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController],
+      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, DecisionsController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         CatalogueSnapshotService,
@@ -27,6 +29,7 @@ export class GatewayModule {
         RequestMeter,
         ChatService,
         EmbeddingsService,
+        DecisionsService,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

@@ -12,3 +12,6 @@ export { IsNumberField, numberIssues, type NumberRule } from './chat/chat-valida
 export * from './chat/chat-completion';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';
+export * from './decisions/decision-questions';
+export * from './decisions/decision-request.dto';
+export * from './decisions/decision-result';

@@ -4,6 +4,8 @@ export class RpcTimeoutError extends Error {
     readonly queue: string,
     readonly job: string,
     readonly timeoutMs: number,
+    /** Whether a worker had taken the job (it may still be running): its side effects may have happened. */
+    readonly workerStarted = false,
   ) {
     super(`No reply to ${job} on queue ${queue} within ${timeoutMs} ms`);
     this.name = 'RpcTimeoutError';

@@ -77,9 +77,14 @@ export class MessagingService implements OnApplicationShutdown {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/timed out/i.test(message)) {
-        // Nobody will read the answer: make sure no worker spends time on it.
-        await job.remove().catch(() => undefined);
-        throw new RpcTimeoutError(queue, name, timeoutMs);
+        // Nobody will read the answer: make sure no worker spends time on it. A job a worker
+        // holds cannot be removed; the caller is told it started (it may be owed for).
+        const state = await job.getState().catch(() => 'unknown');
+        const removed = await job.remove().then(
+          () => true,
+          () => false,
+        );
+        throw new RpcTimeoutError(queue, name, timeoutMs, !removed || state === 'active' || state === 'completed' || state === 'failed');
       }
       throw new RpcFailedError(queue, name, message);
     }

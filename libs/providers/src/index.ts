@@ -16,3 +16,4 @@ export {
   ANTHROPIC_THINKING_BUDGETS,
 } from './anthropic/anthropic.translate';
 export { GEMINI_THINKING_BUDGETS } from './google/gemini.translate';
+export * from './decisions/decisions.adapters';

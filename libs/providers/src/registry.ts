@@ -46,6 +46,8 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
   provider('xai', 'openai', { defaultBaseUrl: 'https://api.x.ai/v1' }),
   provider('vllm', 'openai', { keyless: true }),
   provider('ollama', 'openai', { defaultBaseUrl: 'http://127.0.0.1:11434/v1', keyless: true }),
+  // TypeSafe's System One decision API (POST {TYPESAFE_BASE_URL}/systemone); no default address.
+  provider('typesafe', 'openai'),
 ];
 
 const CHAT_ADAPTERS: Record<ProviderKind, ChatAdapter> = {

@@ -7,6 +7,11 @@
 //   <name>@chunk-delay=<ms>     streams: wait ms (max 60000) between events
 //   <name>@fail-after=<n>       streams: destroy the connection abruptly after n content events
 //   <name>@no-usage             report no token usage (formats that support it; OpenAI chat and embeddings)
+//   <name>@top-logprobs=<token>:<logprob>,...
+//                               OpenAI chat with `logprobs: true` (non-streamed): the first token is the
+//                               most likely of these, and its `top_logprobs` are these, most likely first
+//                               (as many as `top_logprobs` asks); e.g. `@top-logprobs=yes:-0.2,no:-1.8`.
+//                               What the decisions fallback's tests read known probabilities from.
 //
 // Hostile answers, to prove a client bounds what it reads (hostile.ts; each is written as the
 // client takes it, never built in memory, and stops when the client leaves):
@@ -46,12 +51,14 @@ export interface ModelControls {
   hugeLineMb?: number;
   endlessStream?: boolean;
   endlessError?: boolean;
+  /** `@top-logprobs`: the first token's alternatives, most likely first. */
+  topLogprobs?: Array<{ token: string; logprob: number }>;
 }
 
 /** The controls of one request (from its model name); the router merges the control headers in. */
 export type RequestControls = Omit<ModelControls, 'model'>;
 
-const SUFFIX = /@(status|delay|chunk-delay|fail-after|huge-body|huge-line)=([^@]*)$|@(no-usage|endless-stream|endless-error)$/;
+const SUFFIX = /@(status|delay|chunk-delay|fail-after|huge-body|huge-line|top-logprobs)=([^@]*)$|@(no-usage|endless-stream|endless-error)$/;
 const DIGITS = /^\d{1,15}$/;
 
 /** Splits the control suffixes off a model name: `parseModelControls('m@status=500')` → `{model: 'm', status: 500}`. */
@@ -69,6 +76,10 @@ export function parseModelControls(model: string): ModelControls {
     else if (flag === 'endless-stream') result.endlessStream = true;
     else if (flag === 'endless-error') result.endlessError = true;
     if (key === undefined) continue;
+    if (key === 'top-logprobs') {
+      result.topLogprobs ??= parseTopLogprobs(value);
+      continue;
+    }
     if (!DIGITS.test(value)) continue;
     const number = Number(value);
     switch (key) {
@@ -94,6 +105,16 @@ export function parseModelControls(model: string): ModelControls {
   }
   result.model = rest;
   return result;
+}
+
+/** `yes:-0.2,no:-1.8` → the pairs, most likely first; undefined when any pair is malformed. */
+function parseTopLogprobs(value: string): Array<{ token: string; logprob: number }> | undefined {
+  const pairs = value.split(',').map((pair) => {
+    const colon = pair.lastIndexOf(':');
+    return { token: pair.slice(0, colon), logprob: Number(pair.slice(colon + 1)) };
+  });
+  if (pairs.length === 0 || pairs.some((pair) => pair.token === '' || !Number.isFinite(pair.logprob) || pair.logprob > 0)) return undefined;
+  return pairs.sort((a, b) => b.logprob - a.logprob);
 }
 
 export interface ControlledRequest {

@@ -3,6 +3,7 @@ import { constants as zlibConstants, deflateRaw, inflateRawSync } from 'node:zli
 import type { ResolveKeyReply, ResolveKeyRequest } from '../billing/key-resolution';
 import type { UsageEvent } from '../billing/usage-event';
 import type { CatalogueSnapshot } from '../catalogue/catalogue-model';
+import type { DecideJob, DecideReply } from '../decisions/decision-result';
 
 /**
  * Queue names. NEVER RENAME a value: jobs already waiting under the old name would stall.
@@ -66,6 +67,8 @@ export interface JobMap {
   };
   [QueueName.Decisions]: {
     'decisions.ping': { data: Record<string, never>; reply: { ok: true } };
+    /** One POST /v1/decisions, validated and admitted by the gateway; answered by the decisions service. */
+    'decisions.decide': { data: DecideJob; reply: DecideReply };
   };
 }
 

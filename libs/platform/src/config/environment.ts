@@ -81,6 +81,8 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISS_BURST: number = 20;
   /** How fast that budget comes back, per minute. */
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISSES_PER_MINUTE: number = 60;
+  /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
+  @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
 }
 
 /** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */

@@ -32,6 +32,9 @@
 //     token itself, then `<token>_alt<k>` with logprob - k. Refusals put the entries
 //     under `refusal` (content null); tool calls have both null. Streams: each content
 //     (or refusal) chunk carries `logprobs: {content: [its entry], refusal: null}`.
+//     With the `@top-logprobs=<token>:<logprob>,...` model control (non-streamed text replies),
+//     the first word is the most likely given token and its entry lists the given
+//     alternatives instead (../controls.ts).
 //   `web_search_options` (object) or `enable_search: true`: a text reply's message gets
 //     `annotations: [{type: 'url_citation', url_citation: {start_index: 0, end_index:
 //     <content length - 1>, title: 'Emulated source', url: 'https://example.com/emulated'}}]`
@@ -155,7 +158,8 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
   const noUsage = ctx.controls.noUsage === true;
   if (noUsage) parsed.includeUsage = false;
 
-  const reply = decideReply(parsed);
+  const forcedTop = parsed.topLogprobs !== undefined && !parsed.stream ? ctx.controls.topLogprobs : undefined;
+  const reply = withForcedFirstToken(decideReply(parsed), forcedTop);
   const spoken = reply.kind === 'text' && parsed.audio !== undefined ? audioTokens(reply.returned.length) : 0;
   const usage = chatUsage(promptTokens(parsed.messages), (completionTokens(reply) + spoken) * parsed.n, hasCacheControl(parsed.messages), spoken * parsed.n);
   const id = `chatcmpl-${randomId(29)}`;
@@ -173,7 +177,7 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
     choices.push({
       index,
       message: responseMessage(parsed, reply, callIds[index] ?? '', audioIds[index] === undefined ? undefined : { id: audioIds[index], created }),
-      logprobs: choiceLogprobs(parsed, reply),
+      logprobs: choiceLogprobs(parsed, reply, forcedTop),
       finish_reason: finishReasonOf(reply),
     });
   }
@@ -274,11 +278,17 @@ function wholeToolCall(reply: Reply & { kind: 'tool_call' }, id: string): Record
     : { id, type: 'custom', custom: { name: tool.name, input: payload } };
 }
 
-function choiceLogprobs(request: ChatRequest, reply: Reply): unknown {
+/** `@top-logprobs`: a text reply starts with the most likely of the given tokens. */
+function withForcedFirstToken(reply: Reply, forced: ReadonlyArray<{ token: string }> | undefined): Reply {
+  if (forced === undefined || reply.kind !== 'text' || reply.returned.length === 0) return reply;
+  return { ...reply, returned: [forced[0].token.trim(), ...reply.returned.slice(1)] };
+}
+
+function choiceLogprobs(request: ChatRequest, reply: Reply, forced?: ReadonlyArray<{ token: string; logprob: number }>): unknown {
   const top = request.topLogprobs;
   if (top === undefined) return null;
   if (reply.kind === 'tool_call') return { content: null, refusal: null };
-  const entries = reply.returned.map((word, position) => logprobEntry(word, position, top));
+  const entries = reply.returned.map((word, position) => (position === 0 && forced !== undefined && reply.kind === 'text' ? forcedEntry(forced, top) : logprobEntry(word, position, top)));
   return reply.kind === 'refusal' ? { content: null, refusal: entries } : { content: entries, refusal: null };
 }
 
@@ -291,6 +301,16 @@ function logprobEntry(word: string, position: number, top: number): LogprobEntry
     alternatives.push({ token: alternative, logprob: round(logprob - k), bytes: utf8Bytes(alternative) });
   }
   return { token, logprob, bytes: utf8Bytes(token), top_logprobs: alternatives };
+}
+
+function forcedEntry(forced: ReadonlyArray<{ token: string; logprob: number }>, top: number): LogprobEntry {
+  const [first] = forced;
+  return {
+    token: first.token,
+    logprob: first.logprob,
+    bytes: utf8Bytes(first.token),
+    top_logprobs: forced.slice(0, top).map(({ token, logprob }) => ({ token, logprob, bytes: utf8Bytes(token) })),
+  };
 }
 
 const round = (value: number): number => Math.round(value * 10_000) / 10_000;

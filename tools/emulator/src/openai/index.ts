@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ErrorDetails, ErrorResponse, RouterFailure, WireFormat } from '../format';
 import { chatCompletions } from './chat';
+import { openAiDecisions, systemOne } from './decisions';
 import { embeddings } from './embeddings';
 import { listModels, retrieveModel } from './models';
 
@@ -23,6 +24,8 @@ export const openAIFormat: WireFormat = {
   routes: [
     { method: 'POST', path: '/v1/chat/completions', handle: chatCompletions },
     { method: 'POST', path: '/v1/embeddings', handle: embeddings },
+    { method: 'POST', path: '/v1/systemone', handle: systemOne },
+    { method: 'POST', path: '/v1/decisions', handle: openAiDecisions },
     { method: 'GET', path: '/v1/models', handle: listModels },
     { method: 'GET', path: /^\/v1\/models\/(.+)$/, handle: retrieveModel },
   ],

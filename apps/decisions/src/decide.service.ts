@@ -1,0 +1,118 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { DecideFailure, DecideJob, DecideReply, DecisionAnswer, DecisionUsage } from '@igw/contracts';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import {
+  chatAdapterFor,
+  CircuitBreaker,
+  decisionsAdapterFor,
+  planRoute,
+  RequestTranslationError,
+  runWithFallback,
+  UpstreamHttpError,
+  UpstreamLimitExceededError,
+  UpstreamProtocolError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+  type RoutePlan,
+} from '@igw/providers';
+import { contentParts, LogprobFallback } from './fallback/logprob-fallback';
+
+/** A `retry-after` up to this long is waited for; longer ones move on to the next source (as the gateway does). */
+const RETRY_AFTER_CAP_MS = 2_000;
+
+type Target = RoutePlan['targets'][number];
+
+/**
+ * Answers one decision: through the sources' decision APIs (System One, OpenAI decisions),
+ * or through the chat-logprobs fallback, with the same fallback rules as the gateway's chat
+ * calls. Never throws: a failure is a reply the gateway maps to the client's status, with the
+ * input tokens still owed for what upstreams processed.
+ */
+@Injectable()
+export class DecideService {
+  private readonly logger = new Logger(DecideService.name);
+  private readonly decisionsBreaker = new CircuitBreaker();
+  private readonly chatBreaker = new CircuitBreaker();
+
+  constructor(@Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings) {}
+
+  async decide(job: DecideJob): Promise<DecideReply> {
+    const spent: DecisionUsage = { input_tokens: 0, output_tokens: 0 };
+    try {
+      const targets = this.targets(job);
+      const result = job.via === 'chat-logprobs' ? await this.viaLogprobs(job, targets, spent) : await this.viaDecisionsApi(job, targets, spent);
+      return { ok: true, ...result };
+    } catch (error) {
+      const failure = describeFailure(error);
+      if (failure.kind === 'internal') this.logger.error(`Decision ${job.requestId} failed: ${failure.message}`);
+      return { ok: false, failure, inputTokensBilled: spent.input_tokens };
+    }
+  }
+
+  private targets(job: DecideJob): Target[] {
+    const env = this.settings.env;
+    const limits = { maxResponseBytes: env.UPSTREAM_MAX_RESPONSE_BYTES, maxErrorBytes: env.UPSTREAM_MAX_ERROR_BYTES, maxEventBytes: env.UPSTREAM_MAX_EVENT_BYTES, maxStreamMs: env.UPSTREAM_STREAM_MAX_MS };
+    const usable = job.via === 'chat-logprobs' ? job.sources : job.sources.filter((source) => decisionsAdapterFor(source.provider, job.shape) !== undefined);
+    const plan = planRoute(usable, this.settings.providers, limits);
+    if (plan.targets.length > 0) return plan.targets;
+    const missing = plan.missing.length > 0 ? `Set ${plan.missing.join(' or ')}.` : `No source of ${job.model} offers a decisions API.`;
+    throw new UnconfiguredError(`Service Unavailable: no upstream is configured for model '${job.model}'. ${missing}`);
+  }
+
+  private async viaDecisionsApi(job: DecideJob, targets: Target[], spent: DecisionUsage): Promise<{ answers: DecisionAnswer[]; usage: DecisionUsage }> {
+    const result = await runWithFallback(
+      targets,
+      (target) =>
+        decisionsAdapterFor(target.provider, job.shape)!.decide(target, { body: job.request, questions: job.questions }, { timeoutMs: job.upstreamTimeoutMs }).catch((error: unknown) => {
+          // An answer too large to read was still processed upstream: owed.
+          if (error instanceof UpstreamLimitExceededError && error.upstreamCharged) spent.input_tokens = job.estimatedInputTokens;
+          throw error;
+        }),
+      { breaker: this.decisionsBreaker, retryAfterCapMs: RETRY_AFTER_CAP_MS },
+    );
+    const usage = result.usage ?? { input_tokens: job.estimatedInputTokens, output_tokens: 0 };
+    return { answers: result.answers, usage };
+  }
+
+  private async viaLogprobs(job: DecideJob, targets: Target[], spent: DecisionUsage): Promise<{ answers: DecisionAnswer[]; usage: DecisionUsage }> {
+    const fallback = new LogprobFallback(
+      {
+        chat: (request) =>
+          runWithFallback(
+            targets,
+            async (target) => ({
+              completion: await chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs }),
+              provider: target.provider,
+            }),
+            {
+              breaker: this.chatBreaker,
+              retryAfterCapMs: RETRY_AFTER_CAP_MS,
+            },
+          ),
+      },
+      contentParts(job.shape, job.request),
+    );
+    try {
+      const answers = await fallback.answer(job.questions);
+      return { answers, usage: { ...fallback.usage } };
+    } finally {
+      spent.input_tokens = fallback.usage.input_tokens;
+      spent.output_tokens = fallback.usage.output_tokens;
+    }
+  }
+}
+
+class UnconfiguredError extends Error {}
+
+/** The failure as plain data for the queue. */
+export function describeFailure(error: unknown): DecideFailure {
+  if (error instanceof UpstreamHttpError) {
+    return { kind: 'http', provider: error.provider, status: error.status, upstreamMessage: error.upstreamMessage, ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}) };
+  }
+  if (error instanceof UpstreamTimeoutError) return { kind: 'timeout', provider: error.provider, timeoutMs: error.timeoutMs };
+  if (error instanceof UpstreamUnavailableError) return { kind: 'unavailable', provider: error.provider, message: error.message };
+  if (error instanceof UpstreamProtocolError) return { kind: 'protocol', provider: error.provider, message: error.message };
+  if (error instanceof RequestTranslationError) return { kind: 'translation', message: error.message, ...(error.param ? { param: error.param } : {}) };
+  if (error instanceof UnconfiguredError) return { kind: 'unconfigured', message: error.message };
+  return { kind: 'internal', message: error instanceof Error ? error.message : String(error) };
+}

@@ -1,0 +1,179 @@
+import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  ErrorMessages,
+  QueueName,
+  toJevAnswers,
+  toLunaAnswers,
+  type CatalogueModel,
+  type DecideFailure,
+  type DecideJob,
+  type DecideReply,
+  type DecisionRequestDto,
+  type DecisionResultDto,
+  type DecisionShape,
+} from '@igw/contracts';
+import { MessagingService, RpcTimeoutError } from '@igw/messaging';
+import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
+import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
+import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
+import { UpstreamCallBilling } from '../upstream/upstream-billing';
+import { toClientError } from '../upstream/upstream-error.mapper';
+import { selectSources } from '../upstream/upstream-route';
+import { assertShape, assertWithinContext, decisionQuestions, decisionShapeOf, inputTokensOf, LOGPROBS_TAG, tokens, utf8Bytes } from './decisions-request';
+
+export interface DecisionsCall {
+  requestId: string;
+  auth: AuthenticatedKey;
+  body: DecisionRequestDto;
+  signal: CancelSignal;
+}
+
+interface PreparedDecision {
+  /** The concrete entry that answers and whose prices are charged (a floating id resolved). */
+  model: CatalogueModel;
+  revision: number;
+  shape: DecisionShape;
+  job: DecideJob;
+  inputTokensCeiling: number;
+}
+
+/**
+ * POST /v1/decisions. The gateway validates, authenticates, admits and holds credits, then
+ * puts the decision on the decisions queue and waits for the reply (DECISIONS_TIMEOUT_MS,
+ * then 504); the decisions service calls the upstreams. Billed by input tokens only, through
+ * the same journal and ledger as chat.
+ *
+ * A client that leaves: before the job is queued, nothing is sent or billed; after, the job
+ * runs on (a queued job cannot be called back), the request keeps its slot and hold until
+ * the reply, and what the reply says was processed is billed (upstream-billing.ts's rule).
+ */
+@Injectable()
+export class DecisionsService {
+  private readonly logger = new Logger(DecisionsService.name);
+
+  constructor(
+    private readonly catalogue: CatalogueSnapshotService,
+    private readonly meter: RequestMeter,
+    private readonly messaging: MessagingService,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {}
+
+  async decide(call: DecisionsCall): Promise<DecisionResultDto> {
+    const prepared = this.prepare(call);
+    const admitted = await this.meter.admit(
+      { requestId: call.requestId, auth: call.auth, endpoint: 'decisions', model: prepared.model, catalogueRevision: prepared.revision },
+      { input_tokens: prepared.inputTokensCeiling },
+    );
+    const billing = new UpstreamCallBilling(call.signal, this.settings.env.DECISIONS_TIMEOUT_MS);
+    try {
+      // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
+      assertWithinContext(prepared.model, prepared.shape, call.body);
+      const reply = await billing.attempt(() => this.send(prepared, admitted));
+      if (!reply.ok) {
+        if (reply.inputTokensBilled > 0) admitted.settle({ input_tokens: reply.inputTokensBilled });
+        throw clientErrorOf(reply.failure);
+      }
+      const meta = admitted.settle({ input_tokens: reply.usage.input_tokens });
+      const { questions } = prepared.job;
+      return {
+        model: prepared.model.id,
+        answers: prepared.shape === 'jev' ? toJevAnswers(questions, reply.answers) : toLunaAnswers(questions, reply.answers),
+        usage: { input_tokens: reply.usage.input_tokens, output_tokens: producesNoOutput(prepared.model) ? 0 : reply.usage.output_tokens },
+        meta: { usage: meta },
+      };
+    } finally {
+      billing.close();
+      admitted.finish();
+    }
+  }
+
+  private async send(prepared: PreparedDecision, admitted: AdmittedRequest): Promise<DecideReply> {
+    try {
+      return await this.messaging.request(QueueName.Decisions, 'decisions.decide', prepared.job, this.settings.env.DECISIONS_TIMEOUT_MS);
+    } catch (error) {
+      if (error instanceof RpcTimeoutError) {
+        // The worker had the job: upstreams may have read the content; its count is billed.
+        if (error.workerStarted) admitted.settle({ input_tokens: prepared.job.estimatedInputTokens });
+        throw new GatewayException(HttpStatus.GATEWAY_TIMEOUT, `Gateway Timeout: the decisions service did not answer within ${error.timeoutMs} ms.`, { cause: error });
+      }
+      this.logger.error(`Decision ${prepared.job.requestId}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new GatewayException(HttpStatus.BAD_GATEWAY, 'Bad Gateway: the decisions service failed to answer.', { cause: error });
+    }
+  }
+
+  private prepare(call: DecisionsCall): PreparedDecision {
+    const named = this.catalogue.resolveModel(call.body.model);
+    // A floating id answers as its current pinned release: that entry's sources and prices.
+    const { model, revision } = named.model.resolvesTo ? this.catalogue.resolveModel(named.model.resolvesTo) : named;
+    const shape = decisionShapeOf(model);
+    assertShape(model, shape, call.body);
+    const questions = decisionQuestions(model, shape, call.body);
+    const via: DecideJob['via'] = model.tags.includes(LOGPROBS_TAG) ? 'chat-logprobs' : 'decisions-api';
+    const sources = decisionSources(model, shape, via, selectSources(model, call.body.provider), call.body.provider);
+    const { model: _model, provider: _provider, ...request } = call.body;
+    return {
+      model,
+      revision,
+      shape,
+      inputTokensCeiling: inputTokensOf(shape, via, call.body, questions, utf8Bytes),
+      job: {
+        requestId: call.requestId,
+        model: model.id,
+        shape,
+        via,
+        sources,
+        request: request as Record<string, unknown>,
+        questions,
+        estimatedInputTokens: inputTokensOf(shape, via, call.body, questions, tokens),
+        upstreamTimeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS,
+      },
+    };
+  }
+}
+
+/**
+ * The sources that can answer: for a decision API, those whose provider serves the model's
+ * shape (others are skipped, as embeddings skip providers without an embeddings API). A pinned
+ * source without one is the client's choice (400); a model left with none is a catalogue
+ * problem (503).
+ */
+function decisionSources(
+  model: CatalogueModel,
+  shape: DecisionShape,
+  via: DecideJob['via'],
+  selected: CatalogueModel['routing']['sources'],
+  provider: string | undefined,
+): DecideJob['sources'] {
+  const usable = via === 'chat-logprobs' ? selected : selected.filter((source) => decisionsAdapterFor(source.provider, shape) !== undefined);
+  if (usable.length > 0) return usable.map(({ provider: name, model: upstream }) => ({ provider: name, model: upstream }));
+  const names = [...new Set(selected.map((source) => source.provider))].join(', ');
+  const pinned = provider !== undefined && !['auto', 'fallback'].includes(provider.toLowerCase());
+  if (pinned) throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} provider: ${names} offers no decisions API for ${model.id}; pick another source.`);
+  throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: no source of model '${model.id}' offers a decisions API (${names} has none).`);
+}
+
+/** Models the catalogue marks `no_output_tokens` (liquid/d1) report none, whatever an upstream counts. */
+function producesNoOutput(model: CatalogueModel): boolean {
+  return (model.capabilities ?? []).includes('no_output_tokens');
+}
+
+/** The client error of a failed decision: the same statuses and messages as a chat call's upstream failure. */
+export function clientErrorOf(failure: DecideFailure): unknown {
+  switch (failure.kind) {
+    case 'http':
+      return toClientError(new UpstreamHttpError(failure.provider, failure.status, failure.upstreamMessage, failure.retryAfterSeconds));
+    case 'timeout':
+      return toClientError(new UpstreamTimeoutError(failure.provider, failure.timeoutMs));
+    case 'unavailable':
+      return toClientError(new UpstreamUnavailableError(failure.provider, failure.message));
+    case 'protocol':
+      return toClientError(Object.assign(new UpstreamProtocolError(failure.provider, ''), { message: failure.message }));
+    case 'translation':
+      return new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${failure.param ? `${failure.param}: ` : ''}${failure.message}`);
+    case 'unconfigured':
+      return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, failure.message);
+    case 'internal':
+      return new GatewayException(HttpStatus.BAD_GATEWAY, 'Bad Gateway: the decisions service failed to answer.');
+  }
+}
