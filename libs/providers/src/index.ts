@@ -8,3 +8,6 @@ export * from './transport/upstream-limits';
 export { AZURE_API_VERSION } from './azure/azure-openai.chat';
 export * from './fallback';
 export { AnthropicTranslationError } from './anthropic/anthropic.translate';
+export { inlineImageUrls } from './media/inline-image-urls';
+export { wavDurationSeconds, characterCount, speechContentType } from './media/audio-facts';
+export { imageDimensions, imageMimeType, parseSize } from './media/image-facts';
