@@ -76,7 +76,7 @@ async function run(file: string, target: ProviderTarget, request: Fixture['reque
   }
   if (file.includes('/transcription-') || file.includes('/listen')) {
     const { audioBase64, ...rest } = request;
-    return { ...(await transcriptionAdapterFor(kind)!.transcribe(target, { ...(rest as never), audio: Buffer.from(audioBase64 ?? '', 'base64') }, OPTIONS)) };
+    return { ...(await transcriptionAdapterFor(kind)!.transcribe(target, { ...rest, audio: Buffer.from(audioBase64 ?? '', 'base64') } as never, OPTIONS)) };
   }
   const { audio, ...result } = await speechAdapterFor(kind)!.synthesize(target, request as never, OPTIONS);
   return { ...result, audioBase64: audio.toString('base64') };

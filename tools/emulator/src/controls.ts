@@ -101,8 +101,8 @@ export function parseModelControls(model: string): ModelControls {
 export interface ControlledRequest {
   /** The path with the control suffixes removed from its model/deployment segment. */
   path: string;
-  /** The query string (without `?`), its `model` parameter stripped of control suffixes (Deepgram). */
-  query: string;
+  /** The query string given (without `?`), its `model` parameter stripped of control suffixes (Deepgram). */
+  query?: string;
   /** The parsed body, with `model` stripped of its control suffixes (a shallow copy if changed). */
   body: unknown;
   controls: RequestControls;
@@ -119,10 +119,10 @@ const ENCODED_AT = /%40/i;
  * The model-name controls of a request, from its body `model` and from its path; a
  * control present in both is taken from the path. Cheap when there are none (no `@`).
  */
-export function requestControls(path: string, body: unknown, query = ''): ControlledRequest {
+export function requestControls(path: string, body: unknown, query?: string): ControlledRequest {
   let controls: RequestControls = {};
   let strippedQuery = query;
-  if (query.includes('model=') && (query.includes('@') || ENCODED_AT.test(query))) {
+  if (query !== undefined && query.includes('model=') && (query.includes('@') || ENCODED_AT.test(query))) {
     const params = new URLSearchParams(query);
     const name = params.get('model');
     if (name !== null) {
@@ -167,5 +167,5 @@ export function requestControls(path: string, body: unknown, query = ''): Contro
     }
     if (changed) strippedPath = path.slice(0, start) + segments.join('/');
   }
-  return { path: strippedPath, query: strippedQuery, body: strippedBody, controls };
+  return { path: strippedPath, ...(strippedQuery === undefined ? {} : { query: strippedQuery }), body: strippedBody, controls };
 }

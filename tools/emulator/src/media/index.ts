@@ -43,7 +43,11 @@ export const mediaFormat: WireFormat = {
     { method: 'GET', path: /^\/media\/images\/(\d{1,5})x(\d{1,5})\/(\d{1,9})\.png$/, handle: image, public: true },
   ],
   ownsPath: (path) => path.startsWith('/media/'),
-  apiKeyOf: (_req: IncomingMessage) => undefined,
+  // Only unknown /media paths ask for one (the router checks keys before it answers 404).
+  apiKeyOf(req: IncomingMessage): string | undefined {
+    const header = req.headers.authorization;
+    return header !== undefined && /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
+  },
   errorBody: (_status: number, message: string) => ({ error: { message } }),
   describeFailure(failure: RouterFailure): ErrorResponse {
     switch (failure.kind) {

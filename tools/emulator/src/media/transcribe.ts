@@ -18,7 +18,7 @@ export function hear(bytes: Buffer | undefined): HeardAudio | { problem: string 
   const looksLikeWav = bytes.length >= 4 && bytes.toString('ascii', 0, 4) === 'RIFF';
   const wav = looksLikeWav ? readWav(bytes) : undefined;
   if (looksLikeWav && wav === undefined) return { problem: 'the audio is a RIFF file without a readable WAVE format and data chunk' };
-  const seconds = round(wav?.seconds ?? estimatedSeconds(bytes.length), 3);
+  const seconds = round(wav?.seconds ?? estimatedSeconds(bytes.length), 6);
   const text = wav?.text ?? `Emulated transcript of ${round(seconds, 2)} seconds of audio.`;
   const list = splitWords(text);
   const span = list.length === 0 ? 0 : seconds / list.length;
