@@ -55,6 +55,14 @@ describe('speech and transcription round trips', () => {
     expect(heard.words?.map((word) => word.punctuatedWord ?? word.word).join(' ')).toBe(listenModel === 'gpt-4o-transcribe' ? undefined : text);
   });
 
+  it('Azure OpenAI speaks and transcribes through its deployments, with api-version and the api-key header', async () => {
+    const spoken = await speechOf('azure').synthesize(target('azure', 'tts-prod'), { model: 'tts-prod', text }, OPTIONS);
+    expect(emulator.requests.at(-1)).toMatchObject({ path: '/openai/deployments/tts-prod/audio/speech?api-version=2024-10-21', headers: { 'api-key': KEY } });
+    const heard = await transcriptionOf('azure').transcribe(target('azure', 'whisper'), { model: 'whisper', audio: spoken.audio, contentType: 'audio/wav' }, OPTIONS);
+    expect(heard).toMatchObject({ transcript: text, durationSource: 'upstream' });
+    expect(emulator.requests.at(-1)).toMatchObject({ path: '/openai/deployments/whisper/audio/transcriptions?api-version=2024-10-21', body: { model: 'whisper', response_format: 'verbose_json' } });
+  });
+
   it('names the Aura voice inside the model, and sends Deepgram its key as a Token', async () => {
     await speechOf('deepgram').synthesize(target('deepgram', 'aura-2'), { model: 'aura-2', text: 'Hi', voice: 'orion', format: 'mp3' }, OPTIONS);
     const sent = emulator.requests.at(-1)!;
@@ -103,6 +111,12 @@ describe('image generation', () => {
     const fetched = emulator.requests.at(-1)!;
     expect(fetched.method).toBe('GET');
     expect(fetched.headers.authorization).toBeUndefined();
+  });
+
+  it('Azure OpenAI generates through its deployment', async () => {
+    const result = await imagesOf('azure').generate(target('azure', 'gpt-image-1'), { model: 'gpt-image-1', prompt: 'a fox', size: '1024x1024' }, OPTIONS);
+    expect(result.images[0]).toMatchObject({ mimeType: 'image/png', width: 1024, height: 1024 });
+    expect(emulator.requests.at(-1)!.path).toBe('/openai/deployments/gpt-image-1/images/generations?api-version=2024-10-21');
   });
 
   it('Stability answers one image per call, sized by the aspect ratio nearest the size asked', async () => {

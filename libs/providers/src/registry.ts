@@ -2,6 +2,7 @@ import type { CallOptions, ChatAdapter, EmbeddingsAdapter, ImagesAdapter, Provid
 import { AnthropicChatAdapter } from './anthropic/anthropic.chat';
 import { AzureOpenAiChatAdapter } from './azure/azure-openai.chat';
 import { AzureOpenAiEmbeddingsAdapter } from './azure/azure-openai.embeddings';
+import { AzureOpenAiImagesAdapter, AzureOpenAiSpeechAdapter, AzureOpenAiTranscriptionAdapter } from './azure/azure-openai.media';
 import { GEMINI_DEFAULT_BASE_URL, GeminiChatAdapter } from './google/gemini.chat';
 import { GeminiEmbeddingsAdapter } from './google/gemini.embeddings';
 import { OpenAiChatAdapter } from './openai/openai.chat';
@@ -109,18 +110,21 @@ export function embeddingsAdapterFor(kind: ProviderKind): EmbeddingsAdapter | un
 /** Kinds with an image generation API. */
 const IMAGES_ADAPTERS: Partial<Record<ProviderKind, ImagesAdapter>> = {
   openai: new OpenAiImagesAdapter(),
+  'azure-openai': new AzureOpenAiImagesAdapter(),
   stability: new StabilityImagesAdapter(),
 };
 
 /** Kinds with a speech-to-text API for pre-recorded audio. */
 const TRANSCRIPTION_ADAPTERS: Partial<Record<ProviderKind, TranscriptionAdapter>> = {
   openai: new OpenAiTranscriptionAdapter(),
+  'azure-openai': new AzureOpenAiTranscriptionAdapter(),
   deepgram: new DeepgramTranscriptionAdapter(),
 };
 
 /** Kinds with a text-to-speech API. */
 const SPEECH_ADAPTERS: Partial<Record<ProviderKind, SpeechAdapter>> = {
   openai: new OpenAiSpeechAdapter(),
+  'azure-openai': new AzureOpenAiSpeechAdapter(),
   deepgram: new DeepgramSpeechAdapter(),
 };
 
