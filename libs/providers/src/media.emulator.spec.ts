@@ -177,3 +177,22 @@ describe('failures the fallback chain acts on', () => {
     expect(isRetriableUpstreamError(failure)).toBe(false);
   });
 });
+
+describe('inlineImageUrls', () => {
+  it('refuses a URL that does not answer with image bytes, whatever its content type says', async () => {
+    const flux = target('together', 'flux');
+    const notImage = { model: 'flux', images: [{ url: `${emulator.url}/media/sample.wav`, mimeType: 'image/png' }], usage: { images: 1 } };
+    await expect(inlineImageUrls(flux, notImage, OPTIONS)).rejects.toThrow(/did not answer with a PNG, JPEG, WebP or GIF/);
+    const noScheme = { ...notImage, images: [{ url: 'file:///etc/passwd', mimeType: 'image/png' }] };
+    await expect(inlineImageUrls(flux, noScheme, OPTIONS)).rejects.toThrow(/scheme file:/);
+    const missing = { ...notImage, images: [{ url: `${emulator.url}/media/images/1x1/99999999.png`, mimeType: 'image/png' }] };
+    await expect(inlineImageUrls(flux, missing, OPTIONS)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('leaves results that already carry bytes untouched, without a request', async () => {
+    const before = emulator.requests.length;
+    const result = { model: 'm', images: [{ base64: 'AA==', mimeType: 'image/png' }], usage: { images: 1 } };
+    expect(await inlineImageUrls(target('openai', 'm'), result, OPTIONS)).toBe(result);
+    expect(emulator.requests.length).toBe(before);
+  });
+});
