@@ -3,8 +3,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { ProviderTarget } from './provider.types';
-import { findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
-import { UpstreamHttpError, UpstreamProtocolError } from './upstream.errors';
+import { isRetriableUpstreamError } from './fallback';
+import { chatAdapterFor, embeddingsAdapterFor, findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
+import { UpstreamHttpError, UpstreamProtocolError, UpstreamUnavailableError } from './upstream.errors';
 
 // Every media adapter against its golden exchange (`<kind>/__fixtures__/*.json`): what the
 // gateway hands the adapter, the exact HTTP request it must send (JSON, raw bytes or a
@@ -138,6 +139,20 @@ describe('media adapters', () => {
       expect(transcriptionAdapterFor(kind)).toBeUndefined();
       expect(speechAdapterFor(kind)).toBeUndefined();
     }
+  });
+
+  it('sends no chat to a media-only provider: the attempt fails as an unusable source, before any request', async () => {
+    for (const provider of ['deepgram', 'stability']) {
+      const definition = findProvider(provider)!;
+      expect(embeddingsAdapterFor(definition.kind)).toBeUndefined();
+      const failure = await chatAdapterFor(definition.kind)
+        .chat(target(provider, 'm'), { model: 'm', messages: [] }, OPTIONS)
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(UpstreamUnavailableError);
+      expect(isRetriableUpstreamError(failure)).toBe(true);
+      await expect(chatAdapterFor(definition.kind).stream(target(provider, 'm'), { model: 'm', messages: [] }, OPTIONS)).rejects.toThrow(/no chat completions API/);
+    }
+    expect(received).toHaveLength(0);
   });
 
   it("passes Deepgram's and Stability's error bodies on as the reason", async () => {

@@ -101,7 +101,8 @@ describe('image generation', () => {
   it('a URL answer is fetched into base64 by inlineImageUrls, without the API key', async () => {
     // An OpenAI-compatible server defaulting to URLs (the adapter asks b64_json of DALL·E only).
     const flux = target('together', 'flux-schnell');
-    const result = await imagesOf('together').generate(flux, { model: 'flux-schnell', prompt: 'a fox', size: '512x768', options: { response_format: 'url' } }, OPTIONS);
+    const result = await imagesOf('together').generate(flux, { model: 'flux-schnell', prompt: 'a fox', size: '512x768', steps: 4, options: { response_format: 'url' } }, OPTIONS);
+    expect(result.usage).toEqual({ images: 1, width: 512, height: 768, megapixels: (512 * 768) / 1e6, steps: 4 });
     expect(result.images[0].base64).toBeUndefined();
     expect(result.images[0].url).toMatch(/\/media\/images\/512x768\/\d+\.png$/);
     const inlined = await inlineImageUrls(flux, result, OPTIONS);

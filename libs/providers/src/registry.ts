@@ -68,11 +68,11 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
 class NoChatAdapter implements ChatAdapter {
   constructor(private readonly kind: ProviderKind) {}
 
-  chat(target: ProviderTarget, _request: unknown, _options: CallOptions): never {
+  async chat(target: ProviderTarget, _request: unknown, _options: CallOptions): Promise<never> {
     throw new UpstreamUnavailableError(target.provider, `a ${this.kind} provider has no chat completions API`);
   }
 
-  stream(target: ProviderTarget, _request: unknown, _options: CallOptions): never {
+  async stream(target: ProviderTarget, _request: unknown, _options: CallOptions): Promise<never> {
     throw new UpstreamUnavailableError(target.provider, `a ${this.kind} provider has no chat completions API`);
   }
 }

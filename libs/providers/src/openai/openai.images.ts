@@ -31,6 +31,8 @@ export function toOpenAiImagesRequest(request: UpstreamImageRequest): Record<str
   if (request.n !== undefined) body.n = request.n;
   if (request.size !== undefined) body.size = request.size;
   if (request.quality !== undefined) body.quality = request.quality;
+  // OpenAI's own models take no steps (a 400); OpenAI-compatible diffusion servers do.
+  if (request.steps !== undefined) body.steps = request.steps;
   if (request.user !== undefined) body.user = request.user;
   if (takesResponseFormat(request.model)) body.response_format = 'b64_json';
   else if (request.outputFormat !== undefined) body.output_format = request.outputFormat;
@@ -59,6 +61,7 @@ export function fromOpenAiImagesResponse(provider: string, request: UpstreamImag
     usage: {
       images: images.length,
       ...(width && height ? { width, height, megapixels: (width * height * images.length) / 1e6 } : {}),
+      ...(request.steps !== undefined ? { steps: request.steps } : {}),
       ...(Number.isInteger(response.usage?.input_tokens) ? { inputTokens: response.usage?.input_tokens } : {}),
       ...(Number.isInteger(response.usage?.output_tokens) ? { outputTokens: response.usage?.output_tokens } : {}),
     },

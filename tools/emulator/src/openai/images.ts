@@ -8,7 +8,8 @@
 //     1056 / 4160 tokens per image at low / medium / high-or-auto quality) unless `@no-usage`.
 //   dall-e-3: 1024x1024, 1792x1024, 1024x1792, n = 1 only, `revised_prompt` = the prompt.
 //   dall-e-2: 256x256, 512x512, 1024x1024.
-//   any other model (OpenAI-compatible servers): any WxH up to 4096 a side, default 1024x1024.
+//   any other model (OpenAI-compatible servers): any WxH up to 4096 a side, default 1024x1024,
+//     and `steps` (1 to 100; GPT Image and DALL·E refuse it as an unknown parameter).
 import type { RequestContext } from '../context';
 import { imageSeed, imageUrl, makePng, MAX_IMAGE_SIDE } from '../media/png';
 import { countWords, isRecord } from '../util';
@@ -29,6 +30,10 @@ export function imageGenerations(ctx: RequestContext): void {
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10) return ctx.error(400, "Invalid 'n': must be an integer from 1 to 10.", { param: 'n' });
   if (model.startsWith('dall-e-3') && n !== 1) return ctx.error(400, 'Invalid parameter: dall-e-3 only supports n=1.', { param: 'n' });
   const gptImage = model.startsWith('gpt-image');
+  if ((gptImage || model.startsWith('dall-e')) && body.steps !== undefined) return ctx.error(400, "Unknown parameter: 'steps'.", { param: 'steps', code: 'unknown_parameter' });
+  if (body.steps !== undefined && (typeof body.steps !== 'number' || !Number.isInteger(body.steps) || body.steps < 1 || body.steps > 100)) {
+    return ctx.error(400, "Invalid 'steps': must be an integer from 1 to 100.", { param: 'steps' });
+  }
   if (gptImage && body.response_format !== undefined) return ctx.error(400, "Unknown parameter: 'response_format'.", { param: 'response_format', code: 'unknown_parameter' });
   const responseFormat = body.response_format ?? (model.startsWith('dall-e') ? 'url' : 'b64_json');
   if (responseFormat !== 'url' && responseFormat !== 'b64_json') {

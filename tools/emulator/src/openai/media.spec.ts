@@ -66,6 +66,8 @@ describe('POST /v1/images/generations', () => {
     [{ model: 'dall-e-3', prompt: 'p', n: 2 }, 'n'],
     [{ model: 'flux', prompt: 'p', n: 11 }, 'n'],
     [{ model: 'flux', prompt: 'p', size: '9000x10' }, 'size'],
+    [{ model: 'flux', prompt: 'p', steps: 0 }, 'steps'],
+    [{ model: 'dall-e-3', prompt: 'p', steps: 4 }, 'steps'],
   ])('refuses %j with a 400 naming %s', async (body, param) => {
     const response = await postJson('/v1/images/generations', body);
     expect(response.status).toBe(400);
