@@ -189,7 +189,7 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   record(state.requests, entry);
 
   const query = target.indexOf('?');
-  // Model-name controls: routes see the model (body `model`, path segment) without the suffixes.
+  // Model-name controls: routes see the model (body or form `model`, query `model`, path segment) without the suffixes.
   const { path, query: queryString, body: input, controls } = requestControls(query === -1 ? target : target.slice(0, query), parsed, query === -1 ? '' : target.slice(query + 1));
   const match = state.router.match(method, path);
   const format = match?.format ?? state.router.formatFor(path);
