@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { ProviderTarget } from './provider.types';
 import { isRetriableUpstreamError } from './fallback';
 import { chatAdapterFor, embeddingsAdapterFor, findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
-import { UpstreamHttpError, UpstreamProtocolError, UpstreamUnavailableError } from './upstream.errors';
+import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError, UpstreamUnavailableError } from './upstream.errors';
 
 // Every media adapter against its golden exchange (`<kind>/__fixtures__/*.json`): what the
 // gateway hands the adapter, the exact HTTP request it must send (JSON, raw bytes or a
@@ -172,6 +172,13 @@ describe('media adapters', () => {
     await expect(speechAdapterFor('deepgram')!.synthesize(target('deepgram', 'aura-2'), { model: 'aura-2', text: 'hi' }, OPTIONS)).rejects.toThrow(/no audio/);
     reply = { status: 200, contentType: 'application/json', json: { data: [] } };
     await expect(imagesAdapterFor('openai')!.generate(target('openai', 'gpt-image-1', '/v1'), { model: 'gpt-image-1', prompt: 'p' }, OPTIONS)).rejects.toBeInstanceOf(UpstreamProtocolError);
+  });
+
+  it('refuses an n Stability cannot serve before any call', async () => {
+    for (const n of [0, 11, 1.5]) {
+      await expect(imagesAdapterFor('stability')!.generate(target('stability', 'core'), { model: 'core', prompt: 'p', n }, OPTIONS)).rejects.toBeInstanceOf(RequestTranslationError);
+    }
+    expect(received).toHaveLength(0);
   });
 
   it('makes n Stability calls for n images, one image each', async () => {

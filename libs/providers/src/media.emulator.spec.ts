@@ -124,7 +124,7 @@ describe('image generation', () => {
     const result = await imagesOf('stability').generate(target('stability', 'ultra'), { model: 'ultra', prompt: 'a fox', n: 2, size: '1920x1080', seed: 7 }, OPTIONS);
     expect(result.images.map((image) => [image.width, image.height, image.seed, image.finishReason])).toEqual([
       [1344, 768, 7, 'SUCCESS'],
-      [1344, 768, 7, 'SUCCESS'],
+      [1344, 768, 8, 'SUCCESS'],
     ]);
     expect(result.usage).toEqual({ images: 2, width: 1344, height: 768, megapixels: (2 * 1344 * 768) / 1e6 });
     const filtered = await imagesOf('stability').generate(target('stability', 'core'), { model: 'core', prompt: 'emulate content filter' }, OPTIONS);

@@ -1,9 +1,11 @@
 import { imageDimensions, imageMimeType, parseSize } from '../media/image-facts';
 import type { CallOptions, ImagesAdapter, ProviderTarget, UpstreamImage, UpstreamImageRequest, UpstreamImageResult } from '../provider.types';
 import { postMultipart } from '../transport/http-client';
-import { UpstreamProtocolError } from '../upstream.errors';
+import { RequestTranslationError, UpstreamProtocolError } from '../upstream.errors';
 
 export const STABILITY_DEFAULT_BASE_URL = 'https://api.stability.ai';
+/** Images one generation may ask for: each is a call of its own, made together. */
+export const STABILITY_MAX_IMAGES = 10;
 
 /** Stability's JSON answer (`accept: application/json`): one image per request. */
 export interface StabilityImageResponse {
@@ -46,7 +48,8 @@ export function stabilityRoute(model: string): { path: string; model?: string } 
   return { path: model };
 }
 
-export function toStabilityFields(request: UpstreamImageRequest): Record<string, string | undefined> {
+/** The form of one call; with a seed, image `index` gets seed + index, so n images differ yet repeat. */
+export function toStabilityFields(request: UpstreamImageRequest, index = 0): Record<string, string | undefined> {
   const route = stabilityRoute(request.model);
   const options = Object.fromEntries(Object.entries(request.options ?? {}).map(([name, value]) => [name, String(value)]));
   return {
@@ -55,7 +58,7 @@ export function toStabilityFields(request: UpstreamImageRequest): Record<string,
     model: route.model,
     negative_prompt: request.negativePrompt,
     aspect_ratio: stabilityAspectRatio(request.size),
-    seed: request.seed === undefined ? undefined : String(request.seed),
+    seed: request.seed === undefined ? undefined : String(request.seed + index),
     output_format: request.outputFormat ?? 'png',
   };
 }
@@ -77,16 +80,18 @@ export function fromStabilityImageResponse(provider: string, request: UpstreamIm
 export class StabilityImagesAdapter implements ImagesAdapter {
   async generate(target: ProviderTarget, request: UpstreamImageRequest, options: CallOptions): Promise<UpstreamImageResult> {
     const count = request.n ?? 1;
+    if (!Number.isInteger(count) || count < 1 || count > STABILITY_MAX_IMAGES) {
+      throw new RequestTranslationError(`n must be an integer from 1 to ${STABILITY_MAX_IMAGES} for Stability models`, 'n');
+    }
     const url = `${target.baseUrl}/v2beta/stable-image/generate/${encodeURIComponent(stabilityRoute(request.model).path)}`;
     const headers: Record<string, string> = target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {};
-    const fields = toStabilityFields(request);
     const images = await Promise.all(
-      Array.from({ length: count }, async () => {
+      Array.from({ length: count }, async (_, index) => {
         const response = await postMultipart<StabilityImageResponse>({
           provider: target.provider,
           url,
           headers,
-          fields,
+          fields: toStabilityFields(request, index),
           files: [],
           timeoutMs: options.timeoutMs,
           signal: options.signal,
