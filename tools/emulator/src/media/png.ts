@@ -3,7 +3,8 @@
 import { deflateSync } from 'node:zlib';
 import { hashText } from '../util';
 
-export const MAX_IMAGE_SIDE = 4096;
+/** Larger sides would cost the emulator tens of MiB per image to build; providers stop near here too. */
+export const MAX_IMAGE_SIDE = 2048;
 
 const CRC_TABLE = (() => {
   const table = new Int32Array(256);

@@ -8,7 +8,7 @@
 //     1056 / 4160 tokens per image at low / medium / high-or-auto quality) unless `@no-usage`.
 //   dall-e-3: 1024x1024, 1792x1024, 1024x1792, n = 1 only, `revised_prompt` = the prompt.
 //   dall-e-2: 256x256, 512x512, 1024x1024.
-//   any other model (OpenAI-compatible servers): any WxH up to 4096 a side, default 1024x1024,
+//   any other model (OpenAI-compatible servers): any WxH up to 2048 a side, default 1024x1024,
 //     and `steps` (1 to 100; GPT Image and DALL·E refuse it as an unknown parameter).
 import type { RequestContext } from '../context';
 import { imageSeed, imageUrl, makePng, MAX_IMAGE_SIDE } from '../media/png';
