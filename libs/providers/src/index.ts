@@ -16,3 +16,6 @@ export {
   ANTHROPIC_THINKING_BUDGETS,
 } from './anthropic/anthropic.translate';
 export { GEMINI_THINKING_BUDGETS } from './google/gemini.translate';
+export { inlineImageUrls } from './media/inline-image-urls';
+export { wavDurationSeconds, characterCount, speechContentType } from './media/audio-facts';
+export { imageDimensions, imageMimeType, parseSize } from './media/image-facts';

@@ -5,7 +5,10 @@ import type { IncomingMessage } from 'node:http';
 import type { ErrorDetails, ErrorResponse, RouterFailure, WireFormat } from '../format';
 import { chatCompletions } from './chat';
 import { embeddings } from './embeddings';
+import { imageGenerations } from './images';
 import { listModels, retrieveModel } from './models';
+import { audioSpeech } from './speech';
+import { audioTranscriptions } from './transcriptions';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -23,6 +26,9 @@ export const openAIFormat: WireFormat = {
   routes: [
     { method: 'POST', path: '/v1/chat/completions', handle: chatCompletions },
     { method: 'POST', path: '/v1/embeddings', handle: embeddings },
+    { method: 'POST', path: '/v1/images/generations', handle: imageGenerations },
+    { method: 'POST', path: '/v1/audio/transcriptions', handle: audioTranscriptions },
+    { method: 'POST', path: '/v1/audio/speech', handle: audioSpeech },
     { method: 'GET', path: '/v1/models', handle: listModels },
     { method: 'GET', path: /^\/v1\/models\/(.+)$/, handle: retrieveModel },
   ],
