@@ -7,6 +7,8 @@ import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { EmbeddingsService } from './embeddings/embeddings.service';
+import { SpeechController } from './media/speech.controller';
+import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
 import { RequestMeter } from './limits/request-meter';
 import { UsageRecorder } from './usage/usage-recorder.service';
@@ -17,7 +19,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
-      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController],
+      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, SpeechController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         CatalogueSnapshotService,
@@ -27,6 +29,7 @@ export class GatewayModule {
         RequestMeter,
         ChatService,
         EmbeddingsService,
+        SpeechService,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

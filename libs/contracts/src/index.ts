@@ -12,3 +12,5 @@ export { IsNumberField, numberIssues, type NumberRule } from './chat/chat-valida
 export * from './chat/chat-completion';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';
+export * from './media/media-fields';
+export * from './media/speech-request.dto';
