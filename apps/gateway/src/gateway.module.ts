@@ -7,6 +7,9 @@ import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { EmbeddingsService } from './embeddings/embeddings.service';
+import { ImagesController } from './media/images.controller';
+import { ImagesService } from './media/images.service';
+import { MediaFetcher } from './media/media-fetcher';
 import { SpeechController } from './media/speech.controller';
 import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
@@ -19,7 +22,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
-      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, SpeechController],
+      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, SpeechController, ImagesController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         CatalogueSnapshotService,
@@ -30,6 +33,8 @@ export class GatewayModule {
         ChatService,
         EmbeddingsService,
         SpeechService,
+        MediaFetcher,
+        ImagesService,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

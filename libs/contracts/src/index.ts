@@ -14,3 +14,5 @@ export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';
 export * from './media/media-fields';
 export * from './media/speech-request.dto';
+export * from './media/image-generation-request.dto';
+export * from './media/media-results';
