@@ -10,6 +10,8 @@ import { EmbeddingsService } from './embeddings/embeddings.service';
 import { ImagesController } from './media/images.controller';
 import { ImagesService } from './media/images.service';
 import { MediaFetcher } from './media/media-fetcher';
+import { TranscriptionController } from './media/transcription.controller';
+import { TranscriptionService } from './media/transcription.service';
 import { SpeechController } from './media/speech.controller';
 import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
@@ -22,7 +24,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
-      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, SpeechController, ImagesController],
+      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, SpeechController, ImagesController, TranscriptionController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         CatalogueSnapshotService,
@@ -35,6 +37,7 @@ export class GatewayModule {
         SpeechService,
         MediaFetcher,
         ImagesService,
+        TranscriptionService,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

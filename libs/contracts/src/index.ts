@@ -16,3 +16,4 @@ export * from './media/media-fields';
 export * from './media/speech-request.dto';
 export * from './media/image-generation-request.dto';
 export * from './media/media-results';
+export * from './media/transcription-request.dto';
