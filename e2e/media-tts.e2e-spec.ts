@@ -168,3 +168,44 @@ describe('text to speech (POST /tts)', () => {
     expect(emulator.requests.filter((request) => (request.body as { input?: string })?.input === text).at(-1)!.closedEarly).toBe(false);
   });
 });
+
+/** The Swagger document of the media endpoints: every path, request field and an example of each. */
+describe('media endpoints in the Swagger document', () => {
+  let app: StandaloneHarness;
+
+  beforeAll(async () => {
+    app = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/media-catalogue.yaml') });
+  }, 120_000);
+
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  it('documents /tts, /images/generations, /v1/images/generations and /stt with described fields and examples', async () => {
+    type Schema = { properties: Record<string, { description?: string }>; required?: string[] };
+    type Operation = { requestBody: { content: Record<string, { examples?: Record<string, unknown> }> }; responses: Record<string, { content?: Record<string, { example?: unknown; schema?: unknown }>; headers?: Record<string, unknown> }> };
+    const doc = await call<{ paths: Record<string, { post: Operation }>; components: { schemas: Record<string, Schema> } }>(`${app.gateway}/docs-json`);
+    const { paths, components } = doc.body;
+    for (const route of ['/tts', '/images/generations', '/v1/images/generations', '/stt']) {
+      const operation = paths[route].post;
+      expect(Object.keys(operation.requestBody.content['application/json'].examples ?? {}).length).toBeGreaterThan(0);
+      for (const status of ['400', '403', '404']) expect(operation.responses[status]).toBeDefined();
+    }
+    expect(paths['/images/generations'].post.responses['200'].content!['application/json'].example).toMatchObject({ output: { choices: [{ index: 0 }] } });
+    expect(paths['/v1/images/generations'].post.responses['200'].content!['application/json'].example).toHaveProperty('data');
+    expect(paths['/stt'].post.responses['200'].content!['application/json'].example).toMatchObject({ results: { channels: [{ alternatives: [{ transcript: expect.any(String) }] }] } });
+    expect(Object.keys(paths['/tts'].post.responses['200'].headers!)).toEqual(expect.arrayContaining(['x-credits-used', 'x-usd-spent', 'x-request-id']));
+    const requests: Record<string, string[]> = {
+      SpeechRequestDto: ['model', 'text'],
+      ImageGenerationRequestDto: ['model', 'prompt'],
+      TranscriptionRequestDto: ['model', 'url'],
+    };
+    for (const [name, required] of Object.entries(requests)) {
+      const schema = components.schemas[name];
+      expect(schema.required).toEqual(expect.arrayContaining(required));
+      for (const [field, property] of Object.entries(schema.properties)) expect([field, property.description]).toEqual([field, expect.any(String)]);
+    }
+    expect(Object.keys(components.schemas.ImageGenerationResultDto.properties)).toEqual(expect.arrayContaining(['created', 'model', 'output', 'data', 'meta']));
+    expect(Object.keys(components.schemas.TranscriptionResultDto.properties)).toEqual(['metadata', 'results', 'meta']);
+  });
+});

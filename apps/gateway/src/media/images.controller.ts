@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
-import { ApiBadGatewayResponse, ApiBadRequestResponse, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadGatewayResponse, ApiBadRequestResponse, ApiBody, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto, ImageGenerationRequestDto, ImageGenerationResultDto } from '@igw/contracts';
 import { RequireApiKey } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
@@ -11,6 +11,12 @@ const EXAMPLE_RESULT = {
   model: 'openai/gpt-image-1',
   output: { choices: [{ index: 0, image_base64: 'iVBORw0KGgoAAAANSUhEUgAABAAAAAQACAIAAADwf7zU...', mime_type: 'image/png' }] },
   meta: { usage: { credits_used: 22000, usd_spent: 0.011, images: 1, size: '1024x1024' } },
+};
+
+const REQUEST_EXAMPLES = {
+  gptImage: { summary: 'GPT Image, low quality', value: { model: 'gpt-image-1', prompt: 'A lighthouse on a cliff at dusk, watercolour', size: '1024x1024', quality: 'low' } },
+  dalle: { summary: 'DALL·E 3, wide and HD', value: { model: 'dall-e-3', prompt: 'A red bicycle in the snow', size: '1792x1024', quality: 'hd', style: 'natural' } },
+  stability: { summary: 'Stability, with a seed and a negative prompt', value: { model: 'stable-image-core', prompt: 'A fox in a forest', n: 2, seed: 42, negative_prompt: 'blurry', style_preset: 'photographic' } },
 };
 
 @ApiTags('images')
@@ -26,7 +32,8 @@ export class ImagesController {
     description:
       'Billed per image at the catalogue price of the size and quality asked for (per step or megapixel where the catalogue prices them). Example body: `{"model": "gpt-image-1", "prompt": "A lighthouse at dusk", "size": "1024x1024", "quality": "low"}`.',
   })
-  @ApiOkResponse({ type: ImageGenerationResultDto, schema: { example: EXAMPLE_RESULT } })
+  @ApiBody({ type: ImageGenerationRequestDto, examples: REQUEST_EXAMPLES })
+  @ApiOkResponse({ type: ImageGenerationResultDto, example: EXAMPLE_RESULT })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiForbiddenResponse({ type: ErrorBodyDto, description: 'Not enough credits for n images' })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
@@ -42,7 +49,8 @@ export class ImagesController {
     summary: "The same, for OpenAI SDKs (`client.images.generate` with the chat base URL): adds OpenAI's data[i].b64_json",
     description: 'Every image is sent twice (output.choices and data); clients that read only one should use /images/generations.',
   })
-  @ApiOkResponse({ type: ImageGenerationResultDto, schema: { example: { ...EXAMPLE_RESULT, data: [{ b64_json: EXAMPLE_RESULT.output.choices[0].image_base64 }] } } })
+  @ApiBody({ type: ImageGenerationRequestDto, examples: REQUEST_EXAMPLES })
+  @ApiOkResponse({ type: ImageGenerationResultDto, example: { ...EXAMPLE_RESULT, data: [{ b64_json: EXAMPLE_RESULT.output.choices[0].image_base64 }] } })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiForbiddenResponse({ type: ErrorBodyDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })

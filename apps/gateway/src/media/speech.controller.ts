@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res, StreamableFile } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiForbiddenResponse, ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBody, ApiForbiddenResponse, ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto, SpeechRequestDto } from '@igw/contracts';
 import { RequireApiKey } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
@@ -19,6 +19,14 @@ export class SpeechController {
     summary: 'Text to speech: the answer body is the audio (WAV unless format says otherwise), its cost in headers',
     description:
       'Billed per character (Unicode code point) of `text` at the catalogue price; the credit hold is that exact cost. Example: `{"model": "tts-1", "text": "Hello!", "voice": "alloy", "format": "mp3"}` answers `audio/mpeg` bytes.',
+  })
+  @ApiBody({
+    type: SpeechRequestDto,
+    examples: {
+      wav: { summary: 'WAV (the default)', value: { model: 'tts-1', text: 'Hello! Your order has shipped.' } },
+      mp3: { summary: 'MP3, another voice, faster', value: { model: 'tts-1-hd', text: 'Hello again.', voice: 'nova', format: 'mp3', speed: 1.25 } },
+      deepgram: { summary: 'Deepgram Aura-2', value: { model: 'aura-2', text: 'Thanks for calling.', voice: 'orion', encoding: 'wav' } },
+    },
   })
   @ApiProduces('audio/wav', 'audio/mpeg', 'audio/ogg', 'audio/flac', 'audio/aac', 'audio/pcm', 'application/json')
   @ApiOkResponse({

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBody, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto, TranscriptionRequestDto, TranscriptionResultDto } from '@igw/contracts';
 import { RequireApiKey } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
@@ -32,7 +32,14 @@ export class TranscriptionController {
     description:
       'Billed per second of audio (rounded up). The hold is `max_duration_seconds` (default STT_MAX_AUDIO_SECONDS) of audio and must fit the balance before anything is fetched. Example body: `{"model": "whisper-1", "url": "https://example.com/audio/meeting.wav", "language": "en"}`.',
   })
-  @ApiOkResponse({ type: TranscriptionResultDto, schema: { example: EXAMPLE_RESULT } })
+  @ApiBody({
+    type: TranscriptionRequestDto,
+    examples: {
+      whisper: { summary: 'Whisper, English', value: { model: 'whisper-1', url: 'https://example.com/audio/meeting.wav', language: 'en' } },
+      deepgram: { summary: 'Deepgram Nova-3, a small hold', value: { model: 'nova-3', url: 'https://example.com/audio/call.mp3', max_duration_seconds: 120, words: true } },
+    },
+  })
+  @ApiOkResponse({ type: TranscriptionResultDto, example: EXAMPLE_RESULT })
   @ApiBadRequestResponse({ type: ErrorBodyDto, description: 'A bad field, or a URL the gateway refuses or cannot fetch (`Body validation error! url: ...`)' })
   @ApiForbiddenResponse({ type: ErrorBodyDto, description: 'Not enough credits for max_duration_seconds of audio' })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
