@@ -86,7 +86,7 @@ export async function startStandaloneHarness(env: NodeJS.ProcessEnv): Promise<St
 
 /**
  * Credentials and base URLs that point every provider the emulator plays (OpenAI and two
- * OpenAI-compatible servers, Azure OpenAI, Anthropic, Gemini) at the emulator.
+ * OpenAI-compatible servers, Azure OpenAI, Anthropic, Gemini, Deepgram, Stability) at the emulator.
  */
 export function emulatedProviders(emulatorUrl: string): NodeJS.ProcessEnv {
   return {
@@ -102,5 +102,9 @@ export function emulatedProviders(emulatorUrl: string): NodeJS.ProcessEnv {
     ANTHROPIC_BASE_URL: emulatorUrl,
     GEMINI_API_KEY: 'gemini-key',
     GEMINI_BASE_URL: `${emulatorUrl}/v1beta`,
+    DEEPGRAM_API_KEY: 'deepgram-key',
+    DEEPGRAM_BASE_URL: emulatorUrl,
+    STABILITY_API_KEY: 'stability-key',
+    STABILITY_BASE_URL: emulatorUrl,
   };
 }

@@ -9,6 +9,13 @@ import { DecisionsController } from './decisions/decisions.controller';
 import { DecisionsService } from './decisions/decisions.service';
 import { EmbeddingsController } from './embeddings/embeddings.controller';
 import { EmbeddingsService } from './embeddings/embeddings.service';
+import { ImagesController } from './media/images.controller';
+import { ImagesService } from './media/images.service';
+import { MediaFetcher } from './media/media-fetcher';
+import { TranscriptionController } from './media/transcription.controller';
+import { TranscriptionService } from './media/transcription.service';
+import { SpeechController } from './media/speech.controller';
+import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
 import { RequestMeter } from './limits/request-meter';
 import { UsageRecorder } from './usage/usage-recorder.service';
@@ -19,7 +26,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
-      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, DecisionsController],
+      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, DecisionsController, SpeechController, ImagesController, TranscriptionController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         CatalogueSnapshotService,
@@ -30,6 +37,10 @@ export class GatewayModule {
         ChatService,
         EmbeddingsService,
         DecisionsService,
+        SpeechService,
+        MediaFetcher,
+        ImagesService,
+        TranscriptionService,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

@@ -15,3 +15,8 @@ export * from './embeddings/embedding-result';
 export * from './decisions/decision-questions';
 export * from './decisions/decision-request.dto';
 export * from './decisions/decision-result';
+export * from './media/media-fields';
+export * from './media/speech-request.dto';
+export * from './media/image-generation-request.dto';
+export * from './media/media-results';
+export * from './media/transcription-request.dto';

@@ -132,3 +132,150 @@ export interface UpstreamEmbeddingResult {
 export interface EmbeddingsAdapter {
   embed(target: ProviderTarget, request: UpstreamEmbeddingRequest, options: CallOptions): Promise<UpstreamEmbeddingResult>;
 }
+
+/**
+ * An image generation request in the gateway's own terms (model already replaced by the
+ * source's). Each adapter maps what its API knows and ignores the rest: OpenAI takes `size` and
+ * `quality`; Stability takes an aspect ratio (derived from `size`), `negativePrompt`, `seed`.
+ */
+export interface UpstreamImageRequest {
+  model: string;
+  prompt: string;
+  /** How many images (default 1). */
+  n?: number;
+  /** `WIDTHxHEIGHT`, e.g. `1024x1024`, or `auto` where the provider supports it. */
+  size?: string;
+  /** Provider quality names (`low`/`medium`/`high`/`auto`, `standard`/`hd`). */
+  quality?: string;
+  /** Diffusion steps, for providers that take them. */
+  steps?: number;
+  negativePrompt?: string;
+  seed?: number;
+  /** `png` (default), `jpeg`, `webp` where the provider offers a choice. */
+  outputFormat?: 'png' | 'jpeg' | 'webp';
+  /** Provider-specific options passed on as they are (OpenAI `style`, `background`; Stability `style_preset`). */
+  options?: Record<string, string | number | boolean>;
+  user?: string;
+}
+
+/** One generated image: its bytes in base64, or (OpenAI `dall-e-*`) a URL to fetch them from. */
+export interface UpstreamImage {
+  base64?: string;
+  url?: string;
+  /** `image/png` etc.; from the answer, else from the requested format. */
+  mimeType: string;
+  /** Pixel size read from the image bytes (PNG/JPEG headers) or the requested size; absent when unknown. */
+  width?: number;
+  height?: number;
+  /** The prompt the provider actually used (OpenAI `revised_prompt`). */
+  revisedPrompt?: string;
+  /** Stability: `SUCCESS` or `CONTENT_FILTERED` (a blurred image, still charged). */
+  finishReason?: string;
+  seed?: number;
+}
+
+/** What was produced, as facts a price can be computed from (per image, per megapixel, per step). */
+export interface UpstreamImageUsage {
+  images: number;
+  /** The size billed: of the images when known, else the requested one. */
+  width?: number;
+  height?: number;
+  /** Total megapixels over all images (width × height × images / 1e6), when the size is known. */
+  megapixels?: number;
+  steps?: number;
+  /** Token usage, when the provider reports it (OpenAI gpt-image-1). */
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+export interface UpstreamImageResult {
+  model: string;
+  images: UpstreamImage[];
+  usage: UpstreamImageUsage;
+}
+
+/** One provider kind's image generation capability. */
+export interface ImagesAdapter {
+  generate(target: ProviderTarget, request: UpstreamImageRequest, options: CallOptions): Promise<UpstreamImageResult>;
+}
+
+/** Audio to transcribe: the bytes themselves (fetched by the gateway) and their type. */
+export interface UpstreamTranscriptionRequest {
+  model: string;
+  audio: Buffer;
+  /** e.g. `audio/wav`, `audio/mpeg`; sent as the upload's type. */
+  contentType: string;
+  /** A file name for multipart uploads; providers guess the format from its extension. Default from the content type. */
+  filename?: string;
+  /** ISO-639-1 language hint, e.g. `en`. */
+  language?: string;
+  /** Context or spelling hints (OpenAI `prompt`; Deepgram `keyterm` for nova-3). */
+  prompt?: string;
+  /** Ask for word timings (default true where it costs nothing). */
+  words?: boolean;
+  /** Provider-specific options passed on as they are (Deepgram query parameters such as `smart_format`, `diarize`). */
+  options?: Record<string, string | number | boolean>;
+}
+
+export interface TranscribedWord {
+  word: string;
+  /** Seconds from the start of the audio. */
+  start: number;
+  end: number;
+  confidence?: number;
+  punctuatedWord?: string;
+}
+
+export interface UpstreamTranscriptionResult {
+  model: string;
+  transcript: string;
+  /**
+   * Length of the audio in seconds, what billing counts: as the provider reported it, else read
+   * from the audio's own header (WAV), else undefined (the caller decides how to bill then).
+   */
+  durationSeconds?: number;
+  /** Where `durationSeconds` came from. */
+  durationSource?: 'upstream' | 'audio-header';
+  language?: string;
+  confidence?: number;
+  words?: TranscribedWord[];
+  /** Provider fields worth keeping (Deepgram `metadata`, OpenAI `usage`, `segments`), untouched. */
+  raw: Record<string, unknown>;
+}
+
+/** One provider kind's speech-to-text capability (pre-recorded audio). */
+export interface TranscriptionAdapter {
+  transcribe(target: ProviderTarget, request: UpstreamTranscriptionRequest, options: CallOptions): Promise<UpstreamTranscriptionResult>;
+}
+
+/** Audio encodings every speech adapter can ask for; WAV is the gateway's default. */
+export const SPEECH_FORMATS = ['wav', 'mp3', 'opus', 'flac', 'aac', 'pcm'] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+export interface UpstreamSpeechRequest {
+  model: string;
+  text: string;
+  /** Provider voice name (OpenAI `alloy`; Deepgram Aura `thalia`, or a full `aura-2-thalia-en` model). */
+  voice?: string;
+  /** Default `wav`. */
+  format?: SpeechFormat;
+  /** Playback speed where supported (OpenAI, 0.25 to 4). */
+  speed?: number;
+  /** Provider-specific options passed on as they are (OpenAI `instructions`; Deepgram `sample_rate`). */
+  options?: Record<string, string | number | boolean>;
+}
+
+export interface UpstreamSpeechResult {
+  model: string;
+  audio: Buffer;
+  /** The `Content-Type` to answer with: the upstream's, else the format's. */
+  contentType: string;
+  format: SpeechFormat;
+  /** Characters billed: the text's length in Unicode code points. */
+  characters: number;
+}
+
+/** One provider kind's text-to-speech capability. */
+export interface SpeechAdapter {
+  synthesize(target: ProviderTarget, request: UpstreamSpeechRequest, options: CallOptions): Promise<UpstreamSpeechResult>;
+}

@@ -1,14 +1,25 @@
-import type { ChatAdapter, EmbeddingsAdapter } from './provider.types';
+import type { CallOptions, ChatAdapter, EmbeddingsAdapter, ImagesAdapter, ProviderTarget, SpeechAdapter, TranscriptionAdapter } from './provider.types';
 import { AnthropicChatAdapter } from './anthropic/anthropic.chat';
 import { AzureOpenAiChatAdapter } from './azure/azure-openai.chat';
 import { AzureOpenAiEmbeddingsAdapter } from './azure/azure-openai.embeddings';
+import { AzureOpenAiImagesAdapter, AzureOpenAiSpeechAdapter, AzureOpenAiTranscriptionAdapter } from './azure/azure-openai.media';
 import { GEMINI_DEFAULT_BASE_URL, GeminiChatAdapter } from './google/gemini.chat';
 import { GeminiEmbeddingsAdapter } from './google/gemini.embeddings';
 import { OpenAiChatAdapter } from './openai/openai.chat';
 import { OpenAiEmbeddingsAdapter } from './openai/openai.embeddings';
+import { OpenAiImagesAdapter } from './openai/openai.images';
+import { OpenAiSpeechAdapter } from './openai/openai.speech';
+import { OpenAiTranscriptionAdapter } from './openai/openai.transcription';
+import { DeepgramSpeechAdapter } from './deepgram/deepgram.speech';
+import { DEEPGRAM_DEFAULT_BASE_URL, DeepgramTranscriptionAdapter } from './deepgram/deepgram.transcription';
+import { STABILITY_DEFAULT_BASE_URL, StabilityImagesAdapter } from './stability/stability.images';
+import { UpstreamUnavailableError } from './upstream.errors';
 
-/** Wire formats; each has one adapter folder. */
-export type ProviderKind = 'openai' | 'azure-openai' | 'anthropic' | 'google';
+/**
+ * Wire formats; each has one adapter folder. `deepgram` (speech) and `stability` (images) serve
+ * media endpoints only.
+ */
+export type ProviderKind = 'openai' | 'azure-openai' | 'anthropic' | 'google' | 'deepgram' | 'stability';
 
 export interface ProviderDefinition {
   /** The source key of catalogue entries and of `provider` pinning. */
@@ -48,13 +59,33 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
   provider('ollama', 'openai', { defaultBaseUrl: 'http://127.0.0.1:11434/v1', keyless: true }),
   // TypeSafe's System One decision API (POST {TYPESAFE_BASE_URL}/systemone); no default address.
   provider('typesafe', 'openai'),
+  provider('deepgram', 'deepgram', { defaultBaseUrl: DEEPGRAM_DEFAULT_BASE_URL, emulatorPath: '' }),
+  provider('stability', 'stability', { defaultBaseUrl: STABILITY_DEFAULT_BASE_URL, emulatorPath: '' }),
 ];
+
+/**
+ * The chat adapter of a kind with no chat API. A catalogue source should never send chat there;
+ * if one does, the attempt fails like an unreachable source, so the fallback chain moves on.
+ */
+class NoChatAdapter implements ChatAdapter {
+  constructor(private readonly kind: ProviderKind) {}
+
+  async chat(target: ProviderTarget, _request: unknown, _options: CallOptions): Promise<never> {
+    throw new UpstreamUnavailableError(target.provider, `a ${this.kind} provider has no chat completions API`);
+  }
+
+  async stream(target: ProviderTarget, _request: unknown, _options: CallOptions): Promise<never> {
+    throw new UpstreamUnavailableError(target.provider, `a ${this.kind} provider has no chat completions API`);
+  }
+}
 
 const CHAT_ADAPTERS: Record<ProviderKind, ChatAdapter> = {
   openai: new OpenAiChatAdapter(),
   'azure-openai': new AzureOpenAiChatAdapter(),
   anthropic: new AnthropicChatAdapter(),
   google: new GeminiChatAdapter(),
+  deepgram: new NoChatAdapter('deepgram'),
+  stability: new NoChatAdapter('stability'),
 };
 
 /** Kinds with an embeddings API; Anthropic has none. */
@@ -76,4 +107,40 @@ export function chatAdapterFor(kind: ProviderKind): ChatAdapter {
 /** The embeddings adapter of a provider kind; undefined for a kind with no embeddings API. */
 export function embeddingsAdapterFor(kind: ProviderKind): EmbeddingsAdapter | undefined {
   return EMBEDDINGS_ADAPTERS[kind];
+}
+
+/** Kinds with an image generation API. */
+const IMAGES_ADAPTERS: Partial<Record<ProviderKind, ImagesAdapter>> = {
+  openai: new OpenAiImagesAdapter(),
+  'azure-openai': new AzureOpenAiImagesAdapter(),
+  stability: new StabilityImagesAdapter(),
+};
+
+/** Kinds with a speech-to-text API for pre-recorded audio. */
+const TRANSCRIPTION_ADAPTERS: Partial<Record<ProviderKind, TranscriptionAdapter>> = {
+  openai: new OpenAiTranscriptionAdapter(),
+  'azure-openai': new AzureOpenAiTranscriptionAdapter(),
+  deepgram: new DeepgramTranscriptionAdapter(),
+};
+
+/** Kinds with a text-to-speech API. */
+const SPEECH_ADAPTERS: Partial<Record<ProviderKind, SpeechAdapter>> = {
+  openai: new OpenAiSpeechAdapter(),
+  'azure-openai': new AzureOpenAiSpeechAdapter(),
+  deepgram: new DeepgramSpeechAdapter(),
+};
+
+/** The image generation adapter of a provider kind; undefined for a kind with none. */
+export function imagesAdapterFor(kind: ProviderKind): ImagesAdapter | undefined {
+  return IMAGES_ADAPTERS[kind];
+}
+
+/** The speech-to-text adapter of a provider kind; undefined for a kind with none. */
+export function transcriptionAdapterFor(kind: ProviderKind): TranscriptionAdapter | undefined {
+  return TRANSCRIPTION_ADAPTERS[kind];
+}
+
+/** The text-to-speech adapter of a provider kind; undefined for a kind with none. */
+export function speechAdapterFor(kind: ProviderKind): SpeechAdapter | undefined {
+  return SPEECH_ADAPTERS[kind];
 }

@@ -17,9 +17,23 @@ const NO_CONTROLS: RequestControls = Object.freeze({});
 const responseControls = new WeakMap<ServerResponse, RequestControls>();
 const abortedResponses = new WeakSet<ServerResponse>();
 
+/** One file of a multipart/form-data request. */
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  contentType: string;
+  data: Buffer;
+}
+
 export class RequestContext {
   /** Capture groups of the matched route pattern (empty for exact routes). */
   params: readonly string[] = [];
+  /** The query string, its `model` without control suffixes (Deepgram names the model there). */
+  query: URLSearchParams = new URLSearchParams();
+  /** The body bytes as received (audio uploads, multipart forms); undefined when empty. */
+  rawBody: Buffer | undefined;
+  /** The file parts of a multipart/form-data body (its text fields are `body`). */
+  files: readonly UploadedFile[] = [];
   private finished = false;
   private disconnected = false;
   private streaming = false;
@@ -106,6 +120,15 @@ export class RequestContext {
       'x-request-id': this.requestId,
       ...headers,
     });
+    this.finished = true;
+    this.res.end(payload);
+  }
+
+  /** Answers with bytes of a content type (audio, images, plain text). */
+  send(status: number, bytes: Buffer | string, contentType: string, headers?: OutgoingHttpHeaders): void {
+    if (this.closed || this.res.headersSent) return;
+    const payload = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    this.res.writeHead(status, { 'content-type': contentType, 'content-length': payload.length, 'x-request-id': this.requestId, ...headers });
     this.finished = true;
     this.res.end(payload);
   }

@@ -27,10 +27,12 @@
 // ignored (like an invalid control header).
 //
 // The router (emulator.ts) reads the model from the JSON body field `model` (OpenAI,
-// Anthropic, ...) and from the path segments after `/models/` (Gemini
-// `/v1beta/models/{model}:generateContent`; the `:method` tail is kept) or after
-// `/deployments/` (Azure `/openai/deployments/{deployment}/...`); `@` and `=` may be
-// percent-encoded there (`%40`, `%3D`). Handlers see the name
+// Anthropic, ...), the multipart form field `model` (OpenAI transcriptions, Stability sd3),
+// the query parameter `model` (Deepgram `/v1/listen?model=nova-3@status=500`), and from the
+// path segments after `/models/` (Gemini `/v1beta/models/{model}:generateContent`; the
+// `:method` tail is kept), after `/deployments/` (Azure `/openai/deployments/{deployment}/...`)
+// or after `/generate/` (Stability `/v2beta/stable-image/generate/core@status=500`); `@` and
+// `=` may be percent-encoded there (`%40`, `%3D`). Handlers see the name
 // without the suffixes (so responses report it), while `RunningEmulator.requests`
 // records the request exactly as received.
 import { isRecord } from './util';
@@ -120,21 +122,39 @@ function parseTopLogprobs(value: string): Array<{ token: string; logprob: number
 export interface ControlledRequest {
   /** The path with the control suffixes removed from its model/deployment segment. */
   path: string;
+  /** The query string given (without `?`), its `model` parameter stripped of control suffixes (Deepgram). */
+  query?: string;
   /** The parsed body, with `model` stripped of its control suffixes (a shallow copy if changed). */
   body: unknown;
   controls: RequestControls;
 }
 
-/** Model names follow `/models/` (Gemini, Vertex, OpenAI's retrieve-model) or `/deployments/` (Azure). */
-const MODEL_MARKER = /\/(?:models|deployments)\//;
+/**
+ * Model names follow `/models/` (Gemini, Vertex, OpenAI's retrieve-model), `/deployments/`
+ * (Azure) or `/generate/` (Stability's `/v2beta/stable-image/generate/{core|ultra|sd3}`).
+ */
+const MODEL_MARKER = /\/(?:models|deployments|generate)\//;
 const ENCODED_AT = /%40/i;
 
 /**
  * The model-name controls of a request, from its body `model` and from its path; a
  * control present in both is taken from the path. Cheap when there are none (no `@`).
  */
-export function requestControls(path: string, body: unknown): ControlledRequest {
+export function requestControls(path: string, body: unknown, query?: string): ControlledRequest {
   let controls: RequestControls = {};
+  let strippedQuery = query;
+  if (query !== undefined && query.includes('model=') && (query.includes('@') || ENCODED_AT.test(query))) {
+    const params = new URLSearchParams(query);
+    const name = params.get('model');
+    if (name !== null) {
+      const { model, ...found } = parseModelControls(name);
+      if (model !== name) {
+        params.set('model', model);
+        strippedQuery = params.toString();
+        controls = found;
+      }
+    }
+  }
   let strippedBody = body;
   if (isRecord(body) && typeof body.model === 'string' && body.model.includes('@')) {
     const { model, ...found } = parseModelControls(body.model);
@@ -168,5 +188,5 @@ export function requestControls(path: string, body: unknown): ControlledRequest 
     }
     if (changed) strippedPath = path.slice(0, start) + segments.join('/');
   }
-  return { path: strippedPath, body: strippedBody, controls };
+  return { path: strippedPath, ...(strippedQuery === undefined ? {} : { query: strippedQuery }), body: strippedBody, controls };
 }

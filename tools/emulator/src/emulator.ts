@@ -7,7 +7,8 @@
 //   x-emulator-chunk-delay-ms: <n>    wait n ms between stream events
 // or, for callers that cannot set headers (a gateway), by suffixes of the upstream model
 // name: `<name>@status=500@delay=10`, `@chunk-delay=<ms>`, `@fail-after=<n>`, `@no-usage`
-// (controls.ts). A control header in effect (a 400-599 status, a delay above 0) overrides the suffix.
+// (controls.ts; for Deepgram the model is the `model` query parameter, for Stability the path
+// segment after `/generate/`). A control header in effect (a 400-599 status, a delay above 0) overrides the suffix.
 // Hostile answers (`@huge-body=<MB>`, `@huge-line=<MB>`, `@endless-stream`, `@endless-error`)
 // come from hostile.ts, for any route that exists.
 //
@@ -25,6 +26,10 @@ import type { Route, RouterFailure, WireFormat } from './format';
 import { geminiFormat } from './gemini';
 import { answerHostile, wantsHostileAnswer } from './hostile';
 import { openAIFormat } from './openai';
+import { deepgramFormat } from './deepgram';
+import { mediaFormat } from './media';
+import { parseMultipart } from './multipart';
+import { stabilityFormat } from './stability';
 import { randomId } from './util';
 
 export interface EmulatorOptions {
@@ -42,8 +47,15 @@ export interface RecordedRequest {
   path: string;
   /** Header names are lower-case. */
   headers: Record<string, string | string[] | undefined>;
-  /** Parsed JSON body (model-name control suffixes included); the raw text if it was not valid JSON; undefined if empty. */
+  /**
+   * Parsed JSON body (model-name control suffixes included); the raw text if it was not valid
+   * JSON; the text fields of a multipart form; undefined if empty or binary (audio uploads).
+   */
   body: unknown;
+  /** Body size in bytes (0 when empty). */
+  bodyBytes: number;
+  /** The file parts of a multipart form, without their bytes. */
+  files?: Array<{ field: string; filename: string; contentType: string; bytes: number }>;
   /**
    * True once the client closed the connection before the response ended (set when it
    * happens: the entry is updated in place). Not set when the emulator cut it (`@fail-after`).
@@ -60,7 +72,10 @@ export interface RunningEmulator {
 }
 
 /** Formats in priority order; the last one is the fallback for unclaimed paths. */
-const FORMATS: readonly WireFormat[] = [anthropicFormat, geminiFormat, azureFormat, openAIFormat];
+const FORMATS: readonly WireFormat[] = [anthropicFormat, geminiFormat, azureFormat, deepgramFormat, stabilityFormat, mediaFormat, openAIFormat];
+
+/** Bodies passed to routes as bytes, never parsed as JSON (Deepgram takes the audio itself as the body). */
+const BINARY_TYPE = /^(?:audio\/|video\/|image\/|application\/octet-stream)/i;
 
 const MAX_RECORDED = 1000;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -156,7 +171,11 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   const target = req.url ?? '/';
   let parsed: unknown;
   let invalidJson = false;
-  if (body !== 'too_large' && body !== undefined) {
+  const contentType = req.headers['content-type'] ?? '';
+  const form = body !== 'too_large' && body !== undefined && /^multipart\/form-data/i.test(contentType) ? parseMultipart(body, contentType) : undefined;
+  if (form !== undefined) {
+    parsed = form.fields;
+  } else if (body !== 'too_large' && body !== undefined && !BINARY_TYPE.test(contentType) && !/^multipart\//i.test(contentType)) {
     const text = body.toString('utf8');
     try {
       parsed = JSON.parse(text);
@@ -165,18 +184,22 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
       invalidJson = true;
     }
   }
-  const entry: RecordedRequest = { method, path: target, headers: { ...req.headers }, body: parsed, closedEarly: false };
+  const entry: RecordedRequest = { method, path: target, headers: { ...req.headers }, body: parsed, bodyBytes: Buffer.isBuffer(body) ? body.length : 0, closedEarly: false };
+  if (form !== undefined) entry.files = form.files.map((file) => ({ field: file.field, filename: file.filename, contentType: file.contentType, bytes: file.data.length }));
   record(state.requests, entry);
 
   const query = target.indexOf('?');
-  // Model-name controls: routes see the model (body `model`, path segment) without the suffixes.
-  const { path, body: input, controls } = requestControls(query === -1 ? target : target.slice(0, query), parsed);
+  // Model-name controls: routes see the model (body or form `model`, query `model`, path segment) without the suffixes.
+  const { path, query: queryString, body: input, controls } = requestControls(query === -1 ? target : target.slice(0, query), parsed, query === -1 ? '' : target.slice(query + 1));
   const match = state.router.match(method, path);
   const format = match?.format ?? state.router.formatFor(path);
   const headers = req.headers;
   const chunkDelayMs = headerMs(headers['x-emulator-chunk-delay-ms']) || (controls.chunkDelayMs ?? 0);
   const ctx = new RequestContext(req, res, format, path, input, chunkDelayMs, `req_${randomId(24)}`);
   ctx.controls = controls;
+  ctx.query = new URLSearchParams(queryString);
+  if (Buffer.isBuffer(body)) ctx.rawBody = body;
+  if (form !== undefined) ctx.files = form.files;
   if (res.destroyed) entry.closedEarly = true;
   res.once('close', () => {
     if (!res.writableFinished && !ctx.abortedByEmulator) entry.closedEarly = true;
@@ -189,7 +212,7 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   const delay = headerMs(headers['x-emulator-delay-ms']) || (controls.delayMs ?? 0);
   if (delay > 0 && !(await ctx.sleep(delay))) return;
 
-  if (state.apiKey !== undefined) {
+  if (state.apiKey !== undefined && match?.route.public !== true) {
     const key = format.apiKeyOf(req);
     if (key === undefined || key === '') return fail({ kind: 'missing_api_key' });
     if (key !== state.apiKey) return fail({ kind: 'invalid_api_key' });

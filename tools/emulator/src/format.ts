@@ -11,6 +11,8 @@ export interface Route {
   /** Exact path (fast map lookup) or a pattern whose capture groups become `ctx.params`. */
   path: string | RegExp;
   handle(ctx: RequestContext): void | Promise<void>;
+  /** Served without an API key even when the emulator has one (media a provider links to). */
+  public?: boolean;
 }
 
 /** Extra fields some formats put in error bodies (OpenAI: `param`, `code`). */

@@ -337,7 +337,8 @@ describe('the shipped catalogue', () => {
     }
     for (const model of media.filter((entry) => kind(entry) === 'image-generations')) {
       expect(model.pricing?.units.map((unit) => unit.unit)).toEqual(['images']);
-      expect(model.pricing?.variants?.length).toBeGreaterThan(0);
+      // OpenAI prices vary by size and quality; Stability's are one price per image.
+      if (model.id.startsWith('openai/')) expect(model.pricing?.variants?.length).toBeGreaterThan(0);
     }
   });
 

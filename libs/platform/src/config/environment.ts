@@ -64,6 +64,11 @@ export class Environment {
     message: 'MEDIA_FETCH_ALLOWLIST must be a comma-separated list of host or host:port entries (IPv6 addresses in brackets)',
   })
   MEDIA_FETCH_ALLOWLIST?: string;
+  /**
+   * The longest audio POST /stt transcribes (1 h): its price is the credit hold, which must fit
+   * before the audio is fetched; a request may lower it with `max_duration_seconds`.
+   */
+  @Transform(toNumber) @IsInt() @Min(1) @Max(86_400) STT_MAX_AUDIO_SECONDS: number = 3_600;
   /** Longest a command to the limits' Redis may take; beyond it the gateway counts limits locally until Redis answers again. */
   @Transform(toNumber) @IsInt() @Min(10) REDIS_COMMAND_TIMEOUT_MS: number = 500;
   /**

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import type { CancelSignal } from './cancellation';
@@ -18,7 +19,45 @@ export interface JsonRequest {
   limits?: UpstreamLimits;
 }
 
+/** A POST whose body is raw bytes (audio for Deepgram's `/v1/listen`), sent with its content type. */
+export interface BytesRequest extends Omit<JsonRequest, 'body'> {
+  body: Buffer;
+  contentType: string;
+}
+
+/** One file part of a multipart/form-data body. */
+export interface MultipartFile {
+  /** The form field name, e.g. `file`. */
+  field: string;
+  filename: string;
+  contentType: string;
+  data: Buffer;
+}
+
+/** A multipart/form-data POST (OpenAI transcriptions, Stability images). Array fields repeat the name. */
+export interface MultipartRequest extends Omit<JsonRequest, 'body'> {
+  fields: Record<string, string | readonly string[] | undefined>;
+  files: readonly MultipartFile[];
+}
+
+/** A GET of bytes (an image an upstream answered with a URL for). */
+export type GetRequest = Omit<JsonRequest, 'body'>;
+
+/** A whole binary answer: the bytes and what the upstream says they are. */
+export interface BytesAnswer {
+  body: Buffer;
+  /** The `content-type` header, lower-cased, without parameters; '' when absent. */
+  contentType: string;
+}
+
 type UpstreamResponse = Awaited<ReturnType<typeof request>>;
+
+/** What `exchange` puts on the wire: the method, the encoded body and its type. */
+interface WireCall extends Omit<JsonRequest, 'body'> {
+  method: 'GET' | 'POST';
+  body?: string | Buffer;
+  contentType?: string;
+}
 
 /** POSTs the JSON body; a transport failure (refused, reset, timeout) becomes an Upstream*Error. */
 async function send(call: JsonRequest, accept: string): Promise<UpstreamResponse> {
@@ -40,26 +79,95 @@ async function send(call: JsonRequest, accept: string): Promise<UpstreamResponse
 
 /** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
 export async function postJson<T>(call: JsonRequest): Promise<T> {
-  const response = await exchange(call, 'application/json').catch((error: unknown) => {
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST', body: JSON.stringify(call.body), contentType: 'application/json' }, 'application/json'));
+}
+
+/** POSTs raw bytes (with their content type) and returns the parsed JSON answer; failures as postJson's. */
+export async function postBytes<T>(call: BytesRequest): Promise<T> {
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST' }, 'application/json'));
+}
+
+/** POSTs a multipart/form-data body and returns the parsed JSON answer; failures as postJson's. */
+export async function postMultipart<T>(call: MultipartRequest): Promise<T> {
+  const { body, contentType } = encodeMultipart(call.fields, call.files);
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST', body, contentType }, 'application/json'));
+}
+
+/**
+ * POSTs JSON and returns the answer's bytes (text-to-speech audio), within `maxResponseBytes`.
+ * `accept` says what the caller takes (default any); failures as postJson's.
+ */
+export async function postJsonForBytes(call: JsonRequest, accept = '*/*'): Promise<BytesAnswer> {
+  const answer = await exchangeOrThrow({ ...call, method: 'POST', body: JSON.stringify(call.body), contentType: 'application/json' }, accept);
+  return { body: answer.body, contentType: answer.contentType };
+}
+
+/** GETs bytes (an image an upstream gave a URL for), within the same limits, timeouts and errors. */
+export async function getBytes(call: GetRequest, accept = '*/*'): Promise<BytesAnswer> {
+  const answer = await exchangeOrThrow({ ...call, method: 'GET' }, accept);
+  return { body: answer.body, contentType: answer.contentType };
+}
+
+/** The whole answer, or an Upstream*Error: transport failures translated, an error status with its reason. */
+async function exchangeOrThrow(call: WireCall, accept: string): Promise<WholeAnswer> {
+  const response = await exchange(call, accept).catch((error: unknown) => {
     throw translateTransportError(call, error);
   });
-  const text = response.text;
   if (response.statusCode >= 400) {
-    throw new UpstreamHttpError(call.provider, response.statusCode, upstreamMessage(text), retryAfter(response.retryAfter));
+    throw new UpstreamHttpError(call.provider, response.statusCode, upstreamMessage(textOf(response.body)), retryAfter(response.retryAfter));
   }
+  return response;
+}
+
+function parseJsonAnswer<T>(call: { provider: string }, response: WholeAnswer): T {
   try {
-    return JSON.parse(text) as T;
+    return JSON.parse(textOf(response.body)) as T;
   } catch {
     throw new UpstreamHttpError(call.provider, 502, 'the upstream answered with a body that is not JSON');
   }
+}
+
+/** The body decoded as UTF-8, a leading byte order mark skipped (as undici's `body.text()` does). */
+function textOf(body: Buffer): string {
+  const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  return body.toString('utf8', start);
+}
+
+/**
+ * A multipart/form-data body. The boundary is random, so it cannot occur in a file by accident;
+ * names and filenames have their quotes and line breaks escaped as browsers do.
+ */
+export function encodeMultipart(fields: MultipartRequest['fields'], files: readonly MultipartFile[]): { body: Buffer; contentType: string } {
+  const boundary = `----igw${randomBytes(12).toString('hex')}`;
+  const parts: Buffer[] = [];
+  const quoted = (value: string) => value.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    for (const item of typeof value === 'string' ? [value] : value) {
+      parts.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n${item}\r\n`, 'utf8'));
+    }
+  }
+  for (const file of files) {
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(file.field)}"; filename="${quoted(file.filename)}"\r\ncontent-type: ${file.contentType}\r\n\r\n`,
+        'utf8',
+      ),
+      file.data,
+      Buffer.from('\r\n', 'ascii'),
+    );
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`, 'ascii'));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 interface WholeAnswer {
   statusCode: number;
   /** The first `retry-after` header, if any. */
   retryAfter?: string;
-  /** The body decoded as UTF-8 (a leading byte order mark skipped, as undici's `body.text()` does). */
-  text: string;
+  /** The `content-type` header, lower-cased, without parameters; '' when absent. */
+  contentType: string;
+  body: Buffer;
 }
 
 /** Origin and path of each upstream URL, parsed once (there is one URL per configured provider). */
@@ -82,7 +190,7 @@ function endpointOf(url: string): { origin: string; path: string } {
  * A 2xx body past `maxResponseBytes` closes the connection at once and rejects with
  * UpstreamLimitExceededError; an error body is read up to `maxErrorBytes` and the rest dropped.
  */
-function exchange(call: JsonRequest, accept: string): Promise<WholeAnswer> {
+function exchange(call: WireCall, accept: string): Promise<WholeAnswer> {
   const { origin, path } = endpointOf(call.url);
   const signal = call.signal;
   const limits = call.limits ?? DEFAULT_UPSTREAM_LIMITS;
@@ -90,6 +198,7 @@ function exchange(call: JsonRequest, accept: string): Promise<WholeAnswer> {
     let abortCall: ((reason: Error) => void) | undefined;
     let statusCode = 0;
     let retryAfterValue: string | undefined;
+    let contentType = '';
     const chunks: Buffer[] = [];
     let length = 0;
     let maxBytes = limits.maxResponseBytes;
@@ -100,8 +209,7 @@ function exchange(call: JsonRequest, accept: string): Promise<WholeAnswer> {
     const settled = () => signal?.removeEventListener('abort', onAbort);
     const answer = (): WholeAnswer => {
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
-      const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-      return { statusCode, retryAfter: retryAfterValue, text: body.toString('utf8', start) };
+      return { statusCode, retryAfter: retryAfterValue, contentType, body };
     };
     const stopReading = (outcome: () => void) => {
       cutShort = outcome;
@@ -127,6 +235,8 @@ function exchange(call: JsonRequest, accept: string): Promise<WholeAnswer> {
             retryAfterValue = rawHeaders[i + 1].toString('latin1');
           } else if (name.length === 14 && name.toString('latin1').toLowerCase() === 'content-length') {
             declaredLength = Number(rawHeaders[i + 1].toString('latin1'));
+          } else if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type') {
+            contentType = rawHeaders[i + 1].toString('latin1').split(';')[0].trim().toLowerCase();
           }
         }
         // Announced too large: no need to wait for the bytes to refuse them.
@@ -166,9 +276,9 @@ function exchange(call: JsonRequest, accept: string): Promise<WholeAnswer> {
       {
         origin,
         path,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept, ...call.headers },
-        body: JSON.stringify(call.body),
+        method: call.method,
+        headers: call.contentType === undefined ? { accept, ...call.headers } : { 'content-type': call.contentType, accept, ...call.headers },
+        body: call.body,
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
       },
@@ -239,7 +349,7 @@ async function readErrorBody(body: UpstreamResponse['body'], maxBytes: number): 
   return Buffer.concat(chunks, length).toString('utf8');
 }
 
-function translateTransportError(call: JsonRequest, error: unknown): Error {
+function translateTransportError(call: { provider: string; timeoutMs: number }, error: unknown): Error {
   if (error instanceof UpstreamLimitExceededError) return error;
   if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
     return new UpstreamTimeoutError(call.provider, call.timeoutMs);
@@ -250,13 +360,18 @@ function translateTransportError(call: JsonRequest, error: unknown): Error {
   return new UpstreamUnavailableError(call.provider, reason);
 }
 
-/** Providers put the reason in `error.message` (OpenAI, Anthropic, Gemini) or `message`. */
+/**
+ * Providers put the reason in `error.message` (OpenAI, Anthropic, Gemini), `message`,
+ * `err_msg` (Deepgram) or an `errors` list (Stability).
+ */
 function upstreamMessage(text: string): string {
   try {
-    const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
+    const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string; err_msg?: string; errors?: unknown };
     if (typeof body.error === 'string') return body.error;
     if (body.error?.message) return body.error.message;
     if (body.message) return body.message;
+    if (typeof body.err_msg === 'string' && body.err_msg) return body.err_msg;
+    if (Array.isArray(body.errors) && body.errors.length > 0) return body.errors.map(String).join('; ');
   } catch {
     // not JSON: fall through to the raw text
   }

@@ -1,6 +1,8 @@
 // Azure OpenAI wire format: OpenAI's chat completions and embeddings addressed by deployment,
 //   POST /openai/deployments/{deployment}/chat/completions?api-version=<version>
 //   POST /openai/deployments/{deployment}/embeddings?api-version=<version>
+//   POST /openai/deployments/{deployment}/images/generations, /audio/transcriptions, /audio/speech
+//        (the OpenAI media routes, ../openai/images.ts, transcriptions.ts, speech.ts)
 // with the key in the `api-key` header and errors as `{error: {code, message}}` (plus
 // `param` when one is known). A missing `api-version` is a 400 (real Azure answers 404
 // "Resource not found"; a 400 names the problem). Replies, streaming, usage and the
@@ -12,6 +14,9 @@ import { RequestContext } from '../context';
 import type { ErrorDetails, ErrorResponse, RouterFailure, WireFormat } from '../format';
 import { chatCompletions } from '../openai/chat';
 import { embeddings } from '../openai/embeddings';
+import { imageGenerations } from '../openai/images';
+import { audioSpeech } from '../openai/speech';
+import { audioTranscriptions } from '../openai/transcriptions';
 import { isRecord } from '../util';
 
 export interface AzureErrorBody {
@@ -46,6 +51,9 @@ async function deploymentRoute(ctx: RequestContext, handler: (ctx: RequestContex
   const body = isRecord(ctx.body) ? { ...ctx.body, model: deployment } : ctx.body;
   const deploymentCtx = new RequestContext(ctx.req, ctx.res, ctx.format, ctx.path, body, ctx.chunkDelayMs, ctx.requestId);
   deploymentCtx.params = ctx.params;
+  deploymentCtx.query = ctx.query;
+  deploymentCtx.rawBody = ctx.rawBody;
+  deploymentCtx.files = ctx.files;
   await handler(deploymentCtx);
 }
 
@@ -55,6 +63,9 @@ export const azureFormat: WireFormat = {
   routes: [
     { method: 'POST', path: /^\/openai\/deployments\/(.+)\/chat\/completions$/, handle: byDeployment(chatCompletions) },
     { method: 'POST', path: /^\/openai\/deployments\/(.+)\/embeddings$/, handle: byDeployment(embeddings) },
+    { method: 'POST', path: /^\/openai\/deployments\/(.+)\/images\/generations$/, handle: byDeployment(imageGenerations) },
+    { method: 'POST', path: /^\/openai\/deployments\/(.+)\/audio\/transcriptions$/, handle: byDeployment(audioTranscriptions) },
+    { method: 'POST', path: /^\/openai\/deployments\/(.+)\/audio\/speech$/, handle: byDeployment(audioSpeech) },
   ],
 
   ownsPath: (path: string) => path.startsWith('/openai/'),

@@ -6,7 +6,10 @@ import type { ErrorDetails, ErrorResponse, RouterFailure, WireFormat } from '../
 import { chatCompletions } from './chat';
 import { openAiDecisions, systemOne } from './decisions';
 import { embeddings } from './embeddings';
+import { imageGenerations } from './images';
 import { listModels, retrieveModel } from './models';
+import { audioSpeech } from './speech';
+import { audioTranscriptions } from './transcriptions';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -26,6 +29,9 @@ export const openAIFormat: WireFormat = {
     { method: 'POST', path: '/v1/embeddings', handle: embeddings },
     { method: 'POST', path: '/v1/systemone', handle: systemOne },
     { method: 'POST', path: '/v1/decisions', handle: openAiDecisions },
+    { method: 'POST', path: '/v1/images/generations', handle: imageGenerations },
+    { method: 'POST', path: '/v1/audio/transcriptions', handle: audioTranscriptions },
+    { method: 'POST', path: '/v1/audio/speech', handle: audioSpeech },
     { method: 'GET', path: '/v1/models', handle: listModels },
     { method: 'GET', path: /^\/v1\/models\/(.+)$/, handle: retrieveModel },
   ],

@@ -1,0 +1,51 @@
+import { HttpStatus } from '@nestjs/common';
+import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
+import { GatewayException, type ServiceSettings } from '@igw/platform';
+import { findProvider, type ProviderKind } from '@igw/providers';
+import { planTargets, selectSources, type UpstreamTarget } from '../upstream/upstream-route';
+
+/** The endpoint kinds of catalogue types (`<family>/<endpoint-kind>`) the media endpoints serve. */
+export type MediaEndpointKind = 'text-to-speech' | 'image-generations' | 'speech-to-text';
+
+const KIND_NAMES: Record<MediaEndpointKind, string> = {
+  'text-to-speech': 'a text-to-speech',
+  'image-generations': 'an image generation',
+  'speech-to-text': 'a speech-to-text',
+};
+
+/** A model of another kind (a chat model sent to /tts) is the client's mistake: 400 naming it. */
+export function assertModelKind(model: CatalogueModel, kind: MediaEndpointKind): void {
+  if (model.type.split('/').pop() === kind) return;
+  throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${model.id}' is a ${model.type} model, not ${KIND_NAMES[kind]} model.`);
+}
+
+/**
+ * The model's upstream targets for one capability, as embeddings plans them: `provider` picks
+ * the sources; sources whose provider kind has no adapter for the capability are dropped
+ * (unknown providers stay so the planner names them); a pinned source without one is the
+ * client's choice (400), a model left with none a catalogue problem (503).
+ */
+export function mediaTargets(
+  model: CatalogueModel,
+  provider: string | undefined,
+  settings: ServiceSettings,
+  capability: { name: string; supports: (kind: ProviderKind) => boolean },
+): UpstreamTarget[] {
+  const selected = selectSources(model, provider);
+  const usable = selected.filter((source) => {
+    const definition = findProvider(source.provider);
+    return definition === undefined || capability.supports(definition.kind);
+  });
+  if (usable.length === 0) {
+    const names = [...new Set(selected.map((source) => source.provider))].join(', ');
+    const pinned = provider !== undefined && provider.toLowerCase() !== 'auto';
+    if (pinned) throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} provider: ${names} offers no ${capability.name} API; pick another source of ${model.id}.`);
+    throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: no source of model '${model.id}' offers ${capability.name} (${names} has no ${capability.name} API).`);
+  }
+  return planTargets(model, usable, settings);
+}
+
+/** A request's cost for a body that is not JSON: the same numbers as `meta.usage`, in headers. */
+export function costHeaders(usage: { credits_used: number; usd_spent: number }): Record<string, string> {
+  return { 'x-credits-used': String(usage.credits_used), 'x-usd-spent': String(usage.usd_spent) };
+}

@@ -1,0 +1,57 @@
+import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res, StreamableFile } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBody, ApiForbiddenResponse, ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ErrorBodyDto, SpeechRequestDto } from '@igw/contracts';
+import { RequireApiKey } from '@igw/platform';
+import { Cancellation } from '@igw/providers';
+import type { Request, Response } from 'express';
+import { costHeaders } from './media-routing';
+import { SpeechService } from './speech.service';
+
+@ApiTags('text-to-speech')
+@Controller()
+export class SpeechController {
+  constructor(private readonly speech: SpeechService) {}
+
+  @Post('tts')
+  @HttpCode(HttpStatus.OK)
+  @RequireApiKey()
+  @ApiOperation({
+    summary: 'Text to speech: the answer body is the audio (WAV unless format says otherwise), its cost in headers',
+    description:
+      'Billed per character (Unicode code point) of `text` at the catalogue price; the credit hold is that exact cost. Example: `{"model": "tts-1", "text": "Hello!", "voice": "alloy", "format": "mp3"}` answers `audio/mpeg` bytes.',
+  })
+  @ApiBody({
+    type: SpeechRequestDto,
+    examples: {
+      wav: { summary: 'WAV (the default)', value: { model: 'tts-1', text: 'Hello! Your order has shipped.' } },
+      mp3: { summary: 'MP3, another voice, faster', value: { model: 'tts-1-hd', text: 'Hello again.', voice: 'nova', format: 'mp3', speed: 1.25 } },
+      deepgram: { summary: 'Deepgram Aura-2', value: { model: 'aura-2', text: 'Thanks for calling.', voice: 'orion', encoding: 'wav' } },
+    },
+  })
+  @ApiProduces('audio/wav', 'audio/mpeg', 'audio/ogg', 'audio/flac', 'audio/aac', 'audio/pcm', 'application/json')
+  @ApiOkResponse({
+    description: 'The audio bytes',
+    schema: { type: 'string', format: 'binary' },
+    headers: {
+      'content-type': { description: 'The audio type, e.g. audio/wav', schema: { type: 'string' } },
+      'x-credits-used': { description: 'Credits charged (as meta.usage.credits_used elsewhere)', schema: { type: 'number', example: 0.6 } },
+      'x-usd-spent': { description: 'USD charged', schema: { type: 'number', example: 0.0000003 } },
+      'x-characters': { description: 'Characters billed', schema: { type: 'integer', example: 20 } },
+      'x-model': { description: 'The catalogue id of the model', schema: { type: 'string', example: 'openai/tts-1' } },
+      'x-request-id': { description: 'The request id (the ledger key)', schema: { type: 'string' } },
+    },
+  })
+  @ApiHeader({ name: 'Authorization', description: 'Bearer <API key>', required: true })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  @ApiForbiddenResponse({ type: ErrorBodyDto, description: 'Not enough credits for the text' })
+  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
+  async create(@Body() body: SpeechRequestDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<StreamableFile> {
+    const cancellation = new Cancellation();
+    response.on('close', () => {
+      if (!response.writableFinished) cancellation.abort();
+    });
+    const answer = await this.speech.synthesize({ requestId: request.context.requestId, auth: request.context.auth!, body, signal: cancellation });
+    response.set({ ...costHeaders(answer.usage), 'x-characters': String(answer.characters), 'x-model': answer.model });
+    return new StreamableFile(answer.audio, { type: answer.contentType, length: answer.audio.length });
+  }
+}

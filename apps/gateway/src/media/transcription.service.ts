@@ -1,0 +1,144 @@
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { ErrorMessages, type TranscriptionRequestDto, type TranscriptionResultDto, type TranscriptWordDto } from '@igw/contracts';
+import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import {
+  MediaFetchFailedError,
+  MediaFetchRefusedError,
+  transcriptionAdapterFor,
+  wavDurationSeconds,
+  type CancelSignal,
+  type FetchedMedia,
+  type UpstreamTranscriptionResult,
+} from '@igw/providers';
+import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
+import { RequestMeter, type ChargedUsage } from '../limits/request-meter';
+import { UpstreamCallBilling } from '../upstream/upstream-billing';
+import { UpstreamFallback } from '../upstream/upstream-route';
+import { MediaFetcher } from './media-fetcher';
+import { assertModelKind, mediaTargets } from './media-routing';
+
+/** What audio of unknown length is assumed to be: 128 kbit/s, a typical MP3 of speech. */
+export const ESTIMATED_AUDIO_BYTES_PER_SECOND = 16_000;
+
+export interface TranscriptionCall {
+  requestId: string;
+  auth: AuthenticatedKey;
+  body: TranscriptionRequestDto;
+  signal: CancelSignal;
+}
+
+/**
+ * POST /stt. Admission first: the hold is `max_duration_seconds` (default and cap
+ * STT_MAX_AUDIO_SECONDS) of audio, and must fit before the gateway fetches anything. Then the
+ * audio is fetched under the media address policy (a refusal or failure is the client's 400),
+ * a WAV longer than the maximum is refused (400, nothing billed), and the audio is transcribed.
+ * Billed: the seconds of audio, rounded up, at least 1, at most the maximum. The length is the
+ * provider's, else the WAV header's, else estimated from the size at 128 kbit/s.
+ */
+@Injectable()
+export class TranscriptionService {
+  private readonly fallback = new UpstreamFallback();
+
+  constructor(
+    private readonly catalogue: CatalogueSnapshotService,
+    private readonly meter: RequestMeter,
+    private readonly fetcher: MediaFetcher,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {}
+
+  async transcribe(call: TranscriptionCall): Promise<TranscriptionResultDto> {
+    const { body } = call;
+    const { model, revision } = this.catalogue.resolveModel(body.model);
+    assertModelKind(model, 'speech-to-text');
+    const limit = this.settings.env.STT_MAX_AUDIO_SECONDS;
+    if (body.max_duration_seconds !== undefined && body.max_duration_seconds > limit) {
+      throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} max_duration_seconds: Expected an integer from 1 to ${limit}. Received ${body.max_duration_seconds}`);
+    }
+    const maxSeconds = body.max_duration_seconds ?? limit;
+    const targets = mediaTargets(model, body.provider, this.settings, { name: 'speech-to-text', supports: (kind) => transcriptionAdapterFor(kind) !== undefined });
+    const admitted = await this.meter.admit({ requestId: call.requestId, auth: call.auth, endpoint: 'stt', model, catalogueRevision: revision }, { audio_seconds: maxSeconds });
+    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
+    let result: UpstreamTranscriptionResult;
+    let billedSeconds: number;
+    let usage: ChargedUsage;
+    try {
+      const audio = await this.fetchAudio(body.url, call.signal);
+      const headerSeconds = wavDurationSeconds(audio.bytes);
+      if (headerSeconds !== undefined && Math.ceil(headerSeconds) > maxSeconds) {
+        throw new GatewayException(
+          HttpStatus.BAD_REQUEST,
+          `${ErrorMessages.bodyValidationPrefix} url: the audio lasts ${Math.ceil(headerSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (max_duration_seconds, at most STT_MAX_AUDIO_SECONDS).`,
+        );
+      }
+      const fallbackSeconds = headerSeconds ?? audio.bytes.length / ESTIMATED_AUDIO_BYTES_PER_SECOND;
+      try {
+        result = await this.fallback.run(
+          targets,
+          (target) =>
+            billing.attempt((signal) =>
+              transcriptionAdapterFor(target.definition.kind)!.transcribe(
+                target,
+                { model: target.model, audio: audio.bytes, contentType: audio.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
+                { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+              ),
+            ),
+          call.signal,
+        );
+      } catch (error) {
+        if (billing.unreadUsage() !== 'none') admitted.settle({ audio_seconds: billableSeconds(fallbackSeconds, maxSeconds) });
+        throw error;
+      }
+      billedSeconds = billableSeconds(result.durationSeconds ?? fallbackSeconds, maxSeconds);
+      usage = admitted.settle({ audio_seconds: billedSeconds });
+      result.durationSeconds ??= fallbackSeconds;
+    } finally {
+      billing.close();
+      admitted.finish();
+    }
+    return {
+      metadata: { request_id: call.requestId, created: new Date().toISOString(), duration: result.durationSeconds, channels: 1, model: model.id },
+      results: {
+        channels: [
+          {
+            alternatives: [
+              {
+                transcript: result.transcript,
+                ...(result.confidence !== undefined ? { confidence: result.confidence } : {}),
+                ...(result.words && body.words !== false ? { words: result.words.map(wordOf) } : {}),
+              },
+            ],
+            ...(result.language !== undefined ? { detected_language: result.language } : {}),
+          },
+        ],
+      },
+      meta: { usage: { ...usage, audio_seconds: billedSeconds } },
+    };
+  }
+
+  /** The client chose the URL: whatever stops the fetch is a 400 naming it. */
+  private async fetchAudio(url: string, signal: CancelSignal): Promise<FetchedMedia> {
+    try {
+      const audio = await this.fetcher.fetch(url, signal);
+      if (audio.bytes.length === 0) throw new MediaFetchFailedError('http-status', 'answered with an empty file');
+      return audio;
+    } catch (error) {
+      if (error instanceof MediaFetchRefusedError || error instanceof MediaFetchFailedError) {
+        throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} url: ${error.detail}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+}
+
+/** Whole seconds, rounded up (a started second counts), at least 1, never past what was held. */
+export function billableSeconds(seconds: number, maxSeconds: number): number {
+  if (!Number.isFinite(seconds) || seconds <= 0) return 1;
+  return Math.min(maxSeconds, Math.max(1, Math.ceil(seconds - 1e-9)));
+}
+
+function wordOf(word: NonNullable<UpstreamTranscriptionResult['words']>[number]): TranscriptWordDto {
+  const dto: TranscriptWordDto = { word: word.word, start: word.start, end: word.end };
+  if (word.confidence !== undefined) dto.confidence = word.confidence;
+  if (word.punctuatedWord !== undefined) dto.punctuated_word = word.punctuatedWord;
+  return dto;
+}

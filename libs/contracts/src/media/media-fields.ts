@@ -1,0 +1,32 @@
+import { Transform } from 'class-transformer';
+import { Checked } from '../chat/chat-validators';
+import { describeWrongType } from '../chat/validation-issues';
+
+/** Characters as price lists count them: Unicode code points, not UTF-16 units. */
+export function codePointCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
+/** A non-empty string of at most `max` characters, counted as code points (what billing counts). */
+export function IsTextOfAtMost(max: number): PropertyDecorator {
+  return Checked('isTextOfAtMost', (value) => {
+    if (typeof value !== 'string') return [`Expected a non-empty string. Received ${describeWrongType(value)}`];
+    if (value === '') return ["Expected a non-empty string. Received ''"];
+    // Only a text with more UTF-16 units than the limit can have too many code points.
+    if (value.length > max) {
+      const count = codePointCount(value);
+      if (count > max) return [`Expected at most ${max} characters. Received ${count} characters`];
+    }
+    return [];
+  });
+}
+
+/** null means the default, as in OpenAI's nullable fields; the services read only the value. */
+export function NullMeansAbsent(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (value === null ? undefined : value), { toClassOnly: true });
+}
+
+export const PROVIDER_FIELD_DESCRIPTION =
+  'Provider routing override, case-insensitive: `auto` (the full fallback chain), `fallback`, or an upstream provider source key (that provider alone)';

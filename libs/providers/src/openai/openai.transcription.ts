@@ -1,0 +1,93 @@
+import { audioFilename, wavDurationSeconds } from '../media/audio-facts';
+import type {
+  CallOptions,
+  ProviderTarget,
+  TranscribedWord,
+  TranscriptionAdapter,
+  UpstreamTranscriptionRequest,
+  UpstreamTranscriptionResult,
+} from '../provider.types';
+import { postMultipart } from '../transport/http-client';
+import { UpstreamProtocolError } from '../upstream.errors';
+import type { OpenAiEndpoint } from './openai.chat';
+
+const OPENAI_TRANSCRIPTIONS_ENDPOINT: OpenAiEndpoint = {
+  url: (target) => `${target.baseUrl}/audio/transcriptions`,
+  headers: (target): Record<string, string> => (target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
+};
+
+/** OpenAI's transcription answer (`json` or `verbose_json`), as far as the gateway reads it. */
+export interface OpenAiTranscriptionResponse {
+  text?: string;
+  task?: string;
+  language?: string;
+  duration?: number;
+  words?: Array<{ word?: string; start?: number; end?: number }>;
+  segments?: unknown[];
+  usage?: { type?: 'duration' | 'tokens'; seconds?: number; input_tokens?: number; output_tokens?: number; total_tokens?: number };
+}
+
+/**
+ * Only Whisper answers `verbose_json` (duration, language, word timings); the GPT-4o
+ * transcribe models refuse it and answer `json` with token usage but no duration, which is
+ * then read from the audio itself.
+ */
+function takesVerboseJson(model: string): boolean {
+  return model.startsWith('whisper');
+}
+
+export function toOpenAiTranscriptionFields(request: UpstreamTranscriptionRequest): Record<string, string | string[] | undefined> {
+  const verbose = takesVerboseJson(request.model);
+  const options = Object.fromEntries(Object.entries(request.options ?? {}).map(([name, value]) => [name, String(value)]));
+  return {
+    ...options,
+    model: request.model,
+    response_format: verbose ? 'verbose_json' : 'json',
+    language: request.language,
+    prompt: request.prompt,
+    'timestamp_granularities[]': verbose && request.words !== false ? ['word', 'segment'] : undefined,
+  };
+}
+
+export function fromOpenAiTranscriptionResponse(
+  provider: string,
+  request: UpstreamTranscriptionRequest,
+  response: OpenAiTranscriptionResponse,
+): UpstreamTranscriptionResult {
+  if (!response || typeof response.text !== 'string') throw new UpstreamProtocolError(provider, 'no text in the transcription answer');
+  const { text, words, ...raw } = response;
+  const reported = typeof response.duration === 'number' ? response.duration : response.usage?.type === 'duration' ? response.usage.seconds : undefined;
+  const measured = reported === undefined ? wavDurationSeconds(request.audio) : undefined;
+  const durationSeconds = reported ?? measured;
+  const result: UpstreamTranscriptionResult = { model: request.model, transcript: text.trim(), raw };
+  if (durationSeconds !== undefined && Number.isFinite(durationSeconds)) {
+    result.durationSeconds = durationSeconds;
+    result.durationSource = reported !== undefined ? 'upstream' : 'audio-header';
+  }
+  if (typeof response.language === 'string') result.language = response.language;
+  if (Array.isArray(words)) {
+    result.words = words
+      .filter((word) => typeof word?.word === 'string' && typeof word.start === 'number' && typeof word.end === 'number')
+      .map((word): TranscribedWord => ({ word: word.word as string, start: word.start as number, end: word.end as number }));
+  }
+  return result;
+}
+
+/** OpenAI's transcriptions API and servers that copy it (Groq): a multipart upload to `{base}/audio/transcriptions`. */
+export class OpenAiTranscriptionAdapter implements TranscriptionAdapter {
+  constructor(private readonly endpoint: OpenAiEndpoint = OPENAI_TRANSCRIPTIONS_ENDPOINT) {}
+
+  async transcribe(target: ProviderTarget, request: UpstreamTranscriptionRequest, options: CallOptions): Promise<UpstreamTranscriptionResult> {
+    const response = await postMultipart<OpenAiTranscriptionResponse>({
+      provider: target.provider,
+      url: this.endpoint.url(target),
+      headers: this.endpoint.headers(target),
+      fields: toOpenAiTranscriptionFields(request),
+      files: [{ field: 'file', filename: request.filename ?? audioFilename(request.contentType, request.audio), contentType: request.contentType, data: request.audio }],
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      limits: target.limits,
+    });
+    return fromOpenAiTranscriptionResponse(target.provider, request, response);
+  }
+}
