@@ -1,7 +1,7 @@
 import { Controller, Get, Headers, HttpStatus, Query, Res } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
-import { parseInclude, projectModel, queryCatalogue } from '@igw/domain';
+import { lookupCatalogueModel, queryCatalogue } from '@igw/domain';
 import { GatewayException, PathId } from '@igw/platform';
 import type { Response } from 'express';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
@@ -30,7 +30,7 @@ export class ModelsController {
   @Get(['v1/models', 'models'])
   @ApiOperation({ summary: 'List the model catalogue (values case-insensitive; OR within a parameter, AND across parameters)' })
   @FilterQueries()
-  @ApiOkResponse({ description: '{object: "list", data: [catalogue entries]}' })
+  @ApiOkResponse({ description: '{object: "list", data: [catalogue entries, each with OpenAI\'s object: "model", created and owned_by]}' })
   @ApiResponse({ status: 304, description: 'If-None-Match still matches the current ETag' })
   list(
     @Query() query: Record<string, unknown>,
@@ -42,10 +42,28 @@ export class ModelsController {
     return { object: 'list', data: queryCatalogue(index.models, query) };
   }
 
+  /** OpenAI's `models.retrieve(id)`: the entry itself, unwrapped, so every OpenAI client reads it. */
+  @Get(['v1/models/*id', 'models/*id'])
+  @ApiOperation({
+    summary: "One model in OpenAI's retrieve shape: the entry itself (id, object, created, owned_by and the catalogue fields); id or alias, case-insensitive, slashes unescaped",
+  })
+  @OneModelQueries()
+  @ApiOkResponse({ description: 'The catalogue entry, with `object: "model"`, `created` and `owned_by`' })
+  @ApiNotFoundResponse({ type: ErrorBodyDto, description: "Not Found: no model named '<id>' in the catalogue. (error.code model_not_found)" })
+  retrieve(
+    @PathId('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): unknown {
+    const model = this.lookUp(id, query);
+    if (this.notModified(ifNoneMatch, response)) return undefined;
+    return model;
+  }
+
   @Get('model/*id')
   @ApiOperation({ summary: 'One model by id or alias (case-insensitive; slashes go unescaped in the path)' })
-  @ApiQuery({ name: 'include', required: false, description: FILTER_DOCS[0][1] })
-  @ApiQuery({ name: 'details', required: false, description: FILTER_DOCS[1][1] })
+  @OneModelQueries()
   @ApiOkResponse({ description: '{object: "model", data: entry}' })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   one(
@@ -54,10 +72,15 @@ export class ModelsController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): unknown {
-    const model = this.snapshot().resolve(id);
-    if (!model) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no model named '${id}' in the catalogue.`);
+    const model = this.lookUp(id, query);
     if (this.notModified(ifNoneMatch, response)) return undefined;
-    return { object: 'model', data: projectModel(model, parseInclude(query)) };
+    return { object: 'model', data: model };
+  }
+
+  private lookUp(id: string, query: Record<string, unknown>) {
+    const model = lookupCatalogueModel(this.snapshot(), id, query);
+    if (!model) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no model named '${id}' in the catalogue.`);
+    return model;
   }
 
   private snapshot() {
@@ -78,6 +101,12 @@ export class ModelsController {
     if (matches) response.status(HttpStatus.NOT_MODIFIED);
     return matches;
   }
+}
+
+function OneModelQueries(): MethodDecorator {
+  return (target, key, descriptor) => {
+    for (const [name, description] of FILTER_DOCS.slice(0, 2)) ApiQuery({ name, required: false, description })(target, key, descriptor);
+  };
 }
 
 function FilterQueries(): MethodDecorator {

@@ -9,6 +9,8 @@ import {
   normalizeQueryValues,
   parseCatalogueQuery,
   parseInclude,
+  modelCreatedSeconds,
+  modelOwner,
   projectModel,
   queryCatalogue,
 } from './catalogue-query';
@@ -22,7 +24,7 @@ const A = {
   id: 'openai/gpt-4o-mini',
   aliases: ['gpt-4o-mini'],
   type: 'openai/chat-completions',
-  info: { name: 'GPT-4o mini', developer: 'OpenAI', description: 'small', contextLength: 128000 },
+  info: { name: 'GPT-4o mini', developer: 'OpenAI', description: 'small', releasedAt: '2024-07-18', contextLength: 128000 },
   tags: ['playground:chat', 'tier:standard'],
   modalities: { input: ['text', 'image'], output: ['text'] },
   capabilities: ['streaming', 'tools', 'vision'],
@@ -79,7 +81,7 @@ const models = [A, B, C, D, E, F];
 const ALL_IDS = models.map((model) => model.id);
 const ids = (query: Record<string, unknown>, catalogue: typeof models = models) => queryCatalogue(catalogue, query).map((entry) => entry.id);
 
-const IDENTITY = ['id', 'aliases', 'type', 'info', 'tags'];
+const IDENTITY = ['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags'];
 const ALL_KEYS = [...IDENTITY, 'modalities', 'capabilities', 'pricing'];
 
 describe('normalizeQueryValues', () => {
@@ -285,6 +287,9 @@ describe('projection', () => {
   it('shows exactly the public fields with their values', () => {
     expect(projectModel(A, allSections)).toEqual({
       id: 'openai/gpt-4o-mini',
+      object: 'model',
+      created: 1721260800, // 2024-07-18T00:00:00Z
+      owned_by: 'openai',
       aliases: ['gpt-4o-mini'],
       type: 'openai/chat-completions',
       info: A.info,
@@ -315,7 +320,7 @@ describe('projection', () => {
     }
   });
 
-  it('keeps section order id, aliases, type, info, tags, modalities, capabilities, pricing', () => {
+  it('keeps section order id, object, created, owned_by, aliases, type, info, tags, modalities, capabilities, pricing', () => {
     expect(Object.keys(projectModel(E, allSections))).toEqual(ALL_KEYS);
     expect(Object.keys(projectModel(E, new Set<CatalogueSection>(['pricing', 'capabilities', 'modalities'])))).toEqual(ALL_KEYS);
     expect(Object.keys(projectModel(E, allSections).modalities ?? {})).toEqual(['input', 'output']);
@@ -331,6 +336,22 @@ describe('projection', () => {
     expect(Object.keys(projectModel(C, allSections))).toEqual([...IDENTITY, 'modalities', 'capabilities', 'pricing']);
     expect(projectModel(C, allSections).capabilities).toEqual([]);
     expect(Object.keys(projectModel(F, new Set<CatalogueSection>(['pricing'])))).toEqual(IDENTITY);
+  });
+
+  it.each<[string, { id: string; info: object }, number, string]>([
+    ['a bare release date is midnight UTC, the namespace owns it', { id: 'openai/gpt-4o-mini', info: { releasedAt: '2024-07-18', developer: 'OpenAI' } }, 1721260800, 'openai'],
+    ['a full timestamp keeps its time', { id: 'acme/x', info: { releasedAt: '2024-07-18T12:00:00Z' } }, 1721304000, 'acme'],
+    ['no release date gives 0', { id: 'Vendor/Image-Gen', info: { developer: 'Vendor' } }, 0, 'Vendor'],
+    ['an unreadable release date gives 0', { id: 'acme/x', info: { releasedAt: 'soon' } }, 0, 'acme'],
+    ['a release date before 1970 gives 0', { id: 'acme/x', info: { releasedAt: '1969-12-31' } }, 0, 'acme'],
+    ['a release date that is not a string gives 0', { id: 'acme/x', info: { releasedAt: 20240718 } }, 0, 'acme'],
+    ['an id without a slash is owned by its developer', { id: 'mini', info: { developer: ' Test Lab ' } }, 0, 'Test Lab'],
+    ['an id without a slash and without a developer', { id: 'mini', info: {} }, 0, 'unknown'],
+    ['a leading slash is no namespace', { id: '/odd', info: { developer: 'Odd' } }, 0, 'Odd'],
+  ])("OpenAI's created and owned_by: %s", (_name, entry, created, owner) => {
+    const model = { ...entry, aliases: [], type: 'acme/chat-completions', tags: [] };
+    expect([modelCreatedSeconds(model), modelOwner(model)]).toEqual([created, owner]);
+    expect(identityProjection(model)).toMatchObject({ id: entry.id, object: 'model', created, owned_by: owner });
   });
 
   it('caches one frozen projection per entry and section set', () => {
@@ -355,7 +376,7 @@ describe('projection', () => {
   });
 });
 
-describe('GET /model/{id}', () => {
+describe('GET /v1/models/{id} and GET /model/{id}', () => {
   const index = new CatalogueIndex(1, models);
 
   it.each<[string, string, Record<string, unknown>, string | undefined, string[]]>([

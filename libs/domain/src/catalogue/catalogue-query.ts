@@ -1,5 +1,6 @@
 /**
- * Query semantics of the public catalogue: `GET /v1/models` (alias `/models`) and `GET /model/{id}`.
+ * Query semantics of the public catalogue: `GET /v1/models` (alias `/models`), `GET /v1/models/{id}`
+ * (alias `/models/{id}`, OpenAI's retrieve) and `GET /model/{id}`.
  *
  * Pure functions, no I/O. The HTTP layer hands over the query object as Express parsed it and
  * serialises what comes back; everything about which entries match and which fields show is here.
@@ -16,21 +17,31 @@
  * - Parameter NAMES are case-sensitive (`?TAGS=x` is an unknown parameter and ignored); only
  *   values are case-insensitive. Unknown parameters are ignored.
  *
+ * OpenAI's model fields
+ * - Every projection also carries OpenAI's `object: "model"`, `created` and `owned_by`, right after
+ *   `id` (where OpenAI puts them), so OpenAI clients (`models.list()`, `models.retrieve()`) read
+ *   the spec's entries as their own.
+ * - `created`: Unix seconds of `info.releasedAt` (a date, read as midnight UTC); 0 when the entry
+ *   has no readable release date.
+ * - `owned_by`: the id's namespace, the part before its first slash (`openai/gpt-4o` -> `openai`),
+ *   which is the lower-case organisation name OpenAI's clients expect; an id without a slash falls
+ *   back to `info.developer`, then to `unknown`.
+ *
  * Sections (`include`, `details`)
- * - Without them an entry shows identity only: id, aliases, type, info, tags.
+ * - Without them an entry shows identity only: id, object, created, owned_by, aliases, type, info, tags.
  * - `include` names sections: `modalities`, `capabilities`, `pricing`; `all` means all three.
  *   Unknown values (e.g. the typo `pricng`) are ignored, giving a valid response without that section.
  * - `details` adds all three sections when any of its values is `true` or `1` (case-insensitive).
  *   Any other value (`false`, `0`, `yes`, a bare `?details`) adds nothing; in particular
  *   `details=false` does NOT remove sections named by `include` (the two are unioned).
- * - A projection holds exactly: id, aliases, type, info, tags, then modalities, capabilities,
- *   pricing (in this key order) for the included sections. Nothing else from the entry ever
+ * - A projection holds exactly: id, object, created, owned_by, aliases, type, info, tags, then
+ *   modalities, capabilities, pricing (in this key order) for the included sections. Nothing else from the entry ever
  *   shows (internal fields such as `routing` or `resolvesTo` never leak; `modalities` is rebuilt
  *   as `{input, output}`).
  * - An included section the entry lacks: `modalities` shows as `{input: [], output: []}`,
  *   `capabilities` as `[]`, and `pricing` is omitted (an entry without prices has no pricing section).
  *
- * Filters (list endpoint only; `GET /model/{id}` reads `include`/`details` and nothing else)
+ * Filters (list endpoint only; the one-model endpoints read `include`/`details` and nothing else)
  * - Several values in one parameter are OR'ed, several parameters AND'ed.
  * - An omitted parameter filters nothing, and so does one present with only empty values
  *   (`?tags=`, `?tags=,,`, `?tags= `): it is treated exactly as omitted.
@@ -105,9 +116,18 @@ export interface CatalogueQuery {
   readonly filters: CatalogueFilters;
 }
 
-/** The public projection of an entry. Key order: id, aliases, type, info, tags, modalities, capabilities, pricing. */
+/**
+ * The public projection of an entry. Key order: id, object, created, owned_by, aliases, type, info,
+ * tags, modalities, capabilities, pricing.
+ */
 export interface PublicModel<M extends QueryableModel = QueryableModel> {
   readonly id: string;
+  /** OpenAI's object type of a model. */
+  readonly object: 'model';
+  /** OpenAI's creation time: Unix seconds of `info.releasedAt`, 0 when unknown. */
+  readonly created: number;
+  /** OpenAI's owner: the id's namespace (`openai/gpt-4o` -> `openai`), else `info.developer`. */
+  readonly owned_by: string;
   readonly aliases: readonly string[];
   readonly type: string;
   readonly info: M['info'];
@@ -246,9 +266,30 @@ function sectionMask(include: ReadonlySet<CatalogueSection>): number {
   return (include.has('modalities') ? MODALITIES : 0) | (include.has('capabilities') ? CAPABILITIES : 0) | (include.has('pricing') ? PRICING : 0);
 }
 
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Unix seconds of `info.releasedAt`; a bare date means midnight UTC (not local time). 0 when absent or unreadable. */
+export function modelCreatedSeconds(model: QueryableModel): number {
+  const releasedAt = (model.info as { releasedAt?: unknown }).releasedAt;
+  if (typeof releasedAt !== 'string') return 0;
+  const milliseconds = Date.parse(DATE_ONLY.test(releasedAt) ? `${releasedAt}T00:00:00Z` : releasedAt);
+  return Number.isFinite(milliseconds) ? Math.max(0, Math.floor(milliseconds / 1000)) : 0;
+}
+
+/** The id's namespace (before the first slash); an id without one falls back to `info.developer`, then `unknown`. */
+export function modelOwner(model: QueryableModel): string {
+  const slash = model.id.indexOf('/');
+  if (slash > 0) return model.id.slice(0, slash);
+  const developer = (model.info as { developer?: unknown }).developer;
+  return typeof developer === 'string' && developer.trim() !== '' ? developer.trim() : 'unknown';
+}
+
 function buildProjection(model: QueryableModel, mask: number): PublicModel {
   const out: { -readonly [K in keyof PublicModel]: PublicModel[K] } = {
     id: model.id,
+    object: 'model',
+    created: modelCreatedSeconds(model),
+    owned_by: modelOwner(model),
     aliases: model.aliases,
     type: model.type,
     info: model.info,
@@ -278,7 +319,7 @@ export function projectModel<M extends QueryableModel>(model: M, include: Readon
   return projectWithMask(model, sectionMask(include));
 }
 
-/** The identity projection (id, aliases, type, info, tags), computed once per entry. */
+/** The identity projection (id, object, created, owned_by, aliases, type, info, tags), computed once per entry. */
 export function identityProjection<M extends QueryableModel>(model: M): PublicModel<M> {
   return projectWithMask(model, 0);
 }
@@ -299,9 +340,10 @@ export function queryCatalogue<M extends QueryableModel>(models: readonly M[], q
 }
 
 /**
- * `GET /model/{id}`: the entry whose id or alias matches `name` (case-insensitively, via the
- * resolver), projected with the sections `include`/`details` ask for; filters in the query are
- * ignored. `undefined` means 404. The caller wraps it as `{object: 'model', data}`.
+ * `GET /v1/models/{id}` and `GET /model/{id}`: the entry whose id or alias matches `name`
+ * (case-insensitively, via the resolver), projected with the sections `include`/`details` ask
+ * for; filters in the query are ignored. `undefined` means 404. `/v1/models/{id}` answers it as
+ * is (OpenAI's retrieve shape); `/model/{id}` wraps it as `{object: 'model', data}` (the spec's).
  */
 export function lookupCatalogueModel<M extends QueryableModel>(
   resolver: ModelResolver<M>,
