@@ -60,7 +60,7 @@ describe('the clients teams already use, against the gateway', () => {
     });
 
     it('calls tools, whole and streamed', async () => {
-      const tools = { get_weather: tool({ description: 'The weather in a city', inputSchema: jsonSchema<{ location: string }>(weatherParameters) }) };
+      const tools = { get_weather: tool({ description: 'The weather in a city', inputSchema: jsonSchema<{ location: string }>({ ...weatherParameters, required: [...weatherParameters.required] }) }) };
       const generated = await generateText({ model: gateway('mini'), prompt: WEATHER, tools, maxRetries: 0 });
       expect(generated.finishReason).toBe('tool-calls');
       expect(generated.toolCalls.map((toolCall) => [toolCall.toolName, toolCall.input])).toEqual([['get_weather', { location: 'Paris' }]]);
