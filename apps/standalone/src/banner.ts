@@ -25,7 +25,8 @@ export function standaloneBanner(running: RunningStandalone, context: BannerCont
     `  gateway (base_url):     ${running.gatewayUrl}    Swagger UI: ${running.gatewayUrl}/docs`,
     `  billing (billing_url):  ${running.billingUrl}    Swagger UI: ${running.billingUrl}/docs (admin API; catalogue admin API at /admin/v1/catalogue, Swagger UI /catalogue/docs)`,
     `  ports:                  ${gatewayPort} (PORT), ${billingPort} (BILLING_PORT)` +
-      (running.embeddedDatabasePort ? `; embedded PostgreSQL on 127.0.0.1:${running.embeddedDatabasePort} (a free port, chosen at start)` : ''),
+      (running.embeddedDatabasePort ? `; embedded PostgreSQL on 127.0.0.1:${running.embeddedDatabasePort} (a free port, chosen at start)` : '') +
+      (running.emulatorUrl ? `; the emulator at ${running.emulatorUrl} (a free port)` : ''),
     `  admin token:            ${running.adminTokenFile ? `in ${running.adminTokenFile}` : 'from ADMIN_TOKEN'}`,
     ...upstreamLines(running),
   ];

@@ -25,6 +25,8 @@ export interface RunningStandalone {
   demoKey?: string;
   /** Where the embedded PostgreSQL listens (a free port on 127.0.0.1); undefined with DATABASE_URL. */
   embeddedDatabasePort?: number;
+  /** Demo mode: where the emulator playing the providers listens (a free port on 127.0.0.1). */
+  emulatorUrl?: string;
   /** What can answer: the providers configured (or emulated) and how many catalogue models have a configured source. */
   upstreams: UpstreamSummary;
   stop(): Promise<void>;
@@ -112,7 +114,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       catalogueModels: models.length,
     };
     processLogger.endQuietStart();
-    return { gatewayUrl, billingUrl, adminToken: admin.token, adminTokenFile: admin.file, demoKey, embeddedDatabasePort, upstreams, stop };
+    return { gatewayUrl, billingUrl, adminToken: admin.token, adminTokenFile: admin.file, demoKey, embeddedDatabasePort, emulatorUrl: emulator?.url, upstreams, stop };
   } catch (error) {
     await stop();
     throw error;
