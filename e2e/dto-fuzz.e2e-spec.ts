@@ -1,6 +1,5 @@
 import path from 'node:path';
 import fc from 'fast-check';
-import { findFreePort } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
@@ -98,14 +97,12 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    const cataloguePort = await findFreePort();
     harness = await startStandaloneHarness({
       CATALOGUE_FILE: path.join(__dirname, 'fixtures/chat-catalogue.yaml'),
-      CATALOGUE_PORT: String(cataloguePort),
       RATE_LIMIT_RPM: '1000000',
       ...emulatedProviders(emulator.url),
     });
-    catalogue = `http://127.0.0.1:${cataloguePort}`;
+    catalogue = harness.catalogue;
     ({ key, accountId } = await harness.paidKey(100_000_000));
     const fuzzModel = await send('PUT', `${catalogue}/admin/v1/catalogue/models/fuzz/model`, harness.adminToken, toJson(catalogueEntry()));
     expect(fuzzModel.status).toBe(200);

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { OpenAI } from 'openai';
 import { ErrorMessages } from '@igw/contracts';
-import { findFreePort } from '@igw/persistence';
 import { MAX_JSON_DEPTH } from '@igw/platform';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, expectErrorBody, type JsonResponse } from './support/http';
@@ -33,13 +32,11 @@ describe('input hardening, end to end', () => {
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    const cataloguePort = await findFreePort();
     harness = await startStandaloneHarness({
       CATALOGUE_FILE: path.join(__dirname, 'fixtures/chat-catalogue.yaml'),
-      CATALOGUE_PORT: String(cataloguePort),
       ...emulatedProviders(emulator.url),
     });
-    catalogue = `http://127.0.0.1:${cataloguePort}`;
+    catalogue = harness.catalogue;
     key = (await harness.paidKey(1_000_000)).key;
   }, 120_000);
 
@@ -172,8 +169,9 @@ describe('input hardening, end to end', () => {
     });
 
     it("is documented in every service's OpenAPI document", async () => {
-      for (const service of [harness.gateway, harness.billing, catalogue]) {
-        const document = await call<{ components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } }>(`${service}/docs-json`);
+      // In standalone the catalogue's document is served on billing's port, under /catalogue.
+      for (const documentUrl of [`${harness.gateway}/docs-json`, `${harness.billing}/docs-json`, `${catalogue}/catalogue/docs-json`]) {
+        const document = await call<{ components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } }>(documentUrl);
         const { schemas } = document.body.components;
         expect(JSON.stringify(schemas.ErrorBodyDto.properties.error)).toContain('"$ref":"#/components/schemas/ErrorDetailDto"');
         expect(schemas.ErrorBodyDto.required).toContain('error');

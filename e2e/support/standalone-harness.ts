@@ -20,6 +20,8 @@ export interface UsageEntry {
 export interface StandaloneHarness {
   gateway: string;
   billing: string;
+  /** The catalogue's admin API: on billing's port in standalone. */
+  catalogue: string;
   adminToken: string;
   process: ServiceProcess;
   /** A paid account with `credits` and a key for it. */
@@ -36,7 +38,7 @@ export interface StandaloneHarness {
  */
 export async function startStandaloneHarness(env: NodeJS.ProcessEnv): Promise<StandaloneHarness> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'igw-e2e-'));
-  const ports = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
+  const ports = await Promise.all([findFreePort(), findFreePort()]);
   let database: ScratchDatabase | undefined;
   const external: NodeJS.ProcessEnv = {};
   if (process.env.DATABASE_URL) {
@@ -49,8 +51,6 @@ export async function startStandaloneHarness(env: NodeJS.ProcessEnv): Promise<St
     DATA_DIR: dataDir,
     PORT: String(ports[0]),
     BILLING_PORT: String(ports[1]),
-    CATALOGUE_PORT: String(ports[2]),
-    DECISIONS_PORT: String(ports[3]),
     ...env,
   });
   const standalone = startService('apps/standalone/src/main.js', childEnv);
@@ -62,6 +62,7 @@ export async function startStandaloneHarness(env: NodeJS.ProcessEnv): Promise<St
   return {
     gateway,
     billing,
+    catalogue: billing,
     adminToken,
     process: standalone,
     async paidKey(credits) {

@@ -8,6 +8,7 @@ export function startBilling(settings: ServiceSettings & { databaseUrl: string; 
     name: 'billing',
     host: settings.env.HOST,
     port: settings.env.BILLING_PORT,
+    portVariable: 'BILLING_PORT',
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
     swagger: {

@@ -1,12 +1,15 @@
 import type { INestApplication } from '@nestjs/common';
-import { startHttpApp, type ServiceSettings } from '@igw/platform';
+import { startHttpApp, type HttpAppOptions, type ServiceSettings } from '@igw/platform';
 import { DecisionsModule } from './decisions.module';
 
-export function startDecisions(settings: ServiceSettings): Promise<INestApplication> {
+/** `http.listen: false` (standalone): no port of its own; it serves only health endpoints. */
+export function startDecisions(settings: ServiceSettings, http: Pick<HttpAppOptions, 'listen'> = {}): Promise<INestApplication> {
   return startHttpApp(DecisionsModule.forRoot(settings), {
     name: 'decisions',
     host: settings.env.HOST,
     port: settings.env.DECISIONS_PORT,
+    portVariable: 'DECISIONS_PORT',
+    ...http,
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
   });

@@ -9,6 +9,7 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
     name: 'gateway',
     host: settings.env.HOST,
     port: settings.env.PORT,
+    portVariable: 'PORT',
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
     directRoutes: (context) => [chatDirectRoute(context)],

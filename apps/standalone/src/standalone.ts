@@ -1,9 +1,11 @@
 import { Logger, type INestApplication } from '@nestjs/common';
-import { loadEnvironment, resolveQueueBackend, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, mountOnApp, resolveQueueBackend, serviceLogger, type ServiceSettings } from '@igw/platform';
 import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '@igw/persistence';
+import { configuredProviders, planRoute } from '@igw/providers';
 import { startBilling } from '../../billing/src/billing.app';
-import { startCatalogue } from '../../catalogue/src/catalogue.app';
+import { CATALOGUE_MOUNTED_PREFIXES, startCatalogue } from '../../catalogue/src/catalogue.app';
 import { startDecisions } from '../../decisions/src/decisions.app';
+import { CatalogueSnapshotService } from '../../gateway/src/catalogue/catalogue-snapshot.service';
 import { startGateway } from '../../gateway/src/gateway.app';
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
 import { standaloneAdminToken } from './admin-token';
@@ -21,8 +23,28 @@ export interface RunningStandalone {
   /** Where the generated admin token is kept; undefined when ADMIN_TOKEN was given. */
   adminTokenFile?: string;
   demoKey?: string;
+  /** Where the embedded PostgreSQL listens (a free port on 127.0.0.1); undefined with DATABASE_URL. */
+  embeddedDatabasePort?: number;
+  /** Demo mode: where the emulator playing the providers listens (a free port on 127.0.0.1). */
+  emulatorUrl?: string;
+  /** What can answer: the providers configured (or emulated) and how many catalogue models have a configured source. */
+  upstreams: UpstreamSummary;
   stop(): Promise<void>;
 }
+
+export interface UpstreamSummary {
+  /** Provider names with credentials, or played by the emulator in demo mode. */
+  providers: string[];
+  emulated: boolean;
+  answerableModels: number;
+  catalogueModels: number;
+}
+
+/**
+ * Start-up lines the banner replaces (each service's address, the catalogue's revisions, the
+ * embedded database): shown at LOG_LEVEL=debug only, until the banner is out.
+ */
+const BANNER_COVERS = ['standalone', 'catalogue', 'billing', 'decisions', 'gateway', 'CatalogueService', 'CatalogueSnapshotService'];
 
 /**
  * All four services in one process, on embedded defaults: PostgreSQL from the data folder
@@ -31,7 +53,9 @@ export interface RunningStandalone {
  */
 export async function startStandalone(options: StandaloneOptions): Promise<RunningStandalone> {
   const logger = new Logger('standalone');
-  const { env, providers: configuredProviders } = loadEnvironment(options.env);
+  const { env, providers: providerVariables } = loadEnvironment(options.env);
+  const processLogger = serviceLogger(env.LOG_LEVEL);
+  processLogger.quietStart(BANNER_COVERS);
   const stops: Array<() => Promise<unknown>> = [];
   const stop = async () => {
     for (const step of stops.reverse()) {
@@ -42,20 +66,22 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
 
   try {
     let databaseUrl = env.DATABASE_URL;
+    let embeddedDatabasePort: number | undefined;
     if (!databaseUrl) {
       const postgres: RunningEmbeddedPostgres = await startEmbeddedPostgres({ dataDir: env.DATA_DIR, log: (line) => logger.debug(line) });
       stops.push(() => postgres.stop());
       databaseUrl = postgres.url;
+      embeddedDatabasePort = Number(new URL(postgres.url).port);
       logger.log(`embedded PostgreSQL running with its data in ${env.DATA_DIR}/postgres`);
     }
     const admin = await standaloneAdminToken(env.DATA_DIR, env.ADMIN_TOKEN);
 
-    let providers = configuredProviders;
+    let providers = providerVariables;
     let emulator: RunningEmulator | undefined;
     if (options.demo) {
       emulator = await startEmulator({ host: '127.0.0.1', port: 0 });
       stops.push(() => emulator!.close());
-      const demo = emulatedProviders(configuredProviders, emulator.url);
+      const demo = emulatedProviders(providerVariables, emulator.url);
       providers = demo.providers;
       logger.log(`demo mode: ${demo.emulated.join(', ')} played by the emulator at ${emulator.url}`);
     }
@@ -69,15 +95,26 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       stops.push(() => started.close());
       return started;
     };
-    await start(startCatalogue(owned));
+    // Only the gateway and billing have ports: the catalogue's admin API is served on billing's,
+    // and decisions (health endpoints only) has none, so nothing else can be in the way.
+    const catalogue = await start(startCatalogue(owned, true));
     const billing = await start(startBilling(owned));
-    await start(startDecisions(settings));
+    mountOnApp(billing, catalogue, CATALOGUE_MOUNTED_PREFIXES);
+    await start(startDecisions(settings, { listen: false }));
     const gateway = await start(startGateway(settings));
 
     const gatewayUrl = await gateway.getUrl();
     const billingUrl = await billing.getUrl();
     const demoKey = options.demo ? (await createDemoKey(billingUrl, admin.token, env.DATA_DIR)).key : undefined;
-    return { gatewayUrl, billingUrl, adminToken: admin.token, adminTokenFile: admin.file, demoKey, stop };
+    const models = gateway.get(CatalogueSnapshotService).current?.models ?? [];
+    const upstreams: UpstreamSummary = {
+      providers: configuredProviders(providers).map((definition) => definition.name),
+      emulated: options.demo,
+      answerableModels: models.filter((model) => planRoute(model.routing.sources, providers).targets.length > 0).length,
+      catalogueModels: models.length,
+    };
+    processLogger.endQuietStart();
+    return { gatewayUrl, billingUrl, adminToken: admin.token, adminTokenFile: admin.file, demoKey, embeddedDatabasePort, emulatorUrl: emulator?.url, upstreams, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,8 +1,9 @@
-import { Controller, Get, Headers, HttpStatus, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, HttpStatus, Inject, Query, Res } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ErrorBodyDto } from '@igw/contracts';
+import { ErrorBodyDto, type CatalogueModel } from '@igw/contracts';
 import { lookupCatalogueModel, queryCatalogue } from '@igw/domain';
-import { GatewayException, PathId } from '@igw/platform';
+import { GatewayException, PathId, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { planRoute } from '@igw/providers';
 import type { Response } from 'express';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 
@@ -16,6 +17,7 @@ const FILTER_DOCS: Array<[string, string]> = [
   ['input_modalities', 'Keep models reading one of these modalities'],
   ['modalities', 'Keep models reading or producing one of these modalities'],
   ['type', 'Keep models of this endpoint type (e.g. openai/chat-completions, or just chat-completions)'],
+  ['available', '`true` keeps only models that can answer here (a source whose provider has its key and address configured); by default every model is listed'],
 ];
 
 /**
@@ -25,7 +27,13 @@ const FILTER_DOCS: Array<[string, string]> = [
 @ApiTags('models')
 @Controller()
 export class ModelsController {
-  constructor(private readonly catalogue: CatalogueSnapshotService) {}
+  /** Per catalogue entry (entries are replaced, never changed): whether a source of it is configured. */
+  private readonly answerable = new WeakMap<CatalogueModel, boolean>();
+
+  constructor(
+    private readonly catalogue: CatalogueSnapshotService,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {}
 
   @Get(['v1/models', 'models'])
   @ApiOperation({ summary: 'List the model catalogue (values case-insensitive; OR within a parameter, AND across parameters)' })
@@ -39,7 +47,7 @@ export class ModelsController {
   ): unknown {
     const index = this.snapshot();
     if (this.notModified(ifNoneMatch, response)) return undefined;
-    return { object: 'list', data: queryCatalogue(index.models, query) };
+    return { object: 'list', data: queryCatalogue(index.models, query, this.canAnswer) };
   }
 
   /** OpenAI's `models.retrieve(id)`: the entry itself, unwrapped, so every OpenAI client reads it. */
@@ -82,6 +90,15 @@ export class ModelsController {
     if (!model) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no model named '${id}' in the catalogue.`);
     return model;
   }
+
+  private readonly canAnswer = (model: CatalogueModel): boolean => {
+    let answerable = this.answerable.get(model);
+    if (answerable === undefined) {
+      answerable = planRoute(model.routing.sources, this.settings.providers).targets.length > 0;
+      this.answerable.set(model, answerable);
+    }
+    return answerable;
+  };
 
   private snapshot() {
     const index = this.catalogue.current;

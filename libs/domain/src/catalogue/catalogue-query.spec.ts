@@ -370,6 +370,20 @@ describe('projection', () => {
     expect(queryCatalogue([changed], {})[0].tags).toEqual(['playground:image']);
   });
 
+  it('available=true keeps only the entries the caller says can answer; any other value, or none, keeps all', () => {
+    const onlyA = (model: { id: string }) => model.id === A.id;
+    const listed = (query: Record<string, unknown>) => queryCatalogue(models, query, onlyA).map((entry) => entry.id);
+    expect(listed({ available: 'true' })).toEqual([A.id]);
+    expect(listed({ available: ['1'] })).toEqual([A.id]);
+    expect(listed({ available: 'TRUE', tags: 'playground:image' })).toEqual([]);
+    for (const query of [{}, { available: 'false' }, { available: '' }, { available: 'yes' }, { AVAILABLE: 'true' }]) {
+      expect(listed(query)).toEqual(models.map((model) => model.id));
+    }
+    expect(parseCatalogueQuery({ available: 'true' }).availableOnly).toBe(true);
+    // Without a judge of availability there is nothing to filter on.
+    expect(queryCatalogue(models, { available: 'true' }).length).toBe(models.length);
+  });
+
   it('applyCatalogueQuery takes a parsed query', () => {
     const result = applyCatalogueQuery(models, parseCatalogueQuery({ type: 'images', include: 'pricing,modalities' }));
     expect(result.map((entry) => [entry.id, Object.keys(entry)])).toEqual([['Vendor/Image-Gen', [...IDENTITY, 'modalities']]]);

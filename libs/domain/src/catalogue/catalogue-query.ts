@@ -58,6 +58,9 @@
  * - An entry lacking a section (no capabilities, no modalities) matches no value of a filter on it.
  * - Filters work independently of `include`: filtering on capabilities needs no include=capabilities.
  * - Results keep the catalogue's order.
+ * - `available`: `true` or `1` keeps only the entries that can answer here (a source whose
+ *   provider is configured); the caller says which those are. Any other value, or none, keeps
+ *   every entry: by default the list is the whole catalogue.
  *
  * Performance: per entry, the lower-cased look-up sets and the projections (one per combination of
  * sections, at most 8) are computed on first use and cached in a WeakMap keyed by the entry object.
@@ -114,6 +117,8 @@ export const CATALOGUE_FILTER_PARAMETERS: { readonly [K in keyof Required<Catalo
 export interface CatalogueQuery {
   readonly include: ReadonlySet<CatalogueSection>;
   readonly filters: CatalogueFilters;
+  /** `available=true`: only entries that can answer here. */
+  readonly availableOnly: boolean;
 }
 
 /**
@@ -168,14 +173,18 @@ function addPieces(raw: string, out: string[]): void {
 const ALL_SECTIONS: ReadonlySet<CatalogueSection> = new Set(CATALOGUE_SECTIONS);
 const DETAILS_ON = new Set(['true', '1']);
 
-/** Parses `include`, `details` and the filters. Never throws; what it does not understand it ignores. */
+function isOn(value: QueryValue): boolean {
+  return normalizeQueryValues(value).some((piece) => DETAILS_ON.has(piece));
+}
+
+/** Parses `include`, `details`, `available` and the filters. Never throws; what it does not understand it ignores. */
 export function parseCatalogueQuery(query: Readonly<Record<string, unknown>>): CatalogueQuery {
-  return { include: parseInclude(query), filters: parseFilters(query) };
+  return { include: parseInclude(query), filters: parseFilters(query), availableOnly: isOn(query['available']) };
 }
 
 /** The sections `include` and `details` ask for (the only parameters `GET /model/{id}` reads). */
 export function parseInclude(query: Readonly<Record<string, unknown>>): ReadonlySet<CatalogueSection> {
-  if (normalizeQueryValues(query['details']).some((value) => DETAILS_ON.has(value))) return ALL_SECTIONS;
+  if (isOn(query['details'])) return ALL_SECTIONS;
   const include = new Set<CatalogueSection>();
   for (const value of normalizeQueryValues(query['include'])) {
     if (value === 'all') return ALL_SECTIONS;
@@ -324,19 +333,27 @@ export function identityProjection<M extends QueryableModel>(model: M): PublicMo
   return projectWithMask(model, 0);
 }
 
+/** Whether an entry can answer here; without one, `available=true` keeps every entry. */
+export type ModelAvailability<M> = (model: M) => boolean;
+
 /** Filters then projects, keeping catalogue order: the `data` of `GET /v1/models`. */
-export function applyCatalogueQuery<M extends QueryableModel>(models: readonly M[], query: CatalogueQuery): Array<PublicModel<M>> {
+export function applyCatalogueQuery<M extends QueryableModel>(models: readonly M[], query: CatalogueQuery, isAvailable?: ModelAvailability<M>): Array<PublicModel<M>> {
   const mask = sectionMask(query.include);
+  const availableOnly = query.availableOnly && isAvailable ? isAvailable : undefined;
   const out: Array<PublicModel<M>> = [];
   for (const model of models) {
-    if (matchesCatalogueFilters(model, query.filters)) out.push(projectWithMask(model, mask));
+    if (matchesCatalogueFilters(model, query.filters) && (!availableOnly || availableOnly(model))) out.push(projectWithMask(model, mask));
   }
   return out;
 }
 
 /** `GET /v1/models`: parses the Express query, filters and projects. */
-export function queryCatalogue<M extends QueryableModel>(models: readonly M[], query: Readonly<Record<string, unknown>>): Array<PublicModel<M>> {
-  return applyCatalogueQuery(models, parseCatalogueQuery(query));
+export function queryCatalogue<M extends QueryableModel>(
+  models: readonly M[],
+  query: Readonly<Record<string, unknown>>,
+  isAvailable?: ModelAvailability<M>,
+): Array<PublicModel<M>> {
+  return applyCatalogueQuery(models, parseCatalogueQuery(query), isAvailable);
 }
 
 /**

@@ -7,6 +7,7 @@ import { AllExceptionsFilter } from '../errors/all-exceptions.filter';
 import { appValidationPipe } from '../validation/validation.pipe';
 import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
 import { requestIdMiddleware, type ServedRequest } from './request-context';
+import { serviceLogger } from './service-logger';
 
 /**
  * A route served straight from Node's server, ahead of Express and Nest's per-request
@@ -30,13 +31,16 @@ export interface HttpAppOptions {
   name: string;
   host: string;
   port: number;
+  /** The variable that sets `port`, named when the port cannot be had. */
+  portVariable: string;
+  /** false: initialise without a port of its own, to be served through another app's port (`mountOnApp`). */
+  listen?: boolean;
   bodyLimit: string;
   logLevel: LogLevel;
-  swagger?: { title: string; description: string };
+  /** `path`: where the Swagger UI is served (default `docs`). */
+  swagger?: { title: string; description: string; path?: string };
   directRoutes?: (context: DirectRouteContext) => DirectRoute[];
 }
-
-const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
 /**
  * Builds and starts one service's HTTP app with the cross-cutting pieces every service
@@ -45,7 +49,7 @@ const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbo
 export async function startHttpApp(rootModule: Type | DynamicModule, options: HttpAppOptions): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(rootModule, {
     bodyParser: false,
-    logger: LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(options.logLevel) + 1),
+    logger: serviceLogger(options.logLevel),
   });
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -64,7 +68,12 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
       .addBearerAuth()
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' }, 'admin')
       .build();
-    SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, config), { jsonDocumentUrl: 'docs-json' });
+    const docs = options.swagger.path ?? 'docs';
+    SwaggerModule.setup(docs, app, () => SwaggerModule.createDocument(app, config), { jsonDocumentUrl: `${docs}-json` });
+  }
+  if (options.listen === false) {
+    await app.init();
+    return app;
   }
   try {
     await app.listen(options.port, options.host);
@@ -73,13 +82,39 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
     // app's database and queue connections behind.
     await app.close().catch(() => undefined);
     const code = (error as { code?: string }).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES') {
-      throw new Error(`${options.name} could not listen on ${options.host}:${options.port} (${code === 'EADDRINUSE' ? 'port already in use' : 'permission denied'})`, { cause: error });
+    if (code === 'EADDRINUSE') {
+      throw new Error(
+        `The ${options.name} cannot listen on ${options.host}:${options.port} because another program already uses that port: stop it, or set ${options.portVariable} to a free port.`,
+        { cause: error },
+      );
+    }
+    if (code === 'EACCES') {
+      throw new Error(`The ${options.name} may not listen on ${options.host}:${options.port} (permission denied): set ${options.portVariable} to a port above 1023.`, { cause: error });
     }
     throw error;
   }
   new Logger(options.name).log(`listening on ${await app.getUrl()}`);
   return app;
+}
+
+/**
+ * Serves the requests whose path starts with one of `prefixes` on `host`'s port with `guest`
+ * (started with `listen: false`), the rest with `host` as before: two apps of one process
+ * behind one port.
+ */
+export function mountOnApp(host: INestApplication, guest: INestApplication, prefixes: readonly string[]): void {
+  const server = host.getHttpServer() as Server;
+  const guestHandler = guest.getHttpAdapter().getInstance() as (request: ServedRequest, response: ServerResponse) => void;
+  const hostListeners = server.listeners('request') as Array<(request: ServedRequest, response: ServerResponse) => void>;
+  server.removeAllListeners('request');
+  server.on('request', (request: ServedRequest, response: ServerResponse) => {
+    const url = request.url ?? '/';
+    if (prefixes.some((prefix) => url === prefix || url.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`) || url.startsWith(`${prefix}?`))) {
+      guestHandler(request, response);
+      return;
+    }
+    for (const listener of hostListeners) listener(request, response);
+  });
 }
 
 /** Node's server hands each request to the direct routes first, then to Express. */
