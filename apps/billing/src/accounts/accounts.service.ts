@@ -25,7 +25,7 @@ export class AccountsService {
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
-  async create(input: CreateAccountDto): Promise<AccountEntity> {
+  async create(input: Omit<CreateAccountDto, 'credits' | 'usd'> & { credits?: string }): Promise<AccountEntity> {
     const openingMicro = creditsToMicro(input.credits ?? 0);
     const account = await this.dataSource.transaction(async (manager) => {
       const created = await manager.getRepository(AccountEntity).save(
@@ -75,7 +75,7 @@ export class AccountsService {
   }
 
   /** Adds (or, when negative, removes) credits through the ledger and announces the new balance. */
-  async addCredits(accountId: string, credits: number, reason: string | undefined): Promise<bigint> {
+  async addCredits(accountId: string, credits: number | string, reason: string | undefined): Promise<bigint> {
     await this.get(accountId);
     const change = await this.dataSource
       .transaction((manager) => this.applyCredit(manager, accountId, creditsToMicro(credits), reason ?? 'credits added by admin'))
