@@ -115,6 +115,14 @@ describe('billing service', () => {
     expect(await ledgerSum(account.id)).toBe(5_000_000n);
   });
 
+  it('takes a null credits as no opening balance, and usd beside a null credits', async () => {
+    expect(await createAccount({ credits: null })).toMatchObject({ balance: 0 });
+    expect(await createAccount({ credits: null, usd: 1 })).toMatchObject({ balance: 2_000_000 });
+    const response = await admin('/admin/v1/accounts', { method: 'POST', body: { usd: null } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ message: 'Body validation error! usd: Expected a number. Received null' });
+  });
+
   it('lists an account\'s keys, newest first, revoked ones included, never the key itself', async () => {
     const account = await createAccount({ credits: 1 });
     const first = await createKey(account.id);

@@ -6,8 +6,8 @@ import { MAX_ADMIN_CREDITS } from '../billing.constants';
 
 /** An admin amount as sent: credits, or USD converted at CREDITS_PER_USD (never both; the DTO checks that). */
 export interface CreditAmountInput {
-  credits?: number;
-  usd?: number;
+  credits?: number | null;
+  usd?: number | null;
 }
 
 /**
@@ -16,7 +16,8 @@ export interface CreditAmountInput {
  * within the same bounds as `credits`, so both ways of asking move exactly the same ledger amount.
  */
 export function creditsOf(input: CreditAmountInput, creditsPerUsd: number, minimumCredits: number): string | undefined {
-  if (input.usd === undefined) return input.credits === undefined ? undefined : String(input.credits);
+  // A null amount is an absent one, as @IsOptional() lets it through.
+  if (input.usd === undefined || input.usd === null) return input.credits === undefined || input.credits === null ? undefined : String(input.credits);
   const usd = parseDecimal(input.usd);
   const ratio = parseDecimal(creditsPerUsd);
   // micro = usd * ratio * 1e6, exact as a fraction units / 10^scale.

@@ -5,7 +5,7 @@ export const usdPresent = (_: object, value: unknown): boolean => value !== unde
 export const usdAbsent = (dto: object): boolean => (dto as { usd?: unknown }).usd === undefined;
 
 function usdIssues(value: unknown, args: ValidationArguments | undefined): string[] {
-  if ((args?.object as { credits?: unknown } | undefined)?.credits !== undefined) return ['Expected credits or usd, not both. Received both'];
+  if (((args?.object as { credits?: unknown } | undefined)?.credits ?? null) !== null) return ['Expected credits or usd, not both. Received both'];
   return numberIssues(value, {});
 }
 
