@@ -115,6 +115,19 @@ describe('billing service', () => {
     expect(await ledgerSum(account.id)).toBe(5_000_000n);
   });
 
+  it('names usd when a USD top-up would take the balance past its column, and keeps the ledger whole', async () => {
+    const account = await createAccount({ credits: 1000 });
+    for (let topUp = 0; topUp < 9; topUp++) {
+      expect((await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { credits: 1e12 } })).status).toBe(200);
+    }
+    const response = await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { usd: 500_000 } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      message: 'Body validation error! usd: Expected an amount that keeps the balance within ±9223372036854.775807 credits. Received 500000',
+    });
+    expect(await ledgerSum(account.id)).toBe(9_000_000_001_000n * 1_000_000n);
+  });
+
   it('takes a null credits as no opening balance, and usd beside a null credits', async () => {
     expect(await createAccount({ credits: null })).toMatchObject({ balance: 0 });
     expect(await createAccount({ credits: null, usd: 1 })).toMatchObject({ balance: 2_000_000 });

@@ -74,7 +74,8 @@ export class AdminAccountsController {
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   async addCredits(@Param('id', AccountIdPipe) id: string, @Body() body: AddCreditsDto): Promise<BalanceAfterCreditDto> {
     const credits = creditsOf(body, this.settings.env.CREDITS_PER_USD, -MAX_ADMIN_CREDITS) ?? '0';
-    const balanceMicro = await this.accounts.addCredits(id, credits, body.reason);
+    const sent = body.usd === undefined || body.usd === null ? { field: 'credits' as const, value: credits } : { field: 'usd' as const, value: body.usd };
+    const balanceMicro = await this.accounts.addCredits(id, credits, body.reason, sent);
     return { balance: microToCredits(balanceMicro) };
   }
 }
