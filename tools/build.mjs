@@ -3,8 +3,11 @@
 // Type checking is a separate step (`npm run typecheck`).
 // dist/ is never wiped and a file is written only when its content changed, so several
 // `npm run start:*` running at once (each builds first) never see a half-built tree.
-import { transformFile } from '@swc/core';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+// dist/.build-manifest.json remembers each source's size and mtime: a source that has not
+// changed since it was compiled (with the same build configuration) is not compiled again, so
+// `npm run cli` and `npm run reconcile` on a current dist/ cost a directory walk, not a build.
+import { createHash } from 'node:crypto';
+import { access, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -38,11 +41,37 @@ async function writeIfChanged(file, content) {
 }
 
 const options = swcOptions({ resolvePaths: true });
+const exists = (file) => access(file).then(() => true, () => false);
+let swcModule;
+const swc = () => (swcModule ??= import('@swc/core'));
+const manifestFile = path.join(outDir, '.build-manifest.json');
+// Anything that changes the output of every file: the SWC options (paths included), this
+// script, and the SWC version.
+const configKey = createHash('sha256')
+  .update(JSON.stringify(options))
+  .update(await readFile(new URL(import.meta.url)))
+  .update(await readFile(require.resolve('@swc/core/package.json')))
+  .digest('hex');
+const previous = await readFile(manifestFile, 'utf8')
+  .then((text) => JSON.parse(text))
+  .catch(() => undefined);
+const known = previous?.configKey === configKey ? previous.sources : {};
+const sources = {};
 const jobs = [];
 for (const dir of SOURCE_DIRS) {
   for await (const file of walk(path.join(root, dir))) {
     const target = path.join(outDir, path.relative(root, file));
+    if (!isCompiled(file) && !isAsset(file)) continue;
+    const relative = path.relative(root, file);
+    // Stat before reading: an edit during the build changes the mtime, so the next build redoes it.
+    const info = await stat(file);
+    const signature = `${info.size}:${info.mtimeMs}`;
+    sources[relative] = signature;
+    const output = isCompiled(file) ? target.replace(/\.ts$/, '.js') : target;
+    if (known[relative] === signature && (await exists(output))) continue;
     if (isCompiled(file)) {
+      // Loaded only when something is to be compiled: on a current dist/ it is most of the cost.
+      const { transformFile } = await swc();
       jobs.push(
         transformFile(file, { ...options, filename: file, sourceFileName: path.relative(path.dirname(target), file) }).then(async (out) => {
           const js = target.replace(/\.ts$/, '.js');
@@ -56,3 +85,11 @@ for (const dir of SOURCE_DIRS) {
   }
 }
 await Promise.all(jobs);
+if (jobs.length > 0 || Object.keys(known).length !== Object.keys(sources).length) {
+  // Renamed into place, so a concurrent build never reads half a manifest.
+  const temporary = `${manifestFile}.${process.pid}.tmp`;
+  await mkdir(outDir, { recursive: true });
+  await writeFile(temporary, JSON.stringify({ configKey, sources }));
+  await rename(temporary, manifestFile);
+}
+if (process.env.BUILD_REPORT === '1') process.stdout.write(`build: ${jobs.length} of ${Object.keys(sources).length} files compiled or copied\n`);

@@ -82,6 +82,84 @@ describe('billing service', () => {
     expect(await ledgerSum(account.id)).toBe(-7_500_000n);
   });
 
+  it('takes amounts in USD, converted exactly at CREDITS_PER_USD (2,000,000 by default)', async () => {
+    const account = await createAccount({ name: 'usd', usd: 10, plan: 'paid' });
+    expect(account).toMatchObject({ balance: 20_000_000, lowBalanceThreshold: 100_000 });
+    expect(await ledgerSum(account.id)).toBe(20_000_000_000_000n);
+    let response = await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { usd: 0.0000005, reason: 'smallest step' } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ balance: 20_000_001 });
+    response = await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { usd: -2.5 } });
+    expect(await response.json()).toEqual({ balance: 15_000_001 });
+    expect(await ledgerSum(account.id)).toBe(15_000_001_000_000n);
+    const usd = await queryRows<{ usd: string }>(database.url, "SELECT usd::text AS usd FROM billing.ledger_entries WHERE account_id = $1 AND reason = 'smallest step'", [account.id]);
+    expect(Number(usd[0].usd)).toBe(0.0000005);
+  });
+
+  it.each([
+    ['/admin/v1/accounts', { credits: 10, usd: 1 }, 'usd: Expected credits or usd, not both. Received both'],
+    ['/admin/v1/accounts', { usd: 'ten' }, "usd: Expected a number. Received string 'ten'"],
+    ['/admin/v1/accounts', { usd: -1 }, 'usd: Expected a USD amount from 0 to 500000 (at 2000000 credits per USD). Received -1'],
+    ['/admin/v1/accounts', { usd: 500_001 }, 'usd: Expected a USD amount from 0 to 500000 (at 2000000 credits per USD). Received 500001'],
+    ['/admin/v1/accounts', { usd: 1e-13 }, 'usd: Expected a USD amount worth a whole number of micro-credits at 2000000 credits per USD. Received 0.0000000000001'],
+    ['credits', { credits: 1, usd: 1 }, 'usd: Expected credits or usd, not both. Received both'],
+    ['credits', { usd: 0 }, 'usd: Expected a number other than 0. Received number 0'],
+    ['credits', { usd: -500_001 }, 'usd: Expected a USD amount from -500000 to 500000 (at 2000000 credits per USD). Received -500001'],
+    ['credits', {}, 'credits: Expected a number. Received nothing'],
+  ])('refuses the USD amount at %s %j with a 400 and changes nothing', async (target, body, message) => {
+    const account = await createAccount({ credits: 5 });
+    const path = target === 'credits' ? `/admin/v1/accounts/${account.id}/credits` : target;
+    const response = await admin(path, { method: 'POST', body });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ statusCode: 400, path, message: `Body validation error! ${message}` });
+    expect(await ledgerSum(account.id)).toBe(5_000_000n);
+  });
+
+  it('names usd when a USD top-up would take the balance past its column, and keeps the ledger whole', async () => {
+    const account = await createAccount({ credits: 1000 });
+    for (let topUp = 0; topUp < 9; topUp++) {
+      expect((await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { credits: 1e12 } })).status).toBe(200);
+    }
+    const response = await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { usd: 500_000 } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      message: 'Body validation error! usd: Expected an amount that keeps the balance within ±9223372036854.775807 credits. Received 500000',
+    });
+    expect(await ledgerSum(account.id)).toBe(9_000_000_001_000n * 1_000_000n);
+  });
+
+  it('takes a null credits as no opening balance, and usd beside a null credits', async () => {
+    expect(await createAccount({ credits: null })).toMatchObject({ balance: 0 });
+    expect(await createAccount({ credits: null, usd: 1 })).toMatchObject({ balance: 2_000_000 });
+    const response = await admin('/admin/v1/accounts', { method: 'POST', body: { usd: null } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ message: 'Body validation error! usd: Expected a number. Received null' });
+  });
+
+  it('lists an account\'s keys, newest first, revoked ones included, never the key itself', async () => {
+    const account = await createAccount({ credits: 1 });
+    const first = await createKey(account.id);
+    const second = await createKey(account.id);
+    expect((await admin(`/admin/v1/keys/${first.id}`, { method: 'DELETE' })).status).toBe(204);
+    const other = await createAccount({ credits: 1 });
+    await createKey(other.id);
+
+    const response = await admin(`/admin/v1/accounts/${account.id}/keys`);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).not.toContain(first.key);
+    expect(text).not.toContain(second.key);
+    const list = JSON.parse(text) as { object: string; data: Array<Record<string, unknown>> };
+    expect(list.object).toBe('list');
+    expect(list.data.map((key) => key.id)).toEqual([second.id, first.id]);
+    expect(Object.keys(list.data[0]).sort()).toEqual(['accountId', 'createdAt', 'id', 'name', 'prefix', 'revokedAt']);
+    expect(list.data[0]).toMatchObject({ prefix: second.prefix, accountId: account.id, revokedAt: null });
+    expect(typeof list.data[1].revokedAt).toBe('string');
+
+    const missing = await admin(`/admin/v1/accounts/${randomUUID()}/keys`);
+    expect(missing.status).toBe(404);
+  });
+
   it('stores only a hash of each key and answers the balance record for it', async () => {
     const account = await createAccount({ credits: 40, plan: 'free', lowBalanceThreshold: 100 });
     const key = await createKey(account.id);

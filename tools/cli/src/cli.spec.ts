@@ -68,6 +68,19 @@ const notFound = {
 let server: Server;
 let baseUrl: string;
 let requests: RecordedRequest[];
+/** GET /model/{name} calls, as the gateway would get them (public, no token). */
+let modelLookups: string[];
+/** The fake gateway's catalogue: every id and alias, lower-cased, to its id. */
+const CATALOGUE_NAMES: Record<string, string> = {
+  'openai/gpt-4o-mini': 'openai/gpt-4o-mini',
+  'gpt-4o-mini': 'openai/gpt-4o-mini',
+  'anthropic/claude-3-5-haiku-latest': 'anthropic/claude-3-5-haiku-latest',
+  haiku: 'anthropic/claude-3-5-haiku-latest',
+};
+const KEY_LIST = {
+  object: 'list',
+  data: [{ id: KEY, name: 'ci', prefix: 'igw_sec', accountId: ACCOUNT, createdAt: CREATED, revokedAt: null }],
+};
 let dataDir: string;
 
 beforeAll(async () => {
@@ -82,7 +95,6 @@ beforeAll(async () => {
         headers: req.headers,
         rawBody: Buffer.concat(chunks).toString('utf8'),
       };
-      requests.push(recorded);
       const send = (status: number, body?: unknown): void => {
         if (body === undefined) {
           res.writeHead(status).end();
@@ -90,6 +102,14 @@ beforeAll(async () => {
         }
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       };
+      if (recorded.method === 'GET' && recorded.path.startsWith('/model/')) {
+        const name = decodeURIComponent(recorded.path.slice('/model/'.length));
+        modelLookups.push(name);
+        const id = CATALOGUE_NAMES[name.toLowerCase()];
+        if (id === undefined) return send(404, { ...notFound, message: `Not Found: no model named '${name}' in the catalogue.`, path: recorded.path });
+        return send(200, { object: 'model', data: { id, aliases: [] } });
+      }
+      requests.push(recorded);
       if (req.headers.authorization !== `Bearer ${TOKEN}`) {
         return send(401, { ...notFound, message: 'Unauthorized', statusCode: 401, path: recorded.path });
       }
@@ -101,6 +121,7 @@ beforeAll(async () => {
       }
       if (route === `POST /admin/v1/accounts/${ACCOUNT}/credits`) return send(200, { balance: 995 });
       if (route === `DELETE /admin/v1/keys/${KEY}`) return send(204);
+      if (route === `GET /admin/v1/accounts/${ACCOUNT}/keys`) return send(200, KEY_LIST);
       if (route === `PATCH /admin/v1/accounts/${ACCOUNT}`) return send(200, { ...account, ...(JSON.parse(recorded.rawBody) as object) });
       if (recorded.method === 'GET' && recorded.path.startsWith(`/admin/v1/accounts/${ACCOUNT}/usage/summary`)) return send(200, usageSummary);
       if (recorded.method === 'GET' && recorded.path.startsWith(`/admin/v1/accounts/${ACCOUNT}/usage`)) return send(200, usagePage);
@@ -113,6 +134,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   requests = [];
+  modelLookups = [];
 });
 
 afterAll(async () => {
@@ -129,7 +151,7 @@ interface CliResult {
 
 type Env = Record<string, string | undefined>;
 
-async function cli(argv: string[], env: Env = { BILLING_URL: baseUrl, ADMIN_TOKEN: TOKEN, DATA_DIR: dataDir }): Promise<CliResult> {
+async function cli(argv: string[], env: Env = { BILLING_URL: baseUrl, GATEWAY_URL: baseUrl, ADMIN_TOKEN: TOKEN, DATA_DIR: dataDir }): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
@@ -231,7 +253,92 @@ describe('runCli against a recording admin API', () => {
     const result = await cli(['accounts', 'get', ACCOUNT, '--token', 'wrong-token-0123456789']);
     expect(only().headers.authorization).toBe('Bearer wrong-token-0123456789');
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.stderr)).toMatchObject({ statusCode: 401, message: 'Unauthorized' });
+    const [body, hint] = result.stderr.split(/\n(?=error: )/);
+    expect(JSON.parse(body)).toMatchObject({ statusCode: 401, message: 'Unauthorized' });
+    expect(hint).toContain('refused the admin token from --token');
+  });
+
+  it.each([
+    ['ADMIN_TOKEN', { ADMIN_TOKEN: 'stale-env-token-0123456789' }, 'from ADMIN_TOKEN'],
+    ['the token file', { ADMIN_TOKEN: '' }, 'from the file '],
+  ])('on a 401 names the token source (%s) without printing the token', async (_label, tokenEnv, source) => {
+    await writeFile(path.join(dataDir, 'admin-token'), 'stale-file-token-0123456789\n');
+    try {
+      const result = await cli(['accounts', 'get', ACCOUNT], { BILLING_URL: baseUrl, DATA_DIR: dataDir, ...tokenEnv });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${baseUrl} refused the admin token ${source}`);
+      expect(result.stderr).not.toContain('stale-env-token-0123456789');
+      expect(result.stderr).not.toContain('stale-file-token-0123456789');
+      if (source.includes('file')) {
+        expect(result.stderr).toContain(path.join(dataDir, 'admin-token'));
+        expect(result.stderr).toContain('set the same ADMIN_TOKEN here');
+      }
+    } finally {
+      await rm(path.join(dataDir, 'admin-token'));
+    }
+  });
+
+  it('prefers ADMIN_TOKEN from the environment over the token file', async () => {
+    await writeFile(path.join(dataDir, 'admin-token'), 'stale-file-token-0123456789\n');
+    try {
+      const result = await cli(['accounts', 'get', ACCOUNT], { BILLING_URL: baseUrl, DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN });
+      expect(result.code).toBe(0);
+      expect(only().headers.authorization).toBe(`Bearer ${TOKEN}`);
+    } finally {
+      await rm(path.join(dataDir, 'admin-token'));
+    }
+  });
+
+  it('accounts create --usd and credits add --usd send usd, not credits', async () => {
+    let result = await cli(['accounts', 'create', '--name', 'Acme', '--usd', '10', '--plan', 'paid']);
+    expect(only().rawBody).toBe('{"name":"Acme","usd":10,"plan":"paid"}');
+    expect(result.code).toBe(0);
+    requests = [];
+    result = await cli(['credits', 'add', ACCOUNT, '--usd', '-2.5', '--reason', 'refund']);
+    expect(JSON.parse(only().rawBody)).toStrictEqual({ usd: -2.5, reason: 'refund' });
+    expect(result.code).toBe(0);
+  });
+
+  it.each([
+    [['accounts', 'create', '--usd', '10', '--credits', '5'], 'not both'],
+    [['credits', 'add', ACCOUNT, '5', '--usd', '1'], 'not both'],
+    [['credits', 'add', ACCOUNT, '--usd', 'ten'], '--usd must be a number'],
+    [['credits', 'add', ACCOUNT], 'needs <accountId> <credits>'],
+  ])('refuses %j as bad usage without calling the API', async (argv, message) => {
+    const result = await cli(argv);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(requests).toHaveLength(0);
+  });
+
+  it('keys list: GETs the account\'s keys and prints them', async () => {
+    const result = await cli(['keys', 'list', ACCOUNT]);
+    const request = only();
+    expect([request.method, request.path, request.rawBody]).toEqual(['GET', `/admin/v1/accounts/${ACCOUNT}/keys`, '']);
+    expect(result).toEqual({ code: 0, stdout: `${JSON.stringify(KEY_LIST, null, 2)}\n`, stderr: '' });
+  });
+
+  it.each([
+    ['gpt-4o-mini', 'openai%2Fgpt-4o-mini'],
+    ['HAIKU', 'anthropic%2Fclaude-3-5-haiku-latest'],
+    ['openai/gpt-4o-mini', 'openai%2Fgpt-4o-mini'],
+    ['retired/old-model', 'retired%2Fold-model'],
+  ])('usage list --model %s filters on the catalogue id the gateway resolves it to', async (model, expected) => {
+    const result = await cli(['usage', 'list', ACCOUNT, '--model', model]);
+    expect(modelLookups).toEqual([model]);
+    expect(only().path).toBe(`/admin/v1/accounts/${ACCOUNT}/usage?model=${expected}`);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+  });
+
+  it('usage list --model filters on the name as typed, with a note, when the gateway is unreachable', async () => {
+    const result = await cli(['usage', 'list', ACCOUNT, '--model', 'gpt-4o-mini', '--gateway-url', 'http://127.0.0.1:1'], {
+      BILLING_URL: baseUrl,
+      ADMIN_TOKEN: TOKEN,
+    });
+    expect(only().path).toBe(`/admin/v1/accounts/${ACCOUNT}/usage?model=gpt-4o-mini`);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('cannot reach the gateway at http://127.0.0.1:1');
   });
 
   it('takes --url and --token over the environment', async () => {

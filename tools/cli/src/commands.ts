@@ -15,12 +15,18 @@ export interface AdminRequest {
   body?: JsonBody;
   /** Printed instead of a body when the server answers 204 No Content. */
   noContentOutput?: Record<string, string>;
+  /**
+   * `usage list --model`: the name as typed, maybe an alias. Billing records catalogue ids and
+   * does not hold the catalogue, so cli.ts asks the gateway which id it names and swaps it in.
+   */
+  modelToResolve?: string;
 }
 
 /** Connection settings given on the command line; the environment fills the gaps (see cli.ts). */
 export interface ConnectionOptions {
   url?: string;
   token?: string;
+  gatewayUrl?: string;
 }
 
 export type Command = { kind: 'help' } | { kind: 'request'; request: AdminRequest; connection: ConnectionOptions };
@@ -36,17 +42,21 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
 Admin commands for the inference gateway (they call the admin API on the billing service).
 
 Commands:
-  accounts create [--name N] [--credits C] [--plan free|paid] [--low-balance-threshold T]
+  accounts create [--name N] [--usd U | --credits C] [--plan free|paid] [--low-balance-threshold T]
+                                                opening balance in USD or in credits (default 0)
   accounts get <accountId>
   accounts update <accountId> [--name N] [--plan free|paid] [--status active|suspended]
                   [--auto-debit enabled|disabled] [--low-balance-threshold T]
                   [--rpm N|none] [--concurrency N|none]
                                                 "none" removes a limit override (default applies)
   keys create <accountId> [--name N]            the key is shown only in this response
+  keys list <accountId>                         id, name, prefix, created and revoked dates (never the key)
   keys revoke <keyId>
   credits add <accountId> <credits> [--reason R]    credits may be negative (a correction)
+  credits add <accountId> --usd U [--reason R]      the same in USD (at CREDITS_PER_USD, default 2,000,000)
   usage list <accountId> [--from T] [--to T] [--model M] [--key K] [--kind usage|credit]
-             [--limit N] [--cursor C]           newest first; --cursor takes a nextCursor
+             [--limit N] [--cursor C]           newest first; --cursor takes a nextCursor;
+                                                --model takes a model id or alias (the gateway resolves it)
   usage summary <accountId> [--from T] [--to T]     usage summed by UTC day and model
                                                 T: ISO 8601, e.g. 2025-01-31 or 2025-01-31T12:00:00Z
                                                 (from inclusive, to exclusive; UTC unless an offset)
@@ -56,25 +66,34 @@ Options for every command:
   --url URL      billing base URL (env BILLING_URL; default http://127.0.0.1:\${BILLING_PORT:-8081})
   --token TOKEN  admin token (env ADMIN_TOKEN; default: the file \${DATA_DIR:-.data}/admin-token
                  that the standalone server writes when ADMIN_TOKEN is unset)
+  --gateway-url URL  gateway base URL, to resolve --model aliases (env GATEWAY_URL;
+                 default http://127.0.0.1:\${PORT:-8080})
 
 Output: the JSON response on stdout. Exit codes: 0 success, 1 HTTP or connection error
 (the error body goes to stderr), 2 bad usage.
 
+Credits: 2,000,000 credits are 1 USD (CREDITS_PER_USD); an account is reported low-balance
+under 100,000 credits ($0.05) unless --low-balance-threshold says otherwise.
+
 Examples:
-  npm run cli -- accounts create --name "Acme" --credits 1000 --plan paid
+  npm run cli -- accounts create --name "Acme" --usd 10 --plan paid
   npm run cli -- keys create <accountId> --name ci
-  npm run cli -- credits add <accountId> -250 --reason "refund correction"
+  npm run cli -- keys list <accountId>
+  npm run cli -- credits add <accountId> --usd 25 --reason "monthly top-up"
+  npm run cli -- credits add <accountId> -250000 --reason "refund correction"
   npm run cli -- accounts update <accountId> --status suspended --rpm 120 --concurrency none
-  npm run cli -- usage list <accountId> --from 2025-01-01 --to 2025-02-01 --model openai/gpt-4o-mini
+  npm run cli -- usage list <accountId> --from 2025-01-01 --to 2025-02-01 --model gpt-4o-mini
   npm run cli -- usage summary <accountId> --from 2025-01-01
 `;
 
 const OPTIONS = {
   url: { type: 'string' },
   token: { type: 'string' },
+  'gateway-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   name: { type: 'string' },
   credits: { type: 'string' },
+  usd: { type: 'string' },
   plan: { type: 'string' },
   'low-balance-threshold': { type: 'string' },
   reason: { type: 'string' },
@@ -94,7 +113,7 @@ const OPTIONS = {
 type OptionName = keyof typeof OPTIONS;
 type ParsedValues = Partial<Record<OptionName, string | boolean>>;
 
-const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'help'];
+const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'gateway-url', 'help'];
 
 const DECIMAL = /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 const NEGATIVE_NUMBER = /^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
@@ -134,6 +153,7 @@ export function parseCommand(argv: readonly string[]): Command {
   const connection: ConnectionOptions = {};
   if (typeof values.url === 'string') connection.url = values.url;
   if (typeof values.token === 'string') connection.token = values.token;
+  if (typeof values['gateway-url'] === 'string') connection.gatewayUrl = values['gateway-url'];
 
   const command = `${group} ${action ?? ''}`.trim();
   const request = buildRequest(command, args, values);
@@ -144,12 +164,15 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
   switch (command) {
     case 'accounts create': {
       expectArguments(command, args, []);
-      expectOptions(command, values, ['name', 'credits', 'plan', 'low-balance-threshold']);
+      expectOptions(command, values, ['name', 'credits', 'usd', 'plan', 'low-balance-threshold']);
       const body: JsonBody = {};
       const name = stringOption(values, 'name');
       if (name !== undefined) body.name = name;
       const credits = stringOption(values, 'credits');
+      const usd = stringOption(values, 'usd');
+      if (credits !== undefined && usd !== undefined) throw new UsageError('Give the opening balance as --usd or as --credits, not both.');
       if (credits !== undefined) body.credits = toNumber('--credits', credits);
+      if (usd !== undefined) body.usd = toNumber('--usd', usd);
       const plan = choiceOption(values, 'plan', ['free', 'paid']);
       if (plan !== undefined) body.plan = plan;
       const threshold = stringOption(values, 'low-balance-threshold');
@@ -188,13 +211,16 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
         const value = stringOption(values, name);
         if (value !== undefined) query.set(name, value);
       }
+      const model = stringOption(values, 'model');
       const kind = choiceOption(values, 'kind', ['usage', 'credit']);
       if (kind !== undefined) query.set('kind', kind);
       const limit = stringOption(values, 'limit');
       if (limit !== undefined) query.set('limit', String(toPositiveInteger('--limit', limit)));
       const cursor = stringOption(values, 'cursor');
       if (cursor !== undefined) query.set('cursor', cursor);
-      return { method: 'GET', path: withQuery(`/admin/v1/accounts/${segment(accountId)}/usage`, query) };
+      const request: AdminRequest = { method: 'GET', path: withQuery(`/admin/v1/accounts/${segment(accountId)}/usage`, query) };
+      if (model !== undefined && model.trim() !== '') request.modelToResolve = model.trim();
+      return request;
     }
     case 'usage summary': {
       const [accountId] = expectArguments(command, args, ['accountId']);
@@ -219,15 +245,22 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
       if (name !== undefined) body.name = name;
       return { method: 'POST', path: `/admin/v1/accounts/${segment(accountId)}/keys`, body };
     }
+    case 'keys list': {
+      const [accountId] = expectArguments(command, args, ['accountId']);
+      expectOptions(command, values, []);
+      return { method: 'GET', path: `/admin/v1/accounts/${segment(accountId)}/keys` };
+    }
     case 'keys revoke': {
       const [keyId] = expectArguments(command, args, ['keyId']);
       expectOptions(command, values, []);
       return { method: 'DELETE', path: `/admin/v1/keys/${segment(keyId)}`, noContentOutput: { revoked: keyId } };
     }
     case 'credits add': {
-      const [accountId, credits] = expectArguments(command, args, ['accountId', 'credits']);
-      expectOptions(command, values, ['reason']);
-      const body: JsonBody = { credits: toNumber('<credits>', credits) };
+      const usd = stringOption(values, 'usd');
+      if (usd !== undefined && args.length === 2) throw new UsageError('Give the amount as <credits> or as --usd, not both.');
+      const [accountId, credits] = expectArguments(command, args, usd === undefined ? ['accountId', 'credits'] : ['accountId']);
+      expectOptions(command, values, ['reason', 'usd']);
+      const body: JsonBody = usd === undefined ? { credits: toNumber('<credits>', credits) } : { usd: toNumber('--usd', usd) };
       const reason = stringOption(values, 'reason');
       if (reason !== undefined) body.reason = reason;
       return { method: 'POST', path: `/admin/v1/accounts/${segment(accountId)}/credits`, body };

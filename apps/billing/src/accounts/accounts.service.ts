@@ -25,7 +25,7 @@ export class AccountsService {
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
-  async create(input: CreateAccountDto): Promise<AccountEntity> {
+  async create(input: Omit<CreateAccountDto, 'credits' | 'usd'> & { credits?: string }): Promise<AccountEntity> {
     const openingMicro = creditsToMicro(input.credits ?? 0);
     const account = await this.dataSource.transaction(async (manager) => {
       const created = await manager.getRepository(AccountEntity).save(
@@ -75,7 +75,13 @@ export class AccountsService {
   }
 
   /** Adds (or, when negative, removes) credits through the ledger and announces the new balance. */
-  async addCredits(accountId: string, credits: number, reason: string | undefined): Promise<bigint> {
+  /** `sent` names the field and value the admin sent (usd converts to `credits`), for the error message. */
+  async addCredits(
+    accountId: string,
+    credits: number | string,
+    reason: string | undefined,
+    sent: { field: 'credits' | 'usd'; value: number | string } = { field: 'credits', value: credits },
+  ): Promise<bigint> {
     await this.get(accountId);
     const change = await this.dataSource
       .transaction((manager) => this.applyCredit(manager, accountId, creditsToMicro(credits), reason ?? 'credits added by admin'))
@@ -85,7 +91,7 @@ export class AccountsService {
         if (error instanceof QueryFailedError && (error.driverError as { code?: string }).code === NUMERIC_VALUE_OUT_OF_RANGE) {
           throw new GatewayException(
             HttpStatus.BAD_REQUEST,
-            `${ErrorMessages.bodyValidationPrefix} credits: Expected an amount that keeps the balance within ±9223372036854.775807 credits. Received ${credits}`,
+            `${ErrorMessages.bodyValidationPrefix} ${sent.field}: Expected an amount that keeps the balance within ±9223372036854.775807 credits. Received ${sent.value}`,
           );
         }
         throw error;

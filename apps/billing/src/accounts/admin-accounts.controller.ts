@@ -1,8 +1,10 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Param, Patch, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
 import { microToCredits } from '@igw/domain';
-import { RequireAdminToken } from '@igw/platform';
+import { RequireAdminToken, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { MAX_ADMIN_CREDITS } from '../billing.constants';
+import { KeyDto } from '../keys/dto/key.dto';
 import { CreatedKeyDto, CreateKeyDto } from '../keys/dto/create-key.dto';
 import { KeysService } from '../keys/keys.service';
 import { AccountsService } from './accounts.service';
@@ -11,6 +13,7 @@ import { AddCreditsDto, BalanceAfterCreditDto } from './dto/add-credits.dto';
 import { CreateAccountDto } from './dto/create-account.dto';
 import { UpdateAccountDto } from './dto/update-account.dto';
 import { AccountIdPipe } from './account-id.pipe';
+import { creditsOf } from './credit-amount';
 
 @ApiTags('admin')
 @RequireAdminToken()
@@ -19,12 +22,14 @@ export class AdminAccountsController {
   constructor(
     private readonly accounts: AccountsService,
     private readonly keys: KeysService,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   @Post()
   @ApiCreatedResponse({ type: AccountDto })
   async create(@Body() body: CreateAccountDto): Promise<AccountDto> {
-    return AccountDto.from(await this.accounts.create(body));
+    const { usd: _usd, ...settings } = body;
+    return AccountDto.from(await this.accounts.create({ ...settings, credits: creditsOf(body, this.settings.env.CREDITS_PER_USD, 0) }));
   }
 
   @Get(':id')
@@ -55,12 +60,22 @@ export class AdminAccountsController {
     return this.keys.create(id, body.name);
   }
 
+  @Get(':id/keys')
+  @ApiOperation({ summary: "The account's keys, newest first", description: 'Keys are stored hashed: the list shows each key\'s id, name and prefix, never the key.' })
+  @ApiOkResponse({ type: KeyDto, isArray: true })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async listKeys(@Param('id', AccountIdPipe) id: string): Promise<{ object: 'list'; data: KeyDto[] }> {
+    return { object: 'list', data: await this.keys.list(id) };
+  }
+
   @Post(':id/credits')
   @HttpCode(HttpStatus.OK)
   @ApiOkResponse({ type: BalanceAfterCreditDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   async addCredits(@Param('id', AccountIdPipe) id: string, @Body() body: AddCreditsDto): Promise<BalanceAfterCreditDto> {
-    const balanceMicro = await this.accounts.addCredits(id, body.credits, body.reason);
+    const credits = creditsOf(body, this.settings.env.CREDITS_PER_USD, -MAX_ADMIN_CREDITS) ?? '0';
+    const sent = body.usd === undefined || body.usd === null ? { field: 'credits' as const, value: credits } : { field: 'usd' as const, value: body.usd };
+    const balanceMicro = await this.accounts.addCredits(id, credits, body.reason, sent);
     return { balance: microToCredits(balanceMicro) };
   }
 }

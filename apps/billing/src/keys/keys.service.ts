@@ -5,6 +5,7 @@ import { GatewayException, generateApiKey, hashApiKey } from '@igw/platform';
 import { DataSource, IsNull } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
 import { ApiKeyEntity } from './api-key.entity';
+import { KeyDto } from './dto/key.dto';
 
 export interface CreatedKey {
   id: string;
@@ -36,6 +37,13 @@ export class KeysService {
     // A gateway that saw this hash fail before keeps a short negative cache entry; drop it.
     await this.messaging.publish('billing.keys.created', { keyHash });
     return { id: saved.id, key, prefix, name: saved.name, accountId, createdAt: saved.createdAt.toISOString() };
+  }
+
+  /** The account's keys, newest first; 404 for an unknown account rather than an empty list. */
+  async list(accountId: string): Promise<KeyDto[]> {
+    await this.accounts.get(accountId);
+    const keys = await this.dataSource.getRepository(ApiKeyEntity).find({ where: { accountId }, order: { createdAt: 'DESC', id: 'ASC' } });
+    return keys.map((key) => KeyDto.from(key));
   }
 
   async revoke(keyId: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { IsNumberField, type AccountPlan } from '@igw/contracts';
+import { IsUsdInsteadOfCredits, usdPresent } from './usd-amount';
 import { CREDIT_DECIMALS, DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN, MAX_ADMIN_CREDITS } from '../../billing.constants';
 
 export class CreateAccountDto {
@@ -10,10 +11,15 @@ export class CreateAccountDto {
   @MaxLength(200)
   name?: string;
 
-  @ApiPropertyOptional({ description: 'Opening credits (at most 6 decimal places)', minimum: 0, maximum: MAX_ADMIN_CREDITS, default: 0, example: 1000 })
+  @ApiPropertyOptional({ description: 'Opening credits (at most 6 decimal places)', minimum: 0, maximum: MAX_ADMIN_CREDITS, default: 0, example: 20_000_000 })
   @IsOptional()
   @IsNumberField({ min: 0, max: MAX_ADMIN_CREDITS, maxDecimals: CREDIT_DECIMALS })
   credits?: number;
+
+  @ApiPropertyOptional({ description: 'Opening balance in USD instead of credits, converted exactly at CREDITS_PER_USD', minimum: 0, example: 10 })
+  @ValidateIf(usdPresent)
+  @IsUsdInsteadOfCredits()
+  usd?: number;
 
   @ApiPropertyOptional({ enum: ['free', 'paid'], default: DEFAULT_PLAN })
   @IsOptional()

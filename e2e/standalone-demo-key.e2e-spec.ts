@@ -1,0 +1,63 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { DemoStandalone, type ListedKey } from './support/admin-tools-harness';
+import { call } from './support/http';
+
+interface StoredDemoKey {
+  accountId: string;
+  keyId: string;
+  key: string;
+}
+
+/** `npm start -- --demo` across restarts: one demo key, reused while it works, never a trail of working keys. */
+describe('standalone --demo key, end to end', () => {
+  let standalone: DemoStandalone;
+
+  const readDemoKey = async (): Promise<StoredDemoKey> => JSON.parse(await readFile(path.join(standalone.dataDir, 'demo-key'), 'utf8')) as StoredDemoKey;
+  const balanceStatus = async (key: string): Promise<number> => (await call(`${standalone.billing}/v1/billing/balance`, { token: key })).status;
+  const activeKeyIds = async (accountId: string): Promise<string[]> =>
+    (await standalone.cliJson<{ data: ListedKey[] }>(['keys', 'list', accountId])).data.filter((key) => key.revokedAt === null).map((key) => key.id);
+
+  async function restart(): Promise<void> {
+    expect(await standalone.stop()).toBe(0);
+    await standalone.start();
+  }
+
+  beforeAll(async () => {
+    standalone = await DemoStandalone.create();
+    await standalone.start();
+  }, 120_000);
+
+  afterAll(async () => {
+    await standalone?.dispose();
+  });
+
+  it('reuses one key across starts, kept owner-only, and replaces it (revoking strays) once it stops working', async () => {
+    const first = await readDemoKey();
+    expect((await stat(path.join(standalone.dataDir, 'demo-key'))).mode & 0o777).toBe(0o600);
+    expect(standalone.server!.output()).toContain(first.key);
+    expect(await balanceStatus(first.key)).toBe(200);
+
+    await restart();
+    expect(await readDemoKey()).toEqual(first);
+    expect(standalone.server!.output()).toContain(first.key);
+    expect(await activeKeyIds(first.accountId)).toEqual([first.keyId]);
+
+    // A stray working demo key (earlier versions left one per start), and the kept key revoked.
+    const stray = await call<{ id: string; key: string }>(`${standalone.billing}/admin/v1/accounts/${first.accountId}/keys`, {
+      token: await standalone.adminToken(),
+      body: { name: 'demo' },
+    });
+    expect(stray.status).toBe(201);
+    expect((await standalone.cli(['keys', 'revoke', first.keyId])).code).toBe(0);
+
+    await restart();
+    const second = await readDemoKey();
+    expect(second.accountId).toBe(first.accountId);
+    expect(second.key).not.toBe(first.key);
+    expect(standalone.server!.output()).toContain(second.key);
+    expect(await balanceStatus(second.key)).toBe(200);
+    expect(await balanceStatus(stray.body.key)).toBe(401);
+    expect(await activeKeyIds(first.accountId)).toEqual([second.keyId]);
+  }, 180_000);
+});
