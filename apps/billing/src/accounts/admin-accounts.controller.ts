@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Patch, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
 import { microToCredits } from '@igw/domain';
-import { RequireAdminToken } from '@igw/platform';
+import { ApiErrorResponses, RequireAdminToken } from '@igw/platform';
 import { CreatedKeyDto, CreateKeyDto } from '../keys/dto/create-key.dto';
 import { KeysService } from '../keys/keys.service';
 import { AccountsService } from './accounts.service';
@@ -22,14 +22,16 @@ export class AdminAccountsController {
   ) {}
 
   @Post()
+  @ApiOperation({ summary: 'Create an account with its plan and starting credits' })
   @ApiCreatedResponse({ type: AccountDto })
   async create(@Body() body: CreateAccountDto): Promise<AccountDto> {
     return AccountDto.from(await this.accounts.create(body));
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'One account: plan, status, balance and limits' })
   @ApiOkResponse({ type: AccountDto })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async get(@Param('id', AccountIdPipe) id: string): Promise<AccountDto> {
     return AccountDto.from(await this.accounts.get(id));
   }
@@ -43,22 +45,24 @@ export class AdminAccountsController {
   })
   @ApiOkResponse({ type: AccountDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async update(@Param('id', AccountIdPipe) id: string, @Body() body: UpdateAccountDto): Promise<AccountDto> {
     return AccountDto.from(await this.accounts.update(id, body));
   }
 
   @Post(':id/keys')
+  @ApiOperation({ summary: 'Create an API key for the account (shown once)' })
   @ApiCreatedResponse({ type: CreatedKeyDto, description: 'The key is shown only in this response' })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async createKey(@Param('id', AccountIdPipe) id: string, @Body() body: CreateKeyDto): Promise<CreatedKeyDto> {
     return this.keys.create(id, body.name);
   }
 
   @Post(':id/credits')
   @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: "Add credits to the account's balance (recorded in the ledger)" })
   @ApiOkResponse({ type: BalanceAfterCreditDto })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async addCredits(@Param('id', AccountIdPipe) id: string, @Body() body: AddCreditsDto): Promise<BalanceAfterCreditDto> {
     const balanceMicro = await this.accounts.addCredits(id, body.credits, body.reason);
     return { balance: microToCredits(balanceMicro) };
