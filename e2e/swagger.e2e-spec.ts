@@ -152,7 +152,9 @@ describe('the OpenAPI documents (/docs-json)', () => {
   });
 
   it('offers streaming, tools and the Azure path as more chat examples, each accepted', async () => {
-    const chatExamples = gatewayDoc.paths['/v1/chat/completions'].post.requestBody!.content['application/json'].examples!;
+    const chatOperation = gatewayDoc.paths['/v1/chat/completions'].post;
+    expect(chatOperation.responses['200'].content!['application/json'].example).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant' } }] });
+    const chatExamples = chatOperation.requestBody!.content['application/json'].examples!;
     expect(Object.keys(chatExamples)).toEqual(expect.arrayContaining(['hello', 'streaming', 'tools']));
     for (const [name, { value }] of Object.entries(chatExamples)) {
       const response = await fetch(`${app.gateway}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(value) });

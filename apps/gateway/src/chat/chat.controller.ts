@@ -44,6 +44,16 @@ const AZURE_CHAT_EXAMPLES = {
   streaming: { summary: 'Streamed, with the usage in the last chunk', value: { messages: HELLO, stream: true, stream_options: { include_usage: true } } },
 };
 
+const CHAT_ANSWER = {
+  id: 'chatcmpl-0f8fad5bd9cb469fa16570867728950e',
+  object: 'chat.completion',
+  created: 1764000000,
+  model: 'openai/gpt-4o-mini',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, nice to meet!', refusal: null }, finish_reason: 'stop', logprobs: null }],
+  usage: { prompt_tokens: 13, completion_tokens: 7, total_tokens: 20 },
+  meta: { usage: { credits_used: 12.3, usd_spent: 0.00000615 } },
+};
+
 const CHAT_ERRORS = {
   ...MODEL_ENDPOINT_ERRORS,
   400: {
@@ -64,7 +74,7 @@ export class ChatController {
   @RequireApiKey()
   @ApiOperation({ summary: 'Create a chat completion (stream: true answers text/event-stream)' })
   @ApiBody({ type: ChatCompletionRequestDto, examples: CHAT_EXAMPLES })
-  @ApiOkResponse({ type: ChatCompletionDto })
+  @ApiOkResponse({ type: ChatCompletionDto, example: CHAT_ANSWER, description: 'With stream: true, text/event-stream chunks instead' })
   @ApiErrorResponses(CHAT_ERRORS)
   async create(@ChatBody() body: ChatCompletionRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     await respondToChat(this.chat, body, request, response);
@@ -80,7 +90,7 @@ export class ChatController {
   @ApiParam({ name: 'deployment', description: 'A catalogue model id or alias', example: 'gpt-4o-mini' })
   @ApiQuery({ name: 'api-version', required: true, description: 'Supplied by the client', example: '2024-10-21' })
   @ApiBody({ type: AzureChatCompletionRequestDto, examples: AZURE_CHAT_EXAMPLES })
-  @ApiOkResponse({ type: ChatCompletionDto })
+  @ApiOkResponse({ type: ChatCompletionDto, example: CHAT_ANSWER, description: 'With stream: true, text/event-stream chunks instead' })
   @ApiErrorResponses(CHAT_ERRORS)
   async createForDeployment(
     @PathId('deployment') deployment: string,
