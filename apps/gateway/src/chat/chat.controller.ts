@@ -74,7 +74,7 @@ export class ChatController {
   @RequireApiKey()
   @ApiOperation({ summary: 'Create a chat completion (stream: true answers text/event-stream)' })
   @ApiBody({ type: ChatCompletionRequestDto, examples: CHAT_EXAMPLES })
-  @ApiOkResponse({ type: ChatCompletionDto, example: CHAT_ANSWER, description: 'With stream: true, text/event-stream chunks instead' })
+  @ApiOkResponse({ type: ChatCompletionDto, example: CHAT_ANSWER, description: 'The completion (with stream: true, text/event-stream chunks instead)' })
   @ApiErrorResponses(CHAT_ERRORS)
   async create(@ChatBody() body: ChatCompletionRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     await respondToChat(this.chat, body, request, response);
@@ -90,7 +90,7 @@ export class ChatController {
   @ApiParam({ name: 'deployment', description: 'A catalogue model id or alias', example: 'gpt-4o-mini' })
   @ApiQuery({ name: 'api-version', required: true, description: 'Supplied by the client', example: '2024-10-21' })
   @ApiBody({ type: AzureChatCompletionRequestDto, examples: AZURE_CHAT_EXAMPLES })
-  @ApiOkResponse({ type: ChatCompletionDto, example: CHAT_ANSWER, description: 'With stream: true, text/event-stream chunks instead' })
+  @ApiOkResponse({ type: ChatCompletionDto, example: CHAT_ANSWER, description: 'The completion (with stream: true, text/event-stream chunks instead)' })
   @ApiErrorResponses(CHAT_ERRORS)
   async createForDeployment(
     @PathId('deployment') deployment: string,
