@@ -18,3 +18,4 @@ export * from './http/path-id.decorator';
 export * from './http/json-response';
 export * from './http/body-parsing';
 export * from './http/service-logger';
+export * from './http/swagger';

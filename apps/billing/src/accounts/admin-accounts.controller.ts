@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Param, Patch, Post
 import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
 import { microToCredits } from '@igw/domain';
-import { RequireAdminToken, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ApiErrorResponses, RequireAdminToken, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { MAX_ADMIN_CREDITS } from '../billing.constants';
 import { KeyDto } from '../keys/dto/key.dto';
 import { CreatedKeyDto, CreateKeyDto } from '../keys/dto/create-key.dto';
@@ -26,6 +26,7 @@ export class AdminAccountsController {
   ) {}
 
   @Post()
+  @ApiOperation({ summary: 'Create an account with its plan and starting credits' })
   @ApiCreatedResponse({ type: AccountDto })
   async create(@Body() body: CreateAccountDto): Promise<AccountDto> {
     const { usd: _usd, ...settings } = body;
@@ -33,8 +34,9 @@ export class AdminAccountsController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'One account: plan, status, balance and limits' })
   @ApiOkResponse({ type: AccountDto })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async get(@Param('id', AccountIdPipe) id: string): Promise<AccountDto> {
     return AccountDto.from(await this.accounts.get(id));
   }
@@ -48,14 +50,15 @@ export class AdminAccountsController {
   })
   @ApiOkResponse({ type: AccountDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async update(@Param('id', AccountIdPipe) id: string, @Body() body: UpdateAccountDto): Promise<AccountDto> {
     return AccountDto.from(await this.accounts.update(id, body));
   }
 
   @Post(':id/keys')
+  @ApiOperation({ summary: 'Create an API key for the account (shown once)' })
   @ApiCreatedResponse({ type: CreatedKeyDto, description: 'The key is shown only in this response' })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async createKey(@Param('id', AccountIdPipe) id: string, @Body() body: CreateKeyDto): Promise<CreatedKeyDto> {
     return this.keys.create(id, body.name);
   }
@@ -70,8 +73,9 @@ export class AdminAccountsController {
 
   @Post(':id/credits')
   @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: "Add credits to the account's balance (recorded in the ledger)" })
   @ApiOkResponse({ type: BalanceAfterCreditDto })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async addCredits(@Param('id', AccountIdPipe) id: string, @Body() body: AddCreditsDto): Promise<BalanceAfterCreditDto> {
     const credits = creditsOf(body, this.settings.env.CREDITS_PER_USD, -MAX_ADMIN_CREDITS) ?? '0';
     const sent = body.usd === undefined || body.usd === null ? { field: 'credits' as const, value: credits } : { field: 'usd' as const, value: body.usd };

@@ -1,5 +1,5 @@
 import { Controller, Get, Req } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { BalanceDto } from '@igw/contracts';
 import { microToCredits } from '@igw/domain';
 import { RequireApiKey } from '@igw/platform';
@@ -14,6 +14,7 @@ export class BalanceController {
 
   /** The credits behind the calling API key (works at zero balance, so clients can see why they get 403). */
   @Get('balance')
+  @ApiOperation({ summary: "The calling key's account balance, in credits" })
   @RequireApiKey({ credits: false })
   @ApiOkResponse({ type: BalanceDto })
   async balance(@Req() request: Request): Promise<BalanceDto> {

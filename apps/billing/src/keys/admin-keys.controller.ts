@@ -1,5 +1,5 @@
 import { Controller, Delete, HttpCode, HttpStatus, Param, ParseUUIDPipe } from '@nestjs/common';
-import { ApiNoContentResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
 import { GatewayException, RequireAdminToken } from '@igw/platform';
 import { KeysService } from './keys.service';
@@ -14,6 +14,7 @@ export class AdminKeysController {
 
   /** Revokes a key: every service refuses it within two seconds. */
   @Delete(':id')
+  @ApiOperation({ summary: 'Revoke an API key (every service refuses it within two seconds)' })
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse()
   @ApiNotFoundResponse({ type: ErrorBodyDto })

@@ -25,6 +25,7 @@ export class AdminCatalogueController {
   }
 
   @Get('models/*id')
+  @ApiOperation({ summary: 'One entry by id, active or retired, with routing' })
   @ApiOkResponse({ type: CatalogueRowDto })
   async get(@PathId('id') id: string): Promise<CatalogueRowDto> {
     return toRow(await this.catalogue.get(id));

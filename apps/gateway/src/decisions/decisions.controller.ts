@@ -1,10 +1,30 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBody, ApiExtraModels, ApiGatewayTimeoutResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { DecisionRequestDto, DecisionResultDto, ErrorBodyDto, JevDecisionRequestDto, LunaDecisionRequestDto } from '@igw/contracts';
-import { RequireApiKey } from '@igw/platform';
+import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { DecisionRequestDto, DecisionResultDto, ErrorMessages, JevDecisionRequestDto, LunaDecisionRequestDto } from '@igw/contracts';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { DecisionsService } from './decisions.service';
+
+const DECISION_ERRORS = {
+  ...MODEL_ENDPOINT_ERRORS,
+  400: {
+    description: 'An invalid body, a body in the other shape, box on a model without it, or audio/video assets',
+    messages: {
+      noQuestions: `${ErrorMessages.bodyValidationPrefix} questions: Expected an object of named questions (Jev models) or an array of named questions (openai/gpt-6-luna). Received nothing`,
+      otherShape: `${ErrorMessages.bodyValidationPrefix} state: openai/gpt-6-luna takes the Luna shape: \`input\` (a string or user messages), and \`questions\` as an array of named questions (predicate, choice, score).`,
+    },
+  },
+  502: { description: 'The decisions service failed', messages: 'Bad Gateway: the decisions service failed to answer.' },
+  503: {
+    description: 'No source of the model offers decisions, or keys cannot be verified (billing down)',
+    messages: {
+      noSource: "Service Unavailable: no source of model 'typesafe/jev-1.14' offers a decisions API (groq has none).",
+      billing: MODEL_ENDPOINT_ERRORS[503].messages.billing,
+    },
+  },
+  504: { description: 'The decisions service did not answer in time (DECISIONS_TIMEOUT_MS)', messages: 'Gateway Timeout: the decisions service did not answer within 300000 ms.' },
+};
 
 @ApiTags('decisions')
 @ApiExtraModels(JevDecisionRequestDto, LunaDecisionRequestDto)
@@ -52,9 +72,7 @@ export class DecisionsController {
     },
   })
   @ApiOkResponse({ type: DecisionResultDto })
-  @ApiBadRequestResponse({ type: ErrorBodyDto, description: 'Invalid body, a body in the other shape, box on a model without it, or audio/video assets' })
-  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
-  @ApiGatewayTimeoutResponse({ type: ErrorBodyDto, description: 'The decisions service did not answer in time (DECISIONS_TIMEOUT_MS)' })
+  @ApiErrorResponses(DECISION_ERRORS)
   decide(@Body() body: DecisionRequestDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<DecisionResultDto> {
     const cancellation = new Cancellation();
     response.on('close', () => {

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
-import { ApiBadGatewayResponse, ApiBadRequestResponse, ApiBody, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ErrorBodyDto, ImageGenerationRequestDto, ImageGenerationResultDto } from '@igw/contracts';
-import { RequireApiKey } from '@igw/platform';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ErrorMessages, ImageGenerationRequestDto, ImageGenerationResultDto } from '@igw/contracts';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { ImagesService } from './images.service';
@@ -19,6 +19,29 @@ const REQUEST_EXAMPLES = {
   stability: { summary: 'Stability, with a seed and a negative prompt', value: { model: 'stable-image-core', prompt: 'A fox in a forest', n: 2, seed: 42, negative_prompt: 'blurry', style_preset: 'photographic' } },
 };
 
+const IMAGE_ERRORS = {
+  ...MODEL_ENDPOINT_ERRORS,
+  400: {
+    description: 'An invalid body, or a value the upstream refuses (its message passed on)',
+    messages: {
+      noPrompt: `${ErrorMessages.bodyValidationPrefix} prompt: Expected a non-empty string. Received nothing`,
+      upstream: "Upstream provider openai rejected the request: Invalid value: '5x5'. Supported values are: 'auto', '1024x1024', '1536x1024', '1024x1536'.",
+    },
+  },
+  502: {
+    description: 'The upstream failed, or answered with an image URL the gateway would not or could not fetch',
+    messages: { upstream: MODEL_ENDPOINT_ERRORS[502].messages, imageUrl: 'Bad Gateway: the upstream answered with an image URL that did not answer with a PNG, JPEG, WebP or GIF image.' },
+  },
+  503: {
+    description: 'No configured source of the model offers image generation, an upstream cannot be reached, or keys cannot be verified (billing down)',
+    messages: {
+      noSource: "Service Unavailable: no source of model 'stability/stable-image-core' offers image generation (anthropic has no image generation API).",
+      unreachable: MODEL_ENDPOINT_ERRORS[503].messages.unreachable,
+      billing: MODEL_ENDPOINT_ERRORS[503].messages.billing,
+    },
+  },
+};
+
 @ApiTags('images')
 @Controller()
 export class ImagesController {
@@ -34,10 +57,7 @@ export class ImagesController {
   })
   @ApiBody({ type: ImageGenerationRequestDto, examples: REQUEST_EXAMPLES })
   @ApiOkResponse({ type: ImageGenerationResultDto, example: EXAMPLE_RESULT })
-  @ApiBadRequestResponse({ type: ErrorBodyDto })
-  @ApiForbiddenResponse({ type: ErrorBodyDto, description: 'Not enough credits for n images' })
-  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
-  @ApiBadGatewayResponse({ type: ErrorBodyDto, description: 'The upstream failed, or answered with an image URL the gateway would not or could not fetch' })
+  @ApiErrorResponses(IMAGE_ERRORS)
   create(@Body() body: ImageGenerationRequestDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<ImageGenerationResultDto> {
     return this.run(body, request, response, false);
   }
@@ -51,10 +71,7 @@ export class ImagesController {
   })
   @ApiBody({ type: ImageGenerationRequestDto, examples: REQUEST_EXAMPLES })
   @ApiOkResponse({ type: ImageGenerationResultDto, example: { ...EXAMPLE_RESULT, data: [{ b64_json: EXAMPLE_RESULT.output.choices[0].image_base64 }] } })
-  @ApiBadRequestResponse({ type: ErrorBodyDto })
-  @ApiForbiddenResponse({ type: ErrorBodyDto })
-  @ApiNotFoundResponse({ type: ErrorBodyDto })
-  @ApiBadGatewayResponse({ type: ErrorBodyDto })
+  @ApiErrorResponses(IMAGE_ERRORS)
   createForOpenAi(@Body() body: ImageGenerationRequestDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<ImageGenerationResultDto> {
     return this.run(body, request, response, true);
   }

@@ -1,11 +1,24 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res, StreamableFile } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBody, ApiForbiddenResponse, ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { ErrorBodyDto, SpeechRequestDto } from '@igw/contracts';
-import { RequireApiKey } from '@igw/platform';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ErrorMessages, SpeechRequestDto } from '@igw/contracts';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { costHeaders } from './media-routing';
 import { SpeechService } from './speech.service';
+
+const SPEECH_ERRORS = {
+  ...MODEL_ENDPOINT_ERRORS,
+  400: { description: 'An invalid body: the message names the first wrong field', messages: `${ErrorMessages.bodyValidationPrefix} text: Expected a non-empty string. Received nothing` },
+  503: {
+    description: 'No configured source of the model offers text-to-speech, an upstream cannot be reached, or keys cannot be verified (billing down)',
+    messages: {
+      noSource: "Service Unavailable: no source of model 'openai/tts-1' offers text-to-speech (anthropic has no text-to-speech API).",
+      unreachable: MODEL_ENDPOINT_ERRORS[503].messages.unreachable,
+      billing: MODEL_ENDPOINT_ERRORS[503].messages.billing,
+    },
+  },
+};
 
 @ApiTags('text-to-speech')
 @Controller()
@@ -41,10 +54,7 @@ export class SpeechController {
       'x-request-id': { description: 'The request id (the ledger key)', schema: { type: 'string' } },
     },
   })
-  @ApiHeader({ name: 'Authorization', description: 'Bearer <API key>', required: true })
-  @ApiBadRequestResponse({ type: ErrorBodyDto })
-  @ApiForbiddenResponse({ type: ErrorBodyDto, description: 'Not enough credits for the text' })
-  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
+  @ApiErrorResponses(SPEECH_ERRORS)
   async create(@Body() body: SpeechRequestDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<StreamableFile> {
     const cancellation = new Cancellation();
     response.on('close', () => {

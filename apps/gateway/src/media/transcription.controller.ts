@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBody, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ErrorBodyDto, TranscriptionRequestDto, TranscriptionResultDto } from '@igw/contracts';
-import { RequireApiKey } from '@igw/platform';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ErrorMessages, TranscriptionRequestDto, TranscriptionResultDto } from '@igw/contracts';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { TranscriptionService } from './transcription.service';
@@ -17,6 +17,28 @@ const EXAMPLE_RESULT = {
     ],
   },
   meta: { usage: { credits_used: 400, usd_spent: 0.0002, audio_seconds: 2 } },
+};
+
+/** A short public recording (Deepgram's own sample), so the default example works as it is. */
+const SAMPLE_AUDIO_URL = 'https://static.deepgram.com/examples/Bueller-Life-moves-pretty-fast.wav';
+
+const TRANSCRIPTION_ERRORS = {
+  ...MODEL_ENDPOINT_ERRORS,
+  400: {
+    description: 'A bad field, or a URL the gateway refuses or cannot fetch',
+    messages: {
+      noUrl: `${ErrorMessages.bodyValidationPrefix} url: Expected a non-empty string. Received nothing`,
+      refusedUrl: `${ErrorMessages.bodyValidationPrefix} url: names a loopback address, which the gateway does not fetch`,
+    },
+  },
+  503: {
+    description: 'No configured source of the model offers speech-to-text, an upstream cannot be reached, or keys cannot be verified (billing down)',
+    messages: {
+      noSource: "Service Unavailable: no source of model 'openai/whisper-1' offers speech-to-text (anthropic has no speech-to-text API).",
+      unreachable: MODEL_ENDPOINT_ERRORS[503].messages.unreachable,
+      billing: MODEL_ENDPOINT_ERRORS[503].messages.billing,
+    },
+  },
 };
 
 @ApiTags('speech-to-text')
@@ -35,14 +57,12 @@ export class TranscriptionController {
   @ApiBody({
     type: TranscriptionRequestDto,
     examples: {
-      whisper: { summary: 'Whisper, English', value: { model: 'whisper-1', url: 'https://example.com/audio/meeting.wav', language: 'en' } },
-      deepgram: { summary: 'Deepgram Nova-3, a small hold', value: { model: 'nova-3', url: 'https://example.com/audio/call.mp3', max_duration_seconds: 120, words: true } },
+      whisper: { summary: 'Whisper, English', value: { model: 'whisper-1', url: SAMPLE_AUDIO_URL, language: 'en' } },
+      deepgram: { summary: 'Deepgram Nova-3, a small hold', value: { model: 'nova-3', url: SAMPLE_AUDIO_URL, max_duration_seconds: 120, words: true } },
     },
   })
   @ApiOkResponse({ type: TranscriptionResultDto, example: EXAMPLE_RESULT })
-  @ApiBadRequestResponse({ type: ErrorBodyDto, description: 'A bad field, or a URL the gateway refuses or cannot fetch (`Body validation error! url: ...`)' })
-  @ApiForbiddenResponse({ type: ErrorBodyDto, description: 'Not enough credits for max_duration_seconds of audio' })
-  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown model' })
+  @ApiErrorResponses(TRANSCRIPTION_ERRORS)
   create(@Body() body: TranscriptionRequestDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<TranscriptionResultDto> {
     const cancellation = new Cancellation();
     response.on('close', () => {

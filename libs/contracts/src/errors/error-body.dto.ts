@@ -52,6 +52,7 @@ export class ErrorBodyDto {
 export const ErrorMessages = {
   bodyValidationPrefix: 'Body validation error!',
   invalidApiKey: 'Unauthorized: a valid API key is required. Send it as "Authorization: Bearer <API_KEY>".',
+  invalidAdminToken: 'Unauthorized: a valid admin token is required. Send it as "Authorization: Bearer <ADMIN_TOKEN>".',
   creditsExhausted:
     'Forbidden: this API key has no credits left. Top up your balance or update your payment method to continue.',
   accountSuspended: 'Forbidden: this account is suspended. Contact the administrator, or top up and update the payment method to have it reactivated.',

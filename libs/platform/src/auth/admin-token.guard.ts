@@ -1,8 +1,9 @@
 import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Inject, Injectable, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
-import { ErrorBodyDto } from '@igw/contracts';
+import { ApiBearerAuth } from '@nestjs/swagger';
+import { ErrorMessages } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
+import { ADMIN_SCHEME, ApiErrorResponses } from '../http/swagger';
 import { secretsEqual } from './api-key';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
@@ -15,7 +16,7 @@ export class AdminTokenGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     if (!match || !secretsEqual(match[1], this.adminToken)) {
-      throw new GatewayException(HttpStatus.UNAUTHORIZED, 'Unauthorized: a valid admin token is required. Send it as "Authorization: Bearer <ADMIN_TOKEN>".');
+      throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidAdminToken);
     }
     return true;
   }
@@ -24,7 +25,7 @@ export class AdminTokenGuard implements CanActivate {
 export function RequireAdminToken() {
   return applyDecorators(
     UseGuards(AdminTokenGuard),
-    ApiBearerAuth('admin'),
-    ApiResponse({ status: 401, description: 'Missing or wrong admin token', type: ErrorBodyDto }),
+    ApiBearerAuth(ADMIN_SCHEME),
+    ApiErrorResponses({ 401: { description: 'Missing or wrong admin token', messages: ErrorMessages.invalidAdminToken } }),
   );
 }

@@ -1,10 +1,11 @@
 import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
-import { ErrorBodyDto, ErrorMessages } from '@igw/contracts';
+import { ApiBearerAuth } from '@nestjs/swagger';
+import { ErrorMessages } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
 import type { AuthenticatedKey, ServedRequest } from '../http/request-context';
+import { API_KEY_ERRORS, ApiErrorResponses } from '../http/swagger';
 import { isWellFormedApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 
@@ -85,7 +86,6 @@ export function RequireApiKey(requirements: ApiKeyRequirements = { credits: true
     SetMetadata(API_KEY_REQUIREMENTS, requirements),
     UseGuards(ApiKeyGuard),
     ApiBearerAuth(),
-    ApiResponse({ status: 401, description: 'Missing, invalid or revoked API key', type: ErrorBodyDto }),
-    ...(requirements.credits ? [ApiResponse({ status: 403, description: 'No credits left', type: ErrorBodyDto })] : []),
+    ApiErrorResponses(requirements.credits ? API_KEY_ERRORS : { 401: API_KEY_ERRORS[401] }),
   );
 }

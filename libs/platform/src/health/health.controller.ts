@@ -1,5 +1,5 @@
 import { Controller, Get, HttpStatus, Inject } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { GatewayException } from '../errors/gateway.exception';
 
 export interface ReadinessCheck {
@@ -18,6 +18,7 @@ export class HealthController {
 
   /** Liveness: the process answers. */
   @Get('healthz')
+  @ApiOperation({ summary: 'Liveness: the process answers' })
   @ApiOkResponse({ schema: { example: { status: 'ok' } } })
   health(): { status: 'ok' } {
     return { status: 'ok' };
@@ -25,6 +26,7 @@ export class HealthController {
 
   /** Readiness: every dependency (database, queue, snapshot) answers in time. */
   @Get('readyz')
+  @ApiOperation({ summary: 'Readiness: the database and the queue answer (503 otherwise)' })
   @ApiOkResponse({ schema: { example: { status: 'ok', checks: { database: 'ok', queue: 'ok' } } } })
   async ready(): Promise<{ status: 'ok'; checks: Record<string, string> }> {
     const results = await Promise.all(

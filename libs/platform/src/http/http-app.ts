@@ -2,12 +2,12 @@ import type { Server, ServerResponse } from 'node:http';
 import { Logger, type DynamicModule, type INestApplication, type LogLevel, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter';
 import { appValidationPipe } from '../validation/validation.pipe';
 import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
 import { requestIdMiddleware, type ServedRequest } from './request-context';
 import { serviceLogger } from './service-logger';
+import { setUpSwagger } from './swagger';
 
 /**
  * A route served straight from Node's server, ahead of Express and Nest's per-request
@@ -60,17 +60,7 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalPipes(appValidationPipe());
   if (options.directRoutes) serveDirectRoutesFirst(app, options.directRoutes({ app, bodyLimitBytes: limitBytes }));
-  if (options.swagger) {
-    const config = new DocumentBuilder()
-      .setTitle(options.swagger.title)
-      .setDescription(options.swagger.description)
-      .setVersion('1.0.0')
-      .addBearerAuth()
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' }, 'admin')
-      .build();
-    const docs = options.swagger.path ?? 'docs';
-    SwaggerModule.setup(docs, app, () => SwaggerModule.createDocument(app, config), { jsonDocumentUrl: `${docs}-json` });
-  }
+  if (options.swagger) setUpSwagger(app, options.swagger);
   if (options.listen === false) {
     await app.init();
     return app;
