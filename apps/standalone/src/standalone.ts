@@ -1,5 +1,5 @@
 import { Logger, type INestApplication } from '@nestjs/common';
-import { loadEnvironment, resolveQueueBackend, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, resolveQueueBackend, waitForDependencies, type ServiceSettings } from '@igw/platform';
 import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '@igw/persistence';
 import { startBilling } from '../../billing/src/billing.app';
 import { startCatalogue } from '../../catalogue/src/catalogue.app';
@@ -41,6 +41,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
   };
 
   try {
+    await waitForDependencies(env);
     let databaseUrl = env.DATABASE_URL;
     if (!databaseUrl) {
       const postgres: RunningEmbeddedPostgres = await startEmbeddedPostgres({ dataDir: env.DATA_DIR, log: (line) => logger.debug(line) });

@@ -17,3 +17,4 @@ export * from './process/directory-lock';
 export * from './http/path-id.decorator';
 export * from './http/json-response';
 export * from './http/body-parsing';
+export * from './process/dependencies';
