@@ -117,7 +117,7 @@ describe('npm start: starting and stopping', () => {
     }
   }, 120_000);
 
-  it('Ctrl-C to the whole process group closes the services, then PostgreSQL, and exits 0', async () => {
+  it.each(['SIGINT', 'SIGHUP'] as const)('%s to the whole process group (Ctrl-C, a closed terminal) closes the services, then PostgreSQL, and exits 0', async (signal) => {
     const folder = await mkdtemp(path.join(tmpdir(), 'igw-e2e-ctrl-c-'));
     // Reachable by the `postgres` user, so this is about stopping only.
     await chmod(folder, 0o755);
@@ -129,11 +129,11 @@ describe('npm start: starting and stopping', () => {
       await untilHealthy(leader, port);
       const postgres = await postmasterPid(dataDir);
 
-      // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group.
-      process.kill(-leader.child.pid!, 'SIGINT');
+      // What a terminal does on Ctrl-C (or when it closes): the signal to every process of the group.
+      process.kill(-leader.child.pid!, signal);
       expect(await leader.exited).toBe(0);
       expectNoCrash(leader.output());
-      expect(leader.output()).toMatch(/SIGINT: shutting down/);
+      expect(leader.output()).toContain(`${signal}: shutting down`);
       expect(isRunning(postgres)).toBe(false);
     } finally {
       await cleanUp(leader, dataDir, folder);
