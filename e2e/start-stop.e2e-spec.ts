@@ -49,7 +49,7 @@ async function postmasterPid(dataDir: string): Promise<number> {
 
 /** Stops what a failed test left running and removes its data, wherever the cluster went. */
 async function cleanUp(leader: GroupLeader | undefined, dataDir: string, folder: string): Promise<void> {
-  if (leader && leader.child.exitCode === null) {
+  if (leader && leader.child.exitCode === null && leader.child.signalCode === null) {
     process.kill(-leader.child.pid!, 'SIGKILL');
     await leader.exited;
   }
@@ -134,6 +134,32 @@ describe('npm start: starting and stopping', () => {
       expect(await leader.exited).toBe(0);
       expectNoCrash(leader.output());
       expect(leader.output()).toContain(`${signal}: shutting down`);
+      expect(isRunning(postgres)).toBe(false);
+    } finally {
+      await cleanUp(leader, dataDir, folder);
+    }
+  }, 120_000);
+
+  it('a start after the gateway was killed outright stops the PostgreSQL it left running, and serves', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'igw-e2e-killed-'));
+    await chmod(folder, 0o755);
+    const dataDir = path.join(folder, 'data');
+    let leader: GroupLeader | undefined;
+    try {
+      const { env, port } = await standaloneEnvironment(dataDir);
+      const killed = startInOwnGroup(path.join(ROOT, 'dist/apps/standalone/src/main.js'), ROOT, env);
+      leader = killed;
+      await untilHealthy(killed, port);
+      const orphan = await postmasterPid(dataDir);
+      process.kill(killed.child.pid!, 'SIGKILL');
+      await killed.exited;
+
+      leader = startInOwnGroup(path.join(ROOT, 'dist/apps/standalone/src/main.js'), ROOT, env);
+      await untilHealthy(leader, port);
+      expect(isRunning(orphan)).toBe(false);
+      const postgres = await postmasterPid(dataDir);
+      process.kill(-leader.child.pid!, 'SIGINT');
+      expect(await leader.exited).toBe(0);
       expect(isRunning(postgres)).toBe(false);
     } finally {
       await cleanUp(leader, dataDir, folder);

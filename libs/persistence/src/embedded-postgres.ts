@@ -78,6 +78,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await writeFile(passwordFile, password, { mode: 0o600 });
   }
 
+  const ownerFile = path.join(dataDir, 'postgres-owner.pid');
+  await stopOrphanedServer(clusterDir, ownerFile, log);
   const port = options.port || (await findFreePort());
   let child: ChildProcess;
   try {
@@ -87,6 +89,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     const inUse = /postmaster\.pid|already exists/.test(detail) ? ' Is another gateway already running with this DATA_DIR?' : '';
     throw new Error(`The embedded PostgreSQL in ${clusterDir} did not start.${inUse} (${detail})`);
   }
+  await writeFile(ownerFile, String(process.pid));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // A hard exit (process.exit, an uncaught error) must not leave the server behind.
   const killOnExit = () => child.kill('SIGINT');
@@ -109,6 +112,29 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw error;
   }
   return { url: urlFor(database), urlFor, stop };
+}
+
+/**
+ * PostgreSQL runs in a process group of its own, so a gateway killed outright (SIGKILL, the
+ * OOM killer) leaves it running; the next start stops that orphan
+ * instead of failing on its postmaster.pid. A server whose gateway still runs is left alone.
+ */
+async function stopOrphanedServer(clusterDir: string, ownerFile: string, log: (text: string) => void): Promise<void> {
+  const serverPid = Number((await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  const ownerPid = Number((await readFile(ownerFile, 'utf8').catch(() => '')).trim());
+  if (!serverPid || !ownerPid || !isAlive(serverPid) || isAlive(ownerPid)) return;
+  log(`stopping the PostgreSQL (pid ${serverPid}) left running by a gateway that is gone (pid ${ownerPid})`);
+  process.kill(serverPid, 'SIGINT');
+  for (let waited = 0; isAlive(serverPid) && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** As root: the `postgres` account PostgreSQL runs as (created when missing). Otherwise undefined. */
