@@ -250,6 +250,7 @@ function spawnAs(file: string, args: string[], account: Account | undefined, det
   return spawn(file, args, {
     ...(account ?? {}),
     detached,
+    windowsHide: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     // English messages: readiness is read from the server's output.
     env: { ...process.env, LC_MESSAGES: 'C' },
