@@ -1,5 +1,5 @@
 import { Logger, type INestApplication } from '@nestjs/common';
-import { loadEnvironment, mountOnApp, resolveQueueBackend, serviceLogger, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, mountOnApp, resolveQueueBackend, serviceLogger, waitForDependencies, type ServiceSettings } from '@igw/platform';
 import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '@igw/persistence';
 import { configuredProviders, planRoute } from '@igw/providers';
 import { startBilling } from '../../billing/src/billing.app';
@@ -65,6 +65,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
   };
 
   try {
+    await waitForDependencies(env);
     let databaseUrl = env.DATABASE_URL;
     let embeddedDatabasePort: number | undefined;
     if (!databaseUrl) {

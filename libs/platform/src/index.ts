@@ -19,3 +19,4 @@ export * from './http/json-response';
 export * from './http/body-parsing';
 export * from './http/service-logger';
 export * from './http/swagger';
+export * from './process/dependencies';

@@ -88,6 +88,8 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISSES_PER_MINUTE: number = 60;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
   @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
+  /** How long a starting service waits for DATABASE_URL's and REDIS_URL's servers to answer before it exits, naming the one it could not reach. */
+  @Transform(toNumber) @IsInt() @Min(0) DEPENDENCY_WAIT_MS: number = 30_000;
 }
 
 /** Where the gateway keeps its usage journal: USAGE_JOURNAL_DIR, else `usage-journal` in DATA_DIR. */

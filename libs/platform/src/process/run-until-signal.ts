@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 const DUPLICATE_SIGNAL_WINDOW_MS = 2_000;
 
 /**
- * Runs a service until SIGINT/SIGTERM, then calls its stop function once (closing HTTP,
+ * Runs a service until SIGINT/SIGTERM/SIGHUP, then calls its stop function once (closing HTTP,
  * workers and connections) and exits. A second signal exits at once, unless it comes
  * right after the first: a terminal's Ctrl-C reaches npm and node alike, and npm may
  * forward its own copy.
@@ -28,8 +28,9 @@ export async function runUntilSignal(name: string, start: () => Promise<() => Pr
       process.exit(1);
     }
   };
-  process.on('SIGINT', (signal) => void shutdown(signal));
-  process.on('SIGTERM', (signal) => void shutdown(signal));
+  // SIGHUP: the terminal closed. Without a handler Node dies on the spot, leaving the embedded
+  // PostgreSQL (in a process group of its own) running.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, (received) => void shutdown(received));
   try {
     stop = await start();
     if (stoppingSince !== undefined) await stop();
