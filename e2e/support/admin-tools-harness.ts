@@ -28,6 +28,8 @@ export interface ListedKey {
  */
 export class DemoStandalone {
   server: ServiceProcess | undefined;
+  /** What the last stopped server printed, start to exit. */
+  lastOutput = '';
   /** Set when the run uses an external PostgreSQL (CI's other mode); undefined means embedded. */
   database: ScratchDatabase | undefined;
 
@@ -69,6 +71,7 @@ export class DemoStandalone {
   /** Ctrl-C; resolves with the exit code. */
   async stop(): Promise<number | null> {
     const code = (await this.server?.stop()) ?? null;
+    if (this.server) this.lastOutput = this.server.output();
     this.server = undefined;
     return code;
   }
