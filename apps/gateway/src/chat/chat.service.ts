@@ -102,28 +102,18 @@ export class ChatService {
     });
   }
 
-  /**
-   * The upstream call with fallback. When it fails after the prompt was processed upstream
-   * (see UpstreamCallBilling.unreadUsage), the tokenizer's estimate is billed before the error goes on.
-   */
-  private async callUpstream<T>(
+  /** The upstream call with fallback; a prompt an upstream processed is billed by estimate if the call fails (upstream-billing.ts). */
+  private callUpstream<T>(
     prepared: PreparedChat,
     call: ChatCall,
     billing: UpstreamCallBilling,
     admitted: AdmittedRequest,
     send: (target: UpstreamTarget, signal: CancelSignal) => Promise<T>,
   ): Promise<T> {
-    try {
-      // The client's own signal stops the fallback: no other source is tried for a client that left.
-      return await this.fallback.run(prepared.targets, (target) => billing.attempt((signal) => send(target, signal)), call.signal);
-    } catch (error) {
-      const unread = billing.unreadUsage();
-      if (unread !== 'none') {
-        const output = unread === 'answer-unread' ? prepared.ceiling.output_tokens : 0;
-        settle(prepared.model, estimatedUsage(call.body, output), admitted);
-      }
-      throw error;
-    }
+    return billing.callWithFallback(this.fallback, prepared.targets, send, (unread) => {
+      const output = unread === 'answer-unread' ? prepared.ceiling.output_tokens : 0;
+      settle(prepared.model, estimatedUsage(call.body, output), admitted);
+    });
   }
 
   private prepare(call: ChatCall): PreparedChat {

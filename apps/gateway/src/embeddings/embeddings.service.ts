@@ -51,25 +51,19 @@ export class EmbeddingsService {
     try {
       // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
       assertWithinContext(prepared.model, prepared.inputs);
-      try {
-        result = await this.fallback.run(
-          prepared.targets,
-          (target) =>
-            billing.attempt((signal) =>
-              // embeddingSources kept only sources whose kind has an adapter.
-              embeddingsAdapterFor(target.definition.kind)!.embed(
-                target,
-                // A null optional field (some clients send them) means absent.
-                { model: target.model, input: prepared.inputs, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined },
-                { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
-              ),
-            ),
-          call.signal,
-        );
-      } catch (error) {
-        if (billing.unreadUsage() !== 'none') admitted.settle({ input_tokens: countedInputTokens(prepared.inputs) });
-        throw error;
-      }
+      result = await billing.callWithFallback(
+        this.fallback,
+        prepared.targets,
+        (target, signal) =>
+          // embeddingSources kept only sources whose kind has an adapter.
+          embeddingsAdapterFor(target.definition.kind)!.embed(
+            target,
+            // A null optional field (some clients send them) means absent.
+            { model: target.model, input: prepared.inputs, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined },
+            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          ),
+        () => admitted.settle({ input_tokens: countedInputTokens(prepared.inputs) }),
+      );
       promptTokens = promptTokensOf(result, prepared.inputs);
       meta = admitted.settle({ input_tokens: promptTokens });
     } finally {

@@ -76,36 +76,30 @@ export class ImagesService {
     let result: UpstreamImageResult;
     let usage: ImageMetaUsageDto;
     try {
-      try {
-        result = await this.fallback.run(
-          targets,
-          (target) =>
-            billing.attempt((signal) =>
-              imagesAdapterFor(target.definition.kind)!.generate(
-                target,
-                {
-                  model: target.model,
-                  prompt: body.prompt,
-                  n: body.n,
-                  size: body.size,
-                  quality,
-                  steps: body.steps,
-                  negativePrompt: body.negative_prompt,
-                  seed: body.seed,
-                  outputFormat: body.output_format,
-                  options: providerOptions(body),
-                  user: body.user,
-                },
-                { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
-              ),
-            ),
-          call.signal,
-        );
-      } catch (error) {
+      result = await billing.callWithFallback(
+        this.fallback,
+        targets,
+        (target, signal) =>
+          imagesAdapterFor(target.definition.kind)!.generate(
+            target,
+            {
+              model: target.model,
+              prompt: body.prompt,
+              n: body.n,
+              size: body.size,
+              quality,
+              steps: body.steps,
+              negativePrompt: body.negative_prompt,
+              seed: body.seed,
+              outputFormat: body.output_format,
+              options: providerOptions(body),
+              user: body.user,
+            },
+            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          ),
         // Made but unread (the client left, or the answer was refused): billed as asked for.
-        if (billing.unreadUsage() !== 'none') admitted.settle(askedFor);
-        throw error;
-      }
+        () => admitted.settle(askedFor),
+      );
       // More images than asked for are the upstream's doing, and not held for: never billed.
       const made = { ...result.usage, images: Math.min(result.usage.images, n) };
       const size = made.width && made.height ? `${made.width}x${made.height}` : body.size;

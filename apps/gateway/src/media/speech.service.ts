@@ -57,23 +57,17 @@ export class SpeechService {
     let result: UpstreamSpeechResult;
     let usage: ChargedUsage;
     try {
-      try {
-        result = await this.fallback.run(
-          targets,
-          (target) =>
-            billing.attempt((signal) =>
-              speechAdapterFor(target.definition.kind)!.synthesize(
-                target,
-                { model: target.model, text: body.text, voice: body.voice, format, speed: body.speed },
-                { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
-              ),
-            ),
-          call.signal,
-        );
-      } catch (error) {
-        if (billing.unreadUsage() !== 'none') admitted.settle({ characters });
-        throw error;
-      }
+      result = await billing.callWithFallback(
+        this.fallback,
+        targets,
+        (target, signal) =>
+          speechAdapterFor(target.definition.kind)!.synthesize(
+            target,
+            { model: target.model, text: body.text, voice: body.voice, format, speed: body.speed },
+            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          ),
+        () => admitted.settle({ characters }),
+      );
       usage = admitted.settle({ characters });
     } finally {
       billing.close();

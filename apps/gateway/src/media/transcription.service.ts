@@ -71,23 +71,17 @@ export class TranscriptionService {
         );
       }
       const fallbackSeconds = headerSeconds ?? audio.bytes.length / ESTIMATED_AUDIO_BYTES_PER_SECOND;
-      try {
-        result = await this.fallback.run(
-          targets,
-          (target) =>
-            billing.attempt((signal) =>
-              transcriptionAdapterFor(target.definition.kind)!.transcribe(
-                target,
-                { model: target.model, audio: audio.bytes, contentType: audio.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
-                { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
-              ),
-            ),
-          call.signal,
-        );
-      } catch (error) {
-        if (billing.unreadUsage() !== 'none') admitted.settle({ audio_seconds: billableSeconds(fallbackSeconds, maxSeconds) });
-        throw error;
-      }
+      result = await billing.callWithFallback(
+        this.fallback,
+        targets,
+        (target, signal) =>
+          transcriptionAdapterFor(target.definition.kind)!.transcribe(
+            target,
+            { model: target.model, audio: audio.bytes, contentType: audio.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
+            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          ),
+        () => admitted.settle({ audio_seconds: billableSeconds(fallbackSeconds, maxSeconds) }),
+      );
       billedSeconds = billableSeconds(result.durationSeconds ?? fallbackSeconds, maxSeconds);
       usage = admitted.settle({ audio_seconds: billedSeconds });
       result.durationSeconds ??= fallbackSeconds;

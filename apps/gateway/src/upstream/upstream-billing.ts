@@ -1,4 +1,5 @@
 import { Cancellation, UpstreamHttpError, type CancelSignal } from '@igw/providers';
+import type { UpstreamFallback, UpstreamTarget } from './upstream-route';
 
 /**
  * The billing rule for a request whose client goes away, one for every endpoint (chat, streamed
@@ -54,6 +55,27 @@ export class UpstreamCallBilling {
       return await send(this.upstream);
     } catch (error) {
       this.failure = error;
+      throw error;
+    }
+  }
+
+  /**
+   * The upstream call with fallback, each source tried as an `attempt`. When it fails after an
+   * upstream processed the prompt (`unreadUsage`), `billUnread` bills the estimate before the
+   * error goes on to the client.
+   */
+  async callWithFallback<T>(
+    fallback: UpstreamFallback,
+    targets: readonly UpstreamTarget[],
+    send: (target: UpstreamTarget, signal: CancelSignal) => Promise<T>,
+    billUnread: (unread: 'prompt' | 'answer-unread') => void,
+  ): Promise<T> {
+    try {
+      // The client's own signal stops the fallback: no other source is tried for a client that left.
+      return await fallback.run(targets, (target) => this.attempt((signal) => send(target, signal)), this.client);
+    } catch (error) {
+      const unread = this.unreadUsage();
+      if (unread !== 'none') billUnread(unread);
       throw error;
     }
   }
