@@ -18,6 +18,7 @@ import { SpeechController } from './media/speech.controller';
 import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
 import { RequestMeter } from './limits/request-meter';
+import { PaidRequestPipeline } from './upstream/paid-request-pipeline';
 import { UsageRecorder } from './usage/usage-recorder.service';
 
 @Module({})
@@ -34,6 +35,7 @@ export class GatewayModule {
         { provide: ApiKeyAuthenticator, useExisting: GatewayKeyAuthenticator },
         UsageRecorder,
         RequestMeter,
+        PaidRequestPipeline,
         ChatService,
         EmbeddingsService,
         DecisionsService,
