@@ -1,9 +1,15 @@
 import path from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
 const toNumber = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+/** `true` / `false` (any case); any other value is left as it is, for the validator to name. */
+const toBoolean = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  const lower = value.trim().toLowerCase();
+  return lower === 'true' ? true : lower === 'false' ? false : value;
+};
 
 /**
  * Every environment variable the services read, with its default. This class is the
@@ -33,6 +39,11 @@ export class Environment {
 
   @Transform(toNumber) @IsNumber() @IsPositive() CREDITS_PER_USD: number = 2_000_000;
   @IsString() @Matches(/^\d+(kb|mb)?$/i) BODY_LIMIT: string = '10mb';
+  /**
+   * The gateway serves `POST /v1/chat/completions` straight from Node's server, outside Express
+   * and Nest; false sends every chat request through them (and their global guards, interceptors and middleware).
+   */
+  @Transform(toBoolean) @IsBoolean({ message: 'CHAT_FAST_PATH must be true or false' }) CHAT_FAST_PATH: boolean = true;
   @Transform(toNumber) @IsInt() @Min(100) RPC_TIMEOUT_MS: number = 5_000;
   @Transform(toNumber) @IsInt() @Min(1_000) KEY_CACHE_TTL_MS: number = 60_000;
   /** Usage batches one billing process applies at once; 0 makes it an API and key look-up replica only. */
