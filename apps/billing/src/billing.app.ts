@@ -11,6 +11,8 @@ export function startBilling(settings: ServiceSettings & { databaseUrl: string; 
     portVariable: 'BILLING_PORT',
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
+    logFormat: settings.env.LOG_FORMAT,
+    otlpEndpoint: settings.env.OTEL_EXPORTER_OTLP_ENDPOINT,
     swagger: {
       title: 'Inference gateway: billing',
       description: 'Balance of an API key (billing_url) and the admin API for accounts, keys, credits, usage and reconciliation.',

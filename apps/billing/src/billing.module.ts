@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { BalanceAnnouncer } from './accounts/balance-announcer';
@@ -26,7 +26,7 @@ export class BillingModule {
         PersistenceModule.forService(settings.databaseUrl, billingPersistence),
         MessagingModule.forRoot({ serviceName: 'billing', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS }),
       ],
-      controllers: [HealthController, BalanceController, AdminAccountsController, AdminUsageController, AdminKeysController, AdminReconciliationController],
+      controllers: [HealthController, MetricsController, BalanceController, AdminAccountsController, AdminUsageController, AdminKeysController, AdminReconciliationController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },

@@ -19,6 +19,8 @@ export function startCatalogue(settings: ServiceSettings & { databaseUrl: string
     listen: !mounted,
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
+    logFormat: settings.env.LOG_FORMAT,
+    otlpEndpoint: settings.env.OTEL_EXPORTER_OTLP_ENDPOINT,
     swagger: {
       title: 'Inference gateway: catalogue',
       description: 'Admin API of the model catalogue (Authorization: Bearer <ADMIN_TOKEN>): list, upsert, retire, add aliases, change prices.',

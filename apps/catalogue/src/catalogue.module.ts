@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { ADMIN_TOKEN, HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ADMIN_TOKEN, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AdminCatalogueController } from './catalogue/admin-catalogue.controller';
 import { CatalogueService } from './catalogue/catalogue.service';
@@ -16,7 +16,7 @@ export class CatalogueModule {
         PersistenceModule.forService(settings.databaseUrl, cataloguePersistence),
         MessagingModule.forRoot({ serviceName: 'catalogue', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS }),
       ],
-      controllers: [HealthController, AdminCatalogueController],
+      controllers: [HealthController, MetricsController, AdminCatalogueController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },

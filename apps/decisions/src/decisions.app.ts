@@ -12,5 +12,7 @@ export function startDecisions(settings: ServiceSettings, http: Pick<HttpAppOpti
     ...http,
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
+    logFormat: settings.env.LOG_FORMAT,
+    otlpEndpoint: settings.env.OTEL_EXPORTER_OTLP_ENDPOINT,
   });
 }

@@ -2,7 +2,7 @@ import { Injectable, Module, type DynamicModule, type OnApplicationBootstrap } f
 import { QueueName } from '@igw/contracts';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { DecideService } from './decide.service';
-import { HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 
 /** Decisions answered at once per process: each mostly waits on upstream calls. */
 const DECISIONS_CONCURRENCY = 32;
@@ -33,7 +33,7 @@ export class DecisionsModule {
     return {
       module: DecisionsModule,
       imports: [MessagingModule.forRoot({ serviceName: 'decisions', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         DecideService,

@@ -12,6 +12,8 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
     portVariable: 'PORT',
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
+    logFormat: settings.env.LOG_FORMAT,
+    otlpEndpoint: settings.env.OTEL_EXPORTER_OTLP_ENDPOINT,
     directRoutes: gatewayDirectRoutes(settings.env),
     swagger: {
       title: 'Inference gateway',

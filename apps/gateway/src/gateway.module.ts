@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
-import { ApiKeyAuthenticator, HealthController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { GatewayKeyAuthenticator } from './auth/gateway-key.authenticator';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { ChatController } from './chat/chat.controller';
@@ -27,7 +27,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
-      controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, DecisionsController, SpeechController, ImagesController, TranscriptionController],
+      controllers: [HealthController, MetricsController, ModelsController, ChatController, EmbeddingsController, DecisionsController, SpeechController, ImagesController, TranscriptionController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         CatalogueSnapshotService,

@@ -1,5 +1,5 @@
 import { Logger, type INestApplication } from '@nestjs/common';
-import { loadEnvironment, mountOnApp, resolveQueueBackend, serviceLogger, waitForDependencies, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, mountOnApp, resolveQueueBackend, serviceLogger, startTracing, waitForDependencies, type ServiceSettings } from '@igw/platform';
 import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '@igw/persistence';
 import { configuredProviders, planRoute } from '@igw/providers';
 import { startBilling } from '../../billing/src/billing.app';
@@ -54,7 +54,9 @@ const BANNER_COVERS = ['standalone', 'catalogue', 'billing', 'decisions', 'gatew
 export async function startStandalone(options: StandaloneOptions): Promise<RunningStandalone> {
   const logger = new Logger('standalone');
   const { env, providers: providerVariables } = loadEnvironment(options.env);
-  const processLogger = serviceLogger(env.LOG_LEVEL);
+  const processLogger = serviceLogger(env.LOG_LEVEL, env.LOG_FORMAT);
+  // One process, one trace source: named for the whole app before each service would name it.
+  startTracing('igw-standalone', env.OTEL_EXPORTER_OTLP_ENDPOINT);
   processLogger.quietStart(BANNER_COVERS);
   const stops: Array<() => Promise<unknown>> = [];
   const stop = async () => {

@@ -3,6 +3,7 @@ import type { JobData, JobName, JobReply, QueueName, Topic, TopicMap } from '@ig
 import { UnrecoverableError, type Job, type JobsOptions, type Queue, type QueueEvents, type Relay, type Worker } from 'bullmq';
 import { createBullBackend, type BullBackend } from './backend';
 import { RpcFailedError, RpcTimeoutError } from './messaging.errors';
+import { COUNTED_STATES, queueDepthSources, queueJobFailures } from './messaging-metrics';
 import { MESSAGING_OPTIONS, type MessagingOptions } from './messaging.options';
 
 /** How long shutdown waits for queue connections to close. */
@@ -32,6 +33,8 @@ export class MessagingService implements OnApplicationShutdown {
   private readonly workers: Worker[] = [];
   private relayPromise?: Promise<Relay<unknown>>;
   private closed = false;
+  /** The queues this service has workers for: their depth is in its metrics. */
+  private readonly consumed = new Set<QueueName>();
 
   constructor(@Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions) {
     this.backend = createBullBackend(options.backend);
@@ -101,9 +104,14 @@ export class MessagingService implements OnApplicationShutdown {
       },
       { concurrency },
     );
-    worker.on('failed', (job, error) => this.logger.warn(`Job ${job?.name} (${job?.id}) on ${queue} failed: ${error.message}`));
+    worker.on('failed', (job, error) => {
+      queueJobFailures.inc({ queue });
+      this.logger.warn(`Job ${job?.name} (${job?.id}) on ${queue} failed: ${error.message}`);
+    });
     worker.on('error', (error) => this.logger.error(`Worker on ${queue}: ${error.message}`));
     this.workers.push(worker);
+    this.consumed.add(queue);
+    queueDepthSources.add(this);
     return worker;
   }
 
@@ -128,9 +136,16 @@ export class MessagingService implements OnApplicationShutdown {
     await queue.getJobCounts('waiting');
   }
 
+  /** Jobs by state in each queue this service consumes (for the queue depth gauge). */
+  async jobCounts(): Promise<Array<{ queue: string; counts: Record<string, number> }>> {
+    if (this.closed) return [];
+    return Promise.all([...this.consumed].map(async (queue) => ({ queue, counts: await this.queue(queue).getJobCounts(...COUNTED_STATES) })));
+  }
+
   async onApplicationShutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    queueDepthSources.delete(this);
     // With the queue server unreachable, closing waits for a reconnection that may never come;
     // everything worth keeping is already saved (usage in the journal, jobs in the queue).
     let timer: NodeJS.Timeout | undefined;

@@ -21,3 +21,7 @@ export * from './http/body-parsing';
 export * from './http/service-logger';
 export * from './http/swagger';
 export * from './process/dependencies';
+export * from './observability/metrics';
+export * from './observability/metrics.controller';
+export * from './observability/secrets';
+export * from './observability/tracing';

@@ -38,6 +38,12 @@ export class CircuitBreaker {
     this.states.delete(key);
   }
 
+  /** Each source that failed lately, and whether it is skipped now (read without letting a half-open attempt through). */
+  *breakerStates(): Generator<{ key: string; open: boolean }> {
+    const now = this.now();
+    for (const [key, state] of this.states) yield { key, open: state.failures >= this.threshold && now < state.openUntil };
+  }
+
   failure(key: string): void {
     const state = this.states.get(key) ?? { failures: 0, openUntil: 0 };
     state.failures++;
@@ -52,6 +58,8 @@ export interface FallbackOptions {
   retryAfterCapMs: number;
   signal?: CancelSignal;
   sleep?: (ms: number) => Promise<void>;
+  /** Called when the call moves on from `source`, which failed, to the next one. */
+  onFallback?: (source: { provider: string; model: string }) => void;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -72,7 +80,8 @@ export async function runWithFallback<T, S extends { provider: string; model: st
   const order = open.length > 0 ? open : sources;
   const sleep = options.sleep ?? defaultSleep;
   let lastError: unknown;
-  for (const source of order) {
+  for (let index = 0; index < order.length; index++) {
+    const source = order[index];
     for (let retry = 0; retry < 2; retry++) {
       try {
         const result = await attempt(source);
@@ -87,6 +96,7 @@ export async function runWithFallback<T, S extends { provider: string; model: st
           await sleep(waitMs);
           continue;
         }
+        if (index < order.length - 1) options.onFallback?.(source);
         break;
       }
     }

@@ -20,6 +20,10 @@ export class LedgerEntryEntity {
   @Column({ name: 'request_id', type: 'text', nullable: true })
   requestId!: string | null;
 
+  /** The client's X-Client-Request-Id for usage, when it sent a well-formed one: lets a client find its own requests. */
+  @Column({ name: 'client_request_id', type: 'text', nullable: true })
+  clientRequestId!: string | null;
+
   @Column({ name: 'key_id', type: 'uuid', nullable: true })
   keyId!: string | null;
 

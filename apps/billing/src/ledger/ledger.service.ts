@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { UsageEvent } from '@igw/contracts';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, wellFormedClientRequestId, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService, type BalanceChange } from '../accounts/accounts.service';
 import { BalanceAnnouncer } from '../accounts/balance-announcer';
+import { observeLedgerLag, usageEventsRejected } from './ledger-metrics';
 import { usageEventProblem } from './usage-event-validation';
 
 @Injectable()
@@ -35,10 +36,10 @@ export class LedgerService {
         const inserted: Array<{ account_id: string; spent: string; entries: number }> = await manager.query(
           `WITH inserted AS (
              INSERT INTO "billing"."ledger_entries"
-               (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at)
-             SELECT e.account_id, 'usage', e.request_id, e.key_id, e.model, e.endpoint, e.units, -e.credits_micro, -e.usd, e.catalogue_revision, e.prices, e.occurred_at
-               FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::numeric[], $9::integer[], $10::jsonb[], $11::timestamptz[])
-                 AS e(account_id, request_id, key_id, model, endpoint, units, credits_micro, usd, catalogue_revision, prices, occurred_at)
+               (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id)
+             SELECT e.account_id, 'usage', e.request_id, e.key_id, e.model, e.endpoint, e.units, -e.credits_micro, -e.usd, e.catalogue_revision, e.prices, e.occurred_at, e.client_request_id
+               FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::numeric[], $9::integer[], $10::jsonb[], $11::timestamptz[], $12::text[])
+                 AS e(account_id, request_id, key_id, model, endpoint, units, credits_micro, usd, catalogue_revision, prices, occurred_at, client_request_id)
              ON CONFLICT (request_id) DO NOTHING
              RETURNING account_id, amount_micro
            )
@@ -55,6 +56,7 @@ export class LedgerService {
             events.map((event) => event.catalogueRevision),
             events.map((event) => JSON.stringify(event.prices ?? null)),
             events.map((event) => event.occurredAt),
+            events.map((event) => wellFormedClientRequestId(event.clientRequestId) ?? null),
           ],
         );
         const moved: BalanceChange[] = [];
@@ -80,6 +82,7 @@ export class LedgerService {
       return applied;
     }
     for (const change of changes) this.announcer.soon(change);
+    observeLedgerLag(events);
     return applied;
   }
 
@@ -128,6 +131,7 @@ export class LedgerService {
       const value = typeof candidate === 'object' && candidate !== null ? (candidate as Record<string, unknown>)[field] : undefined;
       return typeof value === 'string' ? value.slice(0, 200) : null;
     };
+    usageEventsRejected.inc(rejected.length);
     for (const { candidate, reason } of rejected) {
       this.logger.error(`Usage event of request ${fieldOf(candidate, 'requestId') ?? '(none)'} refused, not applied: ${reason}; kept in billing.rejected_usage`);
     }
@@ -152,8 +156,8 @@ export class LedgerService {
     const change = await this.dataSource.transaction(async (manager) => {
       const inserted: Array<{ id: string }> = await manager.query(
         `INSERT INTO "billing"."ledger_entries"
-           (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at)
-         VALUES ($1, 'usage', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+           (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id)
+         VALUES ($1, 'usage', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (request_id) DO NOTHING
          RETURNING id`,
         [
@@ -168,6 +172,7 @@ export class LedgerService {
           event.catalogueRevision,
           JSON.stringify(event.prices ?? null),
           event.occurredAt,
+          wellFormedClientRequestId(event.clientRequestId) ?? null,
         ],
       );
       if (inserted.length === 0) return null;
@@ -178,6 +183,7 @@ export class LedgerService {
       return { applied: false };
     }
     this.announcer.soon(change);
+    observeLedgerLag([event]);
     return { applied: true };
   }
 }

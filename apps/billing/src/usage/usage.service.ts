@@ -14,6 +14,7 @@ interface LedgerRow {
   id: string;
   kind: LedgerEntryKind;
   request_id: string | null;
+  client_request_id: string | null;
   key_id: string | null;
   model: string | null;
   endpoint: string | null;
@@ -71,7 +72,7 @@ export class UsageService {
     }
     const limit = query.limit ?? DEFAULT_USAGE_PAGE_SIZE;
     const rows: LedgerRow[] = await this.dataSource.query(
-      `SELECT id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd::text AS usd, catalogue_revision, prices, reason,
+      `SELECT id, kind, request_id, client_request_id, key_id, model, endpoint, units, amount_micro, usd::text AS usd, catalogue_revision, prices, reason,
               occurred_at, recorded_at,
               to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_time
          FROM "billing"."ledger_entries"
@@ -161,6 +162,7 @@ function toEntry(row: LedgerRow): UsageEntryDto {
     id: row.id,
     kind: row.kind,
     requestId: row.request_id,
+    clientRequestId: row.client_request_id,
     keyId: row.key_id,
     model: row.model,
     endpoint: row.endpoint,

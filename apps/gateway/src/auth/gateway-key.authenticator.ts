@@ -3,6 +3,7 @@ import { ErrorMessages, QueueName, type ResolvedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import {
   ApiKeyAuthenticator,
+  apiKeyPrefix,
   GatewayException,
   hashApiKey,
   isWellFormedApiKey,
@@ -18,6 +19,8 @@ interface CachedKey {
   /** Set when broadcasts may have been missed: the entry is checked with billing again, but still used within its TTL if billing is away. */
   stale?: boolean;
   keyId: string;
+  /** Set from the first presented key that found the entry. */
+  keyPrefix?: string;
   accountId: string;
   plan: 'free' | 'paid';
   status: 'active' | 'suspended';
@@ -123,7 +126,9 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       if (known && known.expiresAt > Date.now()) return this.withBalance(known);
       throw error;
     }
-    return entry ? this.withBalance(entry) : null;
+    if (!entry) return null;
+    entry.keyPrefix ??= apiKeyPrefix(presentedKey);
+    return this.withBalance(entry);
   }
 
   private observeBalance(accountId: string, snapshot: BalanceSnapshot): void {
@@ -133,7 +138,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
 
   private withBalance(key: CachedKey): AuthenticatedKey {
     const balance = this.balances.get(key.accountId) ?? NO_BALANCE;
-    return { keyId: key.keyId, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balance };
+    return { keyId: key.keyId, keyPrefix: key.keyPrefix, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balance };
   }
 
   /**
@@ -184,6 +189,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
         });
         const entry: CachedKey = {
           keyId: resolved.keyId,
+          keyPrefix: undefined,
           accountId: resolved.accountId,
           plan: resolved.plan,
           status: resolved.status,

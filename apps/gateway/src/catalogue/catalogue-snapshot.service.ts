@@ -2,7 +2,7 @@ import { HttpStatus, Injectable, Logger, type OnApplicationBootstrap, type OnApp
 import { QueueName, type CatalogueModel } from '@igw/contracts';
 import { CatalogueIndex } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
-import { GatewayException } from '@igw/platform';
+import { GatewayException, setLabelledModels } from '@igw/platform';
 
 /** After a failed fetch. */
 const RETRY_MS = 2_000;
@@ -89,6 +89,7 @@ export class CatalogueSnapshotService implements OnApplicationBootstrap, OnAppli
       const snapshot = await this.messaging.request(QueueName.CatalogueRpc, 'catalogue.snapshot', {});
       if (!this.index || snapshot.revision >= this.index.revision) {
         this.index = new CatalogueIndex(snapshot.revision, snapshot.models);
+        setLabelledModels(snapshot.models.map((model) => model.id));
         this.logger.log(`catalogue revision ${snapshot.revision} (${snapshot.models.length} models)`);
       }
       if (snapshot.revision < this.wantedRevision) this.scheduleRetry(STALE_RETRY_MS);

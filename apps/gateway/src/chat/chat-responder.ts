@@ -15,6 +15,7 @@ export async function respondToChat(chat: ChatService, body: ChatCompletionReque
   });
   const call: ChatCall = {
     requestId: request.context!.requestId,
+    context: request.context,
     auth: request.context!.auth!,
     body,
     bodyBytes: Number(request.headers['content-length']) || Buffer.byteLength(JSON.stringify(body.messages)),

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
 import { chatUnits, estimateChatPromptTokens, StreamedTokenCounter } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../upstream/paid-request-pipeline';
@@ -12,6 +12,8 @@ import { chatStreamEvents } from './chat-stream';
 
 export interface ChatCall {
   requestId: string;
+  /** The HTTP request's context, for the access log and metrics. */
+  context?: RequestContext;
   auth: AuthenticatedKey;
   body: ChatCompletionRequestDto;
   /** Size of the request body, for the cheap context-length pre-check. */
@@ -62,7 +64,7 @@ export class ChatService {
       plan,
       this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
     );
-    return chatStreamEvents(opened.result, {
+    return chatStreamEvents(notingFirstChunk(opened.result, opened.admitted), {
       modelId: plan.model.id,
       includeUsage: call.body.stream_options?.include_usage === true,
       prompt: call.body,
@@ -105,12 +107,36 @@ export class ChatService {
       call.bodyBytes,
       targets.map((target) => target.definition.kind),
     );
-    return { endpoint: 'chat.completions', model, catalogueRevision: revision, targets, ceiling };
+    return { endpoint: 'chat.completions', model, catalogueRevision: revision, targets, ceiling, prompt: () => call.body.messages };
   }
 
   private callOptions(signal: CancelSignal) {
     return { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal };
   }
+}
+
+/**
+ * The stream as it came, telling `admitted` when its first chunk arrives (the time to first
+ * token); past the first chunk each read is the stream's own, with nothing added.
+ */
+function notingFirstChunk<C>(chunks: AsyncIterable<C>, admitted: AdmittedRequest): AsyncIterable<C> {
+  return {
+    [Symbol.asyncIterator]() {
+      const iterator = chunks[Symbol.asyncIterator]();
+      let first = true;
+      return {
+        next() {
+          if (!first) return iterator.next();
+          first = false;
+          return iterator.next().then((result) => {
+            if (!result.done) admitted.firstChunk();
+            return result;
+          });
+        },
+        return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
+      } as AsyncIterator<C>;
+    },
+  };
 }
 
 /** The client's answer: the upstream's choices with finish reasons in the spec's set, the usage and what it cost. */

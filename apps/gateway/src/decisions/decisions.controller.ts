@@ -78,6 +78,6 @@ export class DecisionsController {
     response.on('close', () => {
       if (!response.writableFinished) cancellation.abort();
     });
-    return this.decisions.decide({ requestId: request.context.requestId, auth: request.context.auth!, body, signal: cancellation });
+    return this.decisions.decide({ requestId: request.context.requestId, context: request.context, auth: request.context.auth!, body, signal: cancellation });
   }
 }

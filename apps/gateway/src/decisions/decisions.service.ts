@@ -13,7 +13,7 @@ import {
   type DecisionShape,
 } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError } from '@igw/messaging';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { toClientError } from '../upstream/upstream-error.mapper';
@@ -22,6 +22,8 @@ import { assertShape, assertWithinContext, decisionQuestions, decisionShapeOf, i
 
 export interface DecisionsCall {
   requestId: string;
+  /** The HTTP request's context, for the access log and metrics. */
+  context?: RequestContext;
   auth: AuthenticatedKey;
   body: DecisionRequestDto;
   signal: CancelSignal;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EmbeddingListDto, EmbeddingRequestDto } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { planTargets, selectSources } from '../upstream/upstream-route';
@@ -9,6 +9,8 @@ import { assertDimensions, assertEmbeddingModel, assertWithinContext, embeddingS
 
 export interface EmbeddingsCall {
   requestId: string;
+  /** The HTTP request's context, for the access log and metrics. */
+  context?: RequestContext;
   auth: AuthenticatedKey;
   body: EmbeddingRequestDto;
   signal: CancelSignal;
@@ -35,7 +37,7 @@ export class EmbeddingsService {
     const pinned = body.provider !== undefined && body.provider.toLowerCase() !== 'auto';
     const sources = embeddingSources(model, selectSources(model, body.provider), pinned);
     const inputTokensCeiling = (inputs as Array<string | number[]>).reduce((sum, input) => sum + (typeof input === 'string' ? Buffer.byteLength(input) : input.length), 0);
-    const plan = { endpoint: 'embeddings', model, catalogueRevision: revision, targets: planTargets(model, sources, this.settings), ceiling: { input_tokens: inputTokensCeiling } };
+    const plan = { endpoint: 'embeddings', model, catalogueRevision: revision, targets: planTargets(model, sources, this.settings), ceiling: { input_tokens: inputTokensCeiling }, prompt: () => call.body.input };
     return this.pipeline.run(call, plan, {
       beforeCall: () => assertWithinContext(model, inputs),
       send: (target, signal) =>

@@ -1,7 +1,20 @@
 import { HttpStatus, Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { microToCredits, priceUsage } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import {
+  endSpanWithError,
+  GatewayException,
+  modelLabel,
+  SERVICE_SETTINGS,
+  startClientSpan,
+  startServerSpan,
+  tracingEnabled,
+  type AuthenticatedKey,
+  type RequestContext,
+  type ServiceSettings,
+} from '@igw/platform';
+import type { Span } from '@opentelemetry/api';
+import { creditsCharged, genAiOperation, timeToFirstToken, tokensCounted, upstreamDuration } from '../upstream/gateway-metrics';
 import { UsageRecorder } from '../usage/usage-recorder.service';
 import { InMemoryLimitStore, RedisLimitStore, type Admission, type LimitStore } from './limit-store';
 
@@ -14,6 +27,8 @@ export interface MeteredCall {
   /** The entry as read when the request started: its prices are the ones charged. */
   model: CatalogueModel;
   catalogueRevision: number;
+  /** The HTTP request's context: what it ran and used goes there for its access-log line. */
+  context?: RequestContext;
 }
 
 /** What a response's `meta.usage` says; the same numbers reach the ledger. */
@@ -77,6 +92,11 @@ export class AdmittedRequest {
   private spentMicro = 0n;
   private finished = false;
   private readonly admittedAt = Date.now();
+  /** The source that answered (its provider's name), once one did. */
+  private provider: string | undefined;
+  /** The request's span and its upstream call's, when tracing is on. */
+  private span: Span | undefined;
+  private upstreamSpan: Span | undefined;
 
   constructor(
     private readonly call: MeteredCall,
@@ -91,6 +111,36 @@ export class AdmittedRequest {
     private readonly running?: RunningRequests,
   ) {
     running?.add(this);
+    if (tracingEnabled()) this.span = startServerSpan(call.endpoint, this.traceAttributes());
+  }
+
+  /**
+   * Runs one upstream attempt on `target`, timed for the metrics and traced as a GenAI client
+   * span; the source that answers is the request's provider from then on.
+   */
+  async attempt<T>(target: { provider: string; model: string; definition: { name: string } }, send: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const provider = target.definition.name;
+    const span = this.span ? this.startUpstreamSpan(provider, target.model) : undefined;
+    try {
+      const result = await send();
+      upstreamDuration.observe({ endpoint: this.call.endpoint, provider, outcome: 'ok' }, (performance.now() - started) / 1000);
+      this.provider = provider;
+      if (this.call.context) this.call.context.provider = provider;
+      this.upstreamSpan = span;
+      return result;
+    } catch (error) {
+      upstreamDuration.observe({ endpoint: this.call.endpoint, provider, outcome: 'error' }, (performance.now() - started) / 1000);
+      endSpanWithError(span, error);
+      throw error;
+    }
+  }
+
+  /** A stream's first chunk arrived: its time to first token, from the request's arrival. */
+  firstChunk(): void {
+    const since = this.call.context?.startedAt;
+    if (since === undefined) return;
+    timeToFirstToken.observe({ model: modelLabel(this.call.model.id), provider: this.provider ?? 'none' }, (performance.now() - since) / 1000);
   }
 
   /**
@@ -121,14 +171,70 @@ export class AdmittedRequest {
       catalogueRevision: this.call.catalogueRevision,
       prices: model.pricing?.units ?? [],
       occurredAt: new Date().toISOString(),
+      // Left out of the JSON when the client sent none.
+      clientRequestId: this.call.context?.clientRequestId,
     });
     this.spentMicro += priced.creditsMicro;
-    return { credits_used: microToCredits(priced.creditsMicro), usd_spent: Number(priced.usd) };
+    const credits = microToCredits(priced.creditsMicro);
+    this.count(units, credits);
+    return { credits_used: credits, usd_spent: Number(priced.usd) };
+  }
+
+  /** The tokens and credits of a settlement, in the metrics, the access-log line and the upstream span. */
+  private count(units: Record<string, number>, credits: number): void {
+    const model = modelLabel(this.call.model.id);
+    const provider = this.provider ?? 'none';
+    const input = (units.input_tokens ?? 0) + (units.cache_read_input_tokens ?? 0) + (units.cache_write_input_tokens ?? 0);
+    const output = units.output_tokens ?? 0;
+    if (input > 0) tokensCounted.inc({ model, provider, direction: 'input' }, input);
+    if (output > 0) tokensCounted.inc({ model, provider, direction: 'output' }, output);
+    if (credits > 0) creditsCharged.inc({ model, endpoint: this.call.endpoint }, credits);
+    const context = this.call.context;
+    if (context) {
+      context.inputTokens = (context.inputTokens ?? 0) + input;
+      context.outputTokens = (context.outputTokens ?? 0) + output;
+      context.credits = (context.credits ?? 0) + credits;
+    }
+    const span = this.upstreamSpan ?? this.span;
+    if (span) {
+      span.setAttributes({ 'gen_ai.usage.input_tokens': input, 'gen_ai.usage.output_tokens': output, 'igw.credits': credits });
+      this.upstreamSpan?.end();
+      this.upstreamSpan = undefined;
+    }
+  }
+
+  private traceAttributes(): Record<string, string | number> {
+    const { call } = this;
+    const attributes: Record<string, string | number> = {
+      'igw.request_id': call.requestId,
+      'igw.endpoint': call.endpoint,
+      'igw.model': call.model.id,
+      'igw.catalogue_revision': call.catalogueRevision,
+      'igw.account_id': call.auth.accountId,
+    };
+    if (call.context?.clientRequestId) attributes['igw.client_request_id'] = call.context.clientRequestId;
+    return attributes;
+  }
+
+  /** A span per upstream call, with the GenAI semantic conventions' attributes. */
+  private startUpstreamSpan(provider: string, upstreamModel: string): Span | undefined {
+    const operation = genAiOperation(this.call.endpoint);
+    return startClientSpan(`${operation} ${upstreamModel}`, this.span, {
+      'gen_ai.operation.name': operation,
+      'gen_ai.system': provider,
+      'gen_ai.provider.name': provider,
+      'gen_ai.request.model': upstreamModel,
+      'igw.model': this.call.model.id,
+      'igw.request_id': this.call.requestId,
+      ...(this.call.context?.clientRequestId ? { 'igw.client_request_id': this.call.context.clientRequestId } : {}),
+    });
   }
 
   finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.upstreamSpan?.end();
+    this.span?.end();
     this.running?.delete(this);
     this.store.finish({
       concurrencyKey: this.concurrencyKey,

@@ -82,6 +82,6 @@ export class ImagesController {
     response.on('close', () => {
       if (!response.writableFinished) cancellation.abort();
     });
-    return this.images.generate({ requestId: request.context.requestId, auth: request.context.auth!, body, signal: cancellation, openAiShape });
+    return this.images.generate({ requestId: request.context.requestId, context: request.context, auth: request.context.auth!, body, signal: cancellation, openAiShape });
   }
 }

@@ -8,7 +8,7 @@ import {
   type ImageGenerationResultDto,
   type ImageMetaUsageDto,
 } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { imagesAdapterFor, parseSize, type CancelSignal, type UpstreamImage, type UpstreamImageResult } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { cheaperOf, defaultQuality, imagePriceUnits, imageUnits } from './image-pricing';
@@ -18,6 +18,8 @@ import { assertModelKind, mediaTargets } from './media-routing';
 
 export interface ImagesCall {
   requestId: string;
+  /** The HTTP request's context, for the access log and metrics. */
+  context?: RequestContext;
   auth: AuthenticatedKey;
   body: ImageGenerationRequestDto;
   signal: CancelSignal;

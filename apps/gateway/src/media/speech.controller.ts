@@ -60,7 +60,7 @@ export class SpeechController {
     response.on('close', () => {
       if (!response.writableFinished) cancellation.abort();
     });
-    const answer = await this.speech.synthesize({ requestId: request.context.requestId, auth: request.context.auth!, body, signal: cancellation });
+    const answer = await this.speech.synthesize({ requestId: request.context.requestId, context: request.context, auth: request.context.auth!, body, signal: cancellation });
     response.set({ ...costHeaders(answer.usage), 'x-characters': String(answer.characters), 'x-model': answer.model });
     return new StreamableFile(answer.audio, { type: answer.contentType, length: answer.audio.length });
   }

@@ -1,6 +1,6 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { codePointCount, ErrorMessages, type SpeechRequestDto } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { speechAdapterFor, type CancelSignal } from '@igw/providers';
 import type { ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
@@ -8,6 +8,8 @@ import { assertModelKind, mediaTargets } from './media-routing';
 
 export interface SpeechCall {
   requestId: string;
+  /** The HTTP request's context, for the access log and metrics. */
+  context?: RequestContext;
   auth: AuthenticatedKey;
   body: SpeechRequestDto;
   signal: CancelSignal;

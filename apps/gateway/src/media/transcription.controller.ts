@@ -68,6 +68,6 @@ export class TranscriptionController {
     response.on('close', () => {
       if (!response.writableFinished) cancellation.abort();
     });
-    return this.transcription.transcribe({ requestId: request.context.requestId, auth: request.context.auth!, body, signal: cancellation });
+    return this.transcription.transcribe({ requestId: request.context.requestId, context: request.context, auth: request.context.auth!, body, signal: cancellation });
   }
 }

@@ -1,6 +1,6 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { ErrorMessages, type TranscriptionRequestDto, type TranscriptionResultDto, type TranscriptWordDto } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
 import {
   MediaFetchFailedError,
   MediaFetchRefusedError,
@@ -19,6 +19,8 @@ export const ESTIMATED_AUDIO_BYTES_PER_SECOND = 16_000;
 
 export interface TranscriptionCall {
   requestId: string;
+  /** The HTTP request's context, for the access log and metrics. */
+  context?: RequestContext;
   auth: AuthenticatedKey;
   body: TranscriptionRequestDto;
   signal: CancelSignal;

@@ -13,6 +13,7 @@ function recordingMeter(events: string[]) {
       return {
         settle: (units: Record<string, number>) => (events.push(`settle ${JSON.stringify(units)}`), { credits_used: 1, usd_spent: 0.000001 }),
         finish: () => events.push('finish'),
+        attempt: (_target: unknown, send: () => Promise<unknown>) => send(),
       };
     }),
   };

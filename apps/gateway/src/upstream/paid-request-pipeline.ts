@@ -1,9 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { CatalogueModel } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
+import { breakerSources, type BreakerState } from './gateway-metrics';
 import { UpstreamCallBilling, type UnreadUsage } from './upstream-billing';
 import { UpstreamFallback, type UpstreamTarget } from './upstream-route';
 
@@ -15,6 +16,8 @@ export interface PaidRequest {
   requestId: string;
   auth: AuthenticatedKey;
   signal: CancelSignal;
+  /** The HTTP request's context, when there is one: the access log and metrics read what the request ran there. */
+  context?: RequestContext;
 }
 
 /** What an endpoint decided about a request before admission. */
@@ -30,6 +33,8 @@ export interface RequestPlan {
   targets?: readonly UpstreamTarget[];
   /** How long a call runs on after its client left (default UPSTREAM_TIMEOUT_MS). */
   backgroundLimitMs?: number;
+  /** The request's prompt, for its access-log line when LOG_PROMPTS=true (read only then). */
+  prompt?: () => unknown;
 }
 
 interface CallSteps {
@@ -79,7 +84,7 @@ export interface OpenedCall<T> {
  * the adapter call, and the units an answer used.
  */
 @Injectable()
-export class PaidRequestPipeline {
+export class PaidRequestPipeline implements OnModuleDestroy {
   /** One per endpoint, so a source's health is judged per capability. */
   private readonly fallbacks = new Map<string, UpstreamFallback>();
 
@@ -87,7 +92,15 @@ export class PaidRequestPipeline {
     private readonly catalogue: CatalogueSnapshotService,
     private readonly meter: RequestMeter,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
-  ) {}
+  ) {
+    breakerSources.add(this.breakerStates);
+  }
+
+  onModuleDestroy(): void {
+    breakerSources.delete(this.breakerStates);
+  }
+
+  private readonly breakerStates = (): Iterable<BreakerState> => [...this.fallbacks.values()].flatMap((fallback) => [...fallback.breakerStates()]);
 
   /** The catalogue entry a request names (id or alias), with the revision it was read at: 404 for an unknown name. */
   resolveModel(name: string): { model: CatalogueModel; revision: number } {
@@ -130,8 +143,13 @@ export class PaidRequestPipeline {
   }
 
   private admit(request: PaidRequest, plan: RequestPlan): Promise<AdmittedRequest> {
+    const { context } = request;
+    if (context) {
+      context.model = plan.model.id;
+      if (this.settings.env.LOG_PROMPTS && plan.prompt) context.prompt = plan.prompt();
+    }
     return this.meter.admit(
-      { requestId: request.requestId, auth: request.auth, endpoint: plan.endpoint, model: plan.model, catalogueRevision: plan.catalogueRevision },
+      { requestId: request.requestId, auth: request.auth, endpoint: plan.endpoint, model: plan.model, catalogueRevision: plan.catalogueRevision, context },
       plan.ceiling,
     );
   }
@@ -145,13 +163,13 @@ export class PaidRequestPipeline {
     };
     if ('forward' in steps) return billing.callOnce(steps.forward, billUnread);
     if (!plan.targets) throw new Error(`${plan.endpoint}: a plan that sends to sources needs its targets`);
-    return billing.callWithFallback(this.fallbackFor(plan.endpoint), plan.targets, steps.send, billUnread);
+    return billing.callWithFallback(this.fallbackFor(plan.endpoint), plan.targets, (target, signal) => admitted.attempt(target, () => steps.send(target, signal)), billUnread);
   }
 
   private fallbackFor(endpoint: string): UpstreamFallback {
     let fallback = this.fallbacks.get(endpoint);
     if (!fallback) {
-      fallback = new UpstreamFallback();
+      fallback = new UpstreamFallback(endpoint);
       this.fallbacks.set(endpoint, fallback);
     }
     return fallback;

@@ -2,6 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { GatewayException, type ServiceSettings } from '@igw/platform';
 import { CircuitBreaker, planRoute, runWithFallback, type CancelSignal, type RoutePlan, type UpstreamLimits } from '@igw/providers';
+import { fallbacksTaken, type BreakerState } from './gateway-metrics';
 import { toClientError } from './upstream-error.mapper';
 
 /** A `retry-after` up to this long is waited for; longer ones move on to the next source. */
@@ -69,12 +70,26 @@ export function upstreamLimitsOf(model: CatalogueModel, settings: ServiceSetting
  */
 export class UpstreamFallback {
   private readonly breaker = new CircuitBreaker();
+  private readonly onFallback: (source: { provider: string }) => void;
+
+  /** `endpoint` names the fallback in the metrics. */
+  constructor(readonly endpoint = 'unnamed') {
+    this.onFallback = (source) => fallbacksTaken.inc({ endpoint, provider: source.provider });
+  }
 
   async run<T>(targets: readonly UpstreamTarget[], attempt: (target: UpstreamTarget) => Promise<T>, signal: CancelSignal): Promise<T> {
     try {
-      return await runWithFallback(targets, attempt, { breaker: this.breaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, signal });
+      return await runWithFallback(targets, attempt, { breaker: this.breaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, signal, onFallback: this.onFallback });
     } catch (error) {
       throw toClientError(error);
+    }
+  }
+
+  /** The sources that failed lately, for the circuit breaker gauge. */
+  *breakerStates(): Generator<BreakerState> {
+    for (const { key, open } of this.breaker.breakerStates()) {
+      const colon = key.indexOf(':');
+      yield { endpoint: this.endpoint, provider: key.slice(0, colon), upstreamModel: key.slice(colon + 1), open };
     }
   }
 }

@@ -3,6 +3,7 @@ import { QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { SERVICE_SETTINGS, usageJournalDirectory, type ServiceSettings } from '@igw/platform';
 import type { JobsOptions } from 'bullmq';
+import { usageSources } from '../upstream/gateway-metrics';
 import { UsageBatchBuffer } from './usage-batch-buffer';
 import { UsageJournal, type JournalSegment } from './usage-journal';
 
@@ -89,6 +90,7 @@ export class UsageRecorder implements OnModuleInit, BeforeApplicationShutdown {
   onModuleInit(): void {
     const { journal, leftovers } = UsageJournal.open(usageJournalDirectory(this.settings.env), { warn: (message) => this.logger.error(message) });
     this.journal = journal;
+    usageSources.add(this);
     if (leftovers > 0) {
       this.logger.log(`usage journal: reading back ${leftovers} file(s) left by a previous run in ${journal.directory}`);
       this.readBackSoon();
@@ -106,6 +108,11 @@ export class UsageRecorder implements OnModuleInit, BeforeApplicationShutdown {
   /** Events recorded and not yet accepted by the queue, in memory (the journal may hold more). */
   pendingEvents(): number {
     return this.buffered;
+  }
+
+  /** Whether the in-memory backlog is full and new events go to the journal only. */
+  spillingToJournal(): boolean {
+    return this.spilling;
   }
 
   /** The buffer is full: the event goes to the journal only. False if the journal could not take it (it is then kept in memory all the same). */
@@ -165,6 +172,7 @@ export class UsageRecorder implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Runs before the queue connections close, so buffered events still get out. */
   async beforeApplicationShutdown(): Promise<void> {
+    usageSources.delete(this);
     const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
     while ((this.pendingEvents() > 0 || this.flushing || this.readingBack) && Date.now() < deadline) {
       // A send can hang while the queue is unreachable (Redis commands wait for a reconnect): never past the deadline.

@@ -19,4 +19,6 @@ export interface UsageEvent {
   /** The price list applied (price USD per `per` units), so the ledger shows what was charged and why. */
   prices: Array<{ unit: string; price: number; per: number }>;
   occurredAt: string;
+  /** The client's X-Client-Request-Id (printable ASCII, at most 128 characters), when it sent one. */
+  clientRequestId?: string;
 }

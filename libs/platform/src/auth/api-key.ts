@@ -7,7 +7,12 @@ export const API_KEY_LENGTH = API_KEY_PREFIX.length + 43;
 /** A new API key: 32 random bytes, so a fast hash is as safe to store as a slow one. */
 export function generateApiKey(): { key: string; prefix: string } {
   const key = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-  return { key, prefix: key.slice(0, API_KEY_PREFIX.length + 6) };
+  return { key, prefix: apiKeyPrefix(key) };
+}
+
+/** The key's first ten characters, which billing shows to tell keys apart: never enough to use it. */
+export function apiKeyPrefix(key: string): string {
+  return key.slice(0, API_KEY_PREFIX.length + 6);
 }
 
 /**

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { registerLogSecrets } from '../observability/secrets';
 
 const toNumber = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
@@ -56,6 +57,13 @@ export class Environment {
   /** Requests per hour for an account on the free plan. */
   @Transform(toNumber) @IsInt() @Min(1) FREE_TIER_HOURLY_LIMIT: number = 100;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
+  /** `pretty`: the console lines a person reads; `json`: one JSON object a line (pino), with an access-log line per request. */
+  @IsIn(['pretty', 'json'], { message: 'LOG_FORMAT must be pretty or json' }) LOG_FORMAT: 'pretty' | 'json' = 'pretty';
+  /** Adds each request's prompt (chat messages, embedding input) to its access-log line: off, as prompts are the clients' data. */
+  @Transform(toBoolean) @IsBoolean({ message: 'LOG_PROMPTS must be true or false' }) LOG_PROMPTS: boolean = false;
+  /** Where traces go (OTLP over HTTP, e.g. http://otel-collector:4318); unset: no traces are recorded. */
+  @IsOptional() @Transform(emptyToUndefined) @Matches(/^https?:\/\//, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   @IsOptional() @Transform(emptyToUndefined) @IsString() CATALOGUE_FILE?: string;
   /** The largest non-streamed upstream answer the gateway reads (32 MiB); past it the call ends with a 502. */
   @Transform(toNumber) @IsInt() @Min(1_024) UPSTREAM_MAX_RESPONSE_BYTES: number = 32 * 1024 * 1024;
@@ -123,7 +131,20 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Loaded
     const details = errors.flatMap((error) => Object.values(error.constraints ?? {})).join('; ');
     throw new EnvironmentError(`Invalid configuration: ${details}`);
   }
-  return { env, providers: readProviderEnvironment(source) };
+  const providers = readProviderEnvironment(source);
+  registerLogSecrets([env.ADMIN_TOKEN, ...Object.entries(providers).filter(([name]) => name.endsWith('_API_KEY')).map(([, value]) => value), ...databasePasswords(env)]);
+  return { env, providers };
+}
+
+/** The passwords in DATABASE_URL and REDIS_URL, which a connection error may quote. */
+function databasePasswords(env: Environment): string[] {
+  return [env.DATABASE_URL, env.REDIS_URL].flatMap((url) => {
+    try {
+      return url ? [decodeURIComponent(new URL(url).password)] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 const PROVIDER_VARIABLE = /^[A-Z][A-Z0-9_]*_(API_KEY|BASE_URL|ENDPOINT)$/;

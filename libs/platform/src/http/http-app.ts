@@ -7,7 +7,9 @@ import { appValidationPipe } from '../validation/validation.pipe';
 import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
 import { mountedMiddleware, refuseSkippedEnhancers, type DirectRouteCoverage } from './direct-route-coverage';
 import { requestIdMiddleware, type ServedRequest } from './request-context';
-import { serviceLogger } from './service-logger';
+import { requestObserver } from '../observability/request-observer';
+import { startTracing } from '../observability/tracing';
+import { serviceLogger, type LogFormat } from './service-logger';
 import { setUpSwagger } from './swagger';
 
 /**
@@ -39,6 +41,9 @@ export interface HttpAppOptions {
   listen?: boolean;
   bodyLimit: string;
   logLevel: LogLevel;
+  logFormat?: LogFormat;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are recorded and sent there; unset, none are. */
+  otlpEndpoint?: string;
   /** `path`: where the Swagger UI is served (default `docs`). */
   swagger?: { title: string; description: string; path?: string };
   directRoutes?: (context: DirectRouteContext) => DirectRoute[];
@@ -49,9 +54,10 @@ export interface HttpAppOptions {
  * shares: request ids, JSON parsing with a size limit, the error body, validation, Swagger.
  */
 export async function startHttpApp(rootModule: Type | DynamicModule, options: HttpAppOptions): Promise<INestApplication> {
+  startTracing(`igw-${options.name}`, options.otlpEndpoint);
   const app = await NestFactory.create<NestExpressApplication>(rootModule, {
     bodyParser: false,
-    logger: serviceLogger(options.logLevel),
+    logger: serviceLogger(options.logLevel, options.logFormat),
   });
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -73,7 +79,7 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
     // Module middleware is mounted by init: only then can the direct routes be checked, before any request.
     await app.init();
     for (const route of directRoutes) refuseSkippedEnhancers(app, { ...route, runs: [...sharedPieces, ...route.runs] });
-    serveDirectRoutesFirst(app, directRoutes);
+    serveRequests(app, options.name, directRoutes);
     if (options.listen === false) return app;
     await app.listen(options.port, options.host);
   } catch (error) {
@@ -96,35 +102,58 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   return app;
 }
 
+type RequestHandler = (request: ServedRequest, response: ServerResponse) => void;
+
+/** How each app's server hands a request on, after observing it; `mountOnApp` changes it. */
+const dispatchOfServer = new WeakMap<Server, { dispatch: RequestHandler }>();
+
+/**
+ * Node's server observes each request (its context, and its metrics and access-log line when it
+ * is over), then hands it to the direct routes first, then to Express.
+ */
+function serveRequests(app: NestExpressApplication, service: string, routes: DirectRoute[]): void {
+  const server = app.getHttpServer() as Server;
+  const express = app.getHttpAdapter().getInstance() as RequestHandler;
+  if (server.listeners('request').length !== 1) throw new Error('the app expects Express to be the only request listener');
+  server.removeAllListeners('request');
+  const observe = requestObserver(service);
+  const state = {
+    dispatch:
+      routes.length === 0
+        ? express
+        : (request: ServedRequest, response: ServerResponse) => {
+            for (const route of routes) {
+              if (route.serve(request, response)) {
+                request.context!.route = route.paths[0];
+                return;
+              }
+            }
+            express(request, response);
+          },
+  };
+  dispatchOfServer.set(server, state);
+  server.on('request', (request: ServedRequest, response: ServerResponse) => {
+    observe(request, response);
+    state.dispatch(request, response);
+  });
+}
+
 /**
  * Serves the requests whose path starts with one of `prefixes` on `host`'s port with `guest`
  * (started with `listen: false`), the rest with `host` as before: two apps of one process
- * behind one port.
+ * behind one port. The host's server observes them all.
  */
 export function mountOnApp(host: INestApplication, guest: INestApplication, prefixes: readonly string[]): void {
-  const server = host.getHttpServer() as Server;
-  const guestHandler = guest.getHttpAdapter().getInstance() as (request: ServedRequest, response: ServerResponse) => void;
-  const hostListeners = server.listeners('request') as Array<(request: ServedRequest, response: ServerResponse) => void>;
-  server.removeAllListeners('request');
-  server.on('request', (request: ServedRequest, response: ServerResponse) => {
+  const state = dispatchOfServer.get(host.getHttpServer() as Server);
+  if (!state) throw new Error('mountOnApp needs a host started with startHttpApp');
+  const guestHandler = guest.getHttpAdapter().getInstance() as RequestHandler;
+  const hostDispatch = state.dispatch;
+  state.dispatch = (request, response) => {
     const url = request.url ?? '/';
     if (prefixes.some((prefix) => url === prefix || url.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`) || url.startsWith(`${prefix}?`))) {
       guestHandler(request, response);
       return;
     }
-    for (const listener of hostListeners) listener(request, response);
-  });
-}
-
-/** Node's server hands each request to the direct routes first, then to Express. */
-function serveDirectRoutesFirst(app: NestExpressApplication, routes: DirectRoute[]): void {
-  if (routes.length === 0) return;
-  const server = app.getHttpServer() as Server;
-  const express = app.getHttpAdapter().getInstance() as (request: ServedRequest, response: ServerResponse) => void;
-  if (server.listeners('request').length !== 1) throw new Error('direct routes expect Express to be the only request listener');
-  server.removeAllListeners('request');
-  server.on('request', (request: ServedRequest, response: ServerResponse) => {
-    for (const route of routes) if (route.serve(request, response)) return;
-    express(request, response);
-  });
+    hostDispatch(request, response);
+  };
 }

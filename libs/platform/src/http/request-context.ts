@@ -3,10 +3,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
+/** The client's own id for a request (OpenAI's SDKs send it): logged and recorded with the usage, never used to identify anything. */
+export const CLIENT_REQUEST_ID_HEADER = 'x-client-request-id';
+const LONGEST_CLIENT_REQUEST_ID = 128;
+/** Printable ASCII only: the id goes into log lines, queue jobs and ledger rows as it came. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 /** Who is calling, once an API key was accepted. */
 export interface AuthenticatedKey {
   keyId: string;
+  /** The key's first characters (`apiKeyPrefix`), for logs. */
+  keyPrefix?: string;
   accountId: string;
   plan: 'free' | 'paid';
   status: 'active' | 'suspended';
@@ -26,7 +33,21 @@ export interface BalanceSnapshot {
 
 export interface RequestContext {
   requestId: string;
+  /** X-Client-Request-Id when well-formed (printable ASCII, at most 128 characters). */
+  clientRequestId?: string;
   auth?: AuthenticatedKey;
+  /** When the request arrived (performance.now()). */
+  startedAt?: number;
+  /** The route pattern, for requests served outside Express (which knows its own). */
+  route?: string;
+  /** What a paid request ran and used, for its access-log line and metrics: filled as the gateway learns it. */
+  model?: string;
+  provider?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  credits?: number;
+  /** The prompt, kept only with LOG_PROMPTS=true, for the access-log line. */
+  prompt?: unknown;
 }
 
 declare module 'express-serve-static-core' {
@@ -43,10 +64,31 @@ export type ServedRequest = IncomingMessage & { context?: RequestContext; origin
  * ledger uses it as the idempotency key, so a client-chosen id could dodge billing.
  */
 export function startRequestContext(request: ServedRequest, response: ServerResponse): RequestContext {
-  const context: RequestContext = { requestId: randomUUID() };
+  // Started already by the server's request observer (or by the app a mounted one serves for).
+  if (request.context) return request.context;
+  // Every field from the start, so every context has one shape.
+  const context: RequestContext = {
+    requestId: randomUUID(),
+    clientRequestId: wellFormedClientRequestId(request.headers[CLIENT_REQUEST_ID_HEADER]),
+    auth: undefined,
+    startedAt: performance.now(),
+    route: undefined,
+    model: undefined,
+    provider: undefined,
+    inputTokens: undefined,
+    outputTokens: undefined,
+    credits: undefined,
+    prompt: undefined,
+  };
   request.context = context;
   response.setHeader(REQUEST_ID_HEADER, context.requestId);
   return context;
+}
+
+/** The header's value when it is printable ASCII of at most 128 characters; anything else is ignored. */
+export function wellFormedClientRequestId(value: string | string[] | undefined): string | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > LONGEST_CLIENT_REQUEST_ID) return undefined;
+  return PRINTABLE_ASCII.test(value) ? value : undefined;
 }
 
 export function requestIdMiddleware(request: Request, response: Response, next: NextFunction): void {

@@ -1,6 +1,14 @@
 import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';
+import pino, { type Logger as PinoLogger } from 'pino';
+import { redactSecrets } from '../observability/secrets';
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+
+/** Nest's levels by pino's names. */
+const PINO_LEVELS: Record<LogLevel, pino.Level> = { fatal: 'fatal', error: 'error', warn: 'warn', log: 'info', debug: 'debug', verbose: 'trace' };
+
+/** `pretty`: Nest's console lines, for a person at a terminal; `json`: one JSON object a line (pino), for a log pipeline. */
+export type LogFormat = 'pretty' | 'json';
 
 /** Nest's own start-up lines (one per module and per route): detail, not news. */
 const FRAMEWORK_START_CONTEXTS = ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'];
@@ -10,16 +18,62 @@ export function logLevelsUpTo(level: LogLevel): LogLevel[] {
   return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
 }
 
+/** One request as the access log records it; never the key itself, never the prompt unless LOG_PROMPTS. */
+export interface AccessLogEntry {
+  requestId: string;
+  clientRequestId: string | undefined;
+  service: string;
+  method: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  keyPrefix: string | undefined;
+  model: string | undefined;
+  provider: string | undefined;
+  inputTokens: number | undefined;
+  outputTokens: number | undefined;
+  credits: number | undefined;
+  prompt: unknown;
+}
+
 /**
- * The one logger of a process. Nest's start-up lines are shown at `debug`; while a start-up is
- * quiet (the standalone app, whose banner says what matters), so are the `log` lines of the
- * contexts it names, until `endQuietStart()`.
+ * The one logger of a process, installed as Nest's. Nest's start-up lines are shown at `debug`;
+ * while a start-up is quiet (the standalone app, whose banner says what matters), so are the
+ * `log` lines of the contexts it names, until `endQuietStart()`. Secrets the process knows (the
+ * admin token, provider keys, API keys) are replaced in every line, whatever its format.
  */
 export class ServiceLogger extends ConsoleLogger {
   private quietContexts = new Set<string>();
+  private json?: PinoLogger;
+  private enabled: ReadonlySet<LogLevel>;
+
+  constructor(level: LogLevel, format: LogFormat) {
+    super({ logLevels: logLevelsUpTo(level) });
+    this.enabled = new Set(logLevelsUpTo(level));
+    this.setFormat(format);
+  }
 
   setLevel(level: LogLevel): void {
     this.setLogLevels(logLevelsUpTo(level));
+    this.enabled = new Set(logLevelsUpTo(level));
+  }
+
+  setFormat(format: LogFormat): void {
+    if (format === 'pretty') {
+      this.json = undefined;
+      return;
+    }
+    // Written asynchronously (pino flushes what is left when the process exits): a line per request must not block the event loop.
+    this.json ??= pino(
+      {
+        level: 'trace',
+        base: { pid: process.pid },
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }) },
+        redact: { paths: ['authorization', 'headers.authorization', 'headers["api-key"]', 'apiKey', 'adminToken', 'token'], censor: '[REDACTED]' },
+      },
+      pino.destination({ dest: 1, sync: false }),
+    );
   }
 
   quietStart(contexts: readonly string[]): void {
@@ -28,6 +82,11 @@ export class ServiceLogger extends ConsoleLogger {
 
   endQuietStart(): void {
     this.quietContexts.clear();
+  }
+
+  /** Writes what was buffered: before a deliberate exit. */
+  flush(): void {
+    this.json?.flush();
   }
 
   override log(message: unknown, ...rest: unknown[]): void {
@@ -47,17 +106,72 @@ export class ServiceLogger extends ConsoleLogger {
     }
     super.error(message, ...rest);
   }
+
+  /**
+   * The access-log line of one request: at `log` level in JSON (a log pipeline wants every
+   * request), at `debug` in the console format (a person at a terminal reads the banner).
+   */
+  access(entry: AccessLogEntry): void {
+    if (this.json) {
+      if (!this.enabled.has('log')) return;
+      this.json.info({ context: 'access', ...entry }, 'request');
+      return;
+    }
+    if (!this.enabled.has('debug')) return;
+    const usage = entry.model ? ` model=${entry.model} provider=${entry.provider ?? '-'} tokens=${entry.inputTokens ?? 0}/${entry.outputTokens ?? 0} credits=${entry.credits ?? 0}` : '';
+    const client = entry.clientRequestId ? ` client_request_id=${entry.clientRequestId}` : '';
+    super.debug(`${entry.method} ${entry.route} ${entry.status} ${entry.durationMs.toFixed(1)}ms key=${entry.keyPrefix ?? '-'}${usage} request_id=${entry.requestId}${client}`, 'access');
+  }
+
+  protected override printMessages(
+    messages: unknown[],
+    context = '',
+    logLevel: LogLevel = 'log',
+    writeStreamType?: 'stdout' | 'stderr',
+    errorStack?: unknown,
+    params?: Record<string, unknown>,
+  ): void {
+    const redacted = messages.map(redactMessage);
+    if (!this.json) {
+      super.printMessages(redacted, context, logLevel, writeStreamType, errorStack, params);
+      return;
+    }
+    const stack = typeof errorStack === 'string' ? redactSecrets(errorStack) : undefined;
+    for (const message of redacted) {
+      const fields = { context: context || undefined, stack };
+      if (typeof message === 'string') this.json[PINO_LEVELS[logLevel]](fields, message);
+      else this.json[PINO_LEVELS[logLevel]]({ ...fields, data: message });
+    }
+  }
+
+  protected override printStackTrace(stack: string): void {
+    // In JSON the stack is a field of the line itself.
+    if (this.json) return;
+    super.printStackTrace(redactSecrets(stack));
+  }
+}
+
+function redactMessage(message: unknown): unknown {
+  if (typeof message === 'string') return redactSecrets(message);
+  if (message instanceof Error) return redactSecrets(message.message);
+  return message;
 }
 
 let processLogger: ServiceLogger | undefined;
 
-/** The process's logger at `level`, installed as Nest's: every `new Logger(context)` writes through it. */
-export function serviceLogger(level: LogLevel): ServiceLogger {
+/** The process's logger at `level` and in `format`, installed as Nest's: every `new Logger(context)` writes through it. */
+export function serviceLogger(level: LogLevel, format: LogFormat = 'pretty'): ServiceLogger {
   if (!processLogger) {
-    processLogger = new ServiceLogger({ logLevels: logLevelsUpTo(level) });
+    processLogger = new ServiceLogger(level, format);
     Logger.overrideLogger(processLogger);
   } else {
     processLogger.setLevel(level);
+    processLogger.setFormat(format);
   }
+  return processLogger;
+}
+
+/** The process's logger, once a service installed it. */
+export function installedServiceLogger(): ServiceLogger | undefined {
   return processLogger;
 }

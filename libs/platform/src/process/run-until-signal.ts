@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { installedServiceLogger } from '../http/service-logger';
+import { stopTracing } from '../observability/tracing';
 
 const DUPLICATE_SIGNAL_WINDOW_MS = 2_000;
 
@@ -22,6 +24,8 @@ export async function runUntilSignal(name: string, start: () => Promise<() => Pr
     logger.log(`${signal}: shutting down`);
     try {
       await stop?.();
+      await stopTracing();
+      installedServiceLogger()?.flush();
       process.exit(0);
     } catch (error) {
       logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);

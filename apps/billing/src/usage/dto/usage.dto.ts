@@ -16,6 +16,8 @@ export class UsageEntryDto {
   @ApiProperty({ description: 'Ledger entry id', example: '4711' }) id!: string;
   @ApiProperty({ enum: ['usage', 'credit'] }) kind!: 'usage' | 'credit';
   @ApiProperty({ nullable: true, type: String, description: "The gateway's request id (usage only)" }) requestId!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "The client's X-Client-Request-Id, when it sent a well-formed one (usage only)", example: 'checkout-7f3a' })
+  clientRequestId!: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'API key that made the request (usage only)' }) keyId!: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'openai/gpt-4o-mini' }) model!: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'chat.completions' }) endpoint!: string | null;

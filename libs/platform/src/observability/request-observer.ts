@@ -1,0 +1,54 @@
+import type { ServerResponse } from 'node:http';
+import { startRequestContext, type ServedRequest } from '../http/request-context';
+import { installedServiceLogger } from '../http/service-logger';
+import { httpRequestDuration, httpRequests, modelLabel, NO_LABEL } from './metrics';
+
+/** A request that matched no route: one label for all of them, whatever the path. */
+const UNMATCHED_ROUTE = 'unmatched';
+/** A client that left before its answer was finished (nginx's code for it). */
+const CLIENT_CLOSED_STATUS = 499;
+
+interface ObservedResponse extends ServerResponse {
+  req: ServedRequest & { route?: { path?: unknown } };
+}
+
+/**
+ * What a server runs first for each request: starts its context (its id, the client's id, when
+ * it arrived) and, when it is over, counts it and writes its access-log line. Installed ahead
+ * of Express and of the direct routes, so every request is seen the same way however it is
+ * served. The listener is one per server, not a closure per request.
+ */
+export function requestObserver(service: string): (request: ServedRequest, response: ServerResponse) => void {
+  function recordRequest(this: ObservedResponse): void {
+    const request = this.req;
+    const context = request.context;
+    if (!context) return;
+    const route = context.route ?? (typeof request.route?.path === 'string' ? request.route.path : UNMATCHED_ROUTE);
+    const status = this.writableFinished ? this.statusCode : CLIENT_CLOSED_STATUS;
+    const seconds = context.startedAt === undefined ? 0 : (performance.now() - context.startedAt) / 1000;
+    const model = context.model === undefined ? NO_LABEL : modelLabel(context.model);
+    httpRequests.inc({ service, route, method: request.method ?? 'OTHER', status, model, provider: context.provider ?? NO_LABEL });
+    httpRequestDuration.observe({ service, route }, seconds);
+    installedServiceLogger()?.access({
+      requestId: context.requestId,
+      clientRequestId: context.clientRequestId,
+      service,
+      method: request.method ?? '',
+      route,
+      status,
+      durationMs: Math.round(seconds * 10_000) / 10,
+      keyPrefix: context.auth?.keyPrefix,
+      model: context.model,
+      provider: context.provider,
+      inputTokens: context.inputTokens,
+      outputTokens: context.outputTokens,
+      credits: context.credits,
+      prompt: context.prompt,
+    });
+  }
+  return (request, response) => {
+    startRequestContext(request, response);
+    // A response closes once, finished or not: \`on\` spares the wrapper \`once\` would make.
+    response.on('close', recordRequest);
+  };
+}
