@@ -147,7 +147,8 @@ export class ServiceLogger extends ConsoleLogger {
   protected override printStackTrace(stack: string): void {
     // In JSON the stack is a field of the line itself.
     if (this.json) return;
-    super.printStackTrace(redactSecrets(stack));
+    // Nest calls this for every error line, with or without a stack.
+    super.printStackTrace(typeof stack === 'string' ? redactSecrets(stack) : stack);
   }
 }
 

@@ -3,8 +3,8 @@ export const REDACTED = '[REDACTED]';
 
 /** An API key of ours (`igw_` and 43 characters), wherever it appears; its first ten characters (the key prefix billing shows) stay. */
 const API_KEY_ANYWHERE = /\b(igw_[A-Za-z0-9_-]{6})[A-Za-z0-9_-]{37}/g;
-/** A bearer credential of any kind. */
-const BEARER = /\b(Bearer\s+)\S+/gi;
+/** A bearer credential of any kind (the token68 characters of RFC 7235). */
+const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
 /** Secrets shorter than this are not looked for: they would match ordinary words. */
 const SHORTEST_SECRET = 8;
 

@@ -1,0 +1,51 @@
+import { registerLogSecrets } from '../observability/secrets';
+import { ServiceLogger } from './service-logger';
+
+describe('ServiceLogger', () => {
+  let written: string[];
+  let spies: jest.SpyInstance[];
+
+  beforeEach(() => {
+    written = [];
+    const capture = (chunk: string | Uint8Array) => (written.push(chunk.toString()), true);
+    spies = [jest.spyOn(process.stdout, 'write').mockImplementation(capture), jest.spyOn(process.stderr, 'write').mockImplementation(capture)];
+  });
+
+  afterEach(() => spies.forEach((spy) => spy.mockRestore()));
+
+  it('in the console format, writes an error with or without a stack, secrets replaced', () => {
+    registerLogSecrets(['provider-secret-42']);
+    const logger = new ServiceLogger('log', 'pretty');
+    logger.error('upstream refused provider-secret-42', 'Errors');
+    logger.error('with a stack', 'Error: boom\n    at somewhere (provider-secret-42:1:1)', 'Errors');
+    const text = written.join('');
+    expect(text).toContain('upstream refused [REDACTED]');
+    expect(text).toContain('at somewhere ([REDACTED]:1:1)');
+    expect(text).not.toContain('provider-secret-42');
+  });
+
+  it('keeps access-log lines for LOG_LEVEL=debug in the console format', () => {
+    const logger = new ServiceLogger('log', 'pretty');
+    const entry = {
+      requestId: 'r-1',
+      clientRequestId: undefined,
+      service: 'gateway',
+      method: 'POST',
+      route: '/v1/embeddings',
+      status: 200,
+      durationMs: 3.2,
+      keyPrefix: 'igw_abcdef',
+      model: 'm',
+      provider: 'openai',
+      inputTokens: 3,
+      outputTokens: 0,
+      credits: 0.5,
+      prompt: undefined,
+    };
+    logger.access(entry);
+    expect(written.join('')).toBe('');
+    logger.setLevel('debug');
+    logger.access(entry);
+    expect(written.join('')).toContain('POST /v1/embeddings 200 3.2ms key=igw_abcdef model=m provider=openai tokens=3/0 credits=0.5 request_id=r-1');
+  });
+});
