@@ -22,6 +22,7 @@ export * from './http/service-logger';
 export * from './http/swagger';
 export * from './process/dependencies';
 export * from './observability/metrics';
+export * from './observability/series';
 export * from './observability/metrics.controller';
 export * from './observability/secrets';
 export * from './observability/tracing';

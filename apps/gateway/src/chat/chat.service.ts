@@ -107,7 +107,7 @@ export class ChatService {
       call.bodyBytes,
       targets.map((target) => target.definition.kind),
     );
-    return { endpoint: 'chat.completions', model, catalogueRevision: revision, targets, ceiling, prompt: () => call.body.messages };
+    return { endpoint: 'chat.completions', model, catalogueRevision: revision, targets, ceiling, prompt: call.body.messages };
   }
 
   private callOptions(signal: CancelSignal) {

@@ -37,7 +37,7 @@ export class EmbeddingsService {
     const pinned = body.provider !== undefined && body.provider.toLowerCase() !== 'auto';
     const sources = embeddingSources(model, selectSources(model, body.provider), pinned);
     const inputTokensCeiling = (inputs as Array<string | number[]>).reduce((sum, input) => sum + (typeof input === 'string' ? Buffer.byteLength(input) : input.length), 0);
-    const plan = { endpoint: 'embeddings', model, catalogueRevision: revision, targets: planTargets(model, sources, this.settings), ceiling: { input_tokens: inputTokensCeiling }, prompt: () => call.body.input };
+    const plan = { endpoint: 'embeddings', model, catalogueRevision: revision, targets: planTargets(model, sources, this.settings), ceiling: { input_tokens: inputTokensCeiling }, prompt: call.body.input };
     return this.pipeline.run(call, plan, {
       beforeCall: () => assertWithinContext(model, inputs),
       send: (target, signal) =>

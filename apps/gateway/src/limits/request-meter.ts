@@ -124,13 +124,13 @@ export class AdmittedRequest {
     const span = this.span ? this.startUpstreamSpan(provider, target.model) : undefined;
     try {
       const result = await send();
-      upstreamDuration.observe({ endpoint: this.call.endpoint, provider, outcome: 'ok' }, (performance.now() - started) / 1000);
+      upstreamDuration.observe(upstreamDuration.series(this.call.endpoint, provider, 'ok'), (performance.now() - started) / 1000);
       this.provider = provider;
       if (this.call.context) this.call.context.provider = provider;
       this.upstreamSpan = span;
       return result;
     } catch (error) {
-      upstreamDuration.observe({ endpoint: this.call.endpoint, provider, outcome: 'error' }, (performance.now() - started) / 1000);
+      upstreamDuration.observe(upstreamDuration.series(this.call.endpoint, provider, 'error'), (performance.now() - started) / 1000);
       endSpanWithError(span, error);
       throw error;
     }
@@ -140,7 +140,7 @@ export class AdmittedRequest {
   firstChunk(): void {
     const since = this.call.context?.startedAt;
     if (since === undefined) return;
-    timeToFirstToken.observe({ model: modelLabel(this.call.model.id), provider: this.provider ?? 'none' }, (performance.now() - since) / 1000);
+    timeToFirstToken.observe(timeToFirstToken.series(modelLabel(this.call.model.id), this.provider ?? 'none'), (performance.now() - since) / 1000);
   }
 
   /**
@@ -186,9 +186,9 @@ export class AdmittedRequest {
     const provider = this.provider ?? 'none';
     const input = (units.input_tokens ?? 0) + (units.cache_read_input_tokens ?? 0) + (units.cache_write_input_tokens ?? 0);
     const output = units.output_tokens ?? 0;
-    if (input > 0) tokensCounted.inc({ model, provider, direction: 'input' }, input);
-    if (output > 0) tokensCounted.inc({ model, provider, direction: 'output' }, output);
-    if (credits > 0) creditsCharged.inc({ model, endpoint: this.call.endpoint }, credits);
+    if (input > 0) tokensCounted.inc(tokensCounted.series(model, provider, 'input'), input);
+    if (output > 0) tokensCounted.inc(tokensCounted.series(model, provider, 'output'), output);
+    if (credits > 0) creditsCharged.inc(creditsCharged.series(model, this.call.endpoint), credits);
     const context = this.call.context;
     if (context) {
       context.inputTokens = (context.inputTokens ?? 0) + input;

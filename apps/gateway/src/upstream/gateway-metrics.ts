@@ -1,5 +1,5 @@
-import { Counter, Gauge, Histogram } from 'prom-client';
-import { LATENCY_BUCKETS, processMetric } from '@igw/platform';
+import { Gauge } from 'prom-client';
+import { LATENCY_BUCKETS, processMetric, SeriesCounter, SeriesHistogram } from '@igw/platform';
 
 // The gateway's per-request metrics. Label values are bounded: catalogue model ids (`modelLabel`),
 // provider names the gateway knows, endpoint names of the ledger.
@@ -7,53 +7,31 @@ import { LATENCY_BUCKETS, processMetric } from '@igw/platform';
 export const upstreamDuration = processMetric(
   'igw_upstream_request_duration_seconds',
   () =>
-    new Histogram({
-      name: 'igw_upstream_request_duration_seconds',
-      help: 'One upstream attempt, from sending to the answer (a stream: to its headers), by endpoint, provider and outcome (ok or error)',
-      labelNames: ['endpoint', 'provider', 'outcome'] as const,
-      buckets: LATENCY_BUCKETS,
-    }),
+    new SeriesHistogram('igw_upstream_request_duration_seconds', 'One upstream attempt, from sending to the answer (a stream: to its headers), by endpoint, provider and outcome (ok or error)', ['endpoint', 'provider', 'outcome'], LATENCY_BUCKETS),
 );
 
 export const timeToFirstToken = processMetric(
   'igw_time_to_first_token_seconds',
   () =>
-    new Histogram({
-      name: 'igw_time_to_first_token_seconds',
-      help: "A stream's first upstream chunk, counted from the request's arrival, by model and provider",
-      labelNames: ['model', 'provider'] as const,
-      buckets: LATENCY_BUCKETS,
-    }),
+    new SeriesHistogram('igw_time_to_first_token_seconds', "A stream's first upstream chunk, counted from the request's arrival, by model and provider", ['model', 'provider'], LATENCY_BUCKETS),
 );
 
 export const tokensCounted = processMetric(
   'igw_tokens_total',
   () =>
-    new Counter({
-      name: 'igw_tokens_total',
-      help: 'Tokens charged, by model, provider and direction (input: every kind of prompt token, output: generated)',
-      labelNames: ['model', 'provider', 'direction'] as const,
-    }),
+    new SeriesCounter('igw_tokens_total', 'Tokens charged, by model, provider and direction (input: every kind of prompt token, output: generated)', ['model', 'provider', 'direction']),
 );
 
 export const creditsCharged = processMetric(
   'igw_credits_charged_total',
   () =>
-    new Counter({
-      name: 'igw_credits_charged_total',
-      help: 'Credits charged (as journaled for the ledger), by model and endpoint',
-      labelNames: ['model', 'endpoint'] as const,
-    }),
+    new SeriesCounter('igw_credits_charged_total', 'Credits charged (as journaled for the ledger), by model and endpoint', ['model', 'endpoint']),
 );
 
 export const fallbacksTaken = processMetric(
   'igw_upstream_fallbacks_total',
   () =>
-    new Counter({
-      name: 'igw_upstream_fallbacks_total',
-      help: 'Requests moved on to the next source after one failed, by endpoint and the provider that failed',
-      labelNames: ['endpoint', 'provider'] as const,
-    }),
+    new SeriesCounter('igw_upstream_fallbacks_total', 'Requests moved on to the next source after one failed, by endpoint and the provider that failed', ['endpoint', 'provider']),
 );
 
 /** A source's circuit breaker as the gauge shows it. */

@@ -33,8 +33,8 @@ export interface RequestPlan {
   targets?: readonly UpstreamTarget[];
   /** How long a call runs on after its client left (default UPSTREAM_TIMEOUT_MS). */
   backgroundLimitMs?: number;
-  /** The request's prompt, for its access-log line when LOG_PROMPTS=true (read only then). */
-  prompt?: () => unknown;
+  /** The request's prompt, for its access-log line when LOG_PROMPTS=true (kept only then). */
+  prompt?: unknown;
 }
 
 interface CallSteps {
@@ -146,7 +146,7 @@ export class PaidRequestPipeline implements OnModuleDestroy {
     const { context } = request;
     if (context) {
       context.model = plan.model.id;
-      if (this.settings.env.LOG_PROMPTS && plan.prompt) context.prompt = plan.prompt();
+      if (this.settings.env.LOG_PROMPTS) context.prompt = plan.prompt;
     }
     return this.meter.admit(
       { requestId: request.requestId, auth: request.auth, endpoint: plan.endpoint, model: plan.model, catalogueRevision: plan.catalogueRevision, context },

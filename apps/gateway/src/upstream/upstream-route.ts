@@ -74,7 +74,7 @@ export class UpstreamFallback {
 
   /** `endpoint` names the fallback in the metrics. */
   constructor(readonly endpoint = 'unnamed') {
-    this.onFallback = (source) => fallbacksTaken.inc({ endpoint, provider: source.provider });
+    this.onFallback = (source) => fallbacksTaken.inc(fallbacksTaken.series(endpoint, source.provider));
   }
 
   async run<T>(targets: readonly UpstreamTarget[], attempt: (target: UpstreamTarget) => Promise<T>, signal: CancelSignal): Promise<T> {

@@ -42,9 +42,9 @@ describe('ServiceLogger', () => {
       credits: 0.5,
       prompt: undefined,
     };
-    logger.access(entry);
-    expect(written.join('')).toBe('');
+    expect(logger.accessLogged()).toBe(false);
     logger.setLevel('debug');
+    expect(logger.accessLogged()).toBe(true);
     logger.access(entry);
     expect(written.join('')).toContain('POST /v1/embeddings 200 3.2ms key=igw_abcdef model=m provider=openai tokens=3/0 credits=0.5 request_id=r-1');
   });

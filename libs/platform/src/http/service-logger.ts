@@ -107,17 +107,20 @@ export class ServiceLogger extends ConsoleLogger {
     super.error(message, ...rest);
   }
 
+  /** Whether access-log lines are written at the level set: when not, the caller builds none. */
+  accessLogged(): boolean {
+    return this.enabled.has(this.json ? 'log' : 'debug');
+  }
+
   /**
    * The access-log line of one request: at `log` level in JSON (a log pipeline wants every
    * request), at `debug` in the console format (a person at a terminal reads the banner).
    */
   access(entry: AccessLogEntry): void {
     if (this.json) {
-      if (!this.enabled.has('log')) return;
       this.json.info({ context: 'access', ...entry }, 'request');
       return;
     }
-    if (!this.enabled.has('debug')) return;
     const usage = entry.model ? ` model=${entry.model} provider=${entry.provider ?? '-'} tokens=${entry.inputTokens ?? 0}/${entry.outputTokens ?? 0} credits=${entry.credits ?? 0}` : '';
     const client = entry.clientRequestId ? ` client_request_id=${entry.clientRequestId}` : '';
     super.debug(`${entry.method} ${entry.route} ${entry.status} ${entry.durationMs.toFixed(1)}ms key=${entry.keyPrefix ?? '-'}${usage} request_id=${entry.requestId}${client}`, 'access');

@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Histogram, register, type Registry } from 'prom-client';
+import { collectDefaultMetrics, register, type Registry } from 'prom-client';
+import { SeriesCounter, SeriesHistogram } from './series';
 
 /**
  * The process's Prometheus registry. One per process: in the standalone app the four services
@@ -27,22 +28,22 @@ export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 export const httpRequests = processMetric(
   'igw_http_requests_total',
   () =>
-    new Counter({
-      name: 'igw_http_requests_total',
-      help: 'HTTP requests answered, by service, route pattern, method, status, catalogue model and provider (none for unpaid routes)',
-      labelNames: ['service', 'route', 'method', 'status', 'model', 'provider'] as const,
-    }),
+    new SeriesCounter(
+      'igw_http_requests_total',
+      'HTTP requests answered, by service, route pattern, method, status, catalogue model and provider (none for unpaid routes)',
+      ['service', 'route', 'method', 'status', 'model', 'provider'],
+    ),
 );
 
 export const httpRequestDuration = processMetric(
   'igw_http_request_duration_seconds',
   () =>
-    new Histogram({
-      name: 'igw_http_request_duration_seconds',
-      help: 'Time from the request arriving to its answer finishing (a stream: its last event), by service and route pattern',
-      labelNames: ['service', 'route'] as const,
-      buckets: LATENCY_BUCKETS,
-    }),
+    new SeriesHistogram(
+      'igw_http_request_duration_seconds',
+      'Time from the request arriving to its answer finishing (a stream: its last event), by service and route pattern',
+      ['service', 'route'],
+      LATENCY_BUCKETS,
+    ),
 );
 
 /** The label of a request that names no catalogue model or provider. */

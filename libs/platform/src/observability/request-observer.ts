@@ -27,9 +27,11 @@ export function requestObserver(service: string): (request: ServedRequest, respo
     const status = this.writableFinished ? this.statusCode : CLIENT_CLOSED_STATUS;
     const seconds = context.startedAt === undefined ? 0 : (performance.now() - context.startedAt) / 1000;
     const model = context.model === undefined ? NO_LABEL : modelLabel(context.model);
-    httpRequests.inc({ service, route, method: request.method ?? 'OTHER', status, model, provider: context.provider ?? NO_LABEL });
-    httpRequestDuration.observe({ service, route }, seconds);
-    installedServiceLogger()?.access({
+    httpRequests.inc(httpRequests.series(service, route, request.method ?? 'OTHER', String(status), model, context.provider ?? NO_LABEL));
+    httpRequestDuration.observe(httpRequestDuration.series(service, route), seconds);
+    const logger = installedServiceLogger();
+    if (!logger?.accessLogged()) return;
+    logger.access({
       requestId: context.requestId,
       clientRequestId: context.clientRequestId,
       service,
