@@ -68,6 +68,26 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
     await worker.close();
   });
 
+  it('lets a stopping worker finish the job it is running, within its drain time', async () => {
+    const stopping = new MessagingService({ serviceName: 'stopping', backend, rpcTimeoutMs: 5_000, workerDrainMs: 10_000 });
+    let started = false;
+    let finished = false;
+    stopping.consume(QueueName.Decisions, {
+      'decisions.ping': async () => ({ ok: true as const }),
+      'decisions.decide': async () => {
+        started = true;
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        finished = true;
+        return { ok: true as const, answers: [], usage: { input_tokens: 3, output_tokens: 0 } };
+      },
+    });
+    const reply = caller.request(QueueName.Decisions, 'decisions.decide', {} as never, 10_000);
+    await waitFor(() => started);
+    await stopping.onApplicationShutdown();
+    expect(finished).toBe(true);
+    await expect(reply).resolves.toMatchObject({ ok: true, usage: { input_tokens: 3 } });
+  });
+
   it('delivers a work job once even when it is added twice with the same job id', async () => {
     const seen: string[] = [];
     callee.consume(QueueName.Usage, {

@@ -26,7 +26,7 @@ export class GatewayModule {
   static forRoot(settings: ServiceSettings): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
+      imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS })],
       controllers: [HealthController, ModelsController, ChatController, EmbeddingsController, DecisionsController, SpeechController, ImagesController, TranscriptionController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },

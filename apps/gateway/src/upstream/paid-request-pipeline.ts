@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CatalogueModel } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type AuthenticatedKey, type InFlightWork, type ServiceSettings } from '@igw/platform';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
@@ -79,9 +79,12 @@ export interface OpenedCall<T> {
  * the adapter call, and the units an answer used.
  */
 @Injectable()
-export class PaidRequestPipeline {
+export class PaidRequestPipeline implements InFlightWork {
   /** One per endpoint, so a source's health is judged per capability. */
   private readonly fallbacks = new Map<string, UpstreamFallback>();
+  /** Calls admitted and not over yet, streams read on after their client left included: what a shutdown waits for. */
+  private readonly calls = new Set<UpstreamCallBilling>();
+  private readonly idleWaiters = new Set<() => void>();
 
   constructor(
     private readonly catalogue: CatalogueSnapshotService,
@@ -97,14 +100,14 @@ export class PaidRequestPipeline {
   /** Runs a request whose answer comes back whole. */
   async run<T, R>(request: PaidRequest, plan: RequestPlan, steps: PaidSteps<T, R>): Promise<R> {
     const admitted = await this.admit(request, plan);
-    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    const billing = this.startCall(request, plan);
     try {
       const result = await this.call(plan, steps, billing, admitted);
       const answer = steps.settle(result, admitted);
       steps.deliver?.(answer, billing.clientGone);
       return answer;
     } finally {
-      billing.close();
+      this.endCall(billing);
       admitted.finish();
     }
   }
@@ -116,9 +119,9 @@ export class PaidRequestPipeline {
    */
   async open<T>(request: PaidRequest, plan: RequestPlan, steps: UpstreamSteps<T>): Promise<OpenedCall<T>> {
     const admitted = await this.admit(request, plan);
-    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    const billing = this.startCall(request, plan);
     const release = () => {
-      billing.close();
+      this.endCall(billing);
       admitted.finish();
     };
     try {
@@ -127,6 +130,41 @@ export class PaidRequestPipeline {
       release();
       throw error;
     }
+  }
+
+  running(): number {
+    return this.calls.size;
+  }
+
+  /** Resolves true once no call is running, false if `deadline` (epoch ms) comes first. */
+  settled(deadline: number): Promise<boolean> {
+    if (this.calls.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(false), Math.max(0, deadline - Date.now()));
+      const done = (idle: boolean) => {
+        clearTimeout(timer);
+        this.idleWaiters.delete(onIdle);
+        resolve(idle);
+      };
+      const onIdle = () => done(true);
+      this.idleWaiters.add(onIdle);
+    });
+  }
+
+  /** Shutdown, past the drain time: every running call ends now and is billed as abandoned (upstream-billing.ts). */
+  cutOff(): void {
+    for (const billing of this.calls) billing.cutOff();
+  }
+
+  private startCall(request: PaidRequest, plan: RequestPlan): UpstreamCallBilling {
+    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    this.calls.add(billing);
+    return billing;
+  }
+
+  private endCall(billing: UpstreamCallBilling): void {
+    billing.close();
+    if (this.calls.delete(billing) && this.calls.size === 0) for (const waiter of [...this.idleWaiters]) waiter();
   }
 
   private admit(request: PaidRequest, plan: RequestPlan): Promise<AdmittedRequest> {

@@ -49,6 +49,11 @@ export class Environment {
   /** Usage batches one billing process applies at once; 0 makes it an API and key look-up replica only. */
   @Transform(toNumber) @IsInt() @Min(0) @Max(256) LEDGER_WORKERS: number = 16;
   @Transform(toNumber) @IsInt() @Min(1_000) UPSTREAM_TIMEOUT_MS: number = 120_000;
+  /**
+   * How long a stopping service lets running requests and streams (and queue workers their
+   * current jobs) finish before it cuts them off; below Kubernetes' default 30 s grace period.
+   */
+  @Transform(toNumber) @IsInt() @Min(0) SHUTDOWN_DRAIN_MS: number = 25_000;
   /** Requests per minute per API key, unless the account overrides it. */
   @Transform(toNumber) @IsInt() @Min(1) RATE_LIMIT_RPM: number = 600;
   /** Requests in flight at once per API key, unless the account overrides it. */

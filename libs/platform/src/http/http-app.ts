@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter';
 import { appValidationPipe } from '../validation/validation.pipe';
 import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
+import { installHttpDrain } from './http-drain';
 import { mountedMiddleware, refuseSkippedEnhancers, type DirectRouteCoverage } from './direct-route-coverage';
 import { requestIdMiddleware, type ServedRequest } from './request-context';
 import { serviceLogger } from './service-logger';
@@ -74,6 +75,7 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
     await app.init();
     for (const route of directRoutes) refuseSkippedEnhancers(app, { ...route, runs: [...sharedPieces, ...route.runs] });
     serveDirectRoutesFirst(app, directRoutes);
+    installHttpDrain(app);
     if (options.listen === false) return app;
     await app.listen(options.port, options.host);
   } catch (error) {
