@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -40,6 +41,12 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
     const all = [...defaults, ...production];
     expect(all.flatMap(schemaErrors)).toEqual([]);
     expect(unknownFieldErrors(all)).toEqual([]);
+  });
+
+  it('passes helm lint --strict with the default and the production-like values', () => {
+    for (const values of [[], ['--values', PRODUCTION_VALUES]]) {
+      expect(execFileSync(HELM!, ['lint', '--strict', CHART_DIR, ...values], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })).toContain('0 chart(s) failed');
+    }
   });
 
   it('the schema check itself refuses a wrong type and an unknown field', () => {
