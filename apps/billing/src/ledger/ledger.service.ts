@@ -83,12 +83,6 @@ export class LedgerService {
     return applied;
   }
 
-  /** One event (the job of gateways before batches), checked like a batch's. */
-  async applyUsage(candidate: unknown): Promise<{ applied: boolean }> {
-    const [event] = await this.admissible([candidate]);
-    return event ? this.applyOne(event) : { applied: false };
-  }
-
   /**
    * The events that may be applied: sound on their own (`usageEventProblem`) and naming a key
    * of the account they charge. The others are not applied: each is logged at error level by

@@ -93,8 +93,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       for (const pending of this.pending.values()) pending.changedAccounts.add(accountId);
     });
     await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion, usageSpentMicro }) => {
-      // A sender older than usageSpentMicro cannot say what its balance includes; the next look-up will.
-      if (usageSpentMicro !== undefined) this.observeBalance(accountId, { balanceMicro: BigInt(balanceMicro), version: balanceVersion, usageSpentMicro: BigInt(usageSpentMicro) });
+      this.observeBalance(accountId, { balanceMicro: BigInt(balanceMicro), version: balanceVersion, usageSpentMicro: BigInt(usageSpentMicro) });
     });
     // Broadcasts may have been missed while the relay node was away: check every key again.
     this.messaging.onRelayRecovered(() => {
