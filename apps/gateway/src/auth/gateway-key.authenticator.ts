@@ -1,16 +1,16 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { ErrorMessages, QueueName, type ResolvedKey } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
 import {
-  ApiKeyAuthenticator,
-  GatewayException,
-  hashApiKey,
-  isWellFormedApiKey,
-  SERVICE_SETTINGS,
+  ErrorMessages,
+  QueueName,
+  type AccountLimits,
+  type AccountPlan,
+  type AccountStatus,
   type AuthenticatedKey,
   type BalanceSnapshot,
-  type ServiceSettings,
-} from '@igw/platform';
+  type ResolvedKey,
+} from '@igw/contracts';
+import { MessagingService } from '@igw/messaging';
+import { ApiKeyAuthenticator, GatewayException, hashApiKey, isWellFormedApiKey, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { BoundedExpiringSet } from './bounded-expiring-set';
 import { clientKey, KeyLookupGate, type LookupTicket } from './key-lookup-gate';
 
@@ -19,9 +19,9 @@ interface CachedKey {
   stale?: boolean;
   keyId: string;
   accountId: string;
-  plan: 'free' | 'paid';
-  status: 'active' | 'suspended';
-  limits: AuthenticatedKey['limits'];
+  plan: AccountPlan;
+  status: AccountStatus;
+  limits: AccountLimits;
   expiresAt: number;
 }
 
@@ -93,8 +93,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       for (const pending of this.pending.values()) pending.changedAccounts.add(accountId);
     });
     await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion, usageSpentMicro }) => {
-      // A sender older than usageSpentMicro cannot say what its balance includes; the next look-up will.
-      if (usageSpentMicro !== undefined) this.observeBalance(accountId, { balanceMicro: BigInt(balanceMicro), version: balanceVersion, usageSpentMicro: BigInt(usageSpentMicro) });
+      this.observeBalance(accountId, { balanceMicro: BigInt(balanceMicro), version: balanceVersion, usageSpentMicro: BigInt(usageSpentMicro) });
     });
     // Broadcasts may have been missed while the relay node was away: check every key again.
     this.messaging.onRelayRecovered(() => {

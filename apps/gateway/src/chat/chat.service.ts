@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
+import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
 import { chatUnits, estimateChatPromptTokens, StreamedTokenCounter } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../upstream/paid-request-pipeline';

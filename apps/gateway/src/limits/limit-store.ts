@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BalanceSnapshot } from '@igw/platform';
+import type { BalanceSnapshot } from '@igw/contracts';
 import { Redis } from 'ioredis';
 
 /**

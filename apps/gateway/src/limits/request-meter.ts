@@ -1,7 +1,7 @@
 import { HttpStatus, Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
+import { ErrorMessages, type AuthenticatedKey, type CatalogueModel } from '@igw/contracts';
 import { microToCredits, priceUsage } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { UsageRecorder } from '../usage/usage-recorder.service';
 import { InMemoryLimitStore, RedisLimitStore, type Admission, type LimitStore } from './limit-store';
 

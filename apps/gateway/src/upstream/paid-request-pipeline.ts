@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CatalogueModel } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';

@@ -1,4 +1,4 @@
-import type { AuthenticatedKey } from '../http/request-context';
+import type { AuthenticatedKey } from '@igw/contracts';
 
 /**
  * Turns a presented API key into the account it belongs to, or null. Billing answers

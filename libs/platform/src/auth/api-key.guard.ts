@@ -1,10 +1,10 @@
 import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiBearerAuth } from '@nestjs/swagger';
-import { ErrorMessages } from '@igw/contracts';
+import { ErrorMessages, type AuthenticatedKey } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
-import type { AuthenticatedKey, ServedRequest } from '../http/request-context';
+import type { ServedRequest } from '../http/request-context';
 import { API_KEY_ERRORS, ApiErrorResponses } from '../http/swagger';
 import { isWellFormedApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
