@@ -64,9 +64,9 @@ export interface LimitStore {
   readonly reachable: boolean;
   admit(admission: Admission, now: number): Promise<AdmissionResult>;
   /**
-   * Gives back what `admit` took. Called before the request's response is sent: a shared
-   * store hands the departure to its server before returning, so whatever the client asks
-   * next, of any replica, is decided after it.
+   * Gives back what `admit` took. A shared store hands the departure to its server before
+   * returning, without waiting for a later turn of the event loop: called before the response
+   * is written, whatever the client asks next, of any replica, is decided after it.
    */
   finish(departure: Departure): void;
   /** Pushes a running request's slot and hold lapse on (see Renewal); best effort, nothing waits for it. */

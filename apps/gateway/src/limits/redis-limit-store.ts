@@ -66,9 +66,8 @@ const holdsKey = (accountId: string) => `account:${accountId}:holds`;
  * The counters in Redis, shared by every replica. What one turn of the event loop admitted
  * goes out as one script call (lua/admit.lua), with the departures of requests that finished
  * meanwhile: under load one round trip and one socket write for many requests. A departure
- * goes out at once, in `finish`: its bytes reach Redis before the response's reach the client,
- * so whatever the client asks next, of any replica, is decided after it, however late this
- * process's event loop runs.
+ * goes out at once, in `finish`, never on a timer or a later turn: how late this process's
+ * event loop runs changes when decisions are made, never what they are.
  */
 export class RedisLimitStore implements LimitStore {
   private readonly redis: ScriptedRedis;
