@@ -2,6 +2,7 @@ export * from './config/environment';
 export * from './http/request-context';
 export * from './http/http-app';
 export * from './http/direct-route-coverage';
+export * from './http/client-address';
 export * from './errors/error-body';
 export * from './errors/gateway.exception';
 export * from './errors/all-exceptions.filter';

@@ -10,7 +10,16 @@ import {
   type ResolvedKey,
 } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
-import { ApiKeyAuthenticator, GatewayException, hashApiKey, isWellFormedApiKey, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import {
+  ApiKeyAuthenticator,
+  clientAddressResolver,
+  GatewayException,
+  hashApiKey,
+  isWellFormedApiKey,
+  SERVICE_SETTINGS,
+  type ClientConnection,
+  type ServiceSettings,
+} from '@igw/platform';
 import { BoundedExpiringSet } from './bounded-expiring-set';
 import { clientKey, KeyLookupGate, type LookupTicket } from './key-lookup-gate';
 
@@ -59,6 +68,8 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   private readonly balances = new Map<string, BalanceSnapshot>();
   private readonly pending = new Map<string, PendingLookUp>();
   private readonly gate: KeyLookupGate;
+  /** The address whose look-up budget a miss spends: the connection's, or behind TRUSTED_PROXIES the forwarded client's. */
+  private readonly clientAddressOf: (client: ClientConnection) => string | undefined;
 
   constructor(
     private readonly messaging: MessagingService,
@@ -73,6 +84,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       missBurst: env.KEY_LOOKUP_MISS_BURST,
       missesPerMinute: env.KEY_LOOKUP_MISSES_PER_MINUTE,
     });
+    this.clientAddressOf = clientAddressResolver(env.TRUSTED_PROXIES);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -103,7 +115,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     });
   }
 
-  async authenticate(presentedKey: string, clientAddress?: string): Promise<AuthenticatedKey | null> {
+  async authenticate(presentedKey: string, client?: ClientConnection): Promise<AuthenticatedKey | null> {
     if (!isWellFormedApiKey(presentedKey)) return null;
     const keyHash = hashApiKey(presentedKey);
     const cached = this.keys.get(keyHash);
@@ -112,7 +124,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
 
     let entry: CachedKey | null;
     try {
-      entry = await this.lookUp(keyHash, clientKey(clientAddress), cached !== undefined);
+      entry = await this.lookUp(keyHash, clientKey(client && this.clientAddressOf(client)), cached !== undefined);
     } catch (error) {
       // Billing is away (or this client has too many look-ups waiting): a key billing vouched for
       // keeps working until its entry expires (revocations still arrive by broadcast and remove

@@ -33,7 +33,7 @@ export class ChatService {
   ) {}
 
   /**
-   * Runs the request and hands its answer to `deliver`, which sends it just before the
+   * Runs the request and hands its answer to `deliver`, which sends it just after the
    * request's slot and hold are given back (paid-request-pipeline.ts). A client that leaves
    * once the prompt went upstream is billed all the same (upstream-billing.ts).
    */

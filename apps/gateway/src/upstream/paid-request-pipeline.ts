@@ -57,9 +57,8 @@ interface AnswerSteps<T, R> {
   /** Prices what the answer used (`admitted.settle`, which also journals it for the ledger) and makes the client's answer. */
   settle(result: T, admitted: AdmittedRequest): R;
   /**
-   * Sends the answer before the request's slot and hold are given back, in the same turn of
-   * the event loop: the answer leaves a little sooner, and no later request of the client can
-   * be admitted in between.
+   * Sends the answer just after the request's slot and hold are given back, in the same turn
+   * of the event loop: the client cannot send its next request before they are free.
    */
   deliver?(answer: R, clientGone: boolean): void;
 }
@@ -98,15 +97,15 @@ export class PaidRequestPipeline {
   async run<T, R>(request: PaidRequest, plan: RequestPlan, steps: PaidSteps<T, R>): Promise<R> {
     const admitted = await this.admit(request, plan);
     const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    let answer: R;
     try {
-      const result = await this.call(plan, steps, billing, admitted);
-      const answer = steps.settle(result, admitted);
-      steps.deliver?.(answer, billing.clientGone);
-      return answer;
+      answer = steps.settle(await this.call(plan, steps, billing, admitted), admitted);
     } finally {
       billing.close();
       admitted.finish();
     }
+    steps.deliver?.(answer, billing.clientGone);
+    return answer;
   }
 
   /**

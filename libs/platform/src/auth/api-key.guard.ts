@@ -59,7 +59,7 @@ export class ApiKeyGuard implements CanActivate {
 export async function authenticateRequest(authenticator: ApiKeyAuthenticator, request: ServedRequest, requirements: ApiKeyRequirements): Promise<AuthenticatedKey> {
   const presented = presentedKey(request, requirements.apiKeyHeader ?? false);
   // A key that cannot be one of ours is refused here, before any hash, cache entry or look-up.
-  const auth = presented && isWellFormedApiKey(presented) ? await authenticator.authenticate(presented, request.socket?.remoteAddress) : null;
+  const auth = presented && isWellFormedApiKey(presented) ? await authenticator.authenticate(presented, request) : null;
   if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
   if (requirements.credits && auth.status === 'suspended') {
     throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.accountSuspended);
