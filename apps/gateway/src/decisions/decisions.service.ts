@@ -4,6 +4,7 @@ import {
   QueueName,
   toJevAnswers,
   toLunaAnswers,
+  type AuthenticatedKey,
   type CatalogueModel,
   type DecideFailure,
   type DecideJob,
@@ -13,7 +14,7 @@ import {
   type DecisionShape,
 } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError } from '@igw/messaging';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { toClientError } from '../upstream/upstream-error.mapper';

@@ -28,7 +28,7 @@ function pipelineWith(events: string[]) {
 }
 
 describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
-  it('admits, checks, calls, settles and delivers, then gives the slot and hold back', async () => {
+  it('admits, checks, calls and settles, gives the slot and hold back, then delivers', async () => {
     const events: string[] = [];
     const answer = await pipelineWith(events).run(request(), plan, {
       beforeCall: () => void events.push('check'),
@@ -38,7 +38,7 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
       deliver: (delivered, clientGone) => void events.push(`deliver ${delivered} ${clientGone}`),
     });
     expect(answer).toBe('result!');
-    expect(events).toEqual(['admit {"input_tokens":10}', 'check', 'send openai', 'settle {"input_tokens":3}', 'deliver result! false', 'finish']);
+    expect(events).toEqual(['admit {"input_tokens":10}', 'check', 'send openai', 'settle {"input_tokens":3}', 'finish', 'deliver result! false']);
   });
 
   it('sends nothing when a check after admission refuses, and still finishes', async () => {

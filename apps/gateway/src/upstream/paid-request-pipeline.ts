@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CatalogueModel } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type InFlightWork, type ServiceSettings } from '@igw/platform';
+import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
+import { SERVICE_SETTINGS, type InFlightWork, type ServiceSettings } from '@igw/platform';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
@@ -57,9 +57,8 @@ interface AnswerSteps<T, R> {
   /** Prices what the answer used (`admitted.settle`, which also journals it for the ledger) and makes the client's answer. */
   settle(result: T, admitted: AdmittedRequest): R;
   /**
-   * Sends the answer before the request's slot and hold are given back, in the same turn of
-   * the event loop: the answer leaves a little sooner, and no later request of the client can
-   * be admitted in between.
+   * Sends the answer just after the request's slot and hold are given back, in the same turn
+   * of the event loop: the client cannot send its next request before they are free.
    */
   deliver?(answer: R, clientGone: boolean): void;
 }
@@ -101,15 +100,15 @@ export class PaidRequestPipeline implements InFlightWork {
   async run<T, R>(request: PaidRequest, plan: RequestPlan, steps: PaidSteps<T, R>): Promise<R> {
     const admitted = await this.admit(request, plan);
     const billing = this.startCall(request, plan);
+    let answer: R;
     try {
-      const result = await this.call(plan, steps, billing, admitted);
-      const answer = steps.settle(result, admitted);
-      steps.deliver?.(answer, billing.clientGone);
-      return answer;
+      answer = steps.settle(await this.call(plan, steps, billing, admitted), admitted);
     } finally {
       this.endCall(billing);
       admitted.finish();
     }
+    steps.deliver?.(answer, billing.clientGone);
+    return answer;
   }
 
   /**

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
+import { trustedRanges } from '../http/client-address';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
 const toNumber = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
@@ -102,6 +103,11 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISS_BURST: number = 20;
   /** How fast that budget comes back, per minute. */
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISSES_PER_MINUTE: number = 60;
+  /**
+   * Reverse proxies (comma-separated addresses and CIDR ranges) whose `X-Forwarded-For` names
+   * the client, for the per-address look-up budgets above; empty: the connection's address.
+   */
+  @IsOptional() @Transform(emptyToUndefined) @IsString() TRUSTED_PROXIES?: string;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
   @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
   /** How long a starting service waits for DATABASE_URL's and REDIS_URL's servers to answer before it exits, naming the one it could not reach. */
@@ -127,6 +133,11 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Loaded
   if (errors.length > 0) {
     const details = errors.flatMap((error) => Object.values(error.constraints ?? {})).join('; ');
     throw new EnvironmentError(`Invalid configuration: ${details}`);
+  }
+  try {
+    trustedRanges(env.TRUSTED_PROXIES);
+  } catch (error) {
+    throw new EnvironmentError(`Invalid configuration: ${(error as Error).message}`);
   }
   return { env, providers: readProviderEnvironment(source) };
 }
