@@ -235,4 +235,16 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
     expect(envNamed(deploymentOf(production, 'gateway').spec.template.spec.containers[0], 'KEY_CACHE_TTL_MS')).toEqual({ name: 'KEY_CACHE_TTL_MS', value: '30000' });
     expect(deploymentOf(production, 'gateway').spec.template.spec.containers[0].image).toBe('registry.example.com/inference-gateway:0.1.0');
   });
+
+  it('drains for the grace period less the preStop pause and the flush, so Kubernetes never kills a draining pod', () => {
+    for (const component of COMPONENTS) {
+      const pod = deploymentOf(defaults, component).spec.template.spec;
+      const grace = pod.terminationGracePeriodSeconds ?? 30;
+      const drainMs = Number(envNamed(pod.containers[0], 'SHUTDOWN_DRAIN_MS')!.value);
+      const preStopSeconds = Number(pod.containers[0].lifecycle?.preStop?.exec?.command?.[1] ?? 0);
+      expect(drainMs).toBe((grace - 15) * 1000);
+      expect(preStopSeconds * 1000 + drainMs).toBeLessThan(grace * 1000);
+    }
+    expect(envNamed(deploymentOf(defaults, 'gateway').spec.template.spec.containers[0], 'SHUTDOWN_DRAIN_MS')!.value).toBe('75000');
+  });
 });
