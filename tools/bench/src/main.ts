@@ -16,6 +16,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen, type LoadResult } from './load';
+import { measurePromptSizes, promptSizeTable, scenarioContextLengths, writeBenchCatalogue } from './prompt-sizes';
 import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -38,10 +39,14 @@ async function waitForPort(port: number): Promise<void> {
   throw new Error(`nothing listens on port ${port}`);
 }
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const PROMPT_SECONDS = Number(process.env.BENCH_PROMPT_SECONDS ?? 1);
+const ONLY = process.env.BENCH_ONLY;
 
 async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
   if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-  const backends = await startBackends(databaseUrl, queuePrefix, children);
+  await mkdir(path.join(ROOT, 'bench-results'), { recursive: true });
+  const catalogue = await writeBenchCatalogue(ROOT, path.join(ROOT, 'bench-results/catalogue.yaml'));
+  const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
   const { emulator, billing } = backends;
   // BENCH_PROFILE_DIR writes a V8 CPU profile of the gateway there (open it in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
@@ -57,6 +62,27 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const proxy = `http://127.0.0.1:${proxyPort}`;
   await waitForPort(proxyPort);
 
+  const header = `${new Date().toISOString()}, ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}`;
+  const tables: string[] = [];
+  if (ONLY !== 'prompts') tables.push(await chatTable(emulator, proxy, gateway, key, gatewayProcess));
+  if (ONLY !== 'chat') {
+    const rows = await measurePromptSizes({ baseUrl: emulator }, { baseUrl: gateway, key }, scenarioContextLengths(ROOT), { rounds: ROUNDS, secondsPerMeasurement: PROMPT_SECONDS });
+    const errors = rows.reduce((sum, row) => sum + row.errors, 0);
+    tables.push(
+      [
+        `Prompt sizes (${header}; one request at a time, ${ROUNDS} rounds × ${PROMPT_SECONDS}s per measurement, median of the rounds' p50; errors: ${errors})`,
+        '',
+        promptSizeTable(rows),
+      ].join('\n'),
+    );
+    if (errors > 0) process.stdout.write(`WARNING: ${errors} prompt-size requests failed; that table is not valid.\n`);
+  }
+  process.stdout.write(`\n${tables.join('\n')}\n`);
+  await writeFile(path.join(ROOT, 'bench-results/latest.md'), tables.join('\n'));
+}
+
+/** The chat table: latency, throughput and streaming, direct, through the minimal proxy and through the gateway. */
+async function chatTable(emulator: string, proxy: string, gateway: string, key: string, gatewayProcess: ChildProcess): Promise<string> {
   const targets = {
     direct: { baseUrl: emulator, key: 'bench', model: 'gpt-4o-mini' },
     proxy: { baseUrl: proxy, key: 'bench', model: 'gpt-4o-mini' },
@@ -112,10 +138,8 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     ...rows.map((row) => `| ${row.join(' | ')} |`),
     '',
   ].join('\n');
-  process.stdout.write(`\n${table}\n`);
-  if (errors > 0) process.stdout.write(`WARNING: ${errors} requests failed; the figures above are not valid.\n`);
-  await mkdir(path.join(ROOT, 'bench-results'), { recursive: true });
-  await writeFile(path.join(ROOT, 'bench-results/latest.md'), table);
+  if (errors > 0) process.stdout.write(`WARNING: ${errors} requests failed; the chat figures are not valid.\n`);
+  return table;
 }
 
 runBench(main);
