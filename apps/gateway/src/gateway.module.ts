@@ -18,6 +18,7 @@ import { SpeechController } from './media/speech.controller';
 import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
 import { RequestMeter } from './limits/request-meter';
+import { TokenCountingShutdown } from './tokens/token-counting.shutdown';
 import { UsageRecorder } from './usage/usage-recorder.service';
 
 @Module({})
@@ -41,6 +42,7 @@ export class GatewayModule {
         MediaFetcher,
         ImagesService,
         TranscriptionService,
+        TokenCountingShutdown,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

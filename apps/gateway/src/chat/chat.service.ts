@@ -50,7 +50,7 @@ export class ChatService {
     const admitted = await this.admit(prepared, call);
     const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
     try {
-      assertPromptFitsContext(prepared.model, call.body, call.bodyBytes);
+      await assertPromptFitsContext(prepared.model, call.body, call.bodyBytes);
       const completion = await this.callUpstream(prepared, call, billing, admitted, (target, signal) =>
         chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(signal)),
       );
@@ -73,7 +73,7 @@ export class ChatService {
     const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
     let chunks: AsyncIterable<UpstreamChatChunk>;
     try {
-      assertPromptFitsContext(prepared.model, call.body, call.bodyBytes);
+      await assertPromptFitsContext(prepared.model, call.body, call.bodyBytes);
       chunks = await this.callUpstream(prepared, call, billing, admitted, (target, signal) =>
         chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(signal)),
       );

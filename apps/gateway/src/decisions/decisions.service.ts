@@ -68,7 +68,7 @@ export class DecisionsService {
     const billing = new UpstreamCallBilling(call.signal, this.settings.env.DECISIONS_TIMEOUT_MS);
     try {
       // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
-      assertWithinContext(prepared.model, prepared.shape, call.body);
+      await assertWithinContext(prepared.model, prepared.shape, call.body);
       const reply = await billing.attempt(() => this.send(prepared, admitted));
       if (!reply.ok) {
         if (reply.inputTokensBilled > 0) admitted.settle({ input_tokens: reply.inputTokensBilled });

@@ -50,7 +50,7 @@ export class EmbeddingsService {
     let meta: ChargedUsage;
     try {
       // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
-      assertWithinContext(prepared.model, prepared.inputs);
+      await assertWithinContext(prepared.model, prepared.inputs);
       result = await billing.callWithFallback(
         this.fallback,
         prepared.targets,

@@ -50,12 +50,28 @@ export interface EstimableMessage {
  * Text parts count; anything else (images, audio) is not estimated here.
  */
 export function estimatePromptTokens(messages: readonly EstimableMessage[]): number {
-  let total = TOKENS_PER_REPLY_PRIMER;
-  for (const message of messages) {
-    total += TOKENS_PER_MESSAGE + countTokens(message.role) + countTokens(textOf(message.content));
-    if (message.name) total += countTokens(message.name) + 1;
-  }
+  const { texts, formatTokens } = promptTexts(messages);
+  let total = formatTokens;
+  for (const text of texts) total += countTokens(text);
   return total;
+}
+
+/**
+ * What {@link estimatePromptTokens} counts, apart: the texts the tokenizer reads (roles,
+ * contents, names) and the tokens the chat format adds around them.
+ */
+export function promptTexts(messages: readonly EstimableMessage[]): { texts: string[]; formatTokens: number } {
+  const texts: string[] = [];
+  let formatTokens = TOKENS_PER_REPLY_PRIMER;
+  for (const message of messages) {
+    formatTokens += TOKENS_PER_MESSAGE;
+    texts.push(message.role, textOf(message.content));
+    if (message.name) {
+      texts.push(message.name);
+      formatTokens += 1;
+    }
+  }
+  return { texts, formatTokens };
 }
 
 export function textOf(content: unknown): string {
