@@ -18,8 +18,7 @@ const LONG_RUN = new RegExp(`\\S{${LONGEST_COUNTED_RUN + 1},}|\\s{${LONGEST_COUN
 /** Tokens of a text with the o200k_base encoding (GPT-4o family), in time linear in its length. */
 export function countTokens(text: string): number {
   if (!text) return 0;
-  LONG_RUN.lastIndex = 0;
-  if (!LONG_RUN.test(text)) return countO200kTokens(text, PLAIN_TEXT);
+  if (!hasLongRun(text)) return countO200kTokens(text, PLAIN_TEXT);
   let total = 0;
   let counted = 0;
   LONG_RUN.lastIndex = 0;
@@ -33,6 +32,34 @@ export function countTokens(text: string): number {
   }
   if (counted < text.length) total += countO200kTokens(text.slice(counted), PLAIN_TEXT);
   return total;
+}
+
+/**
+ * Whether the text has a run of more than {@link LONGEST_COUNTED_RUN} whitespace or
+ * non-whitespace characters: LONG_RUN's question, answered in one pass over the characters
+ * (the regular expression retries at every character of every word, several times slower).
+ */
+export function hasLongRun(text: string): boolean {
+  let run = 0;
+  let inWhitespace = false;
+  for (let index = 0; index < text.length; index++) {
+    const whitespace = isUnicodeWhitespace(text.charCodeAt(index));
+    if (whitespace === inWhitespace) {
+      if (++run > LONGEST_COUNTED_RUN) return true;
+    } else {
+      inWhitespace = whitespace;
+      run = 1;
+    }
+  }
+  return false;
+}
+
+/** The characters of a regular expression's `\s`. */
+function isUnicodeWhitespace(code: number): boolean {
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return (
+    code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+  );
 }
 
 /** OpenAI's documented per-message overhead for chat prompts. */
