@@ -66,11 +66,11 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const tables: string[] = [];
   if (ONLY !== 'prompts') tables.push(await chatTable(emulator, proxy, gateway, key, gatewayProcess));
   if (ONLY !== 'chat') {
-    const rows = await measurePromptSizes({ baseUrl: emulator }, { baseUrl: gateway, key }, scenarioContextLengths(ROOT), { rounds: ROUNDS, secondsPerMeasurement: PROMPT_SECONDS });
+    const rows = await measurePromptSizes({ baseUrl: emulator }, { baseUrl: proxy }, { baseUrl: gateway, key, pid: gatewayProcess.pid! }, scenarioContextLengths(ROOT), { rounds: ROUNDS, secondsPerMeasurement: PROMPT_SECONDS });
     const errors = rows.reduce((sum, row) => sum + row.errors, 0);
     tables.push(
       [
-        `Prompt sizes (${header}; one request at a time, ${ROUNDS} rounds × ${PROMPT_SECONDS}s per measurement, median of the rounds' p50; errors: ${errors})`,
+        `Prompt sizes (${header}; one request at a time, ${ROUNDS} rounds × ${PROMPT_SECONDS}s per measurement, median of the rounds' p50; gateway CPU: user + system time of its process, token counting workers included; errors: ${errors})`,
         '',
         promptSizeTable(rows),
       ].join('\n'),

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { median, percentile, runLoadUnstolen, type LoadPlan, type LoadResult } from './load';
+import { median, percentile, runLoad, runLoadUnstolen, type LoadPlan, type LoadResult } from './load';
+import { cpuSeconds } from './services';
 
 /** Models of the shipped catalogue the scenario sends to, by context length. */
 const MODELS = {
@@ -127,7 +128,7 @@ export const PROMPT_CASES: readonly PromptCase[] = [
 ];
 
 /** The bodies of one case for the emulator (the upstream's model name) and for the gateway (the catalogue id). */
-function plans(promptCase: PromptCase, direct: { baseUrl: string }, gateway: { baseUrl: string; key: string }, durationMs: number): { direct: LoadPlan; gateway: LoadPlan } {
+function plans(promptCase: PromptCase, direct: { baseUrl: string }, gateway: { baseUrl: string; key: string }, durationMs: number, proxy?: { baseUrl: string }): { direct: LoadPlan; proxy: LoadPlan; gateway: LoadPlan } {
   const model = MODELS[promptCase.model];
   const plan = (baseUrl: string, key: string, modelName: string): LoadPlan => ({
     url: `${baseUrl}/v1/chat/completions`,
@@ -138,7 +139,11 @@ function plans(promptCase: PromptCase, direct: { baseUrl: string }, gateway: { b
     maxRequests: 2_000,
     stream: false,
   });
-  return { direct: plan(direct.baseUrl, 'bench', model.upstream), gateway: plan(gateway.baseUrl, gateway.key, model.id) };
+  return {
+    direct: plan(direct.baseUrl, 'bench', model.upstream),
+    proxy: plan((proxy ?? direct).baseUrl, 'bench', model.upstream),
+    gateway: plan(gateway.baseUrl, gateway.key, model.id),
+  };
 }
 
 export interface PromptSizeRow {
@@ -147,30 +152,41 @@ export interface PromptSizeRow {
   model: string;
   contextLength: number;
   direct: number;
+  proxy: number;
   gateway: number;
+  /** CPU time of the gateway process (its token counting workers included) per request, in ms. */
+  gatewayCpu: number;
   targetMs?: number;
   errors: number;
 }
 
 /**
- * Every case, direct and through the gateway in turn, `rounds` times after one warm-up round;
- * the median of each round's p50.
+ * Every case, direct, through the minimal proxy and through the gateway in turn, `rounds` times
+ * after one warm-up round; the median of each round's p50.
  */
 export async function measurePromptSizes(
   direct: { baseUrl: string },
-  gateway: { baseUrl: string; key: string },
+  proxy: { baseUrl: string },
+  gateway: { baseUrl: string; key: string; pid: number },
   contextLengths: Record<string, number>,
   { rounds, secondsPerMeasurement }: { rounds: number; secondsPerMeasurement: number },
 ): Promise<PromptSizeRow[]> {
-  const measured = PROMPT_CASES.map(() => ({ direct: [] as LoadResult[], gateway: [] as LoadResult[] }));
+  const measured = PROMPT_CASES.map(() => ({ direct: [] as LoadResult[], proxy: [] as LoadResult[], gateway: [] as LoadResult[], cpu: [] as number[] }));
   for (let round = 0; round <= rounds; round++) {
     process.stdout.write(round === 0 ? 'prompt sizes: warming up...\n' : `prompt sizes: round ${round}/${rounds}\n`);
     for (const [index, promptCase] of PROMPT_CASES.entries()) {
-      const plan = plans(promptCase, direct, gateway, secondsPerMeasurement * 1000);
-      const results = [await runLoadUnstolen(plan.direct), await runLoadUnstolen(plan.gateway)];
+      const plan = plans(promptCase, direct, gateway, secondsPerMeasurement * 1000, proxy);
+      const alone = await runLoadUnstolen(plan.direct);
+      const viaProxy = await runLoadUnstolen(plan.proxy);
+      const cpuBefore = await cpuSeconds(gateway.pid);
+      // Not retried for stolen time, so that the CPU time read covers exactly these requests.
+      const viaGateway = await runLoad(plan.gateway);
+      const cpu = ((await cpuSeconds(gateway.pid)) - cpuBefore) * 1000;
       if (round > 0) {
-        measured[index].direct.push(results[0]);
-        measured[index].gateway.push(results[1]);
+        measured[index].direct.push(alone);
+        measured[index].proxy.push(viaProxy);
+        measured[index].gateway.push(viaGateway);
+        measured[index].cpu.push(cpu / viaGateway.requests);
       }
     }
   }
@@ -183,9 +199,11 @@ export async function measurePromptSizes(
       model: model.id,
       contextLength: contextLengths[model.id] ?? 0,
       direct: p50(measured[index].direct),
+      proxy: p50(measured[index].proxy),
       gateway: p50(measured[index].gateway),
+      gatewayCpu: median(measured[index].cpu),
       targetMs: promptCase.targetMs,
-      errors: [...measured[index].direct, ...measured[index].gateway].reduce((sum, result) => sum + result.errors, 0),
+      errors: [...measured[index].direct, ...measured[index].proxy, ...measured[index].gateway].reduce((sum, result) => sum + result.errors, 0),
     };
   });
 }
@@ -199,14 +217,14 @@ export function scenarioContextLengths(root: string): Record<string, number> {
 export function promptSizeTable(rows: readonly PromptSizeRow[]): string {
   const kilobytes = (bytes: number) => `${(bytes / 1000).toFixed(0)} kB`;
   return [
-    '| prompt | body | model (context, tokens) | tokenizer needed | emulator direct p50 (ms) | through gateway p50 (ms) | added by gateway (ms) |',
-    '|---|---|---|---|---|---|---|',
+    '| prompt | body | model (context, tokens) | tokenizer needed | emulator direct p50 (ms) | added by minimal proxy (ms) | added by gateway (ms) | gateway CPU per request (ms) |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows.map((row) => {
       const added = row.gateway - row.direct;
       const target = row.targetMs === undefined ? '' : ` (target ≤ ${row.targetMs})`;
       // The gateway's cheap bound: no prompt has more tokens than its body has bytes.
       const counted = row.bodyBytes + 16 > row.contextLength ? 'yes' : 'no';
-      return `| ${row.name} | ${kilobytes(row.bodyBytes)} | ${row.model} (${row.contextLength.toLocaleString('en-US')}) | ${counted} | ${row.direct.toFixed(2)} | ${row.gateway.toFixed(2)} | +${added.toFixed(2)}${target}${row.errors ? ` — ${row.errors} errors` : ''} |`;
+      return `| ${row.name} | ${kilobytes(row.bodyBytes)} | ${row.model} (${row.contextLength.toLocaleString('en-US')}) | ${counted} | ${row.direct.toFixed(2)} | +${(row.proxy - row.direct).toFixed(2)} | +${added.toFixed(2)}${target}${row.errors ? ` — ${row.errors} errors` : ''} | ${row.gatewayCpu.toFixed(2)} |`;
     }),
     '',
   ].join('\n');
