@@ -1,6 +1,7 @@
 import path from 'node:path';
+import { findFreePort } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, expectErrorBody, type JsonResponse } from './support/http';
+import { call, eventually, expectErrorBody, type JsonResponse } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 /**
@@ -20,13 +21,20 @@ describe('chat completions: direct route and Express give the same answers', () 
   beforeAll(async () => {
     emulator = await startEmulator();
     harness = await startStandaloneHarness({
-      CATALOGUE_FILE: path.join(__dirname, 'fixtures/chat-catalogue.yaml'),
+      CATALOGUE_FILE: path.join(__dirname, 'fixtures/chat-paths-catalogue.yaml'),
       OPENAI_API_KEY: 'k',
       OPENAI_BASE_URL: `${emulator.url}/v1`,
+      ANTHROPIC_API_KEY: 'k',
+      ANTHROPIC_BASE_URL: emulator.url,
+      // Nothing listens there: the unreachable upstream.
+      MISTRAL_API_KEY: 'k',
+      MISTRAL_BASE_URL: `http://127.0.0.1:${await findFreePort()}/v1`,
+      UPSTREAM_TIMEOUT_MS: '1000',
+      UPSTREAM_MAX_RESPONSE_BYTES: '65536',
       RATE_LIMIT_RPM: '100000',
       BODY_LIMIT: '64kb',
     });
-    key = (await harness.paidKey(10_000)).key;
+    key = (await harness.paidKey(1_000_000)).key;
   }, 120_000);
 
   afterAll(async () => {
@@ -39,11 +47,18 @@ describe('chat completions: direct route and Express give the same answers', () 
     return { direct: await send(DIRECT), express: await send(THROUGH_EXPRESS) };
   };
 
-  const expectSameError = (answers: { direct: JsonResponse; express: JsonResponse }, status: number, pathname: string) => {
-    expectErrorBody(answers.direct, status, pathname);
-    expectErrorBody(answers.express, status, pathname);
-    expect((answers.direct.body as { message: string }).message).toBe((answers.express.body as { message: string }).message);
-    for (const header of ['retry-after', 'content-type']) expect(answers.direct.headers.get(header)).toBe(answers.express.headers.get(header));
+  /** What must match: the status, the headers a client reads, the error body but for its request id and time. */
+  const comparable = (response: JsonResponse) => {
+    const { requestId, timestamp, ...body } = response.body as Record<string, unknown>;
+    expect(requestId).toBe(response.headers.get('x-request-id'));
+    expect(typeof timestamp).toBe('string');
+    const headers = Object.fromEntries(['retry-after', 'content-type', 'cache-control'].map((name) => [name, response.headers.get(name)]));
+    return { status: response.status, headers, body };
+  };
+
+  const expectSameError = (answers: { direct: JsonResponse; express: JsonResponse }, status: number, pathname: string, message?: RegExp) => {
+    expectErrorBody(answers.direct, status, pathname, message);
+    expect(comparable(answers.direct)).toEqual(comparable(answers.express));
   };
 
   const ask = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'mini', messages: [{ role: 'user', content: 'hello' }], ...extra });
@@ -111,5 +126,88 @@ describe('chat completions: direct route and Express give the same answers', () 
     expect(direct.status).toBe(200);
     expect(direct.last).toBe('data: [DONE]');
     expect(direct.content.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a key without credits with the same 403', async () => {
+    const { key: broke } = await harness.paidKey(0);
+    expectSameError(await both('/v1/chat/completions', ask(), {}, broke), 403, '/v1/chat/completions');
+  });
+
+  /** A paid account whose keys may have one request in flight at once, and a key of it. */
+  const oneAtATime = async () => {
+    const account = await call<{ id: string }>(`${harness.billing}/admin/v1/accounts`, { token: harness.adminToken, body: { credits: 10_000, plan: 'paid' } });
+    const limits = await call(`${harness.billing}/admin/v1/accounts/${account.body.id}`, { method: 'PATCH', token: harness.adminToken, body: { concurrentRequests: 1 } });
+    expect(limits.status).toBe(200);
+    const created = await call<{ key: string }>(`${harness.billing}/admin/v1/accounts/${account.body.id}/keys`, { token: harness.adminToken, body: {} });
+    return { accountId: account.body.id, key: created.body.key };
+  };
+
+  it('refuses a request over the concurrency limit with the same 429 and retry-after', async () => {
+    const { key: single } = await oneAtATime();
+    const inFlight = call(`${harness.gateway}/v1/chat/completions`, { token: single, body: JSON.parse(ask({ model: 'test/unhurried' })) });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answers = await both('/v1/chat/completions', ask(), {}, single);
+    expectSameError(answers, 429, '/v1/chat/completions', /^Too Many Requests$/);
+    expect(answers.direct.headers.get('retry-after')).toBe('1');
+    expect((await inFlight).status).toBe(200);
+  });
+
+  it.each([
+    ['429, with its retry-after', 'test/upstream-429', 429, /^Too Many Requests$/],
+    ['500', 'test/upstream-500', 502, /^Bad Gateway: the upstream provider openai failed \(500\)/],
+    ['503', 'test/upstream-503', 502, /^Bad Gateway: the upstream provider openai failed \(503\)/],
+    ['401', 'test/upstream-401', 502, /refused the gateway's credentials/],
+    ['403', 'test/upstream-403', 502, /refused the gateway's credentials/],
+    ['400', 'test/upstream-400', 400, /^Upstream provider openai rejected the request: /],
+    ['404', 'test/upstream-404', 404, /^Upstream provider openai rejected the request: /],
+    ['422', 'test/upstream-422', 422, /^Upstream provider openai rejected the request: /],
+    ['a timeout', 'test/upstream-timeout', 504, /^Gateway Timeout: openai did not answer within 1000 ms/],
+    ['no connection', 'test/upstream-unreachable', 503, /^Service Unavailable: the upstream provider mistral cannot be reached/],
+    // A stream reads events, not one body: only an answer in one piece has a size limit.
+    ['an answer past the size limit', 'test/upstream-oversized', 502, /^Bad Gateway: the upstream answer from openai exceeded/, [false]],
+  ])('maps an upstream %s alike, streamed or not', async (_, model, status, message, streamed = [false, true]) => {
+    for (const stream of streamed) {
+      const answers = await both('/v1/chat/completions', ask({ model, stream }));
+      expectSameError(answers, status, '/v1/chat/completions', message);
+      if (status === 429) expect(answers.direct.headers.get('retry-after')).toBe('1');
+    }
+  });
+
+  it('refuses alike a request the upstream format cannot express (400)', async () => {
+    const audio = { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] };
+    expectSameError(await both('/v1/chat/completions', JSON.stringify({ model: 'test/claude', messages: [audio] })), 400, '/v1/chat/completions', /not supported for Anthropic/);
+  });
+
+  it('bills a client that leaves alike, and frees its slot', async () => {
+    /** Leaves a stream after its first chunk, then an answer before it comes; waits each time until the key may send again. */
+    const leaveTwice = async (contentType: string) => {
+      const { accountId, key: single } = await oneAtATime();
+      const post = (body: string, signal: AbortSignal) =>
+        fetch(`${harness.gateway}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${single}`, 'content-type': contentType }, body, signal });
+      const slotFreed = () => eventually(async () => (await call(`${harness.gateway}/v1/chat/completions`, { token: single, body: JSON.parse(ask()) })).status === 200, 10_000, 100);
+
+      const leaving = new AbortController();
+      const stream = await post(ask({ model: 'test/slow', stream: true }), leaving.signal);
+      expect(stream.status).toBe(200);
+      await stream.body!.getReader().read();
+      leaving.abort();
+      await slotFreed();
+
+      const impatient = new AbortController();
+      const unanswered = post(ask({ model: 'test/unhurried' }), impatient.signal).catch((error: Error) => error.name);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      impatient.abort();
+      expect(await unanswered).toBe('AbortError');
+      await slotFreed();
+
+      // The two left requests and the two that found the slot free.
+      await eventually(async () => (await harness.usageEntries(accountId, 10)).length === 4, 15_000, 100);
+      return (await harness.usageEntries(accountId, 10)).map(({ model, endpoint, units, credits }) => ({ model, endpoint, units, credits }));
+    };
+    const [direct, express] = await Promise.all([leaveTwice(DIRECT), leaveTwice(THROUGH_EXPRESS)]);
+    expect(direct).toEqual(express);
+    expect(direct.map(({ model }) => model)).toEqual(['test/mini', 'test/unhurried', 'test/mini', 'test/slow']);
+    // A charge is a negative ledger amount.
+    expect(direct.every(({ credits }) => credits < 0)).toBe(true);
   });
 });

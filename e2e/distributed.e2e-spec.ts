@@ -27,7 +27,8 @@ describe('distributed services, end to end', () => {
       catalogueFile: path.join(__dirname, 'fixtures/distributed-catalogue.yaml'),
       gateways: 1,
       gatewayEnv: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1` },
-      decisions: true,
+      // The decisions service calls the upstreams itself: System One and OpenAI chat (the log-probabilities fallback).
+      decisions: { TYPESAFE_API_KEY: 'typesafe-key', TYPESAFE_BASE_URL: `${emulator.url}/v1`, OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${emulator.url}/v1` },
     });
     ({ queueEnv, database, billing } = harness);
     gateway = harness.gateways[0];
@@ -82,6 +83,35 @@ describe('distributed services, end to end', () => {
     expect((await call(`${gateway}/v1/chat/completions`, { token: key.body.key, body })).status).toBe(200);
     await call(`${billing}/admin/v1/accounts/${account.body.id}/credits`, { token: ADMIN_TOKEN, body: { credits: -100 } });
     await eventually(async () => (await call(`${gateway}/v1/chat/completions`, { token: key.body.key, body })).status === 403, 2_000);
+  });
+
+  it('answers decisions over the queue from the decisions service, billing input tokens only across processes', async () => {
+    const key = await harness.paidKey(1_000_000);
+    const state = 'I was charged twice for order 4411, please refund one today.';
+    const questions = {
+      is_complaint: { type: 'noul', instructions: 'Is the customer complaining?' },
+      topic: { type: 'choice', instructions: 'What is it about?', criteria: { billing: 'payments and refunds', other: 'anything else' } },
+    };
+    type Decision = { model: string; answers: Record<string, Record<string, unknown>>; usage: { input_tokens: number; output_tokens: number }; meta: { usage: { credits_used: number } } };
+    const pinned = await call<Decision>(`${gateway}/v1/decisions`, { token: key, body: { model: 'jev', state, questions } });
+    expect(pinned.status).toBe(200);
+    // The floating id answers as its pinned release, whose prices apply.
+    expect(pinned.body.model).toBe('test/jev-1.14');
+    expect(Object.keys(pinned.body.answers).sort()).toEqual(['is_complaint', 'topic']);
+    expect(pinned.body.usage.input_tokens).toBeGreaterThan(0);
+    // Input tokens only, at 20 USD per million (40 credits each at 2,000,000 credits per USD): the output price is never charged.
+    const inputOnly = pinned.body.meta.usage.credits_used;
+    expect(inputOnly).toBe(pinned.body.usage.input_tokens * 40);
+
+    const fallback = await call<Decision>(`${gateway}/v1/decisions`, { token: key, body: { model: 'test/logprobs', state, questions: { is_complaint: questions.is_complaint } } });
+    expect(fallback.status).toBe(200);
+    // p(yes) / (p(yes) + p(no)) from the emulated log probabilities.
+    const yes = Math.exp(-0.2);
+    expect(fallback.body.answers.is_complaint.noul).toBeCloseTo(yes / (yes + Math.exp(-1.8)), 12);
+    expect(fallback.body.meta.usage.credits_used).toBe(fallback.body.usage.input_tokens * 40);
+
+    const spent = inputOnly + fallback.body.meta.usage.credits_used;
+    await eventually(async () => (await call<{ balance: number }>(`${billing}/v1/billing/balance`, { token: key })).body.balance === 1_000_000 - spent, 10_000);
   });
 
   it('answers 503 naming the variable to set for a model whose provider has no credentials', async () => {

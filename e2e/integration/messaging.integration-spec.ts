@@ -1,4 +1,4 @@
-import { QueueName, usageBatchEvents } from '@igw/contracts';
+import { QueueName, usageBatchEvents, usageBatchOf } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
@@ -71,10 +71,6 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
   it('delivers a work job once even when it is added twice with the same job id', async () => {
     const seen: string[] = [];
     callee.consume(QueueName.Usage, {
-      'usage.record': async (event) => {
-        seen.push(event.requestId);
-        return { applied: true };
-      },
       'usage.recordBatch': async (batch) => {
         const events = usageBatchEvents(batch);
         seen.push(...events.map((event) => event.requestId));
@@ -94,8 +90,9 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
       prices: [],
       occurredAt: new Date().toISOString(),
     };
-    await caller.enqueue(QueueName.Usage, 'usage.record', event, { jobId: event.requestId });
-    await caller.enqueue(QueueName.Usage, 'usage.record', event, { jobId: event.requestId });
+    const batch = await usageBatchOf(Buffer.from(JSON.stringify(event)));
+    await caller.enqueue(QueueName.Usage, 'usage.recordBatch', batch, { jobId: 'batch-1' });
+    await caller.enqueue(QueueName.Usage, 'usage.recordBatch', batch, { jobId: 'batch-1' });
     await waitFor(() => seen.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(seen).toEqual(['req-1']);

@@ -10,7 +10,8 @@ export interface DistributedOptions {
   gateways: number;
   /** Added to every gateway's environment (upstream addresses, limits, ...). */
   gatewayEnv: NodeJS.ProcessEnv;
-  decisions?: boolean;
+  /** Starts the decisions service, with this added to its environment (its upstreams). */
+  decisions?: boolean | NodeJS.ProcessEnv;
 }
 
 export interface DistributedHarness {
@@ -51,7 +52,10 @@ export async function startDistributedHarness(options: DistributedOptions): Prom
   try {
     const catalogue = await start('catalogue', (port) => ({ DATABASE_URL: database.url, CATALOGUE_PORT: String(port), CATALOGUE_FILE: options.catalogueFile }));
     const billing = await start('billing', (port) => ({ DATABASE_URL: database.url, BILLING_PORT: String(port) }));
-    if (options.decisions) await start('decisions', (port) => ({ DECISIONS_PORT: String(port) }));
+    if (options.decisions) {
+      const decisionsEnv = options.decisions === true ? {} : options.decisions;
+      await start('decisions', (port) => ({ ...decisionsEnv, DECISIONS_PORT: String(port) }));
+    }
     const gateways: string[] = [];
     for (let i = 0; i < options.gateways; i++) gateways.push(await start('gateway', (port) => ({ ...options.gatewayEnv, PORT: String(port) })));
     for (const gateway of gateways) await eventually(async () => (await call(`${gateway}/readyz`)).status === 200, 20_000);

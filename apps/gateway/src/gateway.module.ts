@@ -17,8 +17,10 @@ import { TranscriptionService } from './media/transcription.service';
 import { SpeechController } from './media/speech.controller';
 import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
+import { limitStoreProvider } from './limits/limit-store.provider';
 import { RequestMeter } from './limits/request-meter';
 import { TokenCountingShutdown } from './tokens/token-counting.shutdown';
+import { PaidRequestPipeline } from './upstream/paid-request-pipeline';
 import { UsageRecorder } from './usage/usage-recorder.service';
 
 @Module({})
@@ -34,7 +36,9 @@ export class GatewayModule {
         GatewayKeyAuthenticator,
         { provide: ApiKeyAuthenticator, useExisting: GatewayKeyAuthenticator },
         UsageRecorder,
+        limitStoreProvider,
         RequestMeter,
+        PaidRequestPipeline,
         ChatService,
         EmbeddingsService,
         DecisionsService,

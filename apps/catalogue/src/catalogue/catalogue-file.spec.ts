@@ -297,6 +297,15 @@ describe('the shipped catalogue', () => {
     for (const model of [current, previous, d1, luna]) {
       expect(model.pricing?.units.map((unit) => unit.unit)).toEqual(['input_tokens']);
     }
+
+    // The fallback on chat log probabilities needs a chat API that returns them: OpenAI's and Azure OpenAI's do.
+    const logprobs = models.filter((model) => model.tags.includes('decisions:logprobs'));
+    expect(logprobs.map((model) => model.id).sort()).toEqual(['openai/gpt-4o-mini']);
+    for (const model of logprobs) {
+      expect(model.type).toBe('openai/chat-completions');
+      expect(model.capabilities).toContain('decisions');
+      expect(model.routing.sources.every((source) => ['openai', 'azure'].includes(source.provider))).toBe(true);
+    }
   });
 
   it('resolves the floating jev id to the current pinned release', () => {

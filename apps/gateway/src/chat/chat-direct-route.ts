@@ -1,16 +1,23 @@
+// The chat fast path: POST /v1/chat/completions served straight from Node's server, outside
+// Express and Nest, with the pipeline's steps called by hand (it carries nearly all chat traffic).
+// To extend the service, register guards, interceptors, pipes, filters and middleware on the
+// app as usual: the gateway then refuses to start, naming each one the fast path would skip,
+// until you set CHAT_FAST_PATH=false or call it in serveChat below and list it in `runs`.
 import type { ServerResponse } from 'node:http';
+import { validateChatBody } from '@igw/contracts';
 import {
   ApiKeyAuthenticator,
+  ApiKeyGuard,
   authenticateRequest,
   readJsonBody,
   sendErrorResponse,
   startRequestContext,
-  validateChatBody,
   type DirectRoute,
   type DirectRouteContext,
   type ServedRequest,
 } from '@igw/platform';
 import { respondToChat } from './chat-responder';
+import { ChatController } from './chat.controller';
 import { ChatService } from './chat.service';
 
 const CHAT_PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
@@ -24,6 +31,11 @@ const JSON_UTF8 = /^application\/json\s*;\s*charset="?utf-8"?$/i;
  * the controller's responder, the exception filter's error body. Requests this route is not
  * sure about (another content type or encoding, no content-length, a body over the limit)
  * go to Express untouched, where `ChatController` serves them the same way.
+ *
+ * An enhancer added to the app is refused at start rather than run here: running Nest's
+ * guards, interceptors (an Observable chain), filters and pipes by hand would rebuild the
+ * pipeline this route exists to skip, and any way it differed from Nest's would go unnoticed.
+ * A refusal names the enhancer and costs one setting (CHAT_FAST_PATH=false) to resolve.
  */
 export function chatDirectRoute({ app, bodyLimitBytes }: DirectRouteContext): DirectRoute {
   const chat = app.get(ChatService);
@@ -42,6 +54,13 @@ export function chatDirectRoute({ app, bodyLimitBytes }: DirectRouteContext): Di
   }
 
   return {
+    name: 'The chat fast path',
+    turnOff: 'CHAT_FAST_PATH=false',
+    method: 'POST',
+    paths: [...CHAT_PATHS],
+    handler: { controller: ChatController, method: 'create' },
+    // authenticateRequest is ApiKeyGuard's own check.
+    runs: [ApiKeyGuard],
     serve(request, response) {
       if (!claimsChatRequest(request, bodyLimitBytes)) return false;
       void serveChat(request, response);

@@ -1,13 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
+import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
 import { chatUnits, estimateChatPromptTokens, StreamedTokenCounter } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
-import { chatAdapterFor, type CancelSignal, type UpstreamChatChunk, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
-import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
-import { RequestMeter, type AdmittedRequest, type ChargedUsage } from '../limits/request-meter';
-import { planTargets, selectSources, UpstreamFallback, type UpstreamTarget } from '../upstream/upstream-route';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
+import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
+import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../upstream/paid-request-pipeline';
+import { planTargets, selectSources, type UpstreamTarget } from '../upstream/upstream-route';
 import { toClientError } from '../upstream/upstream-error.mapper';
-import { UpstreamCallBilling } from '../upstream/upstream-billing';
 import { assertChatModel, assertOutputWithinModelLimit, assertPromptFitsContext, assertRolesAllowed, chatCostCeilingUnits, upstreamRequest } from './chat-request';
 import { chatStreamEvents } from './chat-stream';
 
@@ -20,9 +19,7 @@ export interface ChatCall {
   signal: CancelSignal;
 }
 
-interface PreparedChat {
-  model: CatalogueModel;
-  revision: number;
+interface ChatPlan extends RequestPlan {
   targets: UpstreamTarget[];
   /** The most the request can cost, in priced units: what admission holds. */
   ceiling: Record<string, number> & { output_tokens: number };
@@ -30,37 +27,28 @@ interface PreparedChat {
 
 @Injectable()
 export class ChatService {
-  private readonly fallback = new UpstreamFallback();
-
   constructor(
-    private readonly catalogue: CatalogueSnapshotService,
-    private readonly meter: RequestMeter,
+    private readonly pipeline: PaidRequestPipeline,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   /**
-   * Runs the request and hands its answer to `deliver`, which sends it. The request's slot and
-   * hold are given back just after, in the same turn of the event loop: the answer leaves
-   * ~10 µs sooner at concurrency 1, and no later request of the client can be admitted in
-   * between (it cannot arrive before this turn is over). A client that leaves once the prompt
-   * went upstream is billed all the same (upstream-billing.ts).
+   * Runs the request and hands its answer to `deliver`, which sends it just after the
+   * request's slot and hold are given back (paid-request-pipeline.ts). A client that leaves
+   * once the prompt went upstream is billed all the same (upstream-billing.ts).
    */
   async complete(call: ChatCall, deliver: (completion: ChatCompletionDto) => void): Promise<void> {
-    const prepared = this.prepare(call);
-    const admitted = await this.admit(prepared, call);
-    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
-    try {
-      await assertPromptFitsContext(prepared.model, call.body, call.bodyBytes);
-      const completion = await this.callUpstream(prepared, call, billing, admitted, (target, signal) =>
-        chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(signal)),
-      );
-      const usage = usageOf(completion, call.body);
-      const charged = settle(prepared.model, usage, admitted);
-      if (!billing.clientGone) deliver(completionOf(completion, prepared.model, usage, charged));
-    } finally {
-      billing.close();
-      admitted.finish();
-    }
+    const plan = this.plan(call);
+    await this.pipeline.run(call, plan, {
+      ...this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
+      settle: (completion, admitted) => {
+        const usage = usageOf(completion, call.body);
+        return completionOf(completion, plan.model, usage, settle(plan.model, usage, admitted));
+      },
+      deliver: (completion, clientGone) => {
+        if (!clientGone) deliver(completion);
+      },
+    });
   }
 
   /**
@@ -68,31 +56,22 @@ export class ChatService {
    * was sent) and returns its server-sent events.
    */
   async openStream(call: ChatCall): Promise<AsyncGenerator<string>> {
-    const prepared = this.prepare(call);
-    const admitted = await this.admit(prepared, call);
-    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
-    let chunks: AsyncIterable<UpstreamChatChunk>;
-    try {
-      await assertPromptFitsContext(prepared.model, call.body, call.bodyBytes);
-      chunks = await this.callUpstream(prepared, call, billing, admitted, (target, signal) =>
-        chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(signal)),
-      );
-    } catch (error) {
-      billing.close();
-      admitted.finish();
-      throw error;
-    }
-    return chatStreamEvents(chunks, {
-      modelId: prepared.model.id,
+    const plan = this.plan(call);
+    const opened = await this.pipeline.open(
+      call,
+      plan,
+      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
+    );
+    return chatStreamEvents(opened.result, {
+      modelId: plan.model.id,
       includeUsage: call.body.stream_options?.include_usage === true,
       prompt: call.body,
       // The stream's end, however it came (read on after the client left): the request is over for its limits and hold.
       settle: ({ usage }) => {
         try {
-          return settle(prepared.model, usage, admitted);
+          return settle(plan.model, usage, opened.admitted);
         } finally {
-          billing.close();
-          admitted.finish();
+          opened.release();
         }
       },
       describeError: (error) => {
@@ -102,22 +81,20 @@ export class ChatService {
     });
   }
 
-  /** The upstream call with fallback; a prompt an upstream processed is billed by estimate if the call fails (upstream-billing.ts). */
-  private callUpstream<T>(
-    prepared: PreparedChat,
-    call: ChatCall,
-    billing: UpstreamCallBilling,
-    admitted: AdmittedRequest,
-    send: (target: UpstreamTarget, signal: CancelSignal) => Promise<T>,
-  ): Promise<T> {
-    return billing.callWithFallback(this.fallback, prepared.targets, send, (unread) => {
-      const output = unread === 'answer-unread' ? prepared.ceiling.output_tokens : 0;
-      settle(prepared.model, estimatedUsage(call.body, output), admitted);
-    });
+  /** The context is counted after admission; a prompt an upstream processed is billed by estimate if the call fails. */
+  private upstreamSteps<T>(call: ChatCall, plan: ChatPlan, send: FallbackSteps<T>['send']): FallbackSteps<T> {
+    return {
+      beforeCall: () => assertPromptFitsContext(plan.model, call.body, call.bodyBytes),
+      send,
+      unreadUnits: (unread) => {
+        const output = unread === 'answer-unread' ? plan.ceiling.output_tokens : 0;
+        return chatUnits(estimatedUsage(call.body, output), pricedUnitsOf(plan.model));
+      },
+    };
   }
 
-  private prepare(call: ChatCall): PreparedChat {
-    const { model, revision } = this.catalogue.resolveModel(call.body.model);
+  private plan(call: ChatCall): ChatPlan {
+    const { model, revision } = this.pipeline.resolveModel(call.body.model);
     assertChatModel(model);
     assertRolesAllowed(model, call.body.messages);
     assertOutputWithinModelLimit(model, call.body);
@@ -128,18 +105,7 @@ export class ChatService {
       call.bodyBytes,
       targets.map((target) => target.definition.kind),
     );
-    return { model, revision, targets, ceiling };
-  }
-
-  /**
-   * Rate limits and credits, with the request's most expensive outcome held until it finishes.
-   * Comes before any token counting: a key that cannot pay costs no tokenizer time.
-   */
-  private admit(prepared: PreparedChat, call: ChatCall): Promise<AdmittedRequest> {
-    return this.meter.admit(
-      { requestId: call.requestId, auth: call.auth, endpoint: 'chat.completions', model: prepared.model, catalogueRevision: prepared.revision },
-      prepared.ceiling,
-    );
+    return { endpoint: 'chat.completions', model, catalogueRevision: revision, targets, ceiling };
   }
 
   private callOptions(signal: CancelSignal) {

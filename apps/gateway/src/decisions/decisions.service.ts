@@ -4,6 +4,7 @@ import {
   QueueName,
   toJevAnswers,
   toLunaAnswers,
+  type AuthenticatedKey,
   type CatalogueModel,
   type DecideFailure,
   type DecideJob,
@@ -13,11 +14,9 @@ import {
   type DecisionShape,
 } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError } from '@igw/messaging';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
-import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
-import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
-import { UpstreamCallBilling } from '../upstream/upstream-billing';
+import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { toClientError } from '../upstream/upstream-error.mapper';
 import { selectSources } from '../upstream/upstream-route';
 import { assertShape, assertWithinContext, decisionQuestions, decisionShapeOf, inputTokensOf, LOGPROBS_TAG, tokens, utf8Bytes } from './decisions-request';
@@ -53,49 +52,51 @@ export class DecisionsService {
   private readonly logger = new Logger(DecisionsService.name);
 
   constructor(
-    private readonly catalogue: CatalogueSnapshotService,
-    private readonly meter: RequestMeter,
+    private readonly pipeline: PaidRequestPipeline,
     private readonly messaging: MessagingService,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   async decide(call: DecisionsCall): Promise<DecisionResultDto> {
     const prepared = this.prepare(call);
-    const admitted = await this.meter.admit(
-      { requestId: call.requestId, auth: call.auth, endpoint: 'decisions', model: prepared.model, catalogueRevision: prepared.revision },
-      { input_tokens: prepared.inputTokensCeiling },
-    );
-    const billing = new UpstreamCallBilling(call.signal, this.settings.env.DECISIONS_TIMEOUT_MS);
-    try {
+    const plan = {
+      endpoint: 'decisions',
+      model: prepared.model,
+      catalogueRevision: prepared.revision,
+      ceiling: { input_tokens: prepared.inputTokensCeiling },
+      // A queued job cannot be called back: the request waits for its reply, at most this long.
+      backgroundLimitMs: this.settings.env.DECISIONS_TIMEOUT_MS,
+    };
+    return this.pipeline.run(call, plan, {
       // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
-      await assertWithinContext(prepared.model, prepared.shape, call.body);
-      const reply = await billing.attempt(() => this.send(prepared, admitted));
-      if (!reply.ok) {
-        if (reply.inputTokensBilled > 0) admitted.settle({ input_tokens: reply.inputTokensBilled });
-        throw clientErrorOf(reply.failure);
-      }
-      const meta = admitted.settle({ input_tokens: reply.usage.input_tokens });
-      const { questions } = prepared.job;
-      return {
-        model: prepared.model.id,
-        answers: prepared.shape === 'jev' ? toJevAnswers(questions, reply.answers) : toLunaAnswers(questions, reply.answers),
-        usage: { input_tokens: reply.usage.input_tokens, output_tokens: producesNoOutput(prepared.model) ? 0 : reply.usage.output_tokens },
-        meta: { usage: meta },
-      };
-    } finally {
-      billing.close();
-      admitted.finish();
-    }
+      beforeCall: () => assertWithinContext(prepared.model, prepared.shape, call.body),
+      forward: () => this.send(prepared),
+      unreadUnits: (unread) => (unread === 'answer-unread' ? { input_tokens: prepared.job.estimatedInputTokens } : undefined),
+      settle: (reply, admitted): DecisionResultDto => {
+        if (!reply.ok) {
+          if (reply.inputTokensBilled > 0) admitted.settle({ input_tokens: reply.inputTokensBilled });
+          throw clientErrorOf(reply.failure);
+        }
+        const meta = admitted.settle({ input_tokens: reply.usage.input_tokens });
+        const { questions } = prepared.job;
+        return {
+          model: prepared.model.id,
+          answers: prepared.shape === 'jev' ? toJevAnswers(questions, reply.answers) : toLunaAnswers(questions, reply.answers),
+          usage: { input_tokens: reply.usage.input_tokens, output_tokens: producesNoOutput(prepared.model) ? 0 : reply.usage.output_tokens },
+          meta: { usage: meta },
+        };
+      },
+    });
   }
 
-  private async send(prepared: PreparedDecision, admitted: AdmittedRequest): Promise<DecideReply> {
+  private async send(prepared: PreparedDecision): Promise<DecideReply> {
     try {
       return await this.messaging.request(QueueName.Decisions, 'decisions.decide', prepared.job, this.settings.env.DECISIONS_TIMEOUT_MS);
     } catch (error) {
       if (error instanceof RpcTimeoutError) {
-        // The worker had the job: upstreams may have read the content; its count is billed.
-        if (error.workerStarted) admitted.settle({ input_tokens: prepared.job.estimatedInputTokens });
-        throw new GatewayException(HttpStatus.GATEWAY_TIMEOUT, `Gateway Timeout: the decisions service did not answer within ${error.timeoutMs} ms.`, { cause: error });
+        const timeout = new GatewayException(HttpStatus.GATEWAY_TIMEOUT, `Gateway Timeout: the decisions service did not answer within ${error.timeoutMs} ms.`, { cause: error });
+        // The worker had the job: upstreams may have read the content, and its count is billed (upstream-billing.ts).
+        throw error.workerStarted ? Object.assign(timeout, { upstreamCharged: true }) : timeout;
       }
       this.logger.error(`Decision ${prepared.job.requestId}: ${error instanceof Error ? error.message : String(error)}`);
       throw new GatewayException(HttpStatus.BAD_GATEWAY, 'Bad Gateway: the decisions service failed to answer.', { cause: error });
@@ -103,9 +104,9 @@ export class DecisionsService {
   }
 
   private prepare(call: DecisionsCall): PreparedDecision {
-    const named = this.catalogue.resolveModel(call.body.model);
+    const named = this.pipeline.resolveModel(call.body.model);
     // A floating id answers as its current pinned release: that entry's sources and prices.
-    const { model, revision } = named.model.resolvesTo ? this.catalogue.resolveModel(named.model.resolvesTo) : named;
+    const { model, revision } = named.model.resolvesTo ? this.pipeline.resolveModel(named.model.resolvesTo) : named;
     const shape = decisionShapeOf(model);
     assertShape(model, shape, call.body);
     const questions = decisionQuestions(model, shape, call.body);

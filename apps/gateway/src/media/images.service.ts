@@ -2,18 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   MAX_IMAGE_SIDE,
   MAX_IMAGE_STEPS,
+  type AuthenticatedKey,
   type CatalogueModel,
   type ImageChoiceDto,
   type ImageGenerationRequestDto,
   type ImageGenerationResultDto,
   type ImageMetaUsageDto,
 } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { imagesAdapterFor, parseSize, type CancelSignal, type UpstreamImage, type UpstreamImageResult } from '@igw/providers';
-import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
-import { RequestMeter } from '../limits/request-meter';
-import { UpstreamCallBilling } from '../upstream/upstream-billing';
-import { UpstreamFallback } from '../upstream/upstream-route';
+import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { cheaperOf, defaultQuality, imagePriceUnits, imageUnits } from './image-pricing';
 import { inlineImage } from './image-inline';
 import { MediaFetcher } from './media-fetcher';
@@ -38,18 +36,15 @@ export interface ImagesCall {
  */
 @Injectable()
 export class ImagesService {
-  private readonly fallback = new UpstreamFallback();
-
   constructor(
-    private readonly catalogue: CatalogueSnapshotService,
-    private readonly meter: RequestMeter,
+    private readonly pipeline: PaidRequestPipeline,
     private readonly fetcher: MediaFetcher,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   async generate(call: ImagesCall): Promise<ImageGenerationResultDto> {
     const { body } = call;
-    const resolved = this.catalogue.resolveModel(body.model);
+    const resolved = this.pipeline.resolveModel(body.model);
     assertModelKind(resolved.model, 'image-generations');
     const targets = mediaTargets(resolved.model, body.provider, this.settings, { name: 'image generation', supports: (kind) => imagesAdapterFor(kind) !== undefined });
     const n = body.n ?? 1;
@@ -71,51 +66,50 @@ export class ImagesService {
       steps: body.steps !== undefined ? n * body.steps : undefined,
       megapixels: requestedSize ? (n * requestedSize.width * requestedSize.height) / 1e6 : undefined,
     });
-    const admitted = await this.meter.admit({ requestId: call.requestId, auth: call.auth, endpoint: 'images.generations', model: priced, catalogueRevision: resolved.revision }, ceiling);
-    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
-    let result: UpstreamImageResult;
-    let usage: ImageMetaUsageDto;
-    try {
-      result = await billing.callWithFallback(
-        this.fallback,
-        targets,
-        (target, signal) =>
-          imagesAdapterFor(target.definition.kind)!.generate(
-            target,
-            {
-              model: target.model,
-              prompt: body.prompt,
-              n: body.n,
-              size: body.size,
-              quality,
-              steps: body.steps,
-              negativePrompt: body.negative_prompt,
-              seed: body.seed,
-              outputFormat: body.output_format,
-              options: providerOptions(body),
-              user: body.user,
-            },
-            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
-          ),
-        // Made but unread (the client left, or the answer was refused): billed as asked for.
-        () => admitted.settle(askedFor),
-      );
-      // More images than asked for are the upstream's doing, and not held for: never billed.
-      const made = { ...result.usage, images: Math.min(result.usage.images, n) };
-      const size = made.width && made.height ? `${made.width}x${made.height}` : body.size;
-      priced.pricing = priced.pricing && { ...priced.pricing, units: cheaperOf(imagePriceUnits(resolved.model.pricing, { size, quality }), heldUnits) };
-      const stepsPerImage = made.steps ?? body.steps;
-      const units = imageUnits(priced.pricing?.units ?? [], {
-        images: made.images,
-        steps: stepsPerImage !== undefined ? made.images * stepsPerImage : undefined,
-        megapixels: made.megapixels,
-      });
-      const charged = admitted.settle(units);
-      usage = { ...charged, images: made.images, ...(size ? { size } : {}), ...(units.steps !== undefined ? { steps: units.steps } : {}), ...(units.megapixels !== undefined ? { megapixels: units.megapixels } : {}) };
-    } finally {
-      billing.close();
-      admitted.finish();
-    }
+    const plan = { endpoint: 'images.generations', model: priced, catalogueRevision: resolved.revision, targets, ceiling };
+    const { result, usage } = await this.pipeline.run(call, plan, {
+      send: (target, signal) =>
+        imagesAdapterFor(target.definition.kind)!.generate(
+          target,
+          {
+            model: target.model,
+            prompt: body.prompt,
+            n: body.n,
+            size: body.size,
+            quality,
+            steps: body.steps,
+            negativePrompt: body.negative_prompt,
+            seed: body.seed,
+            outputFormat: body.output_format,
+            options: providerOptions(body),
+            user: body.user,
+          },
+          { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+        ),
+      // Made but unread (the client left, or the answer was refused): billed as asked for.
+      unreadUnits: () => askedFor,
+      settle: (result: UpstreamImageResult, admitted) => {
+        // More images than asked for are the upstream's doing, and not held for: never billed.
+        const made = { ...result.usage, images: Math.min(result.usage.images, n) };
+        const size = made.width && made.height ? `${made.width}x${made.height}` : body.size;
+        priced.pricing = priced.pricing && { ...priced.pricing, units: cheaperOf(imagePriceUnits(resolved.model.pricing, { size, quality }), heldUnits) };
+        const stepsPerImage = made.steps ?? body.steps;
+        const units = imageUnits(priced.pricing?.units ?? [], {
+          images: made.images,
+          steps: stepsPerImage !== undefined ? made.images * stepsPerImage : undefined,
+          megapixels: made.megapixels,
+        });
+        const charged = admitted.settle(units);
+        const usage: ImageMetaUsageDto = {
+          ...charged,
+          images: made.images,
+          ...(size ? { size } : {}),
+          ...(units.steps !== undefined ? { steps: units.steps } : {}),
+          ...(units.megapixels !== undefined ? { megapixels: units.megapixels } : {}),
+        };
+        return { result, usage };
+      },
+    });
     const images = await Promise.all(result.images.map((image) => inlineImage(this.fetcher, image, call.signal)));
     const choices = images.map((image, index) => choiceOf(image, index));
     return {

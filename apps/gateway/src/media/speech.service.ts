@@ -1,11 +1,9 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { codePointCount, ErrorMessages, type SpeechRequestDto } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
-import { speechAdapterFor, type CancelSignal, type UpstreamSpeechResult } from '@igw/providers';
-import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
-import { RequestMeter, type ChargedUsage } from '../limits/request-meter';
-import { UpstreamCallBilling } from '../upstream/upstream-billing';
-import { UpstreamFallback } from '../upstream/upstream-route';
+import { codePointCount, ErrorMessages, type AuthenticatedKey, type SpeechRequestDto } from '@igw/contracts';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { speechAdapterFor, type CancelSignal } from '@igw/providers';
+import type { ChargedUsage } from '../limits/request-meter';
+import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { assertModelKind, mediaTargets } from './media-routing';
 
 export interface SpeechCall {
@@ -31,17 +29,14 @@ export interface SpeechAnswer {
  */
 @Injectable()
 export class SpeechService {
-  private readonly fallback = new UpstreamFallback();
-
   constructor(
-    private readonly catalogue: CatalogueSnapshotService,
-    private readonly meter: RequestMeter,
+    private readonly pipeline: PaidRequestPipeline,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   async synthesize(call: SpeechCall): Promise<SpeechAnswer> {
     const { body } = call;
-    const { model, revision } = this.catalogue.resolveModel(body.model);
+    const { model, revision } = this.pipeline.resolveModel(body.model);
     assertModelKind(model, 'text-to-speech');
     if (body.format !== undefined && body.encoding !== undefined && body.format !== body.encoding) {
       throw new GatewayException(
@@ -52,27 +47,18 @@ export class SpeechService {
     const format = body.format ?? body.encoding ?? 'wav';
     const targets = mediaTargets(model, body.provider, this.settings, { name: 'text-to-speech', supports: (kind) => speechAdapterFor(kind) !== undefined });
     const characters = codePointCount(body.text);
-    const admitted = await this.meter.admit({ requestId: call.requestId, auth: call.auth, endpoint: 'tts', model, catalogueRevision: revision }, { characters });
-    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
-    let result: UpstreamSpeechResult;
-    let usage: ChargedUsage;
-    try {
-      result = await billing.callWithFallback(
-        this.fallback,
-        targets,
-        (target, signal) =>
-          speechAdapterFor(target.definition.kind)!.synthesize(
-            target,
-            { model: target.model, text: body.text, voice: body.voice, format, speed: body.speed },
-            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
-          ),
-        () => admitted.settle({ characters }),
-      );
-      usage = admitted.settle({ characters });
-    } finally {
-      billing.close();
-      admitted.finish();
-    }
-    return { audio: result.audio, contentType: result.contentType, model: model.id, characters, usage };
+    return this.pipeline.run(call, { endpoint: 'tts', model, catalogueRevision: revision, targets, ceiling: { characters } }, {
+      send: (target, signal) =>
+        speechAdapterFor(target.definition.kind)!.synthesize(
+          target,
+          { model: target.model, text: body.text, voice: body.voice, format, speed: body.speed },
+          { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+        ),
+      unreadUnits: () => ({ characters }),
+      settle: (result, admitted): SpeechAnswer => {
+        const usage = admitted.settle({ characters });
+        return { audio: result.audio, contentType: result.contentType, model: model.id, characters, usage };
+      },
+    });
   }
 }

@@ -1,6 +1,6 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { ErrorMessages, type TranscriptionRequestDto, type TranscriptionResultDto, type TranscriptWordDto } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type ServiceSettings } from '@igw/platform';
+import { ErrorMessages, type AuthenticatedKey, type TranscriptionRequestDto, type TranscriptionResultDto, type TranscriptWordDto } from '@igw/contracts';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import {
   MediaFetchFailedError,
   MediaFetchRefusedError,
@@ -10,10 +10,7 @@ import {
   type FetchedMedia,
   type UpstreamTranscriptionResult,
 } from '@igw/providers';
-import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
-import { RequestMeter, type ChargedUsage } from '../limits/request-meter';
-import { UpstreamCallBilling } from '../upstream/upstream-billing';
-import { UpstreamFallback } from '../upstream/upstream-route';
+import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { MediaFetcher } from './media-fetcher';
 import { assertModelKind, mediaTargets } from './media-routing';
 
@@ -37,18 +34,15 @@ export interface TranscriptionCall {
  */
 @Injectable()
 export class TranscriptionService {
-  private readonly fallback = new UpstreamFallback();
-
   constructor(
-    private readonly catalogue: CatalogueSnapshotService,
-    private readonly meter: RequestMeter,
+    private readonly pipeline: PaidRequestPipeline,
     private readonly fetcher: MediaFetcher,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   async transcribe(call: TranscriptionCall): Promise<TranscriptionResultDto> {
     const { body } = call;
-    const { model, revision } = this.catalogue.resolveModel(body.model);
+    const { model, revision } = this.pipeline.resolveModel(body.model);
     assertModelKind(model, 'speech-to-text');
     const limit = this.settings.env.STT_MAX_AUDIO_SECONDS;
     if (body.max_duration_seconds !== undefined && body.max_duration_seconds > limit) {
@@ -56,57 +50,35 @@ export class TranscriptionService {
     }
     const maxSeconds = body.max_duration_seconds ?? limit;
     const targets = mediaTargets(model, body.provider, this.settings, { name: 'speech-to-text', supports: (kind) => transcriptionAdapterFor(kind) !== undefined });
-    const admitted = await this.meter.admit({ requestId: call.requestId, auth: call.auth, endpoint: 'stt', model, catalogueRevision: revision }, { audio_seconds: maxSeconds });
-    const billing = new UpstreamCallBilling(call.signal, this.settings.env.UPSTREAM_TIMEOUT_MS);
-    let result: UpstreamTranscriptionResult;
-    let billedSeconds: number;
-    let usage: ChargedUsage;
-    try {
-      const audio = await this.fetchAudio(body.url, call.signal);
-      const headerSeconds = wavDurationSeconds(audio.bytes);
-      if (headerSeconds !== undefined && Math.ceil(headerSeconds) > maxSeconds) {
-        throw new GatewayException(
-          HttpStatus.BAD_REQUEST,
-          `${ErrorMessages.bodyValidationPrefix} url: the audio lasts ${Math.ceil(headerSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (max_duration_seconds, at most STT_MAX_AUDIO_SECONDS).`,
-        );
-      }
-      const fallbackSeconds = headerSeconds ?? audio.bytes.length / ESTIMATED_AUDIO_BYTES_PER_SECOND;
-      result = await billing.callWithFallback(
-        this.fallback,
-        targets,
-        (target, signal) =>
-          transcriptionAdapterFor(target.definition.kind)!.transcribe(
-            target,
-            { model: target.model, audio: audio.bytes, contentType: audio.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
-            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
-          ),
-        () => admitted.settle({ audio_seconds: billableSeconds(fallbackSeconds, maxSeconds) }),
-      );
-      billedSeconds = billableSeconds(result.durationSeconds ?? fallbackSeconds, maxSeconds);
-      usage = admitted.settle({ audio_seconds: billedSeconds });
-      result.durationSeconds ??= fallbackSeconds;
-    } finally {
-      billing.close();
-      admitted.finish();
-    }
-    return {
-      metadata: { request_id: call.requestId, created: new Date().toISOString(), duration: result.durationSeconds, channels: 1, model: model.id },
-      results: {
-        channels: [
-          {
-            alternatives: [
-              {
-                transcript: result.transcript,
-                ...(result.confidence !== undefined ? { confidence: result.confidence } : {}),
-                ...(result.words && body.words !== false ? { words: result.words.map(wordOf) } : {}),
-              },
-            ],
-            ...(result.language !== undefined ? { detected_language: result.language } : {}),
-          },
-        ],
+    let audio: FetchedMedia;
+    // The audio's length when the call's answer does not say (the WAV header's, else estimated from the size).
+    let fallbackSeconds = 0;
+    return this.pipeline.run(call, { endpoint: 'stt', model, catalogueRevision: revision, targets, ceiling: { audio_seconds: maxSeconds } }, {
+      beforeCall: async () => {
+        audio = await this.fetchAudio(body.url, call.signal);
+        const headerSeconds = wavDurationSeconds(audio.bytes);
+        if (headerSeconds !== undefined && Math.ceil(headerSeconds) > maxSeconds) {
+          throw new GatewayException(
+            HttpStatus.BAD_REQUEST,
+            `${ErrorMessages.bodyValidationPrefix} url: the audio lasts ${Math.ceil(headerSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (max_duration_seconds, at most STT_MAX_AUDIO_SECONDS).`,
+          );
+        }
+        fallbackSeconds = headerSeconds ?? audio.bytes.length / ESTIMATED_AUDIO_BYTES_PER_SECOND;
       },
-      meta: { usage: { ...usage, audio_seconds: billedSeconds } },
-    };
+      send: (target, signal) =>
+        transcriptionAdapterFor(target.definition.kind)!.transcribe(
+          target,
+          { model: target.model, audio: audio.bytes, contentType: audio.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
+          { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+        ),
+      unreadUnits: () => ({ audio_seconds: billableSeconds(fallbackSeconds, maxSeconds) }),
+      settle: (result, admitted) => {
+        const duration = result.durationSeconds ?? fallbackSeconds;
+        const billedSeconds = billableSeconds(duration, maxSeconds);
+        const usage = admitted.settle({ audio_seconds: billedSeconds });
+        return resultOf(call, model.id, result, duration, { ...usage, audio_seconds: billedSeconds });
+      },
+    });
   }
 
   /** The client chose the URL: whatever stops the fetch is a 400 naming it. */
@@ -128,6 +100,27 @@ export class TranscriptionService {
 export function billableSeconds(seconds: number, maxSeconds: number): number {
   if (!Number.isFinite(seconds) || seconds <= 0) return 1;
   return Math.min(maxSeconds, Math.max(1, Math.ceil(seconds - 1e-9)));
+}
+
+function resultOf(call: TranscriptionCall, modelId: string, result: UpstreamTranscriptionResult, duration: number, usage: TranscriptionResultDto['meta']['usage']): TranscriptionResultDto {
+  return {
+    metadata: { request_id: call.requestId, created: new Date().toISOString(), duration, channels: 1, model: modelId },
+    results: {
+      channels: [
+        {
+          alternatives: [
+            {
+              transcript: result.transcript,
+              ...(result.confidence !== undefined ? { confidence: result.confidence } : {}),
+              ...(result.words && call.body.words !== false ? { words: result.words.map(wordOf) } : {}),
+            },
+          ],
+          ...(result.language !== undefined ? { detected_language: result.language } : {}),
+        },
+      ],
+    },
+    meta: { usage },
+  };
 }
 
 function wordOf(word: NonNullable<UpstreamTranscriptionResult['words']>[number]): TranscriptWordDto {

@@ -1,6 +1,9 @@
 import { Cancellation, UpstreamHttpError, type CancelSignal } from '@igw/providers';
 import type { UpstreamFallback, UpstreamTarget } from './upstream-route';
 
+/** How much of a failed call is billed by estimate (see `unreadUsage`). */
+export type UnreadUsage = 'none' | 'prompt' | 'answer-unread';
+
 /**
  * The billing rule for a request whose client goes away, one for every endpoint (chat, streamed
  * or not, embeddings, and those to come):
@@ -64,15 +67,24 @@ export class UpstreamCallBilling {
    * upstream processed the prompt (`unreadUsage`), `billUnread` bills the estimate before the
    * error goes on to the client.
    */
-  async callWithFallback<T>(
+  callWithFallback<T>(
     fallback: UpstreamFallback,
     targets: readonly UpstreamTarget[],
     send: (target: UpstreamTarget, signal: CancelSignal) => Promise<T>,
-    billUnread: (unread: 'prompt' | 'answer-unread') => void,
+    billUnread: (unread: Exclude<UnreadUsage, 'none'>) => void,
   ): Promise<T> {
+    // The client's own signal stops the fallback: no other source is tried for a client that left.
+    return this.billingUnread(fallback.run(targets, (target) => this.attempt((signal) => send(target, signal)), this.client), billUnread);
+  }
+
+  /** One attempt, with no other source to fall back on (a call to another service), billed like `callWithFallback`. */
+  callOnce<T>(send: (signal: CancelSignal) => Promise<T>, billUnread: (unread: Exclude<UnreadUsage, 'none'>) => void): Promise<T> {
+    return this.billingUnread(this.attempt(send), billUnread);
+  }
+
+  private async billingUnread<T>(call: Promise<T>, billUnread: (unread: Exclude<UnreadUsage, 'none'>) => void): Promise<T> {
     try {
-      // The client's own signal stops the fallback: no other source is tried for a client that left.
-      return await fallback.run(targets, (target) => this.attempt((signal) => send(target, signal)), this.client);
+      return await call;
     } catch (error) {
       const unread = this.unreadUsage();
       if (unread !== 'none') billUnread(unread);
@@ -86,7 +98,7 @@ export class UpstreamCallBilling {
    * processed it and answered in full but the gateway would not read the answer; `prompt`
    * when the client had left and the call ended without an answer to read.
    */
-  unreadUsage(): 'none' | 'prompt' | 'answer-unread' {
+  unreadUsage(): UnreadUsage {
     if (!this.sentUpstream) return 'none';
     const failure = this.failure;
     if ((failure as { upstreamCharged?: unknown } | null)?.upstreamCharged === true) return 'answer-unread';

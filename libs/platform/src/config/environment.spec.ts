@@ -22,11 +22,19 @@ describe('loadEnvironment', () => {
     expect(env.CREDITS_PER_USD).toBe(1000);
   });
 
+  it('reads CHAT_FAST_PATH as true or false, on unless set', () => {
+    expect(loadEnvironment({}).env.CHAT_FAST_PATH).toBe(true);
+    expect(loadEnvironment({ CHAT_FAST_PATH: 'false' }).env.CHAT_FAST_PATH).toBe(false);
+    expect(loadEnvironment({ CHAT_FAST_PATH: 'TRUE' }).env.CHAT_FAST_PATH).toBe(true);
+  });
+
   it.each([
     [{ PORT: 'eighty' }, /PORT/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres/],
     [{ ADMIN_TOKEN: 'short' }, /ADMIN_TOKEN must be at least 16/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ CHAT_FAST_PATH: 'off' }, /CHAT_FAST_PATH must be true or false/],
+    [{ TRUSTED_PROXIES: '10.0.0.0/8, ingress.local' }, /TRUSTED_PROXIES: 'ingress.local' is not an IP address or a CIDR range/],
   ])('refuses %j', (source, message) => {
     expect(() => loadEnvironment(source)).toThrow(EnvironmentError);
     expect(() => loadEnvironment(source)).toThrow(message);

@@ -1,9 +1,16 @@
 import path from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { trustedRanges } from '../http/client-address';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
 const toNumber = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+/** `true` / `false` (any case); any other value is left as it is, for the validator to name. */
+const toBoolean = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  const lower = value.trim().toLowerCase();
+  return lower === 'true' ? true : lower === 'false' ? false : value;
+};
 
 /**
  * Every environment variable the services read, with its default. This class is the
@@ -33,6 +40,11 @@ export class Environment {
 
   @Transform(toNumber) @IsNumber() @IsPositive() CREDITS_PER_USD: number = 2_000_000;
   @IsString() @Matches(/^\d+(kb|mb)?$/i) BODY_LIMIT: string = '10mb';
+  /**
+   * The gateway serves `POST /v1/chat/completions` straight from Node's server, outside Express
+   * and Nest; false sends every chat request through them (and their global guards, interceptors and middleware).
+   */
+  @Transform(toBoolean) @IsBoolean({ message: 'CHAT_FAST_PATH must be true or false' }) CHAT_FAST_PATH: boolean = true;
   @Transform(toNumber) @IsInt() @Min(100) RPC_TIMEOUT_MS: number = 5_000;
   @Transform(toNumber) @IsInt() @Min(1_000) KEY_CACHE_TTL_MS: number = 60_000;
   /** Usage batches one billing process applies at once; 0 makes it an API and key look-up replica only. */
@@ -86,6 +98,11 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISS_BURST: number = 20;
   /** How fast that budget comes back, per minute. */
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISSES_PER_MINUTE: number = 60;
+  /**
+   * Reverse proxies (comma-separated addresses and CIDR ranges) whose `X-Forwarded-For` names
+   * the client, for the per-address look-up budgets above; empty: the connection's address.
+   */
+  @IsOptional() @Transform(emptyToUndefined) @IsString() TRUSTED_PROXIES?: string;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
   @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
   /** How long a starting service waits for DATABASE_URL's and REDIS_URL's servers to answer before it exits, naming the one it could not reach. */
@@ -111,6 +128,11 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Loaded
   if (errors.length > 0) {
     const details = errors.flatMap((error) => Object.values(error.constraints ?? {})).join('; ');
     throw new EnvironmentError(`Invalid configuration: ${details}`);
+  }
+  try {
+    trustedRanges(env.TRUSTED_PROXIES);
+  } catch (error) {
+    throw new EnvironmentError(`Invalid configuration: ${(error as Error).message}`);
   }
   return { env, providers: readProviderEnvironment(source) };
 }

@@ -2,9 +2,10 @@ import type { Server, ServerResponse } from 'node:http';
 import { Logger, type DynamicModule, type INestApplication, type LogLevel, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { appValidationPipe } from '@igw/contracts';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter';
-import { appValidationPipe } from '../validation/validation.pipe';
 import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
+import { mountedMiddleware, refuseSkippedEnhancers, type DirectRouteCoverage } from './direct-route-coverage';
 import { requestIdMiddleware, type ServedRequest } from './request-context';
 import { serviceLogger } from './service-logger';
 import { setUpSwagger } from './swagger';
@@ -14,9 +15,10 @@ import { setUpSwagger } from './swagger';
  * pipeline, for the few requests whose overhead matters (the chat hot path). It calls the
  * same pieces the pipeline would (authentication, the validation pipe, the services, the
  * error body), and leaves any request it is not sure about to Express, where the route's
- * controller serves it and documents it.
+ * controller serves it and documents it. The app refuses to start when it has an enhancer
+ * the route would skip (direct-route-coverage.ts).
  */
-export interface DirectRoute {
+export interface DirectRoute extends DirectRouteCoverage {
   /** Serves the request and returns true; or returns false, having read nothing, to leave it to Express. */
   serve(request: ServedRequest, response: ServerResponse): boolean;
 }
@@ -53,19 +55,26 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   });
   app.disable('x-powered-by');
   app.set('etag', false);
+  const adapterMiddleware = mountedMiddleware(app);
   const limitBytes = bodyLimitBytes(options.bodyLimit);
+  const parseJson = jsonBodyParser(limitBytes);
+  const exceptionFilter = new AllExceptionsFilter();
+  const validationPipe = appValidationPipe();
   app.use(requestIdMiddleware);
-  app.use(jsonBodyParser(limitBytes));
+  app.use(parseJson);
   app.use(bodyParserErrorHandler);
-  app.useGlobalFilters(new AllExceptionsFilter());
-  app.useGlobalPipes(appValidationPipe());
-  if (options.directRoutes) serveDirectRoutesFirst(app, options.directRoutes({ app, bodyLimitBytes: limitBytes }));
+  app.useGlobalFilters(exceptionFilter);
+  app.useGlobalPipes(validationPipe);
+  // What every direct route does in its own way (request id, JSON body, error body, validation).
+  const sharedPieces = [...adapterMiddleware, requestIdMiddleware, parseJson, bodyParserErrorHandler, exceptionFilter, validationPipe];
+  const directRoutes = options.directRoutes?.({ app, bodyLimitBytes: limitBytes }) ?? [];
   if (options.swagger) setUpSwagger(app, options.swagger);
-  if (options.listen === false) {
-    await app.init();
-    return app;
-  }
   try {
+    // Module middleware is mounted by init: only then can the direct routes be checked, before any request.
+    await app.init();
+    for (const route of directRoutes) refuseSkippedEnhancers(app, { ...route, runs: [...sharedPieces, ...route.runs] });
+    serveDirectRoutesFirst(app, directRoutes);
+    if (options.listen === false) return app;
     await app.listen(options.port, options.host);
   } catch (error) {
     // A failed start (port in use, a bootstrap hook refusing bad data) must not leave the

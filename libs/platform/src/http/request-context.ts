@@ -1,28 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthenticatedKey } from '@igw/contracts';
 import type { NextFunction, Request, Response } from 'express';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
-
-/** Who is calling, once an API key was accepted. */
-export interface AuthenticatedKey {
-  keyId: string;
-  accountId: string;
-  plan: 'free' | 'paid';
-  status: 'active' | 'suspended';
-  /** Account overrides of the per-key limits. */
-  limits: { requestsPerMinute?: number; concurrentRequests?: number };
-  /** The account's money as last heard from billing when the request started. */
-  balance: BalanceSnapshot;
-}
-
-/** What billing said about an account's money: the balance and the usage charges it already includes. */
-export interface BalanceSnapshot {
-  balanceMicro: bigint;
-  /** Grows with every balance change; a lower one is older. */
-  version: number;
-  usageSpentMicro: bigint;
-}
 
 export interface RequestContext {
   requestId: string;

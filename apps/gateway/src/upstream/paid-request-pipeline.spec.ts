@@ -1,0 +1,100 @@
+import { Cancellation, UpstreamHttpError } from '@igw/providers';
+import type { ServiceSettings } from '@igw/platform';
+import type { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
+import type { RequestMeter } from '../limits/request-meter';
+import { PaidRequestPipeline, type RequestPlan } from './paid-request-pipeline';
+import type { UpstreamTarget } from './upstream-route';
+
+/** Records what the pipeline asks of the meter, in order. */
+function recordingMeter(events: string[]) {
+  return {
+    admit: jest.fn(async (_call: unknown, ceiling: Record<string, number>) => {
+      events.push(`admit ${JSON.stringify(ceiling)}`);
+      return {
+        settle: (units: Record<string, number>) => (events.push(`settle ${JSON.stringify(units)}`), { credits_used: 1, usd_spent: 0.000001 }),
+        finish: () => events.push('finish'),
+      };
+    }),
+  };
+}
+
+const settings = { env: { UPSTREAM_TIMEOUT_MS: 1_000 } } as unknown as ServiceSettings;
+const target = { provider: 'openai', model: 'gpt-x', definition: { kind: 'openai' } } as unknown as UpstreamTarget;
+const plan: RequestPlan = { endpoint: 'test', model: { id: 'm' } as RequestPlan['model'], catalogueRevision: 1, ceiling: { input_tokens: 10 }, targets: [target] };
+const request = () => ({ requestId: 'r1', auth: { keyId: 'k', accountId: 'a' } as never, signal: new Cancellation() });
+
+function pipelineWith(events: string[]) {
+  return new PaidRequestPipeline({} as CatalogueSnapshotService, recordingMeter(events) as unknown as RequestMeter, settings);
+}
+
+describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
+  it('admits, checks, calls and settles, gives the slot and hold back, then delivers', async () => {
+    const events: string[] = [];
+    const answer = await pipelineWith(events).run(request(), plan, {
+      beforeCall: () => void events.push('check'),
+      send: async (to) => (events.push(`send ${to.provider}`), 'result'),
+      unreadUnits: () => ({ input_tokens: 99 }),
+      settle: (result, admitted) => (admitted.settle({ input_tokens: 3 }), `${result}!`),
+      deliver: (delivered, clientGone) => void events.push(`deliver ${delivered} ${clientGone}`),
+    });
+    expect(answer).toBe('result!');
+    expect(events).toEqual(['admit {"input_tokens":10}', 'check', 'send openai', 'settle {"input_tokens":3}', 'finish', 'deliver result! false']);
+  });
+
+  it('sends nothing when a check after admission refuses, and still finishes', async () => {
+    const events: string[] = [];
+    const send = jest.fn();
+    await expect(
+      pipelineWith(events).run(request(), plan, {
+        beforeCall: () => Promise.reject(new Error('too long')),
+        send,
+        unreadUnits: () => ({ input_tokens: 99 }),
+        settle: () => 'never',
+      }),
+    ).rejects.toThrow('too long');
+    expect(send).not.toHaveBeenCalled();
+    expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
+  });
+
+  it('bills the unread estimate of a forwarded call the other side processed, and nothing when the endpoint says so', async () => {
+    const charged: string[] = [];
+    const processed = Object.assign(new Error('timed out after the worker started'), { upstreamCharged: true });
+    await expect(
+      pipelineWith(charged).run(request(), { ...plan, targets: undefined }, {
+        forward: () => Promise.reject(processed),
+        unreadUnits: (unread) => (unread === 'answer-unread' ? { input_tokens: 7 } : undefined),
+        settle: () => 'never',
+      }),
+    ).rejects.toBe(processed);
+    expect(charged).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":7}', 'finish']);
+
+    const client = new Cancellation();
+    const notCharged: string[] = [];
+    await expect(
+      pipelineWith(notCharged).run({ ...request(), signal: client }, { ...plan, targets: undefined }, {
+        forward: () => (client.abort(), Promise.reject(new Error('queue down'))),
+        unreadUnits: (unread) => (unread === 'answer-unread' ? { input_tokens: 7 } : undefined),
+        settle: () => 'never',
+      }),
+    ).rejects.toThrow('queue down');
+    expect(notCharged).toEqual(['admit {"input_tokens":10}', 'finish']);
+  });
+
+  it('hands an opened call over until released, and releases a call that failed to open', async () => {
+    const events: string[] = [];
+    const pipeline = pipelineWith(events);
+    const opened = await pipeline.open(request(), plan, { send: async () => 'stream', unreadUnits: () => undefined });
+    expect(opened.result).toBe('stream');
+    expect(events).toEqual(['admit {"input_tokens":10}']);
+    opened.admitted.settle({ output_tokens: 2 });
+    opened.release();
+    expect(events).toEqual(['admit {"input_tokens":10}', 'settle {"output_tokens":2}', 'finish']);
+
+    const failed: string[] = [];
+    await expect(
+      pipelineWith(failed).open(request(), plan, { send: () => Promise.reject(new UpstreamHttpError('openai', 400, 'bad request')), unreadUnits: () => ({ input_tokens: 1 }) }),
+    ).rejects.toMatchObject({ status: 400 });
+    // An upstream that answered with an error status did not process the prompt: nothing billed.
+    expect(failed).toEqual(['admit {"input_tokens":10}', 'finish']);
+  });
+});

@@ -1,0 +1,158 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import type { CancelSignal } from '@igw/providers';
+import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
+import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
+import { UpstreamCallBilling, type UnreadUsage } from './upstream-billing';
+import { UpstreamFallback, type UpstreamTarget } from './upstream-route';
+
+/** Usage in the units a model's price list names (`input_tokens`, `images`, `characters`, ...). */
+export type Units = Record<string, number>;
+
+/** Who asks, and the signal that says when they leave. */
+export interface PaidRequest {
+  requestId: string;
+  auth: AuthenticatedKey;
+  signal: CancelSignal;
+}
+
+/** What an endpoint decided about a request before admission. */
+export interface RequestPlan {
+  /** The ledger's name of the endpoint (`chat.completions`, `embeddings`, ...); also names its fallback's circuit breaker. */
+  endpoint: string;
+  /** The entry whose prices are charged, as read when the request started. */
+  model: CatalogueModel;
+  catalogueRevision: number;
+  /** The most the request can cost, in the model's priced units: held until it finishes. */
+  ceiling: Units;
+  /** The sources to try, in order (for steps that `send` to a source). */
+  targets?: readonly UpstreamTarget[];
+  /** How long a call runs on after its client left (default UPSTREAM_TIMEOUT_MS). */
+  backgroundLimitMs?: number;
+}
+
+interface CallSteps {
+  /** After admission, before anything is sent: checks that cost tokenizer time or I/O, so a key that cannot pay costs none. */
+  beforeCall?(): void | Promise<void>;
+  /** Billed when the call fails after an upstream processed the request and its usage cannot be read (upstream-billing.ts); undefined bills nothing. */
+  unreadUnits(unread: Exclude<UnreadUsage, 'none'>): Units | undefined;
+}
+
+/** The endpoint's part of the upstream call: an attempt on one of the plan's targets, with fallback... */
+export interface FallbackSteps<T> extends CallSteps {
+  send(target: UpstreamTarget, signal: CancelSignal): Promise<T>;
+}
+
+/** ...or one call to another service that does its own routing (decisions, over the queue). */
+export interface ForwardSteps<T> extends CallSteps {
+  forward(signal: CancelSignal): Promise<T>;
+}
+
+export type UpstreamSteps<T> = FallbackSteps<T> | ForwardSteps<T>;
+
+export type PaidSteps<T, R> = UpstreamSteps<T> & AnswerSteps<T, R>;
+
+interface AnswerSteps<T, R> {
+  /** Prices what the answer used (`admitted.settle`, which also journals it for the ledger) and makes the client's answer. */
+  settle(result: T, admitted: AdmittedRequest): R;
+  /**
+   * Sends the answer just after the request's slot and hold are given back, in the same turn
+   * of the event loop: the client cannot send its next request before they are free.
+   */
+  deliver?(answer: R, clientGone: boolean): void;
+}
+
+/** An upstream call that went on past `open`: the caller reads it and calls `release` once, when it is over. */
+export interface OpenedCall<T> {
+  result: T;
+  admitted: AdmittedRequest;
+  release(): void;
+}
+
+/**
+ * The steps every paid endpoint runs, in one place: resolve the model, admit (rate limits and
+ * credits, holding the most the request can cost), call the upstream with fallback under the
+ * billing rule for clients that leave, price and journal the usage, answer, and give the slot
+ * and hold back however it ended. Endpoints bring what is their own: validation, the ceiling,
+ * the adapter call, and the units an answer used.
+ */
+@Injectable()
+export class PaidRequestPipeline {
+  /** One per endpoint, so a source's health is judged per capability. */
+  private readonly fallbacks = new Map<string, UpstreamFallback>();
+
+  constructor(
+    private readonly catalogue: CatalogueSnapshotService,
+    private readonly meter: RequestMeter,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {}
+
+  /** The catalogue entry a request names (id or alias), with the revision it was read at: 404 for an unknown name. */
+  resolveModel(name: string): { model: CatalogueModel; revision: number } {
+    return this.catalogue.resolveModel(name);
+  }
+
+  /** Runs a request whose answer comes back whole. */
+  async run<T, R>(request: PaidRequest, plan: RequestPlan, steps: PaidSteps<T, R>): Promise<R> {
+    const admitted = await this.admit(request, plan);
+    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    let answer: R;
+    try {
+      answer = steps.settle(await this.call(plan, steps, billing, admitted), admitted);
+    } finally {
+      billing.close();
+      admitted.finish();
+    }
+    steps.deliver?.(answer, billing.clientGone);
+    return answer;
+  }
+
+  /**
+   * Runs a request whose answer is read after this returns (a stream): the call is opened on
+   * the first source that takes it, and the caller settles through `admitted` and calls
+   * `release` when the answer is over, however it ended. A failure to open releases itself.
+   */
+  async open<T>(request: PaidRequest, plan: RequestPlan, steps: UpstreamSteps<T>): Promise<OpenedCall<T>> {
+    const admitted = await this.admit(request, plan);
+    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    const release = () => {
+      billing.close();
+      admitted.finish();
+    };
+    try {
+      return { result: await this.call(plan, steps, billing, admitted), admitted, release };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  private admit(request: PaidRequest, plan: RequestPlan): Promise<AdmittedRequest> {
+    return this.meter.admit(
+      { requestId: request.requestId, auth: request.auth, endpoint: plan.endpoint, model: plan.model, catalogueRevision: plan.catalogueRevision },
+      plan.ceiling,
+    );
+  }
+
+  private async call<T>(plan: RequestPlan, steps: UpstreamSteps<T>, billing: UpstreamCallBilling, admitted: AdmittedRequest): Promise<T> {
+    const checked = steps.beforeCall?.();
+    if (checked) await checked;
+    const billUnread = (unread: Exclude<UnreadUsage, 'none'>) => {
+      const units = steps.unreadUnits(unread);
+      if (units) admitted.settle(units);
+    };
+    if ('forward' in steps) return billing.callOnce(steps.forward, billUnread);
+    if (!plan.targets) throw new Error(`${plan.endpoint}: a plan that sends to sources needs its targets`);
+    return billing.callWithFallback(this.fallbackFor(plan.endpoint), plan.targets, steps.send, billUnread);
+  }
+
+  private fallbackFor(endpoint: string): UpstreamFallback {
+    let fallback = this.fallbacks.get(endpoint);
+    if (!fallback) {
+      fallback = new UpstreamFallback();
+      this.fallbacks.set(endpoint, fallback);
+    }
+    return fallback;
+  }
+}
