@@ -19,6 +19,7 @@ import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
 import { limitStoreProvider } from './limits/limit-store.provider';
 import { RequestMeter } from './limits/request-meter';
+import { TokenCountingShutdown } from './tokens/token-counting.shutdown';
 import { PaidRequestPipeline } from './upstream/paid-request-pipeline';
 import { UsageRecorder } from './usage/usage-recorder.service';
 
@@ -45,6 +46,7 @@ export class GatewayModule {
         MediaFetcher,
         ImagesService,
         TranscriptionService,
+        TokenCountingShutdown,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

@@ -10,7 +10,8 @@
 // embedded PostgreSQL, pinned to core 1), REDIS_URL (else BullMQ on PostgreSQL), BENCH_LEDGER=1
 // (billing applies the usage during the run too; see services.ts), BENCH_MAX_STEAL and
 // BENCH_STEAL_RETRIES (latency measurements the hypervisor stole CPU time from are repeated;
-// see load.ts).
+// see load.ts), BENCH_ONLY (`chat` or `prompts`: one of the two tables), BENCH_PROMPT_SECONDS
+// per prompt-size measurement (1; see prompt-sizes.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -18,6 +19,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen, type LoadResult } from './load';
+import { measurePromptSizes, promptSizeTable, scenarioContextLengths, writeBenchCatalogue } from './prompt-sizes';
 import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -40,12 +42,16 @@ async function waitForPort(port: number): Promise<void> {
   throw new Error(`nothing listens on port ${port}`);
 }
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const PROMPT_SECONDS = Number(process.env.BENCH_PROMPT_SECONDS ?? 1);
+const ONLY = process.env.BENCH_ONLY;
 /** Streams are measured under load too: the cost of a stream shows in its throughput and first chunk there. */
 const STREAM_CONCURRENCY = 16;
 
 async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
   if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-  const backends = await startBackends(databaseUrl, queuePrefix, children);
+  await mkdir(path.join(ROOT, 'bench-results'), { recursive: true });
+  const catalogue = await writeBenchCatalogue(ROOT, path.join(ROOT, 'bench-results/catalogue.yaml'));
+  const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
   const { emulator, billing } = backends;
   // BENCH_PROFILE_DIR writes a V8 CPU profile of the gateway there (open it in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
@@ -61,6 +67,27 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const proxy = `http://127.0.0.1:${proxyPort}`;
   await waitForPort(proxyPort);
 
+  const header = `${new Date().toISOString()}, ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}`;
+  const tables: string[] = [];
+  if (ONLY !== 'prompts') tables.push(await chatTable(emulator, proxy, gateway, key, gatewayProcess));
+  if (ONLY !== 'chat') {
+    const rows = await measurePromptSizes({ baseUrl: emulator }, { baseUrl: proxy }, { baseUrl: gateway, key, pid: gatewayProcess.pid! }, scenarioContextLengths(ROOT), { rounds: ROUNDS, secondsPerMeasurement: PROMPT_SECONDS });
+    const errors = rows.reduce((sum, row) => sum + row.errors, 0);
+    tables.push(
+      [
+        `Prompt sizes (${header}; one request at a time, ${ROUNDS} rounds × ${PROMPT_SECONDS}s per measurement, median of the rounds' p50; gateway CPU: user + system time of its process, token counting workers included; errors: ${errors})`,
+        '',
+        promptSizeTable(rows),
+      ].join('\n'),
+    );
+    if (errors > 0) process.stdout.write(`WARNING: ${errors} prompt-size requests failed; that table is not valid.\n`);
+  }
+  process.stdout.write(`\n${tables.join('\n')}\n`);
+  await writeFile(path.join(ROOT, 'bench-results/latest.md'), tables.join('\n'));
+}
+
+/** The chat table: latency, throughput and streaming, direct, through the minimal proxy and through the gateway. */
+async function chatTable(emulator: string, proxy: string, gateway: string, key: string, gatewayProcess: ChildProcess): Promise<string> {
   const targets = {
     direct: { baseUrl: emulator, key: 'bench', model: 'gpt-4o-mini' },
     proxy: { baseUrl: proxy, key: 'bench', model: 'gpt-4o-mini' },
@@ -138,10 +165,8 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     ...ratios.map((row) => `| ${row.join(' | ')} |`),
     '',
   ].join('\n');
-  process.stdout.write(`\n${table}\n`);
-  if (errors > 0) process.stdout.write(`WARNING: ${errors} requests failed; the figures above are not valid.\n`);
-  await mkdir(path.join(ROOT, 'bench-results'), { recursive: true });
-  await writeFile(path.join(ROOT, 'bench-results/latest.md'), table);
+  if (errors > 0) process.stdout.write(`WARNING: ${errors} requests failed; the chat figures are not valid.\n`);
+  return table;
 }
 
 runBench(main);

@@ -76,13 +76,12 @@ export interface Backends {
   common: NodeJS.ProcessEnv;
 }
 
-/** Starts the emulator, the catalogue and billing on core 1 and waits until they answer. */
-export async function startBackends(databaseUrl: string, queuePrefix: string, children: ChildProcess[]): Promise<Backends & { billing: string }> {
+/** Starts the emulator, the catalogue (the end-to-end chat catalogue unless `catalogueFile`) and billing on core 1 and waits until they answer. */
+export async function startBackends(databaseUrl: string, queuePrefix: string, children: ChildProcess[], catalogueFile = path.join(ROOT, 'e2e/fixtures/chat-catalogue.yaml')): Promise<Backends & { billing: string }> {
   const [emulatorPort, billingPort, cataloguePort] = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
   const queue = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: queuePrefix } : { DATABASE_URL: databaseUrl };
   const common = { ...queue, ADMIN_TOKEN };
   children.push(start('tools/emulator/src/main.js', { EMULATOR_PORT: String(emulatorPort) }, { core: 1 }));
-  const catalogueFile = path.join(ROOT, 'e2e/fixtures/chat-catalogue.yaml');
   children.push(start('apps/catalogue/src/main.js', { ...common, DATABASE_URL: databaseUrl, CATALOGUE_PORT: String(cataloguePort), CATALOGUE_FILE: catalogueFile }, { core: 1, lowPriority: true }));
   // Billing answers key look-ups but applies no usage during the run unless BENCH_LEDGER=1: its
   // ledger transactions (and PostgreSQL's work for them) would share core 1 with the load
