@@ -69,7 +69,11 @@ export class DecisionsService {
     };
     return this.pipeline.run(call, plan, {
       // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
-      beforeCall: () => assertWithinContext(prepared.model, prepared.shape, call.body),
+      beforeCall: () => {
+        const estimate = () => void (prepared.job.estimatedInputTokens = inputTokensOf(prepared.shape, prepared.job.via, call.body, prepared.job.questions, tokens));
+        const checked = assertWithinContext(prepared.model, prepared.shape, call.body);
+        return checked ? checked.then(estimate) : estimate();
+      },
       forward: () => this.send(prepared),
       unreadUnits: (unread) => (unread === 'answer-unread' ? { input_tokens: prepared.job.estimatedInputTokens } : undefined),
       settle: (reply, admitted): DecisionResultDto => {
@@ -126,7 +130,8 @@ export class DecisionsService {
         sources,
         request: request as Record<string, unknown>,
         questions,
-        estimatedInputTokens: inputTokensOf(shape, via, call.body, questions, tokens),
+        // Counted after admission (beforeCall).
+        estimatedInputTokens: 0,
         upstreamTimeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS,
       },
     };
