@@ -48,12 +48,15 @@ WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-# Code stays root-owned (read-only for the service); DATA_DIR (.data) is the only writable path.
-# The gateway keeps its usage journal in .data/usage-journal: mount a volume at /app/.data
-# (docker-compose.yml does) so it outlives the container. A new named volume starts as a
-# copy of this folder, owned by node.
+# Code stays root-owned (read-only for the service); DATA_DIR (.data) is the only path a
+# service writes (the gateway's usage journal, .data/usage-journal): mount a volume at
+# /app/.data (docker-compose.yml does) so it outlives the container. A new named volume
+# starts as a copy of this folder, owned by node. Nothing else is written at run time, so
+# the root filesystem may be read-only (docker-compose.yml's read_only, the Helm chart's
+# readOnlyRootFilesystem), with /tmp on a tmpfs or emptyDir for libraries that expect one.
 RUN mkdir .data && chown node:node .data
-USER node
+# node, by number: Kubernetes can check runAsNonRoot only against a numeric user.
+USER 1000:1000
 # gateway PORT, BILLING_PORT, CATALOGUE_PORT, DECISIONS_PORT (defaults)
 EXPOSE 8080 8081 8082 8083
 # No HEALTHCHECK here: the ports differ per service; docker-compose.yml probes /readyz.

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ErrorMessages, QueueName, type UsageEvent } from '@igw/contracts';
+import { ErrorMessages, QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
 import { creditsToMicro } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
@@ -114,31 +114,28 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
       { endpoint: 'embeddings', count: String(REQUESTS / 5) },
     ]);
 
-    // Deliver every usage event a second time, under new job ids: the ledger must not move.
+    // Deliver every usage event a second time, in new batches: the ledger must not move.
     const entries = await query<{ request_id: string; key_id: string; model: string; endpoint: string; units: Record<string, number>; amount_micro: string; usd: string; catalogue_revision: number; prices: UsageEvent['prices']; occurred_at: Date }>(
       `SELECT request_id, key_id, model, endpoint, units, amount_micro::text, usd::text, catalogue_revision, prices, occurred_at FROM billing.ledger_entries WHERE account_id = $1 AND kind = 'usage'`,
       [account.body.id],
     );
-    await producer.enqueueMany(
-      QueueName.Usage,
-      entries.map((entry) => ({
-        name: 'usage.record' as const,
-        data: {
-          requestId: entry.request_id,
-          accountId: account.body.id,
-          keyId: entry.key_id,
-          model: entry.model,
-          endpoint: entry.endpoint,
-          units: entry.units,
-          creditsMicro: (-BigInt(entry.amount_micro)).toString(),
-          usd: entry.usd.replace(/^-/, ''),
-          catalogueRevision: entry.catalogue_revision,
-          prices: entry.prices,
-          occurredAt: new Date(entry.occurred_at).toISOString(),
-        },
-        options: { jobId: `${entry.request_id}-again` },
-      })),
-    );
+    const again: UsageEvent[] = entries.map((entry) => ({
+      requestId: entry.request_id,
+      accountId: account.body.id,
+      keyId: entry.key_id,
+      model: entry.model,
+      endpoint: entry.endpoint,
+      units: entry.units,
+      creditsMicro: (-BigInt(entry.amount_micro)).toString(),
+      usd: entry.usd.replace(/^-/, ''),
+      catalogueRevision: entry.catalogue_revision,
+      prices: entry.prices,
+      occurredAt: new Date(entry.occurred_at).toISOString(),
+    }));
+    for (let index = 0; index < again.length; index += 500) {
+      const lines = again.slice(index, index + 500).map((event) => JSON.stringify(event));
+      await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await usageBatchOf(Buffer.from(lines.join('\n'))));
+    }
     // Give the redelivered events time to be processed (and ignored).
     await new Promise((resolve) => setTimeout(resolve, 3_000));
 

@@ -341,6 +341,13 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
       '/v1/chat/completions',
       /context/,
     );
+    // Too long to count on the event loop: the token counting worker (from dist/) decides.
+    expectErrorBody(
+      await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...ask, messages: [{ role: 'user', content: 'word '.repeat(20_000) }] } }),
+      400,
+      '/v1/chat/completions',
+      /^Body validation error! messages: the prompt is at least \d+ tokens, more than the 2000-token context of test\/mini\.$/,
+    );
     expect(emulator.requests.length).toBe(before);
   });
 

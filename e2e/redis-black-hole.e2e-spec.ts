@@ -61,7 +61,6 @@ describeWithRedis('a Redis that stops answering', () => {
         OPENAI_BASE_URL: `${emulator.url}/v1`,
         LOG_LEVEL: 'log',
         RATE_LIMIT_RPM: String(RPM),
-        // One slot: no request is ever admitted far from its limits, so no lease takes Redis off the path.
         RATE_LIMIT_CONCURRENCY: '1',
         REDIS_COMMAND_TIMEOUT_MS: '300',
         RPC_TIMEOUT_MS: '1000',

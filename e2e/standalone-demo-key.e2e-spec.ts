@@ -43,7 +43,7 @@ describe('standalone --demo key, end to end', () => {
     expect(standalone.server!.output()).toContain(first.key);
     expect(await activeKeyIds(first.accountId)).toEqual([first.keyId]);
 
-    // A stray working demo key (earlier versions left one per start), and the kept key revoked.
+    // A second working demo key (say from a start that crashed before writing its file), and the kept key revoked.
     const stray = await call<{ id: string; key: string }>(`${standalone.billing}/admin/v1/accounts/${first.accountId}/keys`, {
       token: await standalone.adminToken(),
       body: { name: 'demo' },

@@ -15,7 +15,8 @@ const require = createRequire(import.meta.url);
 const { swcOptions, root } = require('./swc-options.cjs');
 
 const SOURCE_DIRS = ['apps', 'libs', 'tools'];
-const ASSET_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+// .lua: the Redis limit store's scripts, read beside their module at run time.
+const ASSET_EXTENSIONS = new Set(['.yaml', '.yml', '.json', '.lua']);
 const outDir = path.join(root, 'dist');
 
 async function* walk(dir) {

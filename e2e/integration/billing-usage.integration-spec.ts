@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { QueueName, type ResolvedKey, type UsageEvent } from '@igw/contracts';
+import { QueueName, usageBatchOf, type ResolvedKey, type UsageBatch, type UsageEvent } from '@igw/contracts';
 import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { seededRandom } from '@igw/domain';
@@ -133,16 +133,15 @@ describe('billing: account settings, usage and reconciliation', () => {
     return Number(rows[0].count);
   }
 
-  /** Sends usage events through the usage queue, as the gateway does, and waits until the ledger has them all. */
+  /** Sends usage events through the usage queue in batches of 100, as the gateway does, and waits until the ledger has them all. */
   async function feedUsage(accountId: string, events: UsageEvent[]): Promise<void> {
     const before = await usedLedgerCount(accountId);
+    const jobs: Array<{ name: 'usage.recordBatch'; data: UsageBatch }> = [];
     for (let index = 0; index < events.length; index += 100) {
-      const batch = events.slice(index, index + 100);
-      await producer.enqueueMany(
-        QueueName.Usage,
-        batch.map((event) => ({ name: 'usage.record' as const, data: event, options: { jobId: event.requestId } })),
-      );
+      const lines = events.slice(index, index + 100).map((event) => JSON.stringify(event));
+      jobs.push({ name: 'usage.recordBatch', data: await usageBatchOf(Buffer.from(lines.join('\n'))) });
     }
+    await producer.enqueueMany(QueueName.Usage, jobs);
     await waitFor(`${events.length} usage entries`, async () => (await usedLedgerCount(accountId)) === before + events.length, 60_000);
   }
 

@@ -56,6 +56,9 @@ describe('billing service', () => {
     return (await response.json()) as { id: string; key: string; prefix: string };
   }
 
+  /** A usage batch as gateways send it. */
+  const batchOf = (events: readonly unknown[]) => usageBatchOf(Buffer.from(events.map((event) => JSON.stringify(event)).join('\n')));
+
   async function waitForBalance(accountId: string, expected: number): Promise<void> {
     const deadline = Date.now() + 10_000;
     for (;;) {
@@ -195,8 +198,8 @@ describe('billing service', () => {
       occurredAt: new Date().toISOString(),
     };
     // The same event under two job ids: only the ledger's unique request id can stop the second.
-    await producer.enqueue(QueueName.Usage, 'usage.record', event, { jobId: `${event.requestId}-a` });
-    await producer.enqueue(QueueName.Usage, 'usage.record', event, { jobId: `${event.requestId}-b` });
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([event]), { jobId: `${event.requestId}-a` });
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([event]), { jobId: `${event.requestId}-b` });
     await waitForBalance(account.id, 73);
     await new Promise((resolve) => setTimeout(resolve, 500));
     await waitForBalance(account.id, 73);
@@ -226,14 +229,10 @@ describe('billing service', () => {
     const a1 = event(first.id, firstKey.id, 3);
     const a2 = event(first.id, firstKey.id, 4);
     const b1 = event(second.id, secondKey.id, 5);
-    // a1 twice in one batch; the whole batch delivered three times (deflated JSON lines, as
-    // gateways send it, then plain JSON lines and objects, as earlier gateways did); a2 also
-    // alone, the oldest way.
-    const lines = [a1, b1, a2, a1].map((event) => JSON.stringify(event));
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await usageBatchOf(Buffer.from(lines.join('\n'))));
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { eventLines: lines.join('\n') });
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { events: [a1, b1, a2, a1] });
-    await producer.enqueue(QueueName.Usage, 'usage.record', a2, { jobId: `${a2.requestId}-single` });
+    // a1 twice in one batch; the whole batch delivered three times; a2 again in a batch of its own.
+    const batch = await batchOf([a1, b1, a2, a1]);
+    for (let delivery = 0; delivery < 3; delivery++) await producer.enqueue(QueueName.Usage, 'usage.recordBatch', batch);
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([a2]));
     await waitForBalance(first.id, 93);
     await waitForBalance(second.id, 45);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -249,7 +248,7 @@ describe('billing service', () => {
     const key = await createKey(account.id);
     const good = { requestId: randomUUID(), accountId: account.id, keyId: key.id, model: 'm', endpoint: 'embeddings', units: { input_tokens: 1 }, creditsMicro: '2000000', usd: '0.000001', catalogueRevision: 1, prices: [{ unit: 'input_tokens', price: 1, per: 1_000_000 }], occurredAt: new Date().toISOString() };
     const orphan = { ...good, requestId: randomUUID(), accountId: randomUUID() };
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', { events: [orphan, good] }, { attempts: 1 });
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([orphan, good]), { attempts: 1 });
     await waitForBalance(account.id, 18);
     expect(await ledgerSum(account.id)).toBe(18_000_000n);
   });

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { RedisLimitStore, type Admission } from '../../apps/gateway/src/limits/limit-store';
+import type { Admission } from '../../apps/gateway/src/limits/limit-store.types';
+import { RedisLimitStore } from '../../apps/gateway/src/limits/redis-limit-store';
 import { eventually } from '../support/http';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
@@ -9,8 +10,7 @@ const COMMAND_TIMEOUT_MS = 200;
 
 /**
  * Every path of the Redis limit store ends while Redis keeps its connection open and answers
- * nothing: admissions (on a lease too), lease top-ups and claims, departures, renewals, the
- * credits look-up and close. Admissions fail like on a closed connection, so the meter counts
+ * nothing: admissions, departures, renewals, the credits look-up and close. Admissions fail like on a closed connection, so the meter counts
  * locally; once Redis answers again the store is reachable again, and nothing it could not
  * send is left counted there.
  */
@@ -28,7 +28,7 @@ describeOnRedis('the redis limit store and a Redis that stops answering', () => 
     url.host = `127.0.0.1:${proxy.port}`;
     prefix = uniqueQueuePrefix();
     raw = new Redis(redisUrl as string);
-    store = new RedisLimitStore(url.toString(), prefix, { commandTimeoutMs: COMMAND_TIMEOUT_MS, leaseIdleMs: 50 });
+    store = RedisLimitStore.connect(url.toString(), prefix, { commandTimeoutMs: COMMAND_TIMEOUT_MS });
     await store.whenReachable(5_000);
   });
 
@@ -51,42 +51,36 @@ describeOnRedis('the redis limit store and a Redis that stops answering', () => 
 
   it('fails admissions within the timeout instead of waiting, lets every other call end, and is reachable again once Redis answers', async () => {
     const s = store!;
-    // A lease, so the paths of requests on it run too.
-    const first = await s.admit(admission('r1'), now);
-    expect(first).toMatchObject({ allowed: true });
-    s.finish({ concurrencyKey: 'key:k:running', slotId: 'r1', credits: { accountId: 'acc', holdId: 'r1', amountMicro: 1_000n, spentMicro: 10n }, mayWait: first.allowed && first.departureMayWait });
-    const onLease = await s.admit(admission('r2'), now);
-    expect(onLease).toMatchObject({ allowed: true, lease: expect.anything() });
-    // r1's departure (which may wait a few milliseconds for company) is out before the outage.
+    expect(await s.admit(admission('r1'), now)).toEqual({ allowed: true });
+    s.finish({ concurrencyKey: 'key:k:running', slotId: 'r1', credits: { accountId: 'acc', holdId: 'r1', amountMicro: 1_000n, spentMicro: 10n } });
+    // r2 runs through the outage.
+    expect(await s.admit(admission('r2'), now)).toEqual({ allowed: true });
     await eventually(async () => (await raw.zscore(`${prefix}:limits:key:k:running`, 'r1')) === null, 5_000, 10);
 
     proxy.blackHole();
-    // Not on the lease (a larger limit): to Redis, which never answers.
+    // To Redis, which never answers.
     const refused = await outcome(s.admit({ ...admission('r3', 5), perMinute: { key: 'key:k:minute', limit: 5 } }, now));
     expect(refused).toEqual({ error: 'Command timed out' });
     expect(s.reachable).toBe(false);
     // Nothing else waits for Redis either: the next admission fails at once, like on a closed connection.
     expect(await outcome(s.admit(admission('r4'), now))).toEqual({ error: 'Redis is not answering' });
     expect(await outcome(s.available('acc', now))).toEqual({ error: 'Command timed out' });
-    // The request on the lease runs past the claim (whose call is lost), renews, and ends.
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    const lease = onLease.allowed ? onLease.lease! : { slotId: '', holdAmountMicro: 0n };
-    s.renew({ concurrencyKey: 'key:k:running', slotId: lease.slotId, credits: { accountId: 'acc', holdId: lease.slotId, amountMicro: lease.holdAmountMicro }, ttlMs: 60_000 }, now + 300);
-    s.finish({ concurrencyKey: 'key:k:running', slotId: lease.slotId, credits: { accountId: 'acc', holdId: lease.slotId, amountMicro: lease.holdAmountMicro, spentMicro: 10n } });
+    // r2 renews and ends: both calls are lost, neither waits.
+    s.renew({ concurrencyKey: 'key:k:running', slotId: 'r2', credits: { accountId: 'acc', holdId: 'r2', amountMicro: 1_000n }, ttlMs: 60_000 }, now + 300);
+    s.finish({ concurrencyKey: 'key:k:running', slotId: 'r2', credits: { accountId: 'acc', holdId: 'r2', amountMicro: 1_000n, spentMicro: 10n } });
 
     proxy.restore();
     await eventually(async () => s.reachable, 10_000, 50);
     const again = await s.admit(admission('r5'), now + 1);
     expect(again).toMatchObject({ allowed: true });
-    // r3 and r4 never took a slot in Redis; r5 is the only one running (r1's departure went out, the lease lapses on its own).
-    const running = await raw.zrangebyscore(`${prefix}:limits:key:k:running`, now + 2_000, '+inf');
-    expect(running.filter((id) => !id.startsWith('lease-'))).toEqual(['r5']);
+    // r3 and r4 never took a slot in Redis (r3's, had its script run, went back with r5's call);
+    // r2's departure was lost with the outage: its slot lapses on its own.
+    expect(await raw.zrange(`${prefix}:limits:key:k:running`, 0, -1)).toEqual(['r2', 'r5']);
   }, 30_000);
 
   it('counts nothing twice when a Redis that froze runs a timed-out admission late: the store gives its slot and hold back', async () => {
     const s = store!;
     const held = async () => BigInt((await raw.hget(`${prefix}:limits:account:acc:money`, 'held')) ?? '0');
-    // Near the key's limit (2 slots of 3 after it): no lease, every admission goes to Redis.
     const narrow = (id: string) => admission(id, 3);
     expect(await s.admit(narrow('f1'), now)).toMatchObject({ allowed: true });
 

@@ -1,16 +1,7 @@
 import { Redis } from 'ioredis';
-import {
-  HOUR_MS,
-  InMemoryLimitStore,
-  MINUTE_MS,
-  RedisLimitStore,
-  type Admission,
-  type AdmissionResult,
-  type CreditHold,
-  type Departure,
-  type LimitStore,
-  type RedisLimitStoreOptions,
-} from '../../apps/gateway/src/limits/limit-store';
+import { InMemoryLimitStore } from '../../apps/gateway/src/limits/in-memory-limit-store';
+import { HOUR_MS, MINUTE_MS, type Admission, type AdmissionResult, type CreditHold, type Departure, type LimitStore } from '../../apps/gateway/src/limits/limit-store.types';
+import { RedisLimitStore } from '../../apps/gateway/src/limits/redis-limit-store';
 import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
 
 const redisUrl = process.env.REDIS_URL;
@@ -22,8 +13,7 @@ if (redisUrl) {
     'redis',
     () => {
       const prefix = uniqueQueuePrefix();
-      // Leases hold the next requests' credits ahead of time: what `available` reports here is without them (they have tests of their own below).
-      return { store: new RedisLimitStore(redisUrl, prefix, { leaseIdleMs: 0 }), cleanup: () => dropQueueData({ url: redisUrl, prefix }) };
+      return { store: RedisLimitStore.connect(redisUrl, prefix), cleanup: () => dropQueueData({ url: redisUrl, prefix }) };
     },
   ]);
 } else {
@@ -46,17 +36,17 @@ describe.each(stores)('the %s limit store', (_name, make) => {
   const now = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 1_000;
 
   let slotCount = 0;
-  let admittedSlots: Record<string, Array<{ slotId: string; mayWait?: boolean }>> = {};
-  /** Admits with a fresh slot id, remembered per key (with what the store said of its departure) so `finish` can give the oldest back. */
+  let admittedSlots: Record<string, Array<{ slotId: string }>> = {};
+  /** Admits with a fresh slot id, remembered per key so `finish` can give the oldest back. */
   const admit = async (input: AdmissionInput, at = now): Promise<AdmissionResult> => {
     const slotId = `slot-${++slotCount}`;
     const result = await store.admit({ ...input, concurrency: { ...input.concurrency, slotId } }, at);
-    if (result.allowed) (admittedSlots[input.concurrency.key] ??= []).push({ slotId, mayWait: result.departureMayWait });
+    if (result.allowed) (admittedSlots[input.concurrency.key] ??= []).push({ slotId });
     return result;
   };
   const finish = (concurrencyKey: string, credits?: Departure['credits']) => {
-    const { slotId, mayWait } = admittedSlots[concurrencyKey]?.shift() ?? { slotId: 'none' };
-    store.finish({ concurrencyKey, slotId, credits, mayWait });
+    const { slotId } = admittedSlots[concurrencyKey]?.shift() ?? { slotId: 'none' };
+    store.finish({ concurrencyKey, slotId, credits });
   };
 
   beforeEach(async () => {
@@ -224,11 +214,11 @@ describe.each(stores)('the %s limit store', (_name, make) => {
 });
 
 /**
- * Departures that may wait (far from every limit) ride along with the replica's next
- * admission; the others go out at once. Two stores on one prefix play two replicas.
+ * Two stores on one prefix play two replicas: what one gives back or takes, the other sees at
+ * once, however late either's event loop runs.
  */
 const describeOnRedis = redisUrl ? describe : describe.skip;
-describeOnRedis('departures of the redis limit store, as other replicas see them', () => {
+describeOnRedis('the redis limit store, as other replicas see it', () => {
   const url = redisUrl as string;
   const now = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 1_000;
   let prefix: string;
@@ -236,12 +226,8 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
   let replicas: RedisLimitStore[] = [];
   let requestCount = 0;
 
-  /**
-   * By default a departure that may wait waits a minute here: only an admission of its
-   * replica (or close) sends it; and no leases (they have tests of their own).
-   */
-  const replica = async (options: RedisLimitStoreOptions = { departureWaitMs: 60_000, leaseIdleMs: 0 }) => {
-    const store = new RedisLimitStore(url, prefix, options);
+  const replica = async () => {
+    const store = RedisLimitStore.connect(url, prefix);
     replicas.push(store);
     await store.whenReachable(5_000);
     return store;
@@ -250,14 +236,15 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
   interface Ask {
     key?: string;
     concurrency?: number;
+    perMinute?: number;
     credits?: { accountId: string; balanceMicro: bigint; amountMicro: bigint };
   }
-  /** Admits one request; `leave` is its departure, passing back what the store said of it. */
-  const ask = async (store: RedisLimitStore, { key = 'k', concurrency = 1000, credits }: Ask = {}) => {
+  /** Admits one request; `leave` is its departure. */
+  const ask = async (store: RedisLimitStore, { key = 'k', concurrency = 1000, perMinute = 100_000, credits }: Ask = {}, at = now) => {
     const id = `r${++requestCount}`;
     const result = await store.admit(
       {
-        perMinute: { key: `key:${key}:minute`, limit: 100_000 },
+        perMinute: { key: `key:${key}:minute`, limit: perMinute },
         concurrency: { key: `key:${key}:running`, limit: concurrency, ttlMs: 60_000, slotId: id },
         credits: credits && {
           accountId: credits.accountId,
@@ -267,50 +254,31 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
           ttlMs: 60_000,
         },
       },
-      now,
+      at,
     );
-    // Admitted on a lease: its slot and hold are the request's (as the meter does).
-    const lease = result.allowed ? result.lease : undefined;
-    const slotId = lease?.slotId ?? id;
     const leave = (spentMicro = 0n) =>
       store.finish({
         concurrencyKey: `key:${key}:running`,
-        slotId,
-        credits: credits && { accountId: credits.accountId, holdId: slotId, amountMicro: lease?.holdAmountMicro ?? credits.amountMicro, spentMicro },
-        mayWait: result.allowed && result.departureMayWait,
+        slotId: id,
+        credits: credits && { accountId: credits.accountId, holdId: id, amountMicro: credits.amountMicro, spentMicro },
       });
     return { result, leave };
   };
 
-  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
   const money = async (accountId: string) => {
     const [held, settled] = await raw.hmget(`${prefix}:limits:account:${accountId}:money`, 'held', 'settled');
     return { held: BigInt(held ?? '0'), settled: BigInt(settled ?? '0') };
   };
   const size = (name: string) => raw.zcard(`${prefix}:limits:${name}`);
-
-  /** Admit-script calls that reach Redis for this test's keys while `action` runs, as MONITOR sees them. */
-  const admitCalls = async (action: () => Promise<void>): Promise<number> => {
-    const client = new Redis(url);
-    const monitor = await client.monitor();
-    const marker = `${prefix}:seen-everything`;
-    let calls = 0;
-    let seenMarker = () => undefined as void;
-    const allSeen = new Promise<void>((resolve) => (seenMarker = resolve));
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0].toLowerCase() === 'echo' && args[1] === marker) seenMarker();
-      // The admit script's calls start with the minute's length; MONITOR shows commands in the order Redis ran them.
-      else if (/^eval(sha)?$/i.test(args[0]) && args[3] === String(MINUTE_MS) && args.some((arg) => arg.startsWith(prefix))) calls++;
-    });
-    try {
-      await action();
-      await raw.echo(marker);
-      await allSeen;
-    } finally {
-      monitor.disconnect();
-      client.disconnect();
+  /**
+   * Blocks this process's event loop, as a long garbage collection or a container at its CPU
+   * limit does: no timer, socket event or promise of either replica runs meanwhile.
+   */
+  const stall = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until) {
+      // Busy on purpose.
     }
-    return calls;
   };
 
   beforeEach(() => {
@@ -324,91 +292,82 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
     await dropQueueData({ url, prefix });
   });
 
-  it('gives a slot back at once near its key\'s limit: another replica\'s very next admission finds it free', async () => {
+  it('gives a slot back before finish returns: another replica\'s very next admission finds it free', async () => {
     const [a, b] = [await replica(), await replica()];
     const first = await ask(a, { key: 'one', concurrency: 1 });
-    expect(first.result).toEqual({ allowed: true, departureMayWait: false });
+    expect(first.result).toEqual({ allowed: true });
     first.leave();
     // No timer, not even the next turn: A's departure is written before B's admission is.
-    expect((await ask(b, { key: 'one', concurrency: 1 })).result).toMatchObject({ allowed: true });
+    expect((await ask(b, { key: 'one', concurrency: 1 })).result).toEqual({ allowed: true });
   });
 
-  it('gives a hold back at once when the account has little left beside it', async () => {
+  it('gives a hold back and counts what it cost before finish returns', async () => {
     const [a, b] = [await replica(), await replica()];
     const poor = { accountId: 'poor', balanceMicro: 10n, amountMicro: 10n };
     const first = await ask(a, { key: 'p', credits: poor });
-    expect(first.result).toEqual({ allowed: true, departureMayWait: false });
+    expect(first.result).toEqual({ allowed: true });
     first.leave(3n);
-    // Written before leave() returned: B, reading right away, already sees it.
     expect(await b.available('poor', now)).toBe(10n - 3n);
     // With the hold still counted nothing would be left (10 - 10) and this would be a 403.
-    expect((await ask(b, { key: 'p', credits: { ...poor, amountMicro: 7n } })).result).toMatchObject({ allowed: true });
+    expect((await ask(b, { key: 'p', credits: { ...poor, amountMicro: 7n } })).result).toEqual({ allowed: true });
     expect(await b.available('poor', now)).toBe(10n - 3n - 7n);
   });
 
-  it('sends at once a departure that cost more than its hold, however far from the limits', async () => {
-    const [a, b] = [await replica(), await replica()];
-    const request = await ask(a, { key: 'o', credits: { accountId: 'over', balanceMicro: 1_000n, amountMicro: 10n } });
-    expect(request.result).toEqual({ allowed: true, departureMayWait: true });
-    // Waiting would let the other replicas spend the 985 already gone.
-    request.leave(995n);
-    expect(await b.available('over', now)).toBe(5n);
-  });
-
-  it('far from the limits, lets departures ride along with the next admission: one script call per request instead of two', async () => {
+  it('hands a departure to Redis within finish, so a stall of the event loop right after it cannot delay it', async () => {
     const a = await replica();
-    const b = await replica();
-    await ask(a, { key: 'warm-up' }); // Redis knows the script: no NOSCRIPT retry in the counts.
-    const rich = { accountId: 'rich', balanceMicro: 1_000_000n, amountMicro: 1_000n };
-    const oneAtATime = (options: Ask) => async () => {
-      for (let i = 0; i < 10; i++) {
-        const request = await ask(a, options);
-        expect(request.result.allowed).toBe(true);
-        request.leave(400n);
-        // The next request arrives on a later turn, as it would from a client.
-        await nextTurn();
-      }
-    };
-    expect(await admitCalls(oneAtATime({ key: 'far', concurrency: 100, credits: rich }))).toBe(10);
-    // The tenth departure is still waiting for company; another replica sees its hold.
-    expect(await money('rich')).toEqual({ held: 1_000n, settled: 9n * 400n });
-    expect(await b.available('rich', now)).toBe(1_000_000n - 9n * 400n - 1_000n);
-    // Near a limit (a single slot) every departure goes out on its own.
-    expect(await admitCalls(oneAtATime({ key: 'near', concurrency: 1 }))).toBe(20);
-    // Closing sends what waits.
-    await a.close();
-    expect(await money('rich')).toEqual({ held: 0n, settled: 10n * 400n });
-    expect(await size('key:far:running')).toBe(0);
-    expect(await size('key:far:running:lazy')).toBe(0);
+    const request = await ask(a, { key: 'handed', concurrency: 1, credits: { accountId: 'handed', balanceMicro: 1_000n, amountMicro: 600n } });
+    expect(request.result).toEqual({ allowed: true });
+    request.leave(250n);
+    stall(100);
+    // Another connection's commands are written when called: had the departure waited for a
+    // later turn of the loop (a timer, the next tick), Redis would answer these first.
+    const [running, account] = await Promise.all([size('key:handed:running'), money('handed')]);
+    expect(running).toBe(0);
+    expect(account).toEqual({ held: 0n, settled: 250n });
   });
 
-  it('looks again before refusing while a departure may still be on its way from another replica', async () => {
-    const options = { departureWaitMs: 200, secondLookMs: 400, leaseIdleMs: 0 };
-    const [a, b] = [await replica(options), await replica(options)];
-    const ramp = { key: 'ramp', concurrency: 4 };
-    // Admitted far from the limit (1 of 4 slots); the key fills up meanwhile on the other replica.
-    const early = await ask(a, ramp);
-    expect(early.result).toEqual({ allowed: true, departureMayWait: true });
-    const later = [await ask(b, ramp), await ask(b, ramp), await ask(b, ramp)];
-    expect(later.map(({ result }) => result)).toEqual([
-      { allowed: true, departureMayWait: true },
-      { allowed: true, departureMayWait: false },
-      { allowed: true, departureMayWait: false },
-    ]);
-    early.leave(); // Waits on A for up to 200 ms.
-    const started = Date.now();
-    // Sent at once, the departure would have made room: the refusal waits for the second look.
-    expect((await ask(b, ramp)).result).toMatchObject({ allowed: true });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
-    // Full, and no departure on its way: the second look refuses, as the first would have.
-    expect((await ask(b, ramp)).result).toMatchObject({ allowed: false, reason: 'concurrency' });
-    // Every request counted once in the key's minute, refused ones included.
-    expect(await raw.get(`${prefix}:limits:key:ramp:minute:${Math.floor(now / MINUTE_MS)}`)).toBe('6');
+  it('keeps concurrency and credits exact across replicas while their event loop stalls for longer than a second', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const account = (amountMicro: bigint) => ({ accountId: 'stalled', balanceMicro: 10_000n, amountMicro });
+    // The replicas' own clocks, so a stall is time passing for the slots and holds too.
+    const first = await ask(a, { key: 'st', concurrency: 2, credits: account(4_000n) }, Date.now());
+    stall(1_200);
+    const second = await ask(b, { key: 'st', concurrency: 2, credits: account(4_000n) }, Date.now());
+    expect([first.result, second.result]).toEqual([{ allowed: true }, { allowed: true }]);
+    stall(1_200);
+    // Both slots taken, 2,000 left: nothing lapsed during the stalls, nothing overspent.
+    expect((await ask(b, { key: 'st', concurrency: 2, credits: account(1_000n) }, Date.now())).result).toMatchObject({ allowed: false, reason: 'concurrency' });
+    expect((await ask(a, { key: 'other', credits: account(2_001n) }, Date.now())).result).toMatchObject({ allowed: false, reason: 'credits' });
+    expect(await b.available('stalled', Date.now())).toBe(2_000n);
+    // A's request ends and A stalls at once: B, next, is admitted for exactly what is left.
+    first.leave(3_000n);
+    stall(200);
+    const third = await ask(b, { key: 'st', concurrency: 2, credits: account(3_000n) }, Date.now());
+    expect(third.result).toEqual({ allowed: true });
+    expect(await a.available('stalled', Date.now())).toBe(0n);
+    expect((await ask(a, { key: 'other', credits: account(1n) }, Date.now())).result).toMatchObject({ allowed: false, reason: 'credits' });
+    second.leave(4_000n);
+    third.leave(1_000n);
+    stall(200);
+    expect(await money('stalled')).toEqual({ held: 0n, settled: 8_000n });
+    expect(await size('key:st:running')).toBe(0);
+  });
+
+  it('admits exactly a minute\'s limit across replicas, stalls between requests or not', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const results: boolean[] = [];
+    for (let i = 0; i < 12; i++) {
+      const request = await ask(i % 2 === 0 ? a : b, { key: 'shared', perMinute: 10 });
+      results.push(request.result.allowed);
+      if (request.result.allowed) request.leave();
+      if (i % 3 === 0) stall(50);
+    }
+    expect(results).toEqual([...Array(10).fill(true), false, false]);
+    expect(await raw.get(`${prefix}:limits:key:shared:minute:${Math.floor(now / MINUTE_MS)}`)).toBe('12');
   });
 
   it('loses nothing: once every request is over nothing is held and everything spent is settled', async () => {
-    // Production settings: departures and leases both in play.
-    const [a, b] = [await replica({}), await replica({})];
+    const [a, b] = [await replica(), await replica()];
     const account = { accountId: 'busy', balanceMicro: 300_000n, amountMicro: 10_000n };
     let spentTotal = 0n;
     let admitted = 0;
@@ -431,194 +390,11 @@ describeOnRedis('departures of the redis limit store, as other replicas see them
     };
     await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((seed) => worker(seed % 2 === 0 ? a : b, seed)));
     expect(admitted).toBeGreaterThan(20);
-    // The last departures wait at most a few milliseconds, second looks a few more.
-    await pause(100);
+    // Every departure was handed to Redis before `leave` returned: nothing to wait for.
     expect(await money('busy')).toEqual({ held: 0n, settled: spentTotal });
     expect(await size('key:busy:running')).toBe(0);
-    expect(await size('key:busy:running:lazy')).toBe(0);
     expect(await size('account:busy:holds')).toBe(0);
-    expect(await size('account:busy:holds:lazy')).toBe(0);
     expect(await b.available('busy', now)).toBe(300_000n - spentTotal);
     expect(await raw.get(`${prefix}:limits:key:busy:minute:${Math.floor(now / MINUTE_MS)}`)).toBe(String(counted));
-  });
-
-  describe('leases: a key\'s next requests admitted ahead of time', () => {
-    const leasing = { leaseIdleMs: 50 };
-    const minuteCount = async (key: string) => Number(await raw.get(`${prefix}:limits:key:${key}:minute:${Math.floor(now / MINUTE_MS)}`));
-    /** Whether the admission was decided without waiting for Redis (its promise settles within a few microtask turns). */
-    const decidedAtOnce = async (admission: Promise<unknown>) => {
-      let settled = false;
-      void admission.then(() => (settled = true));
-      for (let turn = 0; turn < 5; turn++) await Promise.resolve();
-      return settled;
-    };
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    const scriptCalls = (store: RedisLimitStore) => jest.spyOn((store as unknown as { redis: { admitRequests(...args: unknown[]): Promise<number[]> } }).redis, 'admitRequests');
-
-    it('admits requests that come one after another without a round trip each, one script call per several, and counts every one exactly', async () => {
-      const a = await replica(leasing);
-      const sent = scriptCalls(a);
-      const rich = { accountId: 'rich', balanceMicro: 1_000_000n, amountMicro: 1_000n };
-      const atOnce: boolean[] = [];
-      let spent = 0n;
-      for (let i = 0; i < 40; i++) {
-        const id = `seq${i}`;
-        const admission = a.admit(
-          {
-            perMinute: { key: 'key:seq:minute', limit: 1_000 },
-            concurrency: { key: 'key:seq:running', limit: 100, ttlMs: 60_000, slotId: id },
-            credits: { accountId: 'rich', snapshot: { balanceMicro: rich.balanceMicro, version: 1, usageSpentMicro: 0n }, holdId: id, amountMicro: rich.amountMicro, ttlMs: 60_000 },
-          },
-          now,
-        );
-        atOnce.push(await decidedAtOnce(admission));
-        const result = await admission;
-        expect(result.allowed).toBe(true);
-        if (!result.allowed) return;
-        const slotId = result.lease?.slotId ?? id;
-        a.finish({ concurrencyKey: 'key:seq:running', slotId, credits: { accountId: 'rich', holdId: slotId, amountMicro: result.lease?.holdAmountMicro ?? rich.amountMicro, spentMicro: 20n }, mayWait: result.departureMayWait });
-        spent += 20n;
-        // Well within the lease's idle window, long enough for a top-up's answer to be back.
-        await pause(2);
-      }
-      // The first goes to Redis (and asks for a lease of 16); every later one ran on the lease.
-      expect(atOnce).toEqual([false, ...Array(39).fill(true)]);
-      // The first admission, its departure (no admission came for it to ride along with), then a
-      // top-up of 16 more whenever half were used (after 8 and 24); what the requests on the
-      // lease spent (a fiftieth of their ceilings) is counted with each top-up.
-      expect(sent).toHaveBeenCalledTimes(4);
-      expect((await money('rich')).settled).toBe(20n * 24n);
-      // While a request runs on it, the lease holds twice a request's hold: one for the request
-      // and room for what finished ones spent since the last top-up.
-      expect((await money('rich')).held).toBe(2_000n);
-      // The lease is given back once its idle window ends, with what the last requests spent
-      // and its unused counts.
-      await pause(150);
-      expect(sent).toHaveBeenCalledTimes(5);
-      expect(await minuteCount('seq')).toBe(40);
-      expect(await money('rich')).toEqual({ held: 0n, settled: spent });
-      for (const name of ['key:seq:running', 'key:seq:running:lazy', 'account:rich:holds', 'account:rich:holds:lazy', `key:seq:minute:${Math.floor(now / MINUTE_MS)}:lazy`]) {
-        expect(await size(name)).toBe(0);
-      }
-    });
-
-    it('admits a request that comes while its key\'s lease is on its way on that lease, not with a call of its own; one that runs long is claimed', async () => {
-      const a = await replica(leasing);
-      const asking = (id: string) =>
-        a.admit(
-          {
-            perMinute: { key: 'key:early:minute', limit: 1_000 },
-            concurrency: { key: 'key:early:running', limit: 100, ttlMs: 60_000, slotId: id },
-            credits: { accountId: 'early', snapshot: { balanceMicro: 1_000_000n, version: 1, usageSpentMicro: 0n }, holdId: id, amountMicro: 1_000n, ttlMs: 60_000 },
-          },
-          now,
-        );
-      const sent = scriptCalls(a);
-      const first = asking('e1');
-      // The first admission's call (which also asks for a lease) leaves on this turn.
-      await nextTurn();
-      expect(sent).toHaveBeenCalledTimes(1);
-      const second = asking('e2');
-      let callsWhenSecondAdmitted = -1;
-      void second.then(() => (callsWhenSecondAdmitted = sent.mock.calls.length));
-      expect((await first).allowed).toBe(true);
-      const secondResult = await second;
-      expect(secondResult.allowed).toBe(true);
-      expect(callsWhenSecondAdmitted).toBe(1);
-      // The lease counts its 16 requests in the minute and holds twice the request's hold.
-      expect(await minuteCount('early')).toBe(17);
-      expect(await money('early')).toEqual({ held: 3_000n, settled: 0n });
-      // The second is still running a quarter of a second later: its lease is claimed for it.
-      // The 15 counts it will not use leave the minute; its slot and hold live as long as it may.
-      await pause(400);
-      expect(sent).toHaveBeenCalledTimes(2);
-      expect(await minuteCount('early')).toBe(2);
-      expect(await money('early')).toEqual({ held: 3_000n, settled: 0n });
-      expect(await size('key:early:running')).toBe(2);
-      const leaseId = secondResult.allowed ? (secondResult.lease?.slotId ?? '') : '';
-      expect(Number(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId))).toBeGreaterThan(now + 60_000);
-      // While it runs it renews them like any request: the claimed lease's slot and hold live on.
-      a.renew({ concurrencyKey: 'key:early:running', slotId: leaseId, credits: { accountId: 'early', holdId: leaseId, amountMicro: 2_000n }, ttlMs: 60_000 }, now + 50_000);
-      await pause(20);
-      expect(Number(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId))).toBe(now + 110_000);
-      expect(Number(await raw.zscore(`${prefix}:limits:account:early:holds`, `${leaseId}:2000`))).toBe(now + 110_000);
-      // A claimed lease admits no more: the next request goes to Redis (and asks for a lease of its own).
-      const third = asking('e3');
-      expect(await decidedAtOnce(third)).toBe(false);
-      expect((await third).allowed).toBe(true);
-      // The long request ends: the lease leaves with what it spent.
-      a.finish({ concurrencyKey: 'key:early:running', slotId: leaseId, credits: { accountId: 'early', holdId: leaseId, amountMicro: 2_000n, spentMicro: 700n }, mayWait: true });
-      await pause(20);
-      expect(await size('key:early:running')).toBe(3);
-      await pause(100);
-      expect((await money('early')).settled).toBe(700n);
-      expect(await raw.zscore(`${prefix}:limits:key:early:running`, leaseId)).toBeNull();
-    });
-
-    it('never lets leases loosen a limit another replica enforces: the minute still admits exactly its limit', async () => {
-      const [a, b] = [await replica(leasing), await replica(leasing)];
-      const perMinute = (store: RedisLimitStore, id: string) =>
-        store.admit({ perMinute: { key: 'key:shared:minute', limit: 10 }, concurrency: { key: 'key:shared:running', limit: 1_000, ttlMs: 60_000, slotId: id } }, now);
-      // A admits one and, far from the limit, leases its next requests up to half the minute: four.
-      expect((await perMinute(a, 'a1')).allowed).toBe(true);
-      expect(await minuteCount('shared')).toBe(5);
-      const results: Array<Awaited<ReturnType<typeof perMinute>>> = [];
-      for (let i = 0; i < 12; i++) {
-        const result = await perMinute(b, `b${i}`);
-        results.push(result);
-        if (result.allowed) b.finish({ concurrencyKey: 'key:shared:running', slotId: result.lease?.slotId ?? `b${i}`, mayWait: result.departureMayWait });
-      }
-      // A's lease, unused, was given back: B got the nine the minute had left, then 429s.
-      expect(results.filter((result) => result.allowed)).toHaveLength(9);
-      expect(results.slice(9)).toEqual(Array(3).fill({ allowed: false, reason: 'per-minute', retryAfterSeconds: expect.any(Number) }));
-    });
-
-    it('goes to Redis for a request the lease does not cover (a larger hold)', async () => {
-      const a = await replica(leasing);
-      const asking = (id: string, amountMicro: bigint) =>
-        a.admit(
-          {
-            perMinute: { key: 'key:big:minute', limit: 1_000 },
-            concurrency: { key: 'key:big:running', limit: 100, ttlMs: 60_000, slotId: id },
-            credits: { accountId: 'big', snapshot: { balanceMicro: 1_000_000n, version: 1, usageSpentMicro: 0n }, holdId: id, amountMicro, ttlMs: 60_000 },
-          },
-          now,
-        );
-      expect((await asking('small', 1_000n)).allowed).toBe(true);
-      const larger = asking('larger', 5_000n);
-      expect(await decidedAtOnce(larger)).toBe(false);
-      expect((await larger).allowed).toBe(true);
-      await pause(150);
-      // Two requests held, the unused lease given back with its counts.
-      expect(await money('big')).toEqual({ held: 6_000n, settled: 0n });
-      expect(await minuteCount('big')).toBe(2);
-    });
-
-    it('a replica that dies with a lease leaves nothing held once it lapses, only the lease\'s counts in the minute', async () => {
-      // B takes no lease of its own, to keep the counts plain.
-      const [a, b] = [await replica(leasing), await replica()];
-      const request = (store: RedisLimitStore, id: string, at: number) =>
-        store.admit(
-          {
-            perMinute: { key: 'key:gone:minute', limit: 1_000 },
-            concurrency: { key: 'key:gone:running', limit: 4, ttlMs: 60_000, slotId: id },
-            credits: { accountId: 'gone', snapshot: { balanceMicro: 100_000n, version: 1, usageSpentMicro: 0n }, holdId: id, amountMicro: 1_000n, ttlMs: 60_000 },
-          },
-          at,
-        );
-      expect((await request(a, 'a1', now)).allowed).toBe(true);
-      // A finishes its request, then is gone before giving its lease back.
-      a.finish({ concurrencyKey: 'key:gone:running', slotId: 'a1', credits: { accountId: 'gone', holdId: 'a1', amountMicro: 1_000n, spentMicro: 0n } });
-      await nextTurn();
-      (a as unknown as { redis: Redis }).redis.disconnect();
-      expect(await money('gone')).toEqual({ held: 2_000n, settled: 0n });
-      expect(await size('key:gone:running')).toBe(1);
-      // Two seconds later (by the clock the replicas pass in) the lease has lapsed.
-      expect(await b.available('gone', now + 2_000)).toBe(100_000n);
-      expect((await request(b, 'b1', now + 2_000)).allowed).toBe(true);
-      expect(await size('key:gone:running')).toBe(1);
-      // A's request, the 16 its lease counted for requests that never came (too many for this minute, never too few), B's.
-      expect(await minuteCount('gone')).toBe(18);
-    });
   });
 });

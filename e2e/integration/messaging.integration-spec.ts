@@ -1,4 +1,4 @@
-import { QueueName, usageBatchEvents } from '@igw/contracts';
+import { QueueName, usageBatchEvents, usageBatchOf } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
@@ -68,13 +68,29 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
     await worker.close();
   });
 
+  it('lets a stopping worker finish the job it is running, within its drain time', async () => {
+    const stopping = new MessagingService({ serviceName: 'stopping', backend, rpcTimeoutMs: 5_000, workerDrainMs: 10_000 });
+    let started = false;
+    let finished = false;
+    stopping.consume(QueueName.Decisions, {
+      'decisions.ping': async () => ({ ok: true as const }),
+      'decisions.decide': async () => {
+        started = true;
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        finished = true;
+        return { ok: true as const, answers: [], usage: { input_tokens: 3, output_tokens: 0 } };
+      },
+    });
+    const reply = caller.request(QueueName.Decisions, 'decisions.decide', {} as never, 10_000);
+    await waitFor(() => started);
+    await stopping.onApplicationShutdown();
+    expect(finished).toBe(true);
+    await expect(reply).resolves.toMatchObject({ ok: true, usage: { input_tokens: 3 } });
+  });
+
   it('delivers a work job once even when it is added twice with the same job id', async () => {
     const seen: string[] = [];
     callee.consume(QueueName.Usage, {
-      'usage.record': async (event) => {
-        seen.push(event.requestId);
-        return { applied: true };
-      },
       'usage.recordBatch': async (batch) => {
         const events = usageBatchEvents(batch);
         seen.push(...events.map((event) => event.requestId));
@@ -94,8 +110,9 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
       prices: [],
       occurredAt: new Date().toISOString(),
     };
-    await caller.enqueue(QueueName.Usage, 'usage.record', event, { jobId: event.requestId });
-    await caller.enqueue(QueueName.Usage, 'usage.record', event, { jobId: event.requestId });
+    const batch = await usageBatchOf(Buffer.from(JSON.stringify(event)));
+    await caller.enqueue(QueueName.Usage, 'usage.recordBatch', batch, { jobId: 'batch-1' });
+    await caller.enqueue(QueueName.Usage, 'usage.recordBatch', batch, { jobId: 'batch-1' });
     await waitFor(() => seen.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(seen).toEqual(['req-1']);

@@ -130,9 +130,9 @@ describe('billing refuses usage events that do not add up (the queue is a trust 
     expect(report.usageMismatches).toEqual([]);
   });
 
-  it('refuses a single-event job (the earlier gateways) the same way', async () => {
+  it('refuses a batch whose only event is forged, and keeps that event', async () => {
     const forged = { requestId: `req-${randomUUID()}`, accountId: randomUUID(), keyId: randomUUID(), model: 'm', endpoint: 'chat.completions', units: { input_tokens: 10 }, creditsMicro: '-5', usd: '0', catalogueRevision: 1, prices: PRICES, occurredAt: new Date().toISOString() };
-    await producer.enqueue(QueueName.Usage, 'usage.record', forged as UsageEvent);
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await usageBatchOf(Buffer.from(JSON.stringify(forged))));
     await waitFor('the forged event to be kept', async () => (await sql(`SELECT 1 FROM billing.rejected_usage WHERE request_id = $1`, [forged.requestId])).length === 1);
     expect(await sql(`SELECT 1 FROM billing.ledger_entries WHERE request_id = $1`, [forged.requestId])).toEqual([]);
   });

@@ -85,7 +85,6 @@ describe('usage events during a queue outage', () => {
         for (const one of events) received.set(one.requestId, (received.get(one.requestId) ?? 0) + 1);
         return { applied: events.length };
       },
-      'usage.record': async () => ({ applied: false }),
     });
     proxy.restore();
     await eventually(async () => received.size === DURING_OUTAGE, 45_000, 100);

@@ -24,7 +24,7 @@ export class BillingModule {
       module: BillingModule,
       imports: [
         PersistenceModule.forService(settings.databaseUrl, billingPersistence),
-        MessagingModule.forRoot({ serviceName: 'billing', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS }),
+        MessagingModule.forRoot({ serviceName: 'billing', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS }),
       ],
       controllers: [HealthController, MetricsController, BalanceController, AdminAccountsController, AdminUsageController, AdminKeysController, AdminReconciliationController],
       providers: [

@@ -23,10 +23,7 @@ export class BillingWorkers implements OnApplicationBootstrap {
     if (ledgerWorkers > 0) {
       this.messaging.consume(
         QueueName.Usage,
-        {
-          'usage.recordBatch': async (batch) => ({ applied: await this.ledger.applyUsageBatch(usageBatchEvents(batch)) }),
-          'usage.record': (event) => this.ledger.applyUsage(event),
-        },
+        { 'usage.recordBatch': async (batch) => ({ applied: await this.ledger.applyUsageBatch(usageBatchEvents(batch)) }) },
         ledgerWorkers,
       );
     }

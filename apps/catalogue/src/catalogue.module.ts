@@ -14,7 +14,7 @@ export class CatalogueModule {
       module: CatalogueModule,
       imports: [
         PersistenceModule.forService(settings.databaseUrl, cataloguePersistence),
-        MessagingModule.forRoot({ serviceName: 'catalogue', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS }),
+        MessagingModule.forRoot({ serviceName: 'catalogue', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS }),
       ],
       controllers: [HealthController, MetricsController, AdminCatalogueController],
       providers: [

@@ -1,4 +1,4 @@
-import { loadEnvironment, requireDistributedSetting, resolveQueueBackend, runUntilSignal, waitForDependencies } from '@igw/platform';
+import { drainAndClose, loadEnvironment, requireDistributedSetting, resolveQueueBackend, runUntilSignal, waitForDependencies } from '@igw/platform';
 import { startCatalogue } from './catalogue.app';
 
 void runUntilSignal('catalogue', async () => {
@@ -7,5 +7,5 @@ void runUntilSignal('catalogue', async () => {
   const adminToken = requireDistributedSetting(env.ADMIN_TOKEN, 'ADMIN_TOKEN', 'it protects the admin API');
   await waitForDependencies(env);
   const app = await startCatalogue({ env, providers, databaseUrl, adminToken, queue: resolveQueueBackend(env, databaseUrl) });
-  return () => app.close();
+  return () => drainAndClose(app, { drainMs: env.SHUTDOWN_DRAIN_MS });
 });

@@ -32,7 +32,7 @@ export class DecisionsModule {
   static forRoot(settings: ServiceSettings): DynamicModule {
     return {
       module: DecisionsModule,
-      imports: [MessagingModule.forRoot({ serviceName: 'decisions', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
+      imports: [MessagingModule.forRoot({ serviceName: 'decisions', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS })],
       controllers: [HealthController, MetricsController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },

@@ -1,7 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
-import { startHttpApp, type DirectRoute, type DirectRouteContext, type Environment, type ServiceSettings } from '@igw/platform';
+import { drainAndClose, startHttpApp, type DirectRoute, type DirectRouteContext, type Environment, type ServiceSettings } from '@igw/platform';
 import { chatDirectRoute } from './chat/chat-direct-route';
 import { GatewayModule } from './gateway.module';
+import { PaidRequestPipeline } from './upstream/paid-request-pipeline';
 
 /** Starts the public gateway (base_url). */
 export function startGateway(settings: ServiceSettings): Promise<INestApplication> {
@@ -25,4 +26,13 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
 /** The chat fast path, unless CHAT_FAST_PATH=false sends chat through Express and Nest like every other route. */
 export function gatewayDirectRoutes(env: Pick<Environment, 'CHAT_FAST_PATH'>): ((context: DirectRouteContext) => DirectRoute[]) | undefined {
   return env.CHAT_FAST_PATH ? (context) => [chatDirectRoute(context)] : undefined;
+}
+
+/**
+ * Stops the gateway gracefully: new requests are refused (503) while running requests and
+ * streams, and upstream calls read on after their client left, finish within SHUTDOWN_DRAIN_MS;
+ * what still runs then is cut off and billed as abandoned; then the usage events are flushed.
+ */
+export function stopGateway(app: INestApplication, env: Pick<Environment, 'SHUTDOWN_DRAIN_MS'>): Promise<void> {
+  return drainAndClose(app, { drainMs: env.SHUTDOWN_DRAIN_MS, work: app.get(PaidRequestPipeline) });
 }

@@ -17,7 +17,9 @@ import { TranscriptionService } from './media/transcription.service';
 import { SpeechController } from './media/speech.controller';
 import { SpeechService } from './media/speech.service';
 import { ModelsController } from './models/models.controller';
+import { limitStoreProvider } from './limits/limit-store.provider';
 import { RequestMeter } from './limits/request-meter';
+import { TokenCountingShutdown } from './tokens/token-counting.shutdown';
 import { PaidRequestPipeline } from './upstream/paid-request-pipeline';
 import { UsageRecorder } from './usage/usage-recorder.service';
 
@@ -26,7 +28,7 @@ export class GatewayModule {
   static forRoot(settings: ServiceSettings): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS })],
+      imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS })],
       controllers: [HealthController, MetricsController, ModelsController, ChatController, EmbeddingsController, DecisionsController, SpeechController, ImagesController, TranscriptionController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
@@ -34,6 +36,7 @@ export class GatewayModule {
         GatewayKeyAuthenticator,
         { provide: ApiKeyAuthenticator, useExisting: GatewayKeyAuthenticator },
         UsageRecorder,
+        limitStoreProvider,
         RequestMeter,
         PaidRequestPipeline,
         ChatService,
@@ -43,6 +46,7 @@ export class GatewayModule {
         MediaFetcher,
         ImagesService,
         TranscriptionService,
+        TokenCountingShutdown,
         {
           provide: READINESS_CHECKS,
           inject: [MessagingService, CatalogueSnapshotService],

@@ -6,7 +6,7 @@ import { startBilling } from '../../billing/src/billing.app';
 import { CATALOGUE_MOUNTED_PREFIXES, startCatalogue } from '../../catalogue/src/catalogue.app';
 import { startDecisions } from '../../decisions/src/decisions.app';
 import { CatalogueSnapshotService } from '../../gateway/src/catalogue/catalogue-snapshot.service';
-import { startGateway } from '../../gateway/src/gateway.app';
+import { startGateway, stopGateway } from '../../gateway/src/gateway.app';
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
 import { standaloneAdminToken } from './admin-token';
 import { createDemoKey, emulatedProviders } from './demo';
@@ -92,10 +92,10 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const settings: ServiceSettings = { env, providers, databaseUrl, queue: resolveQueueBackend(env, databaseUrl), adminToken: admin.token };
     const owned = { ...settings, databaseUrl, adminToken: admin.token };
     const apps: INestApplication[] = [];
-    const start = async (app: Promise<INestApplication>) => {
+    const start = async (app: Promise<INestApplication>, stopApp = (started: INestApplication) => started.close()) => {
       const started = await app;
       apps.push(started);
-      stops.push(() => started.close());
+      stops.push(() => stopApp(started));
       return started;
     };
     // Only the gateway and billing have ports: the catalogue's admin API is served on billing's,
@@ -104,7 +104,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const billing = await start(startBilling(owned));
     mountOnApp(billing, catalogue, CATALOGUE_MOUNTED_PREFIXES);
     await start(startDecisions(settings, { listen: false }));
-    const gateway = await start(startGateway(settings));
+    // Stopped first (stops run in reverse): it drains while the services it calls are still up.
+    const gateway = await start(startGateway(settings), (app) => stopGateway(app, env));
 
     const gatewayUrl = await gateway.getUrl();
     const billingUrl = await billing.getUrl();

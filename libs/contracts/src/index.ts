@@ -1,4 +1,5 @@
 export * from './errors/error-body.dto';
+export * from './validation/validation.pipe';
 export * from './billing/usage-event';
 export * from './billing/key-resolution';
 export * from './billing/balance.dto';
@@ -8,6 +9,7 @@ export * from './messaging/topics';
 export * from './chat/chat-completion-request.dto';
 export * from './chat/azure-chat-completion-request.dto';
 export * from './chat/chat-request-acceptor';
+export * from './chat/chat-body';
 export { IsNumberField, numberIssues, type NumberRule } from './chat/chat-validators';
 export * from './chat/chat-completion';
 export * from './embeddings/embedding-request.dto';

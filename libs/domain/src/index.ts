@@ -7,3 +7,5 @@ export * from './tokens/token-estimate';
 export * from './money/chat-units';
 export * from './tools/tool-schemas';
 export * from './random/seeded-random';
+export * from './tokens/token-budget';
+export * from './tokens/token-count-pool';

@@ -9,6 +9,8 @@ export interface MessagingOptions {
   backend: QueueBackendOptions;
   /** Default time a request/reply call waits for its answer. */
   rpcTimeoutMs?: number;
+  /** How long shutdown lets workers finish the jobs they are running (SHUTDOWN_DRAIN_MS); then they are closed regardless. */
+  workerDrainMs?: number;
 }
 
 export const MESSAGING_OPTIONS = Symbol('MESSAGING_OPTIONS');

@@ -146,18 +146,26 @@ export class MessagingService implements OnApplicationShutdown {
     if (this.closed) return;
     this.closed = true;
     queueDepthSources.delete(this);
+    await this.closeWorkers();
     // With the queue server unreachable, closing waits for a reconnection that may never come;
     // everything worth keeping is already saved (usage in the journal, jobs in the queue).
-    let timer: NodeJS.Timeout | undefined;
-    const gaveUp = new Promise<'gave-up'>((resolve) => (timer = setTimeout(() => resolve('gave-up'), SHUTDOWN_CLOSE_MS)));
-    const outcome = await Promise.race([this.closeConnections(), gaveUp]);
-    clearTimeout(timer);
+    const outcome = await within(this.closeConnections(), SHUTDOWN_CLOSE_MS);
     if (outcome === 'gave-up') this.logger.warn(`Queue connections did not close within ${SHUTDOWN_CLOSE_MS} ms (is the queue server reachable?); leaving them`);
   }
 
+  /**
+   * Workers take no new job and finish the ones they are running, for up to `workerDrainMs`.
+   * A job still running then is left: its lock lapses and another worker runs it again.
+   */
+  private async closeWorkers(): Promise<void> {
+    const drainMs = this.options.workerDrainMs ?? SHUTDOWN_CLOSE_MS;
+    const outcome = await within(Promise.allSettled(this.workers.map((worker) => worker.close())), drainMs);
+    if (outcome !== 'gave-up') return;
+    this.logger.warn(`Queue workers did not finish their current jobs within ${drainMs} ms; another worker will run them again`);
+    await within(Promise.allSettled(this.workers.map((worker) => worker.close(true))), SHUTDOWN_CLOSE_MS);
+  }
+
   private async closeConnections(): Promise<void> {
-    const closing: Array<Promise<unknown>> = this.workers.map((worker) => worker.close());
-    await Promise.allSettled(closing);
     const rest: Array<Promise<unknown>> = [
       ...[...this.queues.values()].map((queue) => queue.close()),
       ...[...this.queueEvents.values()].map((events) => events.then((e) => e.close())),
@@ -253,6 +261,17 @@ async function beforeDeadline<T>(promise: Promise<T>, deadline: number, failure:
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(failure()), Math.max(0, deadline - Date.now()))))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The promise's outcome, or 'gave-up' once `ms` have passed. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'gave-up'> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<'gave-up'>((resolve) => (timer = setTimeout(() => resolve('gave-up'), ms)));
+  try {
+    return await Promise.race([promise, gaveUp]);
   } finally {
     clearTimeout(timer);
   }

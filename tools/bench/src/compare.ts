@@ -2,14 +2,16 @@
 // against the gateways of other checkouts (each built: `npm run build` there), side by side
 // on core 0 behind one emulator, billing and catalogue on core 1. After a warm-up the
 // gateways take turns (order flipped every round) at concurrency 64 (CPU per request, req/s),
-// at concurrency 1 (latency) and streaming (first chunk), and the medians are printed.
+// at concurrency 1 (latency), streaming at concurrency 1 (first chunk) and 16 (CPU per
+// stream, streams/s, first chunk), and the medians are printed.
 // Because every gateway runs at nearly the same moment, a machine shared with other work
 // shifts them alike: use this to tell whether a change helps when `npm run bench`'s
 // absolute figures are too noisy to compare with an earlier run.
 // Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL, BENCH_LEDGER,
 // BENCH_MAX_STEAL, BENCH_STEAL_RETRIES (see main.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen } from './load';
@@ -28,6 +30,9 @@ interface Contender {
   p50: number[];
   p99: number[];
   firstChunk: number[];
+  streamCpu: number[];
+  streamsPerSecond: number[];
+  streamFirstChunk: number[];
   errors: number;
 }
 
@@ -42,12 +47,14 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const contenders: Contender[] = [];
   for (const [index, root] of [ROOT, ...others].entries()) {
     const port = await findFreePort();
-    const gatewayProcess = start('apps/gateway/src/main.js', gatewayEnvironment(backends, port), { core: 0, root });
+    // A journal of its own: a checkout's default one may be in use by a gateway running from it.
+    const journal = mkdtempSync(path.join(tmpdir(), 'igw-bench-journal-'));
+    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal }, { core: 0, root });
     children.push(gatewayProcess);
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(`${url}/readyz`);
     const name = index === 0 ? `this (${path.basename(ROOT)})` : path.basename(root);
-    contenders.push({ name, root, url, process: gatewayProcess, cpuPerRequest: [], requestsPerSecond: [], p50: [], p99: [], firstChunk: [], errors: 0 });
+    contenders.push({ name, root, url, process: gatewayProcess, cpuPerRequest: [], requestsPerSecond: [], p50: [], p99: [], firstChunk: [], streamCpu: [], streamsPerSecond: [], streamFirstChunk: [], errors: 0 });
   }
   const key = await createBenchKey(backends.billing);
   const plan = (contender: Contender, concurrency: number, stream: boolean, seconds = SECONDS) =>
@@ -76,15 +83,23 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
       contender.firstChunk.push(percentile(result.firstChunk, 50));
       contender.errors += result.errors;
     }
+    for (const contender of order) {
+      const before = await cpuSeconds(contender.process.pid!);
+      const result = await runLoad(plan(contender, 16, true));
+      contender.streamCpu.push((((await cpuSeconds(contender.process.pid!)) - before) * 1000) / result.requests);
+      contender.streamsPerSecond.push(result.requests / result.seconds);
+      contender.streamFirstChunk.push(percentile(result.firstChunk, 50));
+      contender.errors += result.errors;
+    }
   }
   const lines = [
     `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
     '',
-    '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | errors |',
-    '|---|---|---|---|---|---|---|',
+    '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | CPU per stream, c=16 (ms) | streams/s, c=16 | first chunk p50, c=16 (ms) | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...contenders.map((contender) => {
       const spread = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
-      return `| ${contender.name} | ${spread(contender.cpuPerRequest, 3)} | ${spread(contender.requestsPerSecond, 0)} | ${median(contender.p50).toFixed(2)} | ${median(contender.p99).toFixed(2)} | ${median(contender.firstChunk).toFixed(2)} | ${contender.errors} |`;
+      return `| ${contender.name} | ${spread(contender.cpuPerRequest, 3)} | ${spread(contender.requestsPerSecond, 0)} | ${median(contender.p50).toFixed(2)} | ${median(contender.p99).toFixed(2)} | ${median(contender.firstChunk).toFixed(2)} | ${spread(contender.streamCpu, 3)} | ${spread(contender.streamsPerSecond, 0)} | ${median(contender.streamFirstChunk).toFixed(2)} | ${contender.errors} |`;
     }),
     '',
   ].join('\n');

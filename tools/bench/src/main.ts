@@ -3,12 +3,15 @@
 // generator, the emulator and the other services share core 1. A minimal Node.js proxy
 // (minimal-proxy.ts), pinned like the gateway, is measured too: what it adds is what any
 // Node.js gateway would add on this machine. After a warm-up the targets alternate for
-// several rounds and the medians are reported.
+// several rounds and the medians are reported. Streams (20 content chunks and the usage
+// chunk) are measured at concurrency 1 and 16; the ratios at the end compare figures of the
+// same run, so the machine's speed cancels out.
 // Settings: BENCH_ROUNDS (3), BENCH_SECONDS per measurement (3), DATABASE_URL (else an
 // embedded PostgreSQL, pinned to core 1), REDIS_URL (else BullMQ on PostgreSQL), BENCH_LEDGER=1
 // (billing applies the usage during the run too; see services.ts), BENCH_MAX_STEAL and
 // BENCH_STEAL_RETRIES (latency measurements the hypervisor stole CPU time from are repeated;
-// see load.ts).
+// see load.ts), BENCH_ONLY (`chat` or `prompts`: one of the two tables), BENCH_PROMPT_SECONDS
+// per prompt-size measurement (1; see prompt-sizes.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -16,6 +19,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen, type LoadResult } from './load';
+import { measurePromptSizes, promptSizeTable, scenarioContextLengths, writeBenchCatalogue } from './prompt-sizes';
 import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -38,10 +42,16 @@ async function waitForPort(port: number): Promise<void> {
   throw new Error(`nothing listens on port ${port}`);
 }
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const PROMPT_SECONDS = Number(process.env.BENCH_PROMPT_SECONDS ?? 1);
+const ONLY = process.env.BENCH_ONLY;
+/** Streams are measured under load too: the cost of a stream shows in its throughput and first chunk there. */
+const STREAM_CONCURRENCY = 16;
 
 async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
   if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-  const backends = await startBackends(databaseUrl, queuePrefix, children);
+  await mkdir(path.join(ROOT, 'bench-results'), { recursive: true });
+  const catalogue = await writeBenchCatalogue(ROOT, path.join(ROOT, 'bench-results/catalogue.yaml'));
+  const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
   const { emulator, billing } = backends;
   // BENCH_PROFILE_DIR writes a V8 CPU profile of the gateway there (open it in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
@@ -57,6 +67,27 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const proxy = `http://127.0.0.1:${proxyPort}`;
   await waitForPort(proxyPort);
 
+  const header = `${new Date().toISOString()}, ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}`;
+  const tables: string[] = [];
+  if (ONLY !== 'prompts') tables.push(await chatTable(emulator, proxy, gateway, key, gatewayProcess));
+  if (ONLY !== 'chat') {
+    const rows = await measurePromptSizes({ baseUrl: emulator }, { baseUrl: proxy }, { baseUrl: gateway, key, pid: gatewayProcess.pid! }, scenarioContextLengths(ROOT), { rounds: ROUNDS, secondsPerMeasurement: PROMPT_SECONDS });
+    const errors = rows.reduce((sum, row) => sum + row.errors, 0);
+    tables.push(
+      [
+        `Prompt sizes (${header}; one request at a time, ${ROUNDS} rounds × ${PROMPT_SECONDS}s per measurement, median of the rounds' p50; gateway CPU: user + system time of its process, token counting workers included; errors: ${errors})`,
+        '',
+        promptSizeTable(rows),
+      ].join('\n'),
+    );
+    if (errors > 0) process.stdout.write(`WARNING: ${errors} prompt-size requests failed; that table is not valid.\n`);
+  }
+  process.stdout.write(`\n${tables.join('\n')}\n`);
+  await writeFile(path.join(ROOT, 'bench-results/latest.md'), tables.join('\n'));
+}
+
+/** The chat table: latency, throughput and streaming, direct, through the minimal proxy and through the gateway. */
+async function chatTable(emulator: string, proxy: string, gateway: string, key: string, gatewayProcess: ChildProcess): Promise<string> {
   const targets = {
     direct: { baseUrl: emulator, key: 'bench', model: 'gpt-4o-mini' },
     proxy: { baseUrl: proxy, key: 'bench', model: 'gpt-4o-mini' },
@@ -69,6 +100,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
 
   const samples: Record<string, LoadResult[]> = {};
   const cpuPerRequest: number[] = [];
+  const cpuPerStream: number[] = [];
   const record = (name: string, result: LoadResult) => (samples[name] ??= []).push(result);
   for (let round = 1; round <= ROUNDS; round++) {
     process.stdout.write(`round ${round}/${ROUNDS}\n`);
@@ -80,6 +112,12 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
       record(`${target}:c64`, result);
     }
     for (const target of TARGETS) record(`${target}:stream`, await runLoadUnstolen(plan(target, 1, true)));
+    for (const target of TARGETS) {
+      const cpuBefore = await cpuSeconds(gatewayProcess.pid!);
+      const result = await runLoad(plan(target, STREAM_CONCURRENCY, true));
+      if (target === 'gateway') cpuPerStream.push(((await cpuSeconds(gatewayProcess.pid!)) - cpuBefore) * 1000 / result.requests);
+      record(`${target}:stream16`, result);
+    }
   }
 
   const stat = (name: string, f: (result: LoadResult) => number) => median(samples[name].map(f));
@@ -101,8 +139,19 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     ['latency p99, concurrency 1 (ms)', stat('direct:c1', p99).toFixed(3), stat('proxy:c1', p99).toFixed(3), stat('gateway:c1', p99).toFixed(3), ...added('c1', p99, '≤ 2')],
     ['throughput, concurrency 64 (req/s)', stat('direct:c64', rps).toFixed(0), stat('proxy:c64', rps).toFixed(0), stat('gateway:c64', rps).toFixed(0), '', 'one core (target ≥ 2000)'],
     ['stream first chunk p50, concurrency 1 (ms)', stat('direct:stream', ttfc).toFixed(3), stat('proxy:stream', ttfc).toFixed(3), stat('gateway:stream', ttfc).toFixed(3), ...added('stream', ttfc, '≤ 1')],
+    ['stream throughput, concurrency 16 (req/s)', stat('direct:stream16', rps).toFixed(0), stat('proxy:stream16', rps).toFixed(0), stat('gateway:stream16', rps).toFixed(0), '', ''],
+    ['stream first chunk p50, concurrency 16 (ms)', stat('direct:stream16', ttfc).toFixed(3), stat('proxy:stream16', ttfc).toFixed(3), stat('gateway:stream16', ttfc).toFixed(3), ...added('stream16', ttfc, '≤ 2 × the proxy\'s')],
     ['gateway CPU per request at concurrency 64 (ms)', '', '', median(cpuPerRequest).toFixed(3), '', 'user + system time of the gateway process'],
+    ['gateway CPU per stream at concurrency 16 (ms)', '', '', median(cpuPerStream).toFixed(3), '', '20 content chunks and the usage chunk'],
     ['gateway peak RSS (MB)', '', '', peakRssMb.toFixed(0), '', ''],
+  ];
+  // Ratios of figures from the same run, so the machine's speed cancels out.
+  const streamThroughputRatio = stat('gateway:stream16', rps) / stat('gateway:c64', rps);
+  const addedFirstChunk = (target: Target) => stat(`${target}:stream16`, ttfc) - stat('direct:stream16', ttfc);
+  const firstChunkRatio = addedFirstChunk('gateway') / addedFirstChunk('proxy');
+  const ratios = [
+    ['streamed req/s at concurrency 16 ÷ non-streamed req/s at concurrency 64', streamThroughputRatio.toFixed(2), '≥ 0.8'],
+    ['added first chunk at concurrency 16, gateway ÷ minimal proxy', firstChunkRatio.toFixed(2), '≤ 2'],
   ];
   const table = [
     `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; CPU time stolen by the hypervisor, median of the measurements kept: ${stolen.toFixed(1)} %; errors: ${errors})`,
@@ -111,11 +160,13 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     '|---|---|---|---|---|---|',
     ...rows.map((row) => `| ${row.join(' | ')} |`),
     '',
+    '| ratio (same run) | gateway | target |',
+    '|---|---|---|',
+    ...ratios.map((row) => `| ${row.join(' | ')} |`),
+    '',
   ].join('\n');
-  process.stdout.write(`\n${table}\n`);
-  if (errors > 0) process.stdout.write(`WARNING: ${errors} requests failed; the figures above are not valid.\n`);
-  await mkdir(path.join(ROOT, 'bench-results'), { recursive: true });
-  await writeFile(path.join(ROOT, 'bench-results/latest.md'), table);
+  if (errors > 0) process.stdout.write(`WARNING: ${errors} requests failed; the chat figures are not valid.\n`);
+  return table;
 }
 
 runBench(main);

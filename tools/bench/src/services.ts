@@ -76,13 +76,12 @@ export interface Backends {
   common: NodeJS.ProcessEnv;
 }
 
-/** Starts the emulator, the catalogue and billing on core 1 and waits until they answer. */
-export async function startBackends(databaseUrl: string, queuePrefix: string, children: ChildProcess[]): Promise<Backends & { billing: string }> {
+/** Starts the emulator, the catalogue (the end-to-end chat catalogue unless `catalogueFile`) and billing on core 1 and waits until they answer. */
+export async function startBackends(databaseUrl: string, queuePrefix: string, children: ChildProcess[], catalogueFile = path.join(ROOT, 'e2e/fixtures/chat-catalogue.yaml')): Promise<Backends & { billing: string }> {
   const [emulatorPort, billingPort, cataloguePort] = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
   const queue = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: queuePrefix } : { DATABASE_URL: databaseUrl };
   const common = { ...queue, ADMIN_TOKEN };
   children.push(start('tools/emulator/src/main.js', { EMULATOR_PORT: String(emulatorPort) }, { core: 1 }));
-  const catalogueFile = path.join(ROOT, 'e2e/fixtures/chat-catalogue.yaml');
   children.push(start('apps/catalogue/src/main.js', { ...common, DATABASE_URL: databaseUrl, CATALOGUE_PORT: String(cataloguePort), CATALOGUE_FILE: catalogueFile }, { core: 1, lowPriority: true }));
   // Billing answers key look-ups but applies no usage during the run unless BENCH_LEDGER=1: its
   // ledger transactions (and PostgreSQL's work for them) would share core 1 with the load
@@ -109,12 +108,22 @@ export async function createBenchKey(billing: string): Promise<string> {
   return key;
 }
 
+/**
+ * A streamed answer of 20 content chunks (the emulator streams its reply word by word:
+ * six words of its own, then the user's fourteen) with the usage chunk at its end, as
+ * clients that meter their own use ask for it.
+ */
+const STREAMED_QUESTION = 'Hello, benchmark. How fast is the gateway when streaming an answer word by word?';
+
 /** The bench's chat load against `baseUrl`: the same body for every target and run. */
 export function chatLoadPlan(target: { baseUrl: string; key: string; model: string }, concurrency: number, stream: boolean, seconds: number): LoadPlan {
+  const body = stream
+    ? { model: target.model, messages: [{ role: 'user', content: STREAMED_QUESTION }], stream, stream_options: { include_usage: true } }
+    : { model: target.model, messages: [{ role: 'user', content: 'Hello, benchmark. How fast is the gateway?' }], stream };
   return {
     url: `${target.baseUrl}/v1/chat/completions`,
     headers: { 'content-type': 'application/json', authorization: `Bearer ${target.key}` },
-    body: JSON.stringify({ model: target.model, messages: [{ role: 'user', content: 'Hello, benchmark. How fast is the gateway?' }], stream }),
+    body: JSON.stringify(body),
     concurrency,
     durationMs: seconds * 1000,
     maxRequests: 2_000_000,
@@ -129,6 +138,7 @@ export function chatLoadPlan(target: { baseUrl: string; key: string; model: stri
  */
 export async function warmUp(run: (concurrency: number, stream: boolean, seconds: number) => Promise<unknown>): Promise<void> {
   await run(64, false, 3);
+  await run(16, true, 2);
   await run(1, false, 2);
   await run(1, true, 2);
 }

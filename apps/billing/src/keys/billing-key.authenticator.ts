@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeyAuthenticator, hashApiKey, isWellFormedApiKey, type AuthenticatedKey } from '@igw/platform';
+import type { AuthenticatedKey } from '@igw/contracts';
+import { ApiKeyAuthenticator, hashApiKey, isWellFormedApiKey } from '@igw/platform';
 import { KeysService } from './keys.service';
 
 /** Billing owns the keys table, so it checks keys against it directly: revocation is immediate. */

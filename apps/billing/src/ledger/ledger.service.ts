@@ -19,12 +19,10 @@ export class LedgerService {
   ) {}
 
   /**
-   * A gateway's batch in one transaction: every new entry inserted (repeats are skipped by
-   * the unique request id), then each account's balance moved once by their sum, in account
-   * order so concurrent batches cannot deadlock. If the batch cannot be applied as a whole
-   * (say one event names an account that does not exist), its events are applied one by
-   * one, so the others are not held back by it. Events that do not add up are set aside
-   * first (see `admissible`). Returns how many were new.
+   * Applies a gateway's batch in one transaction: new entries inserted (the unique request id
+   * skips repeats), then each account's balance moved once, in account order so concurrent
+   * batches cannot deadlock. A batch that fails as a whole is applied event by event, so one bad
+   * event does not hold back the others. Returns how many events were new.
    */
   async applyUsageBatch(candidates: readonly unknown[]): Promise<number> {
     const events = await this.admissible(candidates);
@@ -86,18 +84,10 @@ export class LedgerService {
     return applied;
   }
 
-  /** One event (the job of gateways before batches), checked like a batch's. */
-  async applyUsage(candidate: unknown): Promise<{ applied: boolean }> {
-    const [event] = await this.admissible([candidate]);
-    return event ? this.applyOne(event) : { applied: false };
-  }
-
   /**
-   * The events that may be applied: sound on their own (`usageEventProblem`) and naming a key
-   * of the account they charge. The others are not applied: each is logged at error level by
-   * request id and reason (an event carries no secret, but it is not logged whole either) and
-   * kept in `billing.rejected_usage` for an operator, once per request id. Kept before the
-   * batch is applied, so a retried job finds them there already and does not keep them twice.
+   * The events that may be applied: sound on their own (`usageEventProblem`) and naming a key of
+   * the account they charge. The others are logged by request id and reason and kept once in
+   * `billing.rejected_usage` for an operator, before the batch is applied, so a retry keeps none twice.
    */
   private async admissible(candidates: readonly unknown[]): Promise<UsageEvent[]> {
     const now = Date.now();

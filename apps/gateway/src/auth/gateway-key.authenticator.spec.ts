@@ -48,13 +48,16 @@ function resolvedKey(accountId: string, status: ResolvedKey['status'] = 'active'
 
 /** Lets pending promise callbacks run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
+/** A request's connection, as the key guard passes it. */
+const from = (remoteAddress: string, forwardedFor?: string) => ({ socket: { remoteAddress }, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } });
+const client = from('10.0.0.1');
 
 describe('GatewayKeyAuthenticator', () => {
   let billing: FakeBilling;
   let authenticator: GatewayKeyAuthenticator;
   let clock: number;
 
-  async function startAuthenticator(env: Partial<typeof ENV> = {}) {
+  async function startAuthenticator(env: Partial<typeof ENV> & { TRUSTED_PROXIES?: string } = {}) {
     billing = new FakeBilling();
     authenticator = new GatewayKeyAuthenticator(billing.messaging, { env: { ...ENV, ...env } } as unknown as ServiceSettings);
     await authenticator.onApplicationBootstrap();
@@ -70,7 +73,7 @@ describe('GatewayKeyAuthenticator', () => {
 
   /** Authenticates `key` with billing answering `key` found for `accountId`. */
   async function known(key: string, accountId: string) {
-    const auth = authenticator.authenticate(key, '10.0.0.1');
+    const auth = authenticator.authenticate(key, client);
     await settle();
     billing.questions.at(-1)!.answer(resolvedKey(accountId));
     return auth;
@@ -78,7 +81,7 @@ describe('GatewayKeyAuthenticator', () => {
 
   it('refuses a key that cannot be ours without asking billing or remembering it', async () => {
     for (const key of ['igw_not-a-real-key', 'sk-abc', `${generateApiKey().key}x`, '']) {
-      expect(await authenticator.authenticate(key, '10.0.0.1')).toBeNull();
+      expect(await authenticator.authenticate(key, client)).toBeNull();
     }
     expect(billing.questions).toHaveLength(0);
     expect((authenticator as unknown as { unknown: { size: number } }).unknown.size).toBe(0);
@@ -86,7 +89,7 @@ describe('GatewayKeyAuthenticator', () => {
 
   it('a look-up answered after the key was revoked neither accepts nor caches the key', async () => {
     const { key } = generateApiKey();
-    const auth = authenticator.authenticate(key, '10.0.0.1');
+    const auth = authenticator.authenticate(key, client);
     await settle();
     expect(billing.questions).toHaveLength(1);
     billing.broadcast('billing.keys.revoked', { keyId: 'k', keyHash: hashApiKey(key) });
@@ -95,7 +98,7 @@ describe('GatewayKeyAuthenticator', () => {
 
     // Forgetting every unknown key (as after missed broadcasts) must send the key to billing again, not to a cache.
     billing.relayRecovered();
-    const again = authenticator.authenticate(key, '10.0.0.1');
+    const again = authenticator.authenticate(key, client);
     await settle();
     expect(billing.questions).toHaveLength(2);
     billing.questions[1].answer(null);
@@ -104,7 +107,7 @@ describe('GatewayKeyAuthenticator', () => {
 
   it('a look-up overtaken by an account change asks billing again and keeps only the newer answer', async () => {
     const { key } = generateApiKey();
-    const auth = authenticator.authenticate(key, '10.0.0.1');
+    const auth = authenticator.authenticate(key, client);
     await settle();
     billing.broadcast('billing.account.changed', { accountId: 'a' });
     billing.questions[0].answer(resolvedKey('a', 'active'));
@@ -112,13 +115,13 @@ describe('GatewayKeyAuthenticator', () => {
     expect(billing.questions).toHaveLength(2);
     billing.questions[1].answer(resolvedKey('a', 'suspended'));
     expect((await auth)?.status).toBe('suspended');
-    expect((await authenticator.authenticate(key, '10.0.0.1'))?.status).toBe('suspended');
+    expect((await authenticator.authenticate(key, client))?.status).toBe('suspended');
     expect(billing.questions).toHaveLength(2);
   });
 
   it('a "no such key" overtaken by the key\'s creation is asked again, not remembered', async () => {
     const { key } = generateApiKey();
-    const auth = authenticator.authenticate(key, '10.0.0.1');
+    const auth = authenticator.authenticate(key, client);
     await settle();
     billing.broadcast('billing.keys.created', { keyHash: hashApiKey(key) });
     billing.questions[0].answer(null);
@@ -133,7 +136,7 @@ describe('GatewayKeyAuthenticator', () => {
     expect((await known(key, 'a'))?.accountId).toBe('a');
 
     clock += ENV.KEY_CACHE_TTL_MS + 1;
-    const auth = authenticator.authenticate(key, '10.0.0.1');
+    const auth = authenticator.authenticate(key, client);
     await settle();
     billing.questions[1].fail(new Error('rpc timed out'));
     const error = await auth.then(
@@ -148,43 +151,60 @@ describe('GatewayKeyAuthenticator', () => {
     const { key } = generateApiKey();
     await known(key, 'a');
     billing.relayRecovered();
-    const auth = authenticator.authenticate(key, '10.0.0.1');
+    const auth = authenticator.authenticate(key, client);
     await settle();
     billing.questions[1].fail(new Error('rpc timed out'));
     expect((await auth)?.accountId).toBe('a');
 
-    const revokedMeanwhile = authenticator.authenticate(key, '10.0.0.1');
+    const revokedMeanwhile = authenticator.authenticate(key, client);
     await settle();
     billing.broadcast('billing.keys.revoked', { keyId: 'k', keyHash: hashApiKey(key) });
     billing.questions[2].fail(new Error('rpc timed out'));
     await expect(revokedMeanwhile).rejects.toMatchObject({ status: 503 });
-    expect(await authenticator.authenticate(key, '10.0.0.1')).toBeNull();
+    expect(await authenticator.authenticate(key, client)).toBeNull();
   });
 
   it('answers 429 with retry-after to a client over its budget of unknown keys, while another client is served', async () => {
     for (let i = 0; i < ENV.KEY_LOOKUP_MISS_BURST; i++) {
-      const auth = authenticator.authenticate(generateApiKey().key, '10.0.0.1');
+      const auth = authenticator.authenticate(generateApiKey().key, from('10.0.0.1'));
       await settle();
       billing.questions.at(-1)!.answer(null);
       expect(await auth).toBeNull();
     }
-    const refused = await authenticator.authenticate(generateApiKey().key, '10.0.0.1').catch((error: GatewayException) => error);
+    const refused = await authenticator.authenticate(generateApiKey().key, from('10.0.0.1')).catch((error: GatewayException) => error);
     expect(refused).toBeInstanceOf(GatewayException);
     expect((refused as GatewayException).getStatus()).toBe(429);
     expect((refused as GatewayException).headers['retry-after']).toBe('1');
     expect(billing.questions).toHaveLength(ENV.KEY_LOOKUP_MISS_BURST);
 
-    const other = authenticator.authenticate(generateApiKey().key, '10.0.0.2');
+    const other = authenticator.authenticate(generateApiKey().key, from('10.0.0.2'));
+    await settle();
+    billing.questions.at(-1)!.answer(resolvedKey('b'));
+    expect((await other)?.accountId).toBe('b');
+  });
+
+  it('budgets clients behind TRUSTED_PROXIES by the address X-Forwarded-For names, not the proxy\'s', async () => {
+    await startAuthenticator({ TRUSTED_PROXIES: '10.0.0.0/8' });
+    const viaIngress = (clientAddress: string) => from('10.9.9.9', `${clientAddress}`);
+    for (let i = 0; i < ENV.KEY_LOOKUP_MISS_BURST; i++) {
+      const auth = authenticator.authenticate(generateApiKey().key, viaIngress('203.0.113.1'));
+      await settle();
+      billing.questions.at(-1)!.answer(null);
+      expect(await auth).toBeNull();
+    }
+    await expect(authenticator.authenticate(generateApiKey().key, viaIngress('203.0.113.1'))).rejects.toMatchObject({ status: 429 });
+    // Another client behind the same ingress keeps its own budget; a forged left part changes nothing.
+    const other = authenticator.authenticate(generateApiKey().key, from('10.9.9.9', '203.0.113.1, 198.51.100.2'));
     await settle();
     billing.questions.at(-1)!.answer(resolvedKey('b'));
     expect((await other)?.accountId).toBe('b');
   });
 
   it('never lets one client hold more look-ups at billing than its share', async () => {
-    const pending = Array.from({ length: ENV.KEY_LOOKUP_MISS_BURST }, () => authenticator.authenticate(generateApiKey().key, '10.0.0.1'));
+    const pending = Array.from({ length: ENV.KEY_LOOKUP_MISS_BURST }, () => authenticator.authenticate(generateApiKey().key, from('10.0.0.1')));
     await settle();
     expect(billing.questions).toHaveLength(ENV.KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT);
-    const other = authenticator.authenticate(generateApiKey().key, '10.0.0.2');
+    const other = authenticator.authenticate(generateApiKey().key, from('10.0.0.2'));
     await settle();
     expect(billing.questions).toHaveLength(ENV.KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT + 1);
     billing.questions.at(-1)!.answer(resolvedKey('b'));
@@ -203,10 +223,10 @@ describe('GatewayKeyAuthenticator', () => {
 
   it('a look-up that waited its turn as long as billing is given: 429 behind its own client\'s look-ups, 503 behind others\'', async () => {
     await startAuthenticator({ RPC_TIMEOUT_MS: 50, KEY_LOOKUPS_IN_FLIGHT: 3, KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT: 2 });
-    const held = [0, 1].map(() => authenticator.authenticate(generateApiKey().key, '10.0.0.1'));
-    const behindItsOwn = authenticator.authenticate(generateApiKey().key, '10.0.0.1');
-    const other = authenticator.authenticate(generateApiKey().key, '10.0.0.2');
-    const behindOthers = authenticator.authenticate(generateApiKey().key, '10.0.0.3');
+    const held = [0, 1].map(() => authenticator.authenticate(generateApiKey().key, from('10.0.0.1')));
+    const behindItsOwn = authenticator.authenticate(generateApiKey().key, from('10.0.0.1'));
+    const other = authenticator.authenticate(generateApiKey().key, from('10.0.0.2'));
+    const behindOthers = authenticator.authenticate(generateApiKey().key, from('10.0.0.3'));
     await expect(behindItsOwn).rejects.toMatchObject({ status: 429, headers: { 'retry-after': '1' } });
     await expect(behindOthers).rejects.toMatchObject({ status: 503 });
     expect(billing.questions).toHaveLength(3);

@@ -1,15 +1,24 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { ErrorMessages, QueueName, type ResolvedKey } from '@igw/contracts';
+import {
+  ErrorMessages,
+  QueueName,
+  type AccountLimits,
+  type AccountPlan,
+  type AccountStatus,
+  type AuthenticatedKey,
+  type BalanceSnapshot,
+  type ResolvedKey,
+} from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import {
   ApiKeyAuthenticator,
   apiKeyPrefix,
+  clientAddressResolver,
   GatewayException,
   hashApiKey,
   isWellFormedApiKey,
   SERVICE_SETTINGS,
-  type AuthenticatedKey,
-  type BalanceSnapshot,
+  type ClientConnection,
   type ServiceSettings,
 } from '@igw/platform';
 import { BoundedExpiringSet } from './bounded-expiring-set';
@@ -22,9 +31,9 @@ interface CachedKey {
   /** Set from the first presented key that found the entry. */
   keyPrefix?: string;
   accountId: string;
-  plan: 'free' | 'paid';
-  status: 'active' | 'suspended';
-  limits: AuthenticatedKey['limits'];
+  plan: AccountPlan;
+  status: AccountStatus;
+  limits: AccountLimits;
   expiresAt: number;
 }
 
@@ -62,6 +71,8 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   private readonly balances = new Map<string, BalanceSnapshot>();
   private readonly pending = new Map<string, PendingLookUp>();
   private readonly gate: KeyLookupGate;
+  /** The address whose look-up budget a miss spends: the connection's, or behind TRUSTED_PROXIES the forwarded client's. */
+  private readonly clientAddressOf: (client: ClientConnection) => string | undefined;
 
   constructor(
     private readonly messaging: MessagingService,
@@ -76,6 +87,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       missBurst: env.KEY_LOOKUP_MISS_BURST,
       missesPerMinute: env.KEY_LOOKUP_MISSES_PER_MINUTE,
     });
+    this.clientAddressOf = clientAddressResolver(env.TRUSTED_PROXIES);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -96,8 +108,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       for (const pending of this.pending.values()) pending.changedAccounts.add(accountId);
     });
     await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion, usageSpentMicro }) => {
-      // A sender older than usageSpentMicro cannot say what its balance includes; the next look-up will.
-      if (usageSpentMicro !== undefined) this.observeBalance(accountId, { balanceMicro: BigInt(balanceMicro), version: balanceVersion, usageSpentMicro: BigInt(usageSpentMicro) });
+      this.observeBalance(accountId, { balanceMicro: BigInt(balanceMicro), version: balanceVersion, usageSpentMicro: BigInt(usageSpentMicro) });
     });
     // Broadcasts may have been missed while the relay node was away: check every key again.
     this.messaging.onRelayRecovered(() => {
@@ -107,7 +118,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     });
   }
 
-  async authenticate(presentedKey: string, clientAddress?: string): Promise<AuthenticatedKey | null> {
+  async authenticate(presentedKey: string, client?: ClientConnection): Promise<AuthenticatedKey | null> {
     if (!isWellFormedApiKey(presentedKey)) return null;
     const keyHash = hashApiKey(presentedKey);
     const cached = this.keys.get(keyHash);
@@ -116,7 +127,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
 
     let entry: CachedKey | null;
     try {
-      entry = await this.lookUp(keyHash, clientKey(clientAddress), cached !== undefined);
+      entry = await this.lookUp(keyHash, clientKey(client && this.clientAddressOf(client)), cached !== undefined);
     } catch (error) {
       // Billing is away (or this client has too many look-ups waiting): a key billing vouched for
       // keeps working until its entry expires (revocations still arrive by broadcast and remove

@@ -4,6 +4,7 @@
 // app as usual: the gateway then refuses to start, naming each one the fast path would skip,
 // until you set CHAT_FAST_PATH=false or call it in serveChat below and list it in `runs`.
 import type { ServerResponse } from 'node:http';
+import { validateChatBody } from '@igw/contracts';
 import {
   ApiKeyAuthenticator,
   ApiKeyGuard,
@@ -11,7 +12,6 @@ import {
   readJsonBody,
   sendErrorResponse,
   startRequestContext,
-  validateChatBody,
   type DirectRoute,
   type DirectRouteContext,
   type ServedRequest,

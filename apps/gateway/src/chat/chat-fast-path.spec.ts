@@ -1,7 +1,8 @@
 import { Injectable, Module, type CallHandler, type CanActivate, type ExecutionContext, type INestApplication, type MiddlewareConsumer, type NestInterceptor, type NestMiddleware } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
-import { ApiKeyAuthenticator, generateApiKey, startHttpApp, type AuthenticatedKey } from '@igw/platform';
+import type { AuthenticatedKey } from '@igw/contracts';
+import { ApiKeyAuthenticator, generateApiKey, startHttpApp } from '@igw/platform';
 import { gatewayDirectRoutes } from '../gateway.app';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';

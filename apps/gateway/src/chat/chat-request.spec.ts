@@ -1,6 +1,6 @@
 import type { CatalogueModel, ChatCompletionRequestDto } from '@igw/contracts';
-import { NON_TEXT_PART_TOKENS, priceUsage } from '@igw/domain';
-import { chatCostCeilingUnits, reasoningBudget, webSearchCallsCeiling } from './chat-request';
+import { estimatePromptTokens, NON_TEXT_PART_TOKENS, priceUsage, tokenCountPool } from '@igw/domain';
+import { assertPromptFitsContext, chatCostCeilingUnits, reasoningBudget, webSearchCallsCeiling } from './chat-request';
 
 const model = (overrides: Partial<CatalogueModel> = {}): CatalogueModel => ({
   id: 'test/mini',
@@ -72,5 +72,39 @@ describe('reasoningBudget and webSearchCallsCeiling', () => {
     expect(webSearchCallsCeiling(body({ enable_search: false }))).toBe(0);
     expect(webSearchCallsCeiling(body({ enable_search: true, search_options: { search_strategy: 'max' } }))).toBe(5);
     expect(webSearchCallsCeiling(body({ enable_search: true }))).toBe(10);
+  });
+});
+
+describe('assertPromptFitsContext', () => {
+  afterAll(() => tokenCountPool.close());
+  const withContext = (contextLength: number) => model({ info: { name: 'Mini', developer: 'Test', description: '', contextLength, outputMax: 4_000 } });
+  const prompt = (content: string, fields: Partial<ChatCompletionRequestDto> = {}) => body({ messages: [{ role: 'system', content }, { role: 'user', content: 'Summarize.' }], ...fields });
+  const bytesOf = (request: ChatCompletionRequestDto) => Buffer.byteLength(JSON.stringify(request));
+  const sentences = (count: number) => 'The gateway reads the prompt and sends it on. '.repeat(count);
+
+  it('returns at once, counting nothing, while the body has no more bytes than the context has tokens', () => {
+    const request = prompt(sentences(100));
+    expect(assertPromptFitsContext(withContext(bytesOf(request)), request, bytesOf(request))).toBeUndefined();
+  });
+
+  it('counts a short prompt on the spot: no Promise, the spec message when it is too long', () => {
+    const request = prompt(sentences(20), { max_tokens: 50 });
+    const tokens = estimatePromptTokens(request.messages);
+    expect(assertPromptFitsContext(withContext(tokens + 50), request, bytesOf(request))).toBeUndefined();
+    expect(() => assertPromptFitsContext(withContext(tokens + 49), request, bytesOf(request))).toThrow(
+      `Body validation error! messages: the prompt is about ${tokens} tokens plus the 50 output tokens asked for, more than the ${tokens + 49}-token context of test/mini.`,
+    );
+  });
+
+  it('counts a long prompt in the worker pool, returning a Promise only then', async () => {
+    const request = prompt(sentences(2_000));
+    const tokens = estimatePromptTokens(request.messages);
+    const fits = assertPromptFitsContext(withContext(tokens), request, bytesOf(request));
+    expect(fits).toBeInstanceOf(Promise);
+    await expect(fits).resolves.toBeUndefined();
+    // Far over the context: refused once the part counted says so, with the tokens known by then.
+    await expect(assertPromptFitsContext(withContext(1_000), request, bytesOf(request))).rejects.toThrow(
+      /^Body validation error! messages: the prompt is at least \d+ tokens, more than the 1000-token context of test\/mini\.$/,
+    );
   });
 });

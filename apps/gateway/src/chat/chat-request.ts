@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto } from '@igw/contracts';
-import { estimatePromptTokens, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas } from '@igw/domain';
+import { checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas, promptTexts, type BudgetVerdict } from '@igw/domain';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS } from '@igw/providers';
 import { GatewayException } from '@igw/platform';
 
@@ -38,22 +38,27 @@ export function assertOutputWithinModelLimit(model: CatalogueModel, body: ChatCo
 }
 
 /**
- * Refuses, before any upstream call, a prompt that cannot fit the model's context. Tokenizing
- * is skipped when even one token per UTF-8 byte would fit, so ordinary requests pay nothing for
- * the check; the others are only counted once the key has been admitted (it can pay for them).
+ * Refuses, before any upstream call, a prompt that cannot fit the model's context. Nothing is
+ * counted while the body's bytes would fit (no prompt has more tokens than bytes), nor where
+ * bounds on the message texts decide (token-budget.ts); the rest is counted only once the key
+ * has been admitted (it can pay for them), on the event loop when it is a little text, else in
+ * the token counting workers: then, and only then, the check returns a Promise.
  */
-export function assertPromptFitsContext(model: CatalogueModel, body: ChatCompletionRequestDto, bodyBytes: number): void {
+export function assertPromptFitsContext(model: CatalogueModel, body: ChatCompletionRequestDto, bodyBytes: number): void | Promise<void> {
   const requested = body.max_completion_tokens ?? body.max_tokens;
   const { contextLength } = model.info;
   if (!contextLength || bodyBytes + (requested ?? 0) <= contextLength) return;
-  const promptTokens = estimatePromptTokens(body.messages);
-  if (promptTokens + (requested ?? 0) > contextLength) {
+  const { texts, formatTokens } = promptTexts(body.messages);
+  const verdicts = checkTokenBudgets([{ texts, budget: contextLength - (requested ?? 0) - formatTokens }]);
+  const refuseIfTooLong = ([verdict]: BudgetVerdict[]) => {
+    if (verdict.fits) return;
     const asked = requested ? ` plus the ${requested} output tokens asked for` : '';
     throw new GatewayException(
       HttpStatus.BAD_REQUEST,
-      `${ErrorMessages.bodyValidationPrefix} messages: the prompt is about ${promptTokens} tokens${asked}, more than the ${contextLength}-token context of ${model.id}.`,
+      `${ErrorMessages.bodyValidationPrefix} messages: the prompt is ${verdict.exact ? 'about' : 'at least'} ${verdict.tokens + formatTokens} tokens${asked}, more than the ${contextLength}-token context of ${model.id}.`,
     );
-  }
+  };
+  return verdicts instanceof Promise ? verdicts.then(refuseIfTooLong) : refuseIfTooLong(verdicts);
 }
 
 /** The kinds of upstream a request may be sent to, for the ceiling's provider-specific parts. */

@@ -1,7 +1,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { ChatCompletionRequestDto } from '@igw/contracts';
-import type { AuthenticatedKey, ServedRequest } from '@igw/platform';
+import type { AuthenticatedKey } from '@igw/contracts';
+import type { ServedRequest } from '@igw/platform';
 import type { ChatService } from './chat.service';
 import { respondToChat } from './chat-responder';
 

@@ -6,7 +6,8 @@ import type { ChatCall, ChatService } from './chat.service';
 
 /**
  * Answers a chat request as JSON or as server-sent events. Events are written as they
- * arrive (no buffering); a client that goes away aborts the upstream call.
+ * arrive (those of one turn of the event loop together); a client that goes away aborts the
+ * upstream call.
  */
 export async function respondToChat(chat: ChatService, body: ChatCompletionRequestDto, request: ServedRequest, response: ServerResponse): Promise<void> {
   const cancellation = new Cancellation();
@@ -32,24 +33,54 @@ export async function respondToChat(chat: ChatService, body: ChatCompletionReque
   response.setHeader('connection', 'keep-alive');
   response.setHeader('x-accel-buffering', 'no');
   response.socket?.setNoDelay(true);
-  response.flushHeaders();
-  let first = true;
+  await writeEvents(events, response, cancellation);
+}
+
+/**
+ * Writes the events that arrive in one turn of the event loop as one write at its end (the
+ * last ones with the end of the answer), the head with the first: each write is a system
+ * call, whose cost on a loopback or LAN socket dwarfs translating an event. When no event is
+ * ready in the turn the stream opened, the head leaves alone, so a client sees the 200 while
+ * the upstream thinks. A client that reads slowly holds the reading back.
+ */
+async function writeEvents(events: AsyncGenerator<string>, response: ServerResponse, cancellation: Cancellation): Promise<void> {
+  const headTimer = setImmediate(() => response.flushHeaders());
+  let pending = '';
+  let flushScheduled = false;
+  let clientFull = false;
+  const flush = () => {
+    flushScheduled = false;
+    if (pending === '' || response.writableEnded) return;
+    if (!response.write(pending)) clientFull = true;
+    pending = '';
+  };
   try {
     for await (const event of events) {
       if (cancellation.aborted) break;
-      const writable = response.write(event);
-      if (first) {
-        // Node corks the socket on a write until the next tick, so the events of one upstream
-        // read leave together; the first one should not wait for the others to be translated.
-        first = false;
-        response.socket?.uncork();
+      pending += event;
+      if (!flushScheduled) {
+        flushScheduled = true;
+        clearImmediate(headTimer);
+        // After every promise of this turn has run: the events read from the same upstream data are all in.
+        process.nextTick(flush);
       }
-      if (!writable) await drainedOrClosed(response);
+      if (clientFull) {
+        flush();
+        clientFull = false;
+        // The write that filled the buffer may have been a turn ago: it may have drained since.
+        if (response.writableNeedDrain) await drainedOrClosed(response);
+      }
     }
   } finally {
+    clearImmediate(headTimer);
     // Settles the stream's usage even when the client left half-way.
     await events.return(undefined);
-    if (!response.writableEnded) response.end();
+    if (!response.writableEnded) {
+      const rest = pending;
+      pending = '';
+      if (rest === '') response.end();
+      else response.end(rest);
+    }
   }
 }
 

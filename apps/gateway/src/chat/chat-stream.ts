@@ -36,13 +36,16 @@ export async function* chatStreamEvents(chunks: AsyncIterable<UpstreamChatChunk>
       tally.read(chunk);
       const usageOnly = chunk.choices.length === 0;
       if (usageOnly && !options.includeUsage) continue;
-      const out: Record<string, unknown> = { ...chunk, model: options.modelId };
+      // The chunk is this stream's own (parsed or translated for it alone): it is renamed in
+      // place, which keeps its fields in their order without copying it.
+      const out = chunk as UpstreamChatChunk & { meta?: unknown };
+      out.model = options.modelId;
       // `undefined` leaves the field out of the JSON just as `delete` would, without turning
       // the object into a slow dictionary before it is serialised.
       if (!options.includeUsage) out.usage = undefined;
       else if (chunk.usage) {
         // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's usage.
-        out.usage = { ...tally.usage, web_search_calls: undefined };
+        out.usage = { ...tally.usage!, web_search_calls: undefined };
         out.meta = { usage: tally.settle() };
       }
       yield `data: ${JSON.stringify(out)}\n\n`;

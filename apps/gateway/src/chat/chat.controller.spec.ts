@@ -1,8 +1,8 @@
 import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { isDeepStrictEqual } from 'node:util';
-import { AzureChatCompletionRequestDto, ChatCompletionRequestDto } from '@igw/contracts';
-import { AllExceptionsFilter, ApiKeyAuthenticator, appValidationPipe, generateApiKey, requestIdMiddleware, type AuthenticatedKey } from '@igw/platform';
+import { appValidationPipe, AzureChatCompletionRequestDto, ChatCompletionRequestDto, type AuthenticatedKey } from '@igw/contracts';
+import { AllExceptionsFilter, ApiKeyAuthenticator, generateApiKey, requestIdMiddleware } from '@igw/platform';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
+import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
 import { chatUnits, estimateChatPromptTokens, StreamedTokenCounter } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../upstream/paid-request-pipeline';
@@ -35,7 +35,7 @@ export class ChatService {
   ) {}
 
   /**
-   * Runs the request and hands its answer to `deliver`, which sends it just before the
+   * Runs the request and hands its answer to `deliver`, which sends it just after the
    * request's slot and hold are given back (paid-request-pipeline.ts). A client that leaves
    * once the prompt went upstream is billed all the same (upstream-billing.ts).
    */

@@ -12,7 +12,7 @@ import {
   type DecisionRequestDto,
   type DecisionShape,
 } from '@igw/contracts';
-import { countTokens, NON_TEXT_PART_TOKENS } from '@igw/domain';
+import { checkTokenBudgets, countTokens, NON_TEXT_PART_TOKENS, type BudgetVerdict } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 
 /** Catalogue tag of a decision model that takes the Luna shape (`input`, questions as an array). */
@@ -138,14 +138,23 @@ export function inputTokensOf(
 export const utf8Bytes = (text: string) => Buffer.byteLength(text);
 export const tokens = (text: string) => countTokens(text);
 
-/** The content must fit the model's context; it is tokenized only when its bytes could not. */
-export function assertWithinContext(model: CatalogueModel, shape: DecisionShape, body: DecisionRequestDto): void {
+/**
+ * The content must fit the model's context. It is counted only when bounds on its bytes cannot
+ * decide (token-budget.ts), on the event loop when it is short, else in the token counting
+ * workers: then the check returns a Promise.
+ */
+export function assertWithinContext(model: CatalogueModel, shape: DecisionShape, body: DecisionRequestDto): void | Promise<void> {
   const context = model.info.contextLength;
   if (!context) return;
   const text = contentText(shape, body);
   const images = imageCount(shape, body) * NON_TEXT_PART_TOKENS;
   if (Buffer.byteLength(text) + images <= context) return;
-  const counted = countTokens(text) + images;
-  if (counted <= context) return;
-  throw invalid(`${shape === 'jev' ? 'state' : 'input'}: Expected at most ${context} tokens (the context of ${model.id}). Received about ${counted} tokens`);
+  const refuseIfTooLong = ([verdict]: BudgetVerdict[]) => {
+    if (verdict.fits) return;
+    throw invalid(
+      `${shape === 'jev' ? 'state' : 'input'}: Expected at most ${context} tokens (the context of ${model.id}). Received ${verdict.exact ? 'about' : 'at least'} ${verdict.tokens + images} tokens`,
+    );
+  };
+  const verdicts = checkTokenBudgets([{ texts: [text], budget: context - images }]);
+  return verdicts instanceof Promise ? verdicts.then(refuseIfTooLong) : refuseIfTooLong(verdicts);
 }

@@ -4,6 +4,7 @@ import {
   QueueName,
   toJevAnswers,
   toLunaAnswers,
+  type AuthenticatedKey,
   type CatalogueModel,
   type DecideFailure,
   type DecideJob,
@@ -13,7 +14,7 @@ import {
   type DecisionShape,
 } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError } from '@igw/messaging';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { toClientError } from '../upstream/upstream-error.mapper';
@@ -70,7 +71,11 @@ export class DecisionsService {
     };
     return this.pipeline.run(call, plan, {
       // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
-      beforeCall: () => assertWithinContext(prepared.model, prepared.shape, call.body),
+      beforeCall: () => {
+        const estimate = () => void (prepared.job.estimatedInputTokens = inputTokensOf(prepared.shape, prepared.job.via, call.body, prepared.job.questions, tokens));
+        const checked = assertWithinContext(prepared.model, prepared.shape, call.body);
+        return checked ? checked.then(estimate) : estimate();
+      },
       forward: () => this.send(prepared),
       unreadUnits: (unread) => (unread === 'answer-unread' ? { input_tokens: prepared.job.estimatedInputTokens } : undefined),
       settle: (reply, admitted): DecisionResultDto => {
@@ -127,7 +132,8 @@ export class DecisionsService {
         sources,
         request: request as Record<string, unknown>,
         questions,
-        estimatedInputTokens: inputTokensOf(shape, via, call.body, questions, tokens),
+        // Counted after admission (beforeCall).
+        estimatedInputTokens: 0,
         upstreamTimeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS,
       },
     };

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type EmbeddingInput } from '@igw/contracts';
-import { countTokens } from '@igw/domain';
+import { checkTokenBudgets, countTokens, type BudgetCheck, type BudgetVerdict } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 import { embeddingsAdapterFor, findProvider } from '@igw/providers';
 
@@ -47,22 +47,36 @@ export function inputTokens(input: string | number[]): number {
 
 /**
  * Refuses, before any upstream call, an input longer than the model's context. A text is only
- * tokenized when it has more UTF-8 bytes than the context has tokens (a token is at least a byte).
+ * counted when bounds on its bytes cannot decide (token-budget.ts), on the event loop when the
+ * texts to count are short, else in the token counting workers: then the check returns a Promise.
  */
-export function assertWithinContext(model: CatalogueModel, inputs: ReadonlyArray<string | number[]>): void {
+export function assertWithinContext(model: CatalogueModel, inputs: ReadonlyArray<string | number[]>): void | Promise<void> {
   const contextLength = model.info.contextLength;
   if (!contextLength) return;
-  inputs.forEach((input, index) => {
-    const size = typeof input === 'string' ? Buffer.byteLength(input) : input.length;
-    if (size <= contextLength) return;
-    const tokens = inputTokens(input);
-    if (tokens <= contextLength) return;
-    const field = typeof input === 'string' && inputs.length === 1 ? 'input' : `input[${index}]`;
+  // An input's verdict, or its place in `checks` when its bytes alone cannot decide.
+  const decided: Array<BudgetVerdict | number> = [];
+  const checks: BudgetCheck[] = [];
+  for (const input of inputs) {
+    const bytes = typeof input === 'string' ? Buffer.byteLength(input) : 0;
+    if (typeof input !== 'string') decided.push({ fits: input.length <= contextLength, tokens: input.length, exact: true });
+    else if (bytes <= contextLength) decided.push({ fits: true, tokens: bytes, exact: false });
+    else decided.push(checks.push({ texts: [input], budget: contextLength }) - 1);
+  }
+  const refuseFirstTooLong = (counted: BudgetVerdict[]) => {
+    const verdicts = decided.map((verdict) => (typeof verdict === 'number' ? counted[verdict] : verdict));
+    const index = verdicts.findIndex((verdict) => !verdict.fits);
+    if (index >= 0) refuse(index, verdicts[index]);
+  };
+  const counted = checks.length > 0 ? checkTokenBudgets(checks) : [];
+  return counted instanceof Promise ? counted.then(refuseFirstTooLong) : refuseFirstTooLong(counted);
+
+  function refuse(index: number, verdict: BudgetVerdict): never {
+    const field = typeof inputs[index] === 'string' && inputs.length === 1 ? 'input' : `input[${index}]`;
     throw new GatewayException(
       HttpStatus.BAD_REQUEST,
-      `${ErrorMessages.bodyValidationPrefix} ${field}: Expected at most ${contextLength} tokens per input (the context of ${model.id}). Received about ${tokens} tokens`,
+      `${ErrorMessages.bodyValidationPrefix} ${field}: Expected at most ${contextLength} tokens per input (the context of ${model.id}). Received ${verdict.exact ? 'about' : 'at least'} ${verdict.tokens} tokens`,
     );
-  });
+  }
 }
 
 type Sources = CatalogueModel['routing']['sources'];

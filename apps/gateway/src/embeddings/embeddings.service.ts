@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EmbeddingListDto, EmbeddingRequestDto } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
+import type { AuthenticatedKey } from '@igw/contracts';
+import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { planTargets, selectSources } from '../upstream/upstream-route';

@@ -1,5 +1,5 @@
-import { HttpStatus, Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
+import { HttpStatus, Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { ErrorMessages, type AuthenticatedKey, type CatalogueModel } from '@igw/contracts';
 import { microToCredits, priceUsage } from '@igw/domain';
 import {
   endSpanWithError,
@@ -9,14 +9,15 @@ import {
   startClientSpan,
   startServerSpan,
   tracingEnabled,
-  type AuthenticatedKey,
   type RequestContext,
   type ServiceSettings,
 } from '@igw/platform';
 import type { Span } from '@opentelemetry/api';
 import { creditsCharged, genAiOperation, timeToFirstToken, tokensCounted, upstreamDuration } from '../upstream/gateway-metrics';
 import { UsageRecorder } from '../usage/usage-recorder.service';
-import { InMemoryLimitStore, RedisLimitStore, type Admission, type LimitStore } from './limit-store';
+import { InMemoryLimitStore } from './in-memory-limit-store';
+import { LIMIT_STORE } from './limit-store.provider';
+import type { Admission, AdmissionResult, LimitStore } from './limit-store.types';
 
 /** A billable request, as the meter sees it. */
 export interface MeteredCall {
@@ -105,8 +106,6 @@ export class AdmittedRequest {
     private readonly store: LimitStore,
     private readonly concurrencyKey: string,
     private readonly hold: { accountId: string; holdId: string; amountMicro: bigint },
-    /** What the store said when admitting: whether the departure may wait for company. */
-    private readonly departureMayWait = false,
     /** Renews its slot and hold until it finishes; without, they live as long as the store was told at admission. */
     private readonly running?: RunningRequests,
   ) {
@@ -240,7 +239,6 @@ export class AdmittedRequest {
       concurrencyKey: this.concurrencyKey,
       slotId: this.hold.holdId,
       credits: { ...this.hold, spentMicro: this.spentMicro },
-      mayWait: this.departureMayWait,
     });
   }
 }
@@ -249,30 +247,23 @@ export class AdmittedRequest {
  * Admits paid requests: per API key, requests per minute and requests in flight; per free
  * account, requests per hour; per account, credits, holding each request's most expensive
  * outcome while it runs. Over a rate limit: 429 with `retry-after`; nothing left to spend: 403.
- * Everything is checked and counted in one step, shared by every replica when REDIS_URL is
- * set and kept in the process otherwise.
+ * Everything is checked and counted in one step in the LIMIT_STORE (see limit-store.provider.ts):
+ * shared by every replica when REDIS_URL is set, kept in the process otherwise.
  */
 @Injectable()
-export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdown {
+export class RequestMeter implements OnApplicationShutdown {
   private readonly logger = new Logger(RequestMeter.name);
-  /** Standalone's counters, and every replica's own while Redis is unreachable. */
+  /** Every replica's own counters while the store is unreachable. */
   private readonly local = new InMemoryLimitStore();
-  private readonly shared?: RedisLimitStore;
   private readonly running: RunningRequests;
   private degraded = false;
 
   constructor(
     private readonly usage: UsageRecorder,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+    @Inject(LIMIT_STORE) private readonly store: LimitStore,
   ) {
-    const { REDIS_URL, QUEUE_PREFIX } = settings.env;
     this.running = new RunningRequests(settings.env.REQUEST_HOLD_LAPSE_MS);
-    if (REDIS_URL) this.shared = new RedisLimitStore(REDIS_URL, QUEUE_PREFIX, { commandTimeoutMs: settings.env.REDIS_COMMAND_TIMEOUT_MS });
-  }
-
-  /** The first requests should meet the shared counters, not the fallback. */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.shared?.whenReachable(5_000);
   }
 
   /**
@@ -297,20 +288,18 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
       const message = result.reason === 'free-hourly' ? ErrorMessages.freeTierExhausted(env.FREE_TIER_HOURLY_LIMIT) : ErrorMessages.tooManyRequests;
       throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers: { 'retry-after': String(result.retryAfterSeconds) } });
     }
-    // Admitted on a lease: its slot and hold are the request's.
-    const { slotId = requestId, holdAmountMicro = costCeilingMicro } = result.lease ?? {};
-    const hold = { accountId: auth.accountId, holdId: slotId, amountMicro: holdAmountMicro };
-    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, result.departureMayWait, this.running);
+    const hold = { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro };
+    return new AdmittedRequest(call, this.usage, env.CREDITS_PER_USD, store, concurrencyKey, hold, this.running);
   }
 
   /**
-   * In Redis when it answers. While it does not, requests are still served (the queue may be
-   * down too, and the usage journal keeps their events): limits and holds are then counted
-   * per replica, which loosens them by the number of replicas until Redis is back.
+   * In the store when it answers. While it does not (Redis away), requests are still served
+   * (the queue may be down too, and the usage journal keeps their events): limits and holds
+   * are then counted per replica, which loosens them by the number of replicas until it is back.
    */
-  private async admitSomewhere(admission: Admission): Promise<{ store: LimitStore; result: Awaited<ReturnType<LimitStore['admit']>> }> {
-    const shared = this.shared;
-    if (shared && shared.reachable) {
+  private async admitSomewhere(admission: Admission): Promise<{ store: LimitStore; result: AdmissionResult }> {
+    const shared = this.store;
+    if (shared.reachable) {
       try {
         const result = await shared.admit(admission, Date.now());
         if (this.degraded) this.logger.log('Redis answers again: limits and credit holds are shared by all replicas again');
@@ -320,7 +309,7 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
         // Fall through to the local counters.
       }
     }
-    if (shared && !this.degraded) {
+    if (!this.degraded) {
       this.degraded = true;
       this.logger.warn('Redis is unreachable: limits and credit holds are counted by this replica alone until it is back');
     }
@@ -329,6 +318,6 @@ export class RequestMeter implements OnApplicationBootstrap, OnApplicationShutdo
 
   async onApplicationShutdown(): Promise<void> {
     this.running.close();
-    await Promise.all([this.local.close(), this.shared?.close()]);
+    await Promise.all([this.local.close(), this.store.close()]);
   }
 }

@@ -2,13 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   MAX_IMAGE_SIDE,
   MAX_IMAGE_STEPS,
+  type AuthenticatedKey,
   type CatalogueModel,
   type ImageChoiceDto,
   type ImageGenerationRequestDto,
   type ImageGenerationResultDto,
   type ImageMetaUsageDto,
 } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { imagesAdapterFor, parseSize, type CancelSignal, type UpstreamImage, type UpstreamImageResult } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { cheaperOf, defaultQuality, imagePriceUnits, imageUnits } from './image-pricing';

@@ -1,6 +1,6 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { codePointCount, ErrorMessages, type SpeechRequestDto } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { codePointCount, ErrorMessages, type AuthenticatedKey, type SpeechRequestDto } from '@igw/contracts';
+import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { speechAdapterFor, type CancelSignal } from '@igw/providers';
 import type { ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';

@@ -29,7 +29,7 @@ function pipelineWith(events: string[]) {
 }
 
 describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
-  it('admits, checks, calls, settles and delivers, then gives the slot and hold back', async () => {
+  it('admits, checks, calls and settles, gives the slot and hold back, then delivers', async () => {
     const events: string[] = [];
     const answer = await pipelineWith(events).run(request(), plan, {
       beforeCall: () => void events.push('check'),
@@ -39,7 +39,7 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
       deliver: (delivered, clientGone) => void events.push(`deliver ${delivered} ${clientGone}`),
     });
     expect(answer).toBe('result!');
-    expect(events).toEqual(['admit {"input_tokens":10}', 'check', 'send openai', 'settle {"input_tokens":3}', 'deliver result! false', 'finish']);
+    expect(events).toEqual(['admit {"input_tokens":10}', 'check', 'send openai', 'settle {"input_tokens":3}', 'finish', 'deliver result! false']);
   });
 
   it('sends nothing when a check after admission refuses, and still finishes', async () => {
@@ -97,5 +97,30 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
     ).rejects.toMatchObject({ status: 400 });
     // An upstream that answered with an error status did not process the prompt: nothing billed.
     expect(failed).toEqual(['admit {"input_tokens":10}', 'finish']);
+  });
+
+  it('is waited for at shutdown, and cut off past the drain time: the call ends, billed by estimate, and it is settled', async () => {
+    const events: string[] = [];
+    const pipeline = pipelineWith(events);
+    let sent!: () => void;
+    const sending = new Promise<void>((resolve) => (sent = resolve));
+    const running = pipeline.run(request(), plan, {
+      send: (_to, signal) =>
+        new Promise((_resolve, reject) => {
+          sent();
+          signal.addEventListener('abort', () => reject(new DOMException('cut off', 'AbortError')));
+        }),
+      unreadUnits: (unread) => (unread === 'prompt' ? { input_tokens: 7 } : undefined),
+      settle: () => 'never',
+    });
+    await sending;
+    expect(pipeline.running()).toBe(1);
+    await expect(pipeline.settled(Date.now() + 20)).resolves.toBe(false);
+    const settled = pipeline.settled(Date.now() + 5_000);
+    pipeline.cutOff();
+    await expect(running).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(settled).resolves.toBe(true);
+    expect(pipeline.running()).toBe(0);
+    expect(events).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":7}', 'finish']);
   });
 });

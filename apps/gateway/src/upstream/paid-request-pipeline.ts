@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { CatalogueModel } from '@igw/contracts';
-import { SERVICE_SETTINGS, type AuthenticatedKey, type RequestContext, type ServiceSettings } from '@igw/platform';
+import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
+import { SERVICE_SETTINGS, type InFlightWork, type RequestContext, type ServiceSettings } from '@igw/platform';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
@@ -62,9 +62,8 @@ interface AnswerSteps<T, R> {
   /** Prices what the answer used (`admitted.settle`, which also journals it for the ledger) and makes the client's answer. */
   settle(result: T, admitted: AdmittedRequest): R;
   /**
-   * Sends the answer before the request's slot and hold are given back, in the same turn of
-   * the event loop: the answer leaves a little sooner, and no later request of the client can
-   * be admitted in between.
+   * Sends the answer just after the request's slot and hold are given back, in the same turn
+   * of the event loop: the client cannot send its next request before they are free.
    */
   deliver?(answer: R, clientGone: boolean): void;
 }
@@ -84,9 +83,12 @@ export interface OpenedCall<T> {
  * the adapter call, and the units an answer used.
  */
 @Injectable()
-export class PaidRequestPipeline implements OnModuleDestroy {
+export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
   /** One per endpoint, so a source's health is judged per capability. */
   private readonly fallbacks = new Map<string, UpstreamFallback>();
+  /** Calls admitted and not over yet, streams read on after their client left included: what a shutdown waits for. */
+  private readonly calls = new Set<UpstreamCallBilling>();
+  private readonly idleWaiters = new Set<() => void>();
 
   constructor(
     private readonly catalogue: CatalogueSnapshotService,
@@ -110,16 +112,16 @@ export class PaidRequestPipeline implements OnModuleDestroy {
   /** Runs a request whose answer comes back whole. */
   async run<T, R>(request: PaidRequest, plan: RequestPlan, steps: PaidSteps<T, R>): Promise<R> {
     const admitted = await this.admit(request, plan);
-    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    const billing = this.startCall(request, plan);
+    let answer: R;
     try {
-      const result = await this.call(plan, steps, billing, admitted);
-      const answer = steps.settle(result, admitted);
-      steps.deliver?.(answer, billing.clientGone);
-      return answer;
+      answer = steps.settle(await this.call(plan, steps, billing, admitted), admitted);
     } finally {
-      billing.close();
+      this.endCall(billing);
       admitted.finish();
     }
+    steps.deliver?.(answer, billing.clientGone);
+    return answer;
   }
 
   /**
@@ -129,9 +131,9 @@ export class PaidRequestPipeline implements OnModuleDestroy {
    */
   async open<T>(request: PaidRequest, plan: RequestPlan, steps: UpstreamSteps<T>): Promise<OpenedCall<T>> {
     const admitted = await this.admit(request, plan);
-    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    const billing = this.startCall(request, plan);
     const release = () => {
-      billing.close();
+      this.endCall(billing);
       admitted.finish();
     };
     try {
@@ -140,6 +142,41 @@ export class PaidRequestPipeline implements OnModuleDestroy {
       release();
       throw error;
     }
+  }
+
+  running(): number {
+    return this.calls.size;
+  }
+
+  /** Resolves true once no call is running, false if `deadline` (epoch ms) comes first. */
+  settled(deadline: number): Promise<boolean> {
+    if (this.calls.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(false), Math.max(0, deadline - Date.now()));
+      const done = (idle: boolean) => {
+        clearTimeout(timer);
+        this.idleWaiters.delete(onIdle);
+        resolve(idle);
+      };
+      const onIdle = () => done(true);
+      this.idleWaiters.add(onIdle);
+    });
+  }
+
+  /** Shutdown, past the drain time: every running call ends now and is billed as abandoned (upstream-billing.ts). */
+  cutOff(): void {
+    for (const billing of this.calls) billing.cutOff();
+  }
+
+  private startCall(request: PaidRequest, plan: RequestPlan): UpstreamCallBilling {
+    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    this.calls.add(billing);
+    return billing;
+  }
+
+  private endCall(billing: UpstreamCallBilling): void {
+    billing.close();
+    if (this.calls.delete(billing) && this.calls.size === 0) for (const waiter of [...this.idleWaiters]) waiter();
   }
 
   private admit(request: PaidRequest, plan: RequestPlan): Promise<AdmittedRequest> {

@@ -74,4 +74,26 @@ describe('UpstreamCallBilling: the rule for a client that leaves', () => {
     jest.advanceTimersByTime(5_000);
     expect(billing.signal.aborted).toBe(false);
   });
+
+  it('cuts a running call off at shutdown at once, billed as if its client had left, and tries no other source', async () => {
+    const billing = new UpstreamCallBilling(new Cancellation(), 60_000);
+    const pending = billing.attempt(
+      (signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new DOMException('cut off', 'AbortError')))),
+    );
+    billing.cutOff();
+    expect(billing.signal.aborted).toBe(true);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(billing.unreadUsage()).toBe('prompt');
+    const fallback = jest.fn(async () => 'answer');
+    await expect(billing.attempt(fallback)).rejects.toMatchObject({ name: 'AbortError' });
+    expect(fallback).not.toHaveBeenCalled();
+  });
+
+  it('leaves a call that is over alone at shutdown', async () => {
+    const billing = new UpstreamCallBilling(new Cancellation(), 1_000);
+    await billing.attempt(async () => 'done');
+    billing.close();
+    billing.cutOff();
+    expect(billing.signal.aborted).toBe(false);
+  });
 });

@@ -29,6 +29,8 @@ export class UpstreamCallBilling {
   private backgroundTimer: NodeJS.Timeout | undefined;
   private failure: unknown;
   private closed = false;
+  /** The gateway is shutting down and ended the call (`cutOff`). */
+  private cut = false;
 
   constructor(
     private readonly client: CancelSignal,
@@ -48,11 +50,22 @@ export class UpstreamCallBilling {
   }
 
   /**
+   * The gateway is stopping and its drain time is over: the call ends now, billed as if its
+   * client had left (the reported usage if any, else the estimate), and no other source is tried.
+   */
+  cutOff(): void {
+    if (this.closed) return;
+    this.cut = true;
+    this.upstream.abort();
+  }
+
+  /**
    * Runs one upstream attempt. A client already gone sends nothing (its abort is thrown); a
    * failure is remembered as it came from the upstream, before any mapping for the client.
    */
   async attempt<T>(send: (signal: CancelSignal) => Promise<T>): Promise<T> {
     if (this.client.aborted) throw this.client.reason;
+    if (this.cut) throw this.upstream.reason;
     this.sentUpstream = true;
     try {
       return await send(this.upstream);
@@ -102,7 +115,7 @@ export class UpstreamCallBilling {
     if (!this.sentUpstream) return 'none';
     const failure = this.failure;
     if ((failure as { upstreamCharged?: unknown } | null)?.upstreamCharged === true) return 'answer-unread';
-    if (!this.clientGone || failure instanceof UpstreamHttpError) return 'none';
+    if (!(this.clientGone || this.cut) || failure instanceof UpstreamHttpError) return 'none';
     return 'prompt';
   }
 

@@ -4,13 +4,9 @@ const INITIAL_BYTES = 64 * 1024;
 
 /**
  * The events of one batch as UTF-8 JSON lines joined by newlines, in memory outside the
- * JavaScript heap, with how many of them each journal segment holds. A buffered event used to
- * be a string and an object on the heap: held for the flush interval, it outlived one or two
- * young-generation collections, each of which copied it (and then promoted it) on the gateway's
- * core; at concurrency 1 (~1,000 requests a second) that was most of what each collection
- * copied (~0.3 MB of ~0.45 MB, measured with --trace-gc-nvp), and the collections paused
- * requests for 2 to 5 ms (now ~130 KB and 1 to 2 ms). Bytes in a Buffer are never copied by the
- * collector: the event's string dies young.
+ * JavaScript heap, with how many of them each journal segment holds. Held for the flush
+ * interval, events kept as strings and objects would survive young-generation collections and
+ * be copied by each; bytes in a Buffer are never copied, so each event's string dies young.
  */
 export class UsageBatchBuffer {
   private bytes = Buffer.allocUnsafeSlow(INITIAL_BYTES);

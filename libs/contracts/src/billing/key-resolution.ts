@@ -23,6 +23,27 @@ export interface ResolvedKey {
   usageSpentMicro: string;
 }
 
+/** What billing said about an account's money: the balance and the usage charges it already includes. */
+export interface BalanceSnapshot {
+  balanceMicro: bigint;
+  /** Grows with every balance change; a lower one is older. */
+  version: number;
+  usageSpentMicro: bigint;
+}
+
+/** Who is calling, once an API key was accepted: the resolved key with its money as numbers. */
+export interface AuthenticatedKey {
+  keyId: string;
+  /** The key's first characters (`apiKeyPrefix`), for logs. */
+  keyPrefix?: string;
+  accountId: string;
+  plan: AccountPlan;
+  status: AccountStatus;
+  limits: AccountLimits;
+  /** The account's money as last heard from billing when the request started. */
+  balance: BalanceSnapshot;
+}
+
 export interface ResolveKeyRequest {
   keyHash: string;
 }

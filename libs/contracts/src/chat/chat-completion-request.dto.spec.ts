@@ -4,8 +4,7 @@ import { ChatCompletionRequestDto, CHAT_ROLES, describeValue, describeWrongType,
 
 // The contract on its own: class-transformer + class-validator with the options of the global
 // pipe. The table of every field through the real pipe (NestJS ValidationPipe and its message
-// formatting) is libs/platform/src/validation/chat-completion-request.validation.spec.ts: a spec
-// here cannot import libs/platform without making contracts and platform depend on each other.
+// formatting) is chat-completion-request.validation.spec.ts.
 
 function issuesOf(body: Record<string, unknown>): string[] {
   const dto = plainToInstance(ChatCompletionRequestDto, body);

@@ -57,8 +57,8 @@ import { numberIssues, stringIssues, type DtoClass, type NumberRule, type String
  * would accept the body. Anything it is not sure about (every invalid body, and some valid but
  * rare ones) gives `undefined`: the caller then runs the pipe, which alone words errors, so no
  * message is written twice. Rules (ranges, allowed values) are read from the constants the
- * DTO decorators use; libs/platform/src/validation/chat-request-acceptor.differential.spec.ts
- * checks this module against the pipe on a large corpus.
+ * DTO decorators use; chat-request-acceptor.differential.spec.ts checks this module against
+ * the pipe on a large corpus.
  *
  * Says "not sure" for, among others:
  * - keys named like Object.prototype members (`constructor`, `toString`, `__proto__` ...) or

@@ -16,15 +16,14 @@ export enum QueueName {
 }
 
 /**
- * A batch of usage events. Gateways send JSON lines (each event serialized once, for the
- * journal and for the batch) compressed with raw DEFLATE, in base64: PostgreSQL stores a
- * job's data as jsonb, and parsing, compressing and logging a 500-event batch of ~250 kB cost
- * it ~4 ms per batch, on whatever core it shares with the gateway or its upstreams; deflated
- * (at the fastest level, ~0.2 ms of the gateway's CPU, less than escaping the lines into a
- * JSON string took) the same batch is ~10 kB. Plain JSON lines and objects are what earlier
- * gateways sent; they are still applied during a rolling upgrade (billing first).
+ * A batch of usage events: their JSON lines (each event serialized once, for the journal and
+ * the batch), compressed with raw DEFLATE, in base64. PostgreSQL stores a job's data as jsonb,
+ * and a 500-event batch of ~250 kB cost it ~4 ms to parse and log; deflated at the fastest
+ * level (~0.2 ms of the gateway's CPU) the same batch is ~10 kB.
  */
-export type UsageBatch = { eventLinesDeflated: string } | { eventLines: string } | { events: UsageEvent[] };
+export interface UsageBatch {
+  eventLinesDeflated: string;
+}
 
 const deflateRawAsync = promisify(deflateRaw);
 
@@ -32,30 +31,23 @@ const deflateRawAsync = promisify(deflateRaw);
 const MAX_INFLATED_BATCH_BYTES = 64 * 1024 * 1024;
 
 /**
- * The batch of these events as gateways send it: `eventLines` is the UTF-8 of the events'
- * JSON lines (each a `JSON.stringify` of a UsageEvent) joined by newlines. Compresses off the
- * event loop.
+ * The batch of these events: `eventLines` is the UTF-8 of the events' JSON lines (each a
+ * `JSON.stringify` of a UsageEvent) joined by newlines. Compresses off the event loop.
  */
 export async function usageBatchOf(eventLines: Uint8Array): Promise<UsageBatch> {
   const deflated = await deflateRawAsync(eventLines, { level: zlibConstants.Z_BEST_SPEED });
   return { eventLinesDeflated: deflated.toString('base64') };
 }
 
-/** The events of a batch, whichever form it came in. */
+/** The events of a batch; throws when the data is not a deflated batch. */
 export function usageBatchEvents(batch: UsageBatch): UsageEvent[] {
-  if ('events' in batch) return batch.events;
-  const eventLines =
-    'eventLinesDeflated' in batch
-      ? inflateRawSync(Buffer.from(batch.eventLinesDeflated, 'base64'), { maxOutputLength: MAX_INFLATED_BATCH_BYTES }).toString('utf8')
-      : batch.eventLines;
+  const eventLines = inflateRawSync(Buffer.from(batch.eventLinesDeflated, 'base64'), { maxOutputLength: MAX_INFLATED_BATCH_BYTES }).toString('utf8');
   return eventLines === '' ? [] : eventLines.split('\n').map((line) => JSON.parse(line) as UsageEvent);
 }
 
 /** Job names per queue, with their payload and reply types. NEVER RENAME a name either. */
 export interface JobMap {
   [QueueName.Usage]: {
-    /** One event per job: what gateways before usage.recordBatch send; still applied during a rolling upgrade. */
-    'usage.record': { data: UsageEvent; reply: { applied: boolean } };
     /** The events a gateway buffered over a few hundred milliseconds, in one job; each is applied exactly once. */
     'usage.recordBatch': { data: UsageBatch; reply: { applied: number } };
   };

@@ -5,8 +5,8 @@
 export interface TopicMap {
   'billing.keys.revoked': { keyId: string; keyHash: string };
   'billing.keys.created': { keyHash: string };
-  /** `usageSpentMicro`: usage charges applied so far (absent from senders older than it: treat as unknown). */
-  'billing.balance.changed': { accountId: string; balanceMicro: string; balanceVersion: number; usageSpentMicro?: string };
+  /** `usageSpentMicro`: the usage charges applied to the account so far, as of `balanceVersion`. */
+  'billing.balance.changed': { accountId: string; balanceMicro: string; balanceVersion: number; usageSpentMicro: string };
   /** Plan, status or limits of an account changed: gateways drop what they cached for it. */
   'billing.account.changed': { accountId: string };
   'catalogue.revision.changed': { revision: number };

@@ -1,4 +1,5 @@
-import { countTokens, estimateChatPromptTokens, estimatePromptTokens, NON_TEXT_PART_TOKENS, StreamedTokenCounter, textOf } from './token-estimate';
+import fc from 'fast-check';
+import { countTokens, estimateChatPromptTokens, hasLongRun, estimatePromptTokens, NON_TEXT_PART_TOKENS, StreamedTokenCounter, textOf } from './token-estimate';
 
 describe('token estimates', () => {
   it('counts tokens with a real BPE tokenizer', () => {
@@ -22,6 +23,18 @@ describe('token estimates', () => {
     expect(countTokens(word)).toBe(32);
     expect(countTokens(`hello ${word.repeat(4)} world`)).toBe(countTokens('hello ') + 4 * 32 + countTokens(' world'));
     expect(countTokens(' '.repeat(1024))).toBe(4 * countTokens(' '.repeat(256)));
+  });
+
+  it('finds the runs it slices as the regular expression \\S{257,}|\\s{257,} does', () => {
+    const whitespace = ' \t\n\v\f\r\u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
+    const run = fc.tuple(fc.constantFrom(...whitespace, 'a', 'é', '日', '\u200b', '\u0085'), fc.integer({ min: 1, max: 300 })).map(([char, length]) => char.repeat(length));
+    fc.assert(
+      fc.property(fc.array(run, { maxLength: 8 }), (runs) => {
+        const text = runs.join('');
+        expect(hasLongRun(text)).toBe(/\S{257,}|\s{257,}/.test(text));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('counts one enormous word, of letters or of punctuation, as fast as ordinary text of its size', () => {

@@ -18,8 +18,7 @@ const LONG_RUN = new RegExp(`\\S{${LONGEST_COUNTED_RUN + 1},}|\\s{${LONGEST_COUN
 /** Tokens of a text with the o200k_base encoding (GPT-4o family), in time linear in its length. */
 export function countTokens(text: string): number {
   if (!text) return 0;
-  LONG_RUN.lastIndex = 0;
-  if (!LONG_RUN.test(text)) return countO200kTokens(text, PLAIN_TEXT);
+  if (!hasLongRun(text)) return countO200kTokens(text, PLAIN_TEXT);
   let total = 0;
   let counted = 0;
   LONG_RUN.lastIndex = 0;
@@ -33,6 +32,34 @@ export function countTokens(text: string): number {
   }
   if (counted < text.length) total += countO200kTokens(text.slice(counted), PLAIN_TEXT);
   return total;
+}
+
+/**
+ * Whether the text has a run of more than {@link LONGEST_COUNTED_RUN} whitespace or
+ * non-whitespace characters: LONG_RUN's question, answered in one pass over the characters
+ * (the regular expression retries at every character of every word, several times slower).
+ */
+export function hasLongRun(text: string): boolean {
+  let run = 0;
+  let inWhitespace = false;
+  for (let index = 0; index < text.length; index++) {
+    const whitespace = isUnicodeWhitespace(text.charCodeAt(index));
+    if (whitespace === inWhitespace) {
+      if (++run > LONGEST_COUNTED_RUN) return true;
+    } else {
+      inWhitespace = whitespace;
+      run = 1;
+    }
+  }
+  return false;
+}
+
+/** The characters of a regular expression's `\s`. */
+function isUnicodeWhitespace(code: number): boolean {
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return (
+    code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+  );
 }
 
 /** OpenAI's documented per-message overhead for chat prompts. */
@@ -50,12 +77,28 @@ export interface EstimableMessage {
  * Text parts count; anything else (images, audio) is not estimated here.
  */
 export function estimatePromptTokens(messages: readonly EstimableMessage[]): number {
-  let total = TOKENS_PER_REPLY_PRIMER;
-  for (const message of messages) {
-    total += TOKENS_PER_MESSAGE + countTokens(message.role) + countTokens(textOf(message.content));
-    if (message.name) total += countTokens(message.name) + 1;
-  }
+  const { texts, formatTokens } = promptTexts(messages);
+  let total = formatTokens;
+  for (const text of texts) total += countTokens(text);
   return total;
+}
+
+/**
+ * What {@link estimatePromptTokens} counts, apart: the texts the tokenizer reads (roles,
+ * contents, names) and the tokens the chat format adds around them.
+ */
+export function promptTexts(messages: readonly EstimableMessage[]): { texts: string[]; formatTokens: number } {
+  const texts: string[] = [];
+  let formatTokens = TOKENS_PER_REPLY_PRIMER;
+  for (const message of messages) {
+    formatTokens += TOKENS_PER_MESSAGE;
+    texts.push(message.role, textOf(message.content));
+    if (message.name) {
+      texts.push(message.name);
+      formatTokens += 1;
+    }
+  }
+  return { texts, formatTokens };
 }
 
 export function textOf(content: unknown): string {

@@ -1,4 +1,5 @@
-import type { AuthenticatedKey } from '../http/request-context';
+import type { AuthenticatedKey } from '@igw/contracts';
+import type { ClientConnection } from '../http/client-address';
 
 /**
  * Turns a presented API key into the account it belongs to, or null. Billing answers
@@ -6,9 +7,9 @@ import type { AuthenticatedKey } from '../http/request-context';
  */
 export abstract class ApiKeyAuthenticator {
   /**
-   * `clientAddress` is the caller's network address: look-ups of keys the gateway does not
-   * know are budgeted per address, so one client's flood of made-up keys cannot crowd out
-   * another's new key.
+   * `client` is the request's connection: look-ups of keys the gateway does not know are
+   * budgeted per client address (behind TRUSTED_PROXIES, the one `X-Forwarded-For` names), so
+   * one client's flood of made-up keys cannot crowd out another's new key.
    */
-  abstract authenticate(presentedKey: string, clientAddress?: string): Promise<AuthenticatedKey | null>;
+  abstract authenticate(presentedKey: string, client?: ClientConnection): Promise<AuthenticatedKey | null>;
 }

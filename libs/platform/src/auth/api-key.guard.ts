@@ -1,10 +1,10 @@
 import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiBearerAuth } from '@nestjs/swagger';
-import { ErrorMessages } from '@igw/contracts';
+import { ErrorMessages, type AuthenticatedKey } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
-import type { AuthenticatedKey, ServedRequest } from '../http/request-context';
+import type { ServedRequest } from '../http/request-context';
 import { API_KEY_ERRORS, ApiErrorResponses } from '../http/swagger';
 import { isWellFormedApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
@@ -59,7 +59,7 @@ export class ApiKeyGuard implements CanActivate {
 export async function authenticateRequest(authenticator: ApiKeyAuthenticator, request: ServedRequest, requirements: ApiKeyRequirements): Promise<AuthenticatedKey> {
   const presented = presentedKey(request, requirements.apiKeyHeader ?? false);
   // A key that cannot be one of ours is refused here, before any hash, cache entry or look-up.
-  const auth = presented && isWellFormedApiKey(presented) ? await authenticator.authenticate(presented, request.socket?.remoteAddress) : null;
+  const auth = presented && isWellFormedApiKey(presented) ? await authenticator.authenticate(presented, request) : null;
   if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
   if (requirements.credits && auth.status === 'suspended') {
     throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.accountSuspended);

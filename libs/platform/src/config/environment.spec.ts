@@ -34,6 +34,7 @@ describe('loadEnvironment', () => {
     [{ ADMIN_TOKEN: 'short' }, /ADMIN_TOKEN must be at least 16/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ CHAT_FAST_PATH: 'off' }, /CHAT_FAST_PATH must be true or false/],
+    [{ TRUSTED_PROXIES: '10.0.0.0/8, ingress.local' }, /TRUSTED_PROXIES: 'ingress.local' is not an IP address or a CIDR range/],
   ])('refuses %j', (source, message) => {
     expect(() => loadEnvironment(source)).toThrow(EnvironmentError);
     expect(() => loadEnvironment(source)).toThrow(message);

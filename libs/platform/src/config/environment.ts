@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
+import { trustedRanges } from '../http/client-address';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { registerLogSecrets } from '../observability/secrets';
 
@@ -50,6 +51,11 @@ export class Environment {
   /** Usage batches one billing process applies at once; 0 makes it an API and key look-up replica only. */
   @Transform(toNumber) @IsInt() @Min(0) @Max(256) LEDGER_WORKERS: number = 16;
   @Transform(toNumber) @IsInt() @Min(1_000) UPSTREAM_TIMEOUT_MS: number = 120_000;
+  /**
+   * How long a stopping service lets running requests and streams (and queue workers their
+   * current jobs) finish before it cuts them off; below Kubernetes' default 30 s grace period.
+   */
+  @Transform(toNumber) @IsInt() @Min(0) SHUTDOWN_DRAIN_MS: number = 25_000;
   /** Requests per minute per API key, unless the account overrides it. */
   @Transform(toNumber) @IsInt() @Min(1) RATE_LIMIT_RPM: number = 600;
   /** Requests in flight at once per API key, unless the account overrides it. */
@@ -105,6 +111,11 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISS_BURST: number = 20;
   /** How fast that budget comes back, per minute. */
   @Transform(toNumber) @IsInt() @Min(1) KEY_LOOKUP_MISSES_PER_MINUTE: number = 60;
+  /**
+   * Reverse proxies (comma-separated addresses and CIDR ranges) whose `X-Forwarded-For` names
+   * the client, for the per-address look-up budgets above; empty: the connection's address.
+   */
+  @IsOptional() @Transform(emptyToUndefined) @IsString() TRUSTED_PROXIES?: string;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
   @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
   /** How long a starting service waits for DATABASE_URL's and REDIS_URL's servers to answer before it exits, naming the one it could not reach. */
@@ -130,6 +141,11 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Loaded
   if (errors.length > 0) {
     const details = errors.flatMap((error) => Object.values(error.constraints ?? {})).join('; ');
     throw new EnvironmentError(`Invalid configuration: ${details}`);
+  }
+  try {
+    trustedRanges(env.TRUSTED_PROXIES);
+  } catch (error) {
+    throw new EnvironmentError(`Invalid configuration: ${(error as Error).message}`);
   }
   const providers = readProviderEnvironment(source);
   registerLogSecrets([env.ADMIN_TOKEN, ...Object.entries(providers).filter(([name]) => name.endsWith('_API_KEY')).map(([, value]) => value), ...databasePasswords(env)]);

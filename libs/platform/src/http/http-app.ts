@@ -2,9 +2,10 @@ import type { Server, ServerResponse } from 'node:http';
 import { Logger, type DynamicModule, type INestApplication, type LogLevel, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { appValidationPipe } from '@igw/contracts';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter';
-import { appValidationPipe } from '../validation/validation.pipe';
 import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
+import { installHttpDrain } from './http-drain';
 import { mountedMiddleware, refuseSkippedEnhancers, type DirectRouteCoverage } from './direct-route-coverage';
 import { requestIdMiddleware, type ServedRequest } from './request-context';
 import { requestObserver } from '../observability/request-observer';
@@ -80,6 +81,7 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
     await app.init();
     for (const route of directRoutes) refuseSkippedEnhancers(app, { ...route, runs: [...sharedPieces, ...route.runs] });
     serveRequests(app, options.name, directRoutes);
+    installHttpDrain(app);
     if (options.listen === false) return app;
     await app.listen(options.port, options.host);
   } catch (error) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthenticatedKey } from '@igw/contracts';
 import type { NextFunction, Request, Response } from 'express';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -8,28 +9,6 @@ export const CLIENT_REQUEST_ID_HEADER = 'x-client-request-id';
 const LONGEST_CLIENT_REQUEST_ID = 128;
 /** Printable ASCII only: the id goes into log lines, queue jobs and ledger rows as it came. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
-
-/** Who is calling, once an API key was accepted. */
-export interface AuthenticatedKey {
-  keyId: string;
-  /** The key's first characters (`apiKeyPrefix`), for logs. */
-  keyPrefix?: string;
-  accountId: string;
-  plan: 'free' | 'paid';
-  status: 'active' | 'suspended';
-  /** Account overrides of the per-key limits. */
-  limits: { requestsPerMinute?: number; concurrentRequests?: number };
-  /** The account's money as last heard from billing when the request started. */
-  balance: BalanceSnapshot;
-}
-
-/** What billing said about an account's money: the balance and the usage charges it already includes. */
-export interface BalanceSnapshot {
-  balanceMicro: bigint;
-  /** Grows with every balance change; a lower one is older. */
-  version: number;
-  usageSpentMicro: bigint;
-}
 
 export interface RequestContext {
   requestId: string;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isReadable } from 'node:stream';
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import type { CancelSignal } from './cancellation';
@@ -315,19 +316,84 @@ export async function openEventStream(call: JsonRequest): Promise<AsyncIterable<
   const timer = setTimeout(() => body.destroy(overtime()), Math.max(0, deadline - Date.now()));
   // An open stream must not be what keeps a stopping process alive.
   timer.unref();
-  return (async function* events() {
-    try {
-      yield* parseSse(body, { maxEventChars: limits.maxEventBytes });
-    } catch (error) {
-      if (error instanceof SseEventTooLargeError) {
-        throw new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} sent an event past the gateway's limit of ${describeBytes(limits.maxEventBytes)}`, true);
-      }
-      throw translateTransportError(call, error);
-    } finally {
-      clearTimeout(timer);
-      if (!body.destroyed) body.destroy();
+  const events = parseSse(piecesOf(body), { maxEventChars: limits.maxEventBytes });
+  const finish = () => {
+    clearTimeout(timer);
+    stopReading(body);
+  };
+  const failed = (error: unknown): never => {
+    finish();
+    if (error instanceof SseEventTooLargeError) {
+      throw new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} sent an event past the gateway's limit of ${describeBytes(limits.maxEventBytes)}`, true);
     }
-  })();
+    throw translateTransportError(call, error);
+  };
+  // The parser's events with the ending and the errors added: an iterator rather than one
+  // more async generator around it, which would cost several promises per event.
+  const iterator: AsyncIterator<SseEvent> = {
+    next: () =>
+      events.next().then((result) => {
+        if (result.done) finish();
+        return result;
+      }, failed),
+    return: async () => {
+      await events.return(undefined);
+      finish();
+      return { value: undefined, done: true };
+    },
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
+}
+
+/** Ends a stream's reading early without a stack trace per stream: the error is never shown, only the connection closed. */
+const STOPPED_READING = new Error('the gateway stopped reading the stream');
+
+/**
+ * After the last event a reader usually stops (`[DONE]`) while the end of the answer is
+ * already in: that rest is discarded and the connection stays open for the next call. An
+ * answer still arriving is cut, which closes its connection.
+ */
+function stopReading(body: UpstreamResponse['body']): void {
+  if (body.destroyed || body.readableEnded) return;
+  if (isReadable(body) === false) body.resume();
+  else body.destroy(STOPPED_READING);
+}
+
+/**
+ * The body's pieces as they arrive. Node's own iterator of a stream creates an AbortError (a
+ * stack trace) whenever the loop stops before the end, which every stream read to `[DONE]`
+ * does; this one leaves the ending to `stopReading`.
+ */
+function piecesOf(body: UpstreamResponse['body']): AsyncIterable<Buffer> {
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const piece = body.read() as Buffer | null;
+        if (piece !== null) return Promise.resolve({ value: piece, done: false });
+        // Cut (the deadline, an abort) or over while nobody was reading: its events are long gone.
+        if (body.errored) return Promise.reject(body.errored);
+        if (body.readableEnded || body.destroyed) return Promise.resolve({ value: undefined, done: true });
+        return new Promise<IteratorResult<Buffer>>((resolve, reject) => {
+          const settle = () => {
+            body.off('readable', settle);
+            body.off('end', settle);
+            body.off('error', settle);
+            body.off('close', settle);
+            if (body.errored) return reject(body.errored);
+            const next = body.read() as Buffer | null;
+            if (next !== null) resolve({ value: next, done: false });
+            else if (body.readableEnded || body.destroyed) resolve({ value: undefined, done: true });
+            // 'readable' also fires at the end before 'end' does: wait on.
+            else resolve(piecesOf(body)[Symbol.asyncIterator]().next());
+          };
+          body.on('readable', settle);
+          body.on('end', settle);
+          body.on('error', settle);
+          body.on('close', settle);
+        });
+      },
+    }),
+  };
 }
 
 /** At most `maxBytes` of an error answer (its reason comes first); the connection is closed after that. */

@@ -1,5 +1,5 @@
-import { EmbeddingRequestDto } from '@igw/contracts';
-import { rejectionMessage, validatedBody } from './validation.testing';
+import { rejectionMessage, validatedBody } from '../validation/validation.testing';
+import { EmbeddingRequestDto } from './embedding-request.dto';
 
 // The embeddings request contract (spec: "POST /v1/embeddings", "Errors") run through the real
 // global pipe, exactly as a request body reaches the controller.

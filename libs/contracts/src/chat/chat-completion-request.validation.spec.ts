@@ -1,5 +1,5 @@
-import { AssistantMessageDto, ChatCompletionRequestDto, SystemMessageDto, ToolMessageDto, UserMessageDto } from '@igw/contracts';
-import { rejectionMessage, validatedBody } from './validation.testing';
+import { rejectionMessage, validatedBody } from '../validation/validation.testing';
+import { AssistantMessageDto, ChatCompletionRequestDto, SystemMessageDto, ToolMessageDto, UserMessageDto } from './chat-completion-request.dto';
 
 // The chat request contract (spec: "POST /v1/chat/completions", "Limits", "Errors") run through
 // the real global pipe, exactly as a request body reaches the controller.

@@ -1,5 +1,6 @@
 import { BadRequestException, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { ErrorMessages, validationIssues } from '@igw/contracts';
+import { validationIssues } from '../chat/validation-issues';
+import { ErrorMessages } from '../errors/error-body.dto';
 
 /**
  * Validates bodies against their DTOs and reports every violation by field path, e.g.

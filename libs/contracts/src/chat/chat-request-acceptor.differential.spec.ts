@@ -1,26 +1,16 @@
 import { BadRequestException, ValidationPipe } from '@nestjs/common';
 import * as classTransformer from 'class-transformer';
 import { isDeepStrictEqual } from 'node:util';
-import { seededRandom } from '@igw/domain';
-import {
-  acceptAzureChatCompletionRequest,
-  acceptChatCompletionRequest,
-  AssistantMessageDto,
-  AzureChatCompletionRequestDto,
-  CHAT_REQUEST_RULES,
-  ChatCompletionRequestDto,
-  StreamOptionsDto,
-  TextContentPartDto,
-  UserMessageDto,
-} from '@igw/contracts';
+import { appValidationPipe } from '../validation/validation.pipe';
+import { AzureChatCompletionRequestDto } from './azure-chat-completion-request.dto';
 import { validateChatBody } from './chat-body';
-import { appValidationPipe } from './validation.pipe';
+import { AssistantMessageDto, CHAT_REQUEST_RULES, ChatCompletionRequestDto, StreamOptionsDto, TextContentPartDto, UserMessageDto } from './chat-completion-request.dto';
+import { acceptAzureChatCompletionRequest, acceptChatCompletionRequest } from './chat-request-acceptor';
 // The two specs of the chat request contract run in this file too: every body they send through
 // the pipe (or through plainToInstance) is recorded below and joins the differential corpus, so
 // a case added there is checked against the fast acceptor here without being copied.
 import './chat-completion-request.validation.spec';
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import '../../../contracts/src/chat/chat-completion-request.dto.spec';
+import './chat-completion-request.dto.spec';
 
 // The fast acceptor (libs/contracts/src/chat/chat-request-acceptor.ts) against the pipe it
 // stands in for, body by body: whenever the acceptor returns a value, the pipe must accept the
@@ -37,6 +27,18 @@ type Dto = typeof ChatCompletionRequestDto | typeof AzureChatCompletionRequestDt
 type NumberRule = { min?: number; max?: number; integer?: boolean };
 
 const SEED = Number(process.env.CHAT_ACCEPTOR_SEED ?? 20_250_601);
+
+/** Mulberry32, as `seededRandom` in libs/domain (contracts import no lib of ours): the same seed, the same corpus. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
 const GENERATED_VALID = 1_000;
 const MUTATED = 2_000;
 
