@@ -230,6 +230,7 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
 
   it('puts shared settings in one ConfigMap and per-service settings on their container', () => {
     const settings = named(production, 'ConfigMap', 'igw-inference-gateway-config').data;
+    expect(named(defaults, 'ConfigMap', 'igw-inference-gateway-config').data).toMatchObject({ LOG_FORMAT: 'json' });
     expect(settings).toMatchObject({ LOG_LEVEL: 'warn', RATE_LIMIT_RPM: '1200', CREDITS_PER_USD: '2000000', QUEUE_PREFIX: 'igw' });
     expect(envNamed(deploymentOf(production, 'billing').spec.template.spec.containers[0], 'LEDGER_WORKERS')).toEqual({ name: 'LEDGER_WORKERS', value: '8' });
     expect(envNamed(deploymentOf(production, 'gateway').spec.template.spec.containers[0], 'KEY_CACHE_TTL_MS')).toEqual({ name: 'KEY_CACHE_TTL_MS', value: '30000' });
