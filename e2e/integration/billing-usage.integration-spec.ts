@@ -464,6 +464,8 @@ describe('billing: account settings, usage and reconciliation', () => {
         id: expect.stringMatching(/^\d+$/),
         kind: 'usage',
         requestId: event.requestId,
+        // The events carry no client request id.
+        clientRequestId: null,
         keyId: event.keyId,
         model: event.model,
         endpoint: event.endpoint,
