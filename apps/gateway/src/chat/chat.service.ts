@@ -60,7 +60,7 @@ export class ChatService {
     const opened = await this.pipeline.open(
       call,
       plan,
-      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
+      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).streamBatches(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
     );
     return chatStreamEvents(opened.result, {
       modelId: plan.model.id,
