@@ -105,6 +105,12 @@ export interface ChatAdapter {
    * and closes the upstream connection.
    */
   stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>>;
+  /**
+   * As `stream`, the chunks in batches: those translated from one read of the upstream
+   * connection together, so a reader spends one promise per read rather than per chunk.
+   * Batches are never empty.
+   */
+  streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>>;
 }
 
 /**

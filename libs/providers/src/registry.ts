@@ -77,6 +77,10 @@ class NoChatAdapter implements ChatAdapter {
   async stream(target: ProviderTarget, _request: unknown, _options: CallOptions): Promise<never> {
     throw new UpstreamUnavailableError(target.provider, `a ${this.kind} provider has no chat completions API`);
   }
+
+  async streamBatches(target: ProviderTarget, _request: unknown, _options: CallOptions): Promise<never> {
+    throw new UpstreamUnavailableError(target.provider, `a ${this.kind} provider has no chat completions API`);
+  }
 }
 
 const CHAT_ADAPTERS: Record<ProviderKind, ChatAdapter> = {

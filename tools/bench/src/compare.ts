@@ -3,7 +3,8 @@
 // on core 0 behind one emulator, billing and catalogue on core 1. After a warm-up the
 // gateways take turns (order flipped every round) at concurrency 64 (CPU per request, req/s),
 // at concurrency 1 (latency), streaming at concurrency 1 (first chunk) and 16 (CPU per
-// stream, streams/s, first chunk), and the medians are printed.
+// stream and streams/s on instant streams, first chunk on paced ones: see
+// PACED_UPSTREAM_MODEL), and the medians are printed.
 // Because every gateway runs at nearly the same moment, a machine shared with other work
 // shifts them alike: use this to tell whether a change helps when `npm run bench`'s
 // absolute figures are too noisy to compare with an earlier run.
@@ -15,7 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen } from './load';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -88,6 +89,10 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
       const result = await runLoad(plan(contender, 16, true));
       contender.streamCpu.push((((await cpuSeconds(contender.process.pid!)) - before) * 1000) / result.requests);
       contender.streamsPerSecond.push(result.requests / result.seconds);
+      contender.errors += result.errors;
+    }
+    for (const contender of order) {
+      const result = await runLoadUnstolen(chatLoadPlan({ baseUrl: contender.url, key, model: PACED_GATEWAY_MODEL }, 16, true, SECONDS));
       contender.streamFirstChunk.push(percentile(result.firstChunk, 50));
       contender.errors += result.errors;
     }
@@ -95,7 +100,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const lines = [
     `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
     '',
-    '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | CPU per stream, c=16 (ms) | streams/s, c=16 | first chunk p50, c=16 (ms) | errors |',
+    '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | CPU per stream, c=16 (ms) | streams/s, c=16 | paced first chunk p50, c=16 (ms) | errors |',
     '|---|---|---|---|---|---|---|---|---|---|',
     ...contenders.map((contender) => {
       const spread = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;

@@ -115,6 +115,15 @@ export async function createBenchKey(billing: string): Promise<string> {
  */
 const STREAMED_QUESTION = 'Hello, benchmark. How fast is the gateway when streaming an answer word by word?';
 
+/**
+ * Streams paced as a model generates them (the emulator waits 3 ms between events), for the
+ * first chunk under load: with instant streams a closed loop's first chunk is its cycle
+ * time (concurrency ÷ throughput), which measures throughput, not latency. The gateway's
+ * catalogue model `paced` (e2e/fixtures/chat-catalogue.yaml) has this upstream model.
+ */
+export const PACED_UPSTREAM_MODEL = 'gpt-4o-mini@chunk-delay=3';
+export const PACED_GATEWAY_MODEL = 'paced';
+
 /** The bench's chat load against `baseUrl`: the same body for every target and run. */
 export function chatLoadPlan(target: { baseUrl: string; key: string; model: string }, concurrency: number, stream: boolean, seconds: number): LoadPlan {
   const body = stream

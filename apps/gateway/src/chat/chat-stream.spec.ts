@@ -11,8 +11,8 @@ const chunk = (delta: UpstreamChatChunk['choices'][number]['delta'], usage?: Ups
   ...(usage ? { usage } : {}),
 });
 
-/** Chunks handed out one by one as the test releases them. */
-function gatedChunks(chunks: UpstreamChatChunk[]): { iterable: AsyncIterable<UpstreamChatChunk>; release(count: number): void; readonly read: number } {
+/** Chunks handed out one by one (batches of one) as the test releases them. */
+function gatedChunks(chunks: UpstreamChatChunk[]): { iterable: AsyncIterable<UpstreamChatChunk[]>; release(count: number): void; readonly read: number } {
   let allowed = 0;
   let read = 0;
   let wake: (() => void) | undefined;
@@ -22,7 +22,7 @@ function gatedChunks(chunks: UpstreamChatChunk[]): { iterable: AsyncIterable<Ups
         for (const next of chunks) {
           while (read >= allowed) await new Promise<void>((resolve) => (wake = resolve));
           read++;
-          yield next;
+          yield [next];
         }
       },
     },
@@ -46,13 +46,16 @@ describe('chatStreamEvents settlement', () => {
     const settlements: StreamSettlement[] = [];
     const events = chatStreamEvents(
       (async function* () {
-        yield chunk({ reasoning_content: 'First I think about the order carefully.' });
-        yield chunk({ content: 'Looking it up.' });
-        yield chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '{"id":"A-17"}' } }] });
+        yield [chunk({ reasoning_content: 'First I think about the order carefully.' }), chunk({ content: 'Looking it up.' })];
+        yield [chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '{"id":"A-17"}' } }] })];
       })(),
       { modelId: 'm', includeUsage: false, prompt, settle: (s) => (settlements.push(s), { credits_used: 0, usd_spent: 0 }), describeError: () => 'x' },
     );
-    for await (const _event of events) void _event;
+    const written: string[] = [];
+    for await (const piece of events) written.push(piece);
+    // The chunks of one upstream read leave as one piece of the answer.
+    expect(written.map((piece) => piece.split('data: ').length - 1)).toEqual([2, 1, 1]);
+    expect(written[2]).toBe('data: [DONE]\n\n');
     expect(settlements).toHaveLength(1);
     expect(settlements[0].reported).toBe(false);
     expect(settlements[0].usage.prompt_tokens).toBe(estimateChatPromptTokens(prompt));

@@ -18,37 +18,41 @@ export interface ChatStreamOptions {
 }
 
 /**
- * Turns upstream chunks into the client's server-sent events as they arrive: the model
- * renamed to the catalogue id, the usage chunk hidden from a client that did not ask for
- * it (and given `meta.usage` when it did), then `[DONE]`. However the stream ends its usage
- * is settled once: the upstream's numbers when it sent them, else a tokenizer count of the
- * prompt and of what was generated. A client that leaves early does not end the upstream
- * stream: it is read on in the background (bounded by the caller's upstream signal) for the
- * usage it reports at its end (see upstream-billing.ts).
+ * Turns upstream chunks into the client's server-sent events as they arrive, one string per
+ * batch (the chunks of one upstream read): the model renamed to the catalogue id, the usage
+ * chunk hidden from a client that did not ask for it (and given `meta.usage` when it did),
+ * then `[DONE]`. However the stream ends its usage is settled once: the upstream's numbers
+ * when it sent them, else a tokenizer count of the prompt and of what was generated. A client
+ * that leaves early does not end the upstream stream: it is read on in the background
+ * (bounded by the caller's upstream signal) for the usage it reports at its end (see
+ * upstream-billing.ts).
  */
-export async function* chatStreamEvents(chunks: AsyncIterable<UpstreamChatChunk>, options: ChatStreamOptions): AsyncGenerator<string> {
-  const iterator = chunks[Symbol.asyncIterator]();
+export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChatChunk[]>, options: ChatStreamOptions): AsyncGenerator<string> {
+  const iterator = batches[Symbol.asyncIterator]();
   const tally = new StreamTally(options);
   let upstreamOver = false;
   try {
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      const chunk = next.value;
-      tally.read(chunk);
-      const usageOnly = chunk.choices.length === 0;
-      if (usageOnly && !options.includeUsage) continue;
-      // The chunk is this stream's own (parsed or translated for it alone): it is renamed in
-      // place, which keeps its fields in their order without copying it.
-      const out = chunk as UpstreamChatChunk & { meta?: unknown };
-      out.model = options.modelId;
-      // `undefined` leaves the field out of the JSON just as `delete` would, without turning
-      // the object into a slow dictionary before it is serialised.
-      if (!options.includeUsage) out.usage = undefined;
-      else if (chunk.usage) {
-        // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's usage.
-        out.usage = { ...tally.usage!, web_search_calls: undefined };
-        out.meta = { usage: tally.settle() };
+      let events = '';
+      for (const chunk of next.value) {
+        tally.read(chunk);
+        const usageOnly = chunk.choices.length === 0;
+        if (usageOnly && !options.includeUsage) continue;
+        // The chunk is this stream's own (parsed or translated for it alone): it is renamed in
+        // place, which keeps its fields in their order without copying it.
+        const out = chunk as UpstreamChatChunk & { meta?: unknown };
+        out.model = options.modelId;
+        // `undefined` leaves the field out of the JSON just as `delete` would, without turning
+        // the object into a slow dictionary before it is serialised.
+        if (!options.includeUsage) out.usage = undefined;
+        else if (chunk.usage) {
+          // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's usage.
+          out.usage = { ...tally.usage!, web_search_calls: undefined };
+          out.meta = { usage: tally.settle() };
+        }
+        events += `data: ${JSON.stringify(out)}\n\n`;
       }
-      yield `data: ${JSON.stringify(out)}\n\n`;
+      if (events !== '') yield events;
     }
     upstreamOver = true;
     tally.settle();
@@ -68,9 +72,11 @@ export async function* chatStreamEvents(chunks: AsyncIterable<UpstreamChatChunk>
   }
 }
 
-async function readToEnd(iterator: AsyncIterator<UpstreamChatChunk>, tally: StreamTally): Promise<void> {
+async function readToEnd(iterator: AsyncIterator<UpstreamChatChunk[]>, tally: StreamTally): Promise<void> {
   try {
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) tally.read(next.value);
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      for (const chunk of next.value) tally.read(chunk);
+    }
   } catch {
     // Cut off (the background limit) or failed: what was read is counted instead.
   } finally {
@@ -88,6 +94,13 @@ async function readToEnd(iterator: AsyncIterator<UpstreamChatChunk>, tally: Stre
  */
 class StreamTally {
   usage: UpstreamUsage | undefined;
+  /**
+   * Generated text, kept uncounted: the tokenizer is needed only when the upstream never
+   * reports usage, which it does at the end. Past TEXT_KEPT_LIMIT characters it is counted
+   * and dropped, so memory stays bounded however long the stream.
+   */
+  private text: string[] = [];
+  private textChars = 0;
   private readonly generated = new StreamedTokenCounter();
   private settled = false;
 
@@ -96,16 +109,18 @@ class StreamTally {
   read(chunk: UpstreamChatChunk): void {
     for (const choice of chunk.choices) {
       const delta = choice.delta;
-      if (typeof delta.content === 'string') this.generated.add(delta.content);
-      if (typeof delta.refusal === 'string') this.generated.add(delta.refusal);
+      if (typeof delta.content === 'string') this.keep(delta.content);
+      if (typeof delta.refusal === 'string') this.keep(delta.refusal);
       // Reasoning as Anthropic's and DeepSeek's translations send it, and as OpenRouter does.
-      if (typeof delta.reasoning_content === 'string') this.generated.add(delta.reasoning_content);
-      if (typeof delta.reasoning === 'string') this.generated.add(delta.reasoning);
+      if (typeof delta.reasoning_content === 'string') this.keep(delta.reasoning_content);
+      if (typeof delta.reasoning === 'string') this.keep(delta.reasoning);
       // A spoken answer's text is its transcript (its audio tokens cannot be counted here).
-      if (typeof delta.audio?.transcript === 'string') this.generated.add(delta.audio.transcript);
-      for (const call of delta.tool_calls ?? []) {
-        this.generated.add(call.function?.name ?? '');
-        this.generated.add(call.function?.arguments ?? '');
+      if (typeof delta.audio?.transcript === 'string') this.keep(delta.audio.transcript);
+      if (delta.tool_calls) {
+        for (const call of delta.tool_calls) {
+          this.keep(call.function?.name ?? '');
+          this.keep(call.function?.arguments ?? '');
+        }
       }
     }
     if (chunk.usage) this.usage = { ...chunk.usage, total_tokens: chunk.usage.prompt_tokens + chunk.usage.completion_tokens };
@@ -117,7 +132,24 @@ class StreamTally {
     this.settled = true;
     if (this.usage) return this.options.settle({ usage: this.usage, reported: true });
     const prompt = estimateChatPromptTokens(this.options.prompt);
+    this.countKeptText();
     const completion = this.generated.total();
     return this.options.settle({ usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, reported: false });
   }
+
+  private keep(piece: string): void {
+    if (piece === '') return;
+    this.text.push(piece);
+    this.textChars += piece.length;
+    if (this.textChars > TEXT_KEPT_LIMIT) this.countKeptText();
+  }
+
+  private countKeptText(): void {
+    if (this.text.length > 0) this.generated.add(this.text.join(''));
+    this.text = [];
+    this.textChars = 0;
+  }
 }
+
+/** Generated text kept uncounted at most (characters). */
+const TEXT_KEPT_LIMIT = 65_536;

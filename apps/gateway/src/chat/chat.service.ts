@@ -62,7 +62,7 @@ export class ChatService {
     const opened = await this.pipeline.open(
       call,
       plan,
-      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
+      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).streamBatches(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
     );
     return chatStreamEvents(notingFirstChunk(opened.result, opened.admitted), {
       modelId: plan.model.id,

@@ -1,5 +1,5 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
-import { openEventStream, postJson } from '../transport/http-client';
+import { batchesOfOne, openEventStream, postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamProtocolError } from '../upstream.errors';
 import {
@@ -46,6 +46,10 @@ export class AnthropicChatAdapter implements ChatAdapter {
     });
     if (!isAnthropicMessage(answer)) throw new UpstreamProtocolError(target.provider, 'the answer is not an Anthropic message');
     return fromAnthropicResponse(answer, { excludeReasoning: isReasoningExcluded(request) });
+  }
+
+  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
+    return batchesOfOne(await this.stream(target, request, options));
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
-import { openEventStream, postJson } from '../transport/http-client';
+import { batchesOfOne, openEventStream, postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest, translationContext } from './gemini.translate';
@@ -40,6 +40,10 @@ export class GeminiChatAdapter implements ChatAdapter {
       throw new UpstreamProtocolError(target.provider, 'no candidates in the Gemini response');
     }
     return fromGeminiResponse(response, translationContext(target.model));
+  }
+
+  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
+    return batchesOfOne(await this.stream(target, request, options));
   }
 
   async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {

@@ -1,5 +1,5 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
-import { openEventStream, postJson } from '../transport/http-client';
+import { eachOf, openEventBatches, postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 
@@ -61,7 +61,11 @@ export class OpenAiChatAdapter implements ChatAdapter {
   }
 
   async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {
-    const events = await openEventStream({
+    return eachOf(await this.streamBatches(target, request, options));
+  }
+
+  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
+    const events = await openEventBatches({
       provider: target.provider,
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
@@ -71,7 +75,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
       signal: options.signal,
       limits: target.limits,
     });
-    return openAiChunks(target.provider, events, searches(target.provider, request));
+    return openAiChunkBatches(target.provider, events, searches(target.provider, request));
   }
 }
 
@@ -84,18 +88,57 @@ function searches(provider: string, request: UpstreamChatRequest): boolean {
   return withSearchDialect(provider, request).web_search_options !== undefined && WEB_SEARCH_OPTIONS_PROVIDERS.has(provider);
 }
 
-async function* openAiChunks(provider: string, events: AsyncIterable<SseEvent>, searched = false): AsyncGenerator<UpstreamChatChunk> {
-  for await (const event of events) {
-    if (event.data === '[DONE]') return;
-    let chunk: UpstreamChatChunk & { error?: { message?: string; code?: unknown } };
-    try {
-      chunk = JSON.parse(event.data) as typeof chunk;
-    } catch {
-      throw new UpstreamProtocolError(provider, 'a stream event is not JSON');
-    }
-    if (chunk.error) throw new UpstreamHttpError(provider, 502, chunk.error.message ?? 'error event in the stream');
-    if (!Array.isArray(chunk.choices)) throw new UpstreamProtocolError(provider, 'a stream chunk has no choices');
-    if (searched && chunk.usage) chunk.usage = { ...chunk.usage, web_search_calls: 1 };
-    yield chunk;
+/**
+ * The chunks of each batch of events, parsed in one synchronous pass; `[DONE]` ends the
+ * stream (what follows it is not read). A malformed event or an error event stops reading
+ * (closing the connection) and rejects.
+ */
+function openAiChunkBatches(provider: string, events: AsyncIterable<SseEvent[]>, searched: boolean): AsyncIterable<UpstreamChatChunk[]> {
+  const source = events[Symbol.asyncIterator]();
+  let over = false;
+  const stop = (): Promise<IteratorResult<UpstreamChatChunk[]>> => {
+    over = true;
+    return Promise.resolve(source.return?.(undefined)).then(() => ({ value: undefined, done: true }));
+  };
+  const next = (): Promise<IteratorResult<UpstreamChatChunk[]>> => {
+    if (over) return Promise.resolve({ value: undefined, done: true });
+    return source.next().then((result) => {
+      if (result.done) {
+        over = true;
+        return { value: undefined, done: true };
+      }
+      const chunks: UpstreamChatChunk[] = [];
+      try {
+        for (const event of result.value) {
+          if (event.data === '[DONE]') {
+            over = true;
+            break;
+          }
+          chunks.push(openAiChunk(provider, event, searched));
+        }
+      } catch (error) {
+        return stop().then(() => Promise.reject(error));
+      }
+      if (over) {
+        void source.return?.(undefined);
+        return chunks.length > 0 ? { value: chunks, done: false } : { value: undefined, done: true };
+      }
+      return chunks.length > 0 ? { value: chunks, done: false } : next();
+    });
+  };
+  const iterator: AsyncIterator<UpstreamChatChunk[]> = { next, return: stop };
+  return { [Symbol.asyncIterator]: () => iterator };
+}
+
+function openAiChunk(provider: string, event: SseEvent, searched: boolean): UpstreamChatChunk {
+  let chunk: UpstreamChatChunk & { error?: { message?: string; code?: unknown } };
+  try {
+    chunk = JSON.parse(event.data) as typeof chunk;
+  } catch {
+    throw new UpstreamProtocolError(provider, 'a stream event is not JSON');
   }
+  if (chunk.error) throw new UpstreamHttpError(provider, 502, chunk.error.message ?? 'error event in the stream');
+  if (!Array.isArray(chunk.choices)) throw new UpstreamProtocolError(provider, 'a stream chunk has no choices');
+  if (searched && chunk.usage) chunk.usage = { ...chunk.usage, web_search_calls: 1 };
+  return chunk;
 }

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { isReadable } from 'node:stream';
-import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import type { CancelSignal } from './cancellation';
-import { parseSse, SseEventTooLargeError, type SseEvent } from './sse';
+import { SseEventTooLargeError, SseParser, type SseEvent } from './sse';
 import { DEFAULT_UPSTREAM_LIMITS, describeBytes, describeDuration, type UpstreamLimits } from './upstream-limits';
 
 /** One keep-alive pool for all upstream calls: connection set-up stays off the request path. */
@@ -51,31 +50,11 @@ export interface BytesAnswer {
   contentType: string;
 }
 
-type UpstreamResponse = Awaited<ReturnType<typeof request>>;
-
 /** What `exchange` puts on the wire: the method, the encoded body and its type. */
 interface WireCall extends Omit<JsonRequest, 'body'> {
   method: 'GET' | 'POST';
   body?: string | Buffer;
   contentType?: string;
-}
-
-/** POSTs the JSON body; a transport failure (refused, reset, timeout) becomes an Upstream*Error. */
-async function send(call: JsonRequest, accept: string): Promise<UpstreamResponse> {
-  try {
-    return await request(call.url, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'application/json', accept, ...call.headers },
-      body: JSON.stringify(call.body),
-      headersTimeout: call.timeoutMs,
-      bodyTimeout: call.timeoutMs,
-      // undici takes any object with addEventListener for a signal.
-      signal: call.signal as AbortSignal | undefined,
-    });
-  } catch (error) {
-    throw translateTransportError(call, error);
-  }
 }
 
 /** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
@@ -293,126 +272,248 @@ function abortReason(signal: CancelSignal | undefined): Error {
 }
 
 /**
- * POSTs JSON and opens the answer as a server-sent event stream. Resolves once the upstream
- * answered 2xx (an error status rejects with its reason, before anything was streamed);
- * stopping the iteration early closes the upstream connection. One event past
- * `maxEventBytes`, or the stream still running `maxStreamMs` after the request was sent,
- * closes the connection and ends the iteration with UpstreamLimitExceededError.
+ * POSTs JSON and opens the answer as a server-sent event stream, read as batches: all the
+ * events that one read of the connection completed, parsed synchronously straight from the
+ * connection (no body stream), so a stream costs one promise per network read rather than
+ * several per event. Resolves once the upstream answered 2xx (an error status rejects with
+ * its reason, before anything was streamed); stopping the iteration early ends the upstream
+ * call. One event past `maxEventBytes`, or the stream still running `maxStreamMs` after the
+ * request was sent, closes the connection and ends the iteration with
+ * UpstreamLimitExceededError; events read before a failure are handed out before it.
  */
-export async function openEventStream(call: JsonRequest): Promise<AsyncIterable<SseEvent>> {
+export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEvent[]>> {
   const limits = call.limits ?? DEFAULT_UPSTREAM_LIMITS;
   const deadline = Date.now() + limits.maxStreamMs;
-  const response = await send(call, 'text/event-stream');
-  if (response.statusCode >= 400) {
-    const text = await readErrorBody(response.body, limits.maxErrorBytes);
-    throw new UpstreamHttpError(call.provider, response.statusCode, upstreamMessage(text), retryAfter(response.headers['retry-after']));
-  }
-  const body = response.body;
-  const overtime = () =>
-    new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} ran past the gateway's limit of ${describeDuration(limits.maxStreamMs)}`, true);
-  // Destroying the body ends a read in progress too, so a stream that stalls is cut on time;
-  // the listener keeps a cut before the first read from being an unhandled 'error'.
-  body.on('error', ignoreError);
-  const timer = setTimeout(() => body.destroy(overtime()), Math.max(0, deadline - Date.now()));
-  // An open stream must not be what keeps a stopping process alive.
-  timer.unref();
-  const events = parseSse(piecesOf(body), { maxEventChars: limits.maxEventBytes });
-  const finish = () => {
-    clearTimeout(timer);
-    stopReading(body);
+  const { origin, path } = endpointOf(call.url);
+  const signal = call.signal;
+  const parser = new SseParser({ maxEventChars: limits.maxEventBytes });
+  return new Promise<AsyncIterable<SseEvent[]>>((resolveOpen, rejectOpen) => {
+    let abortCall: ((reason: Error) => void) | undefined;
+    let resumeReading: (() => void) | undefined;
+    let statusCode = 0;
+    let retryAfterValue: string | undefined;
+    const errorBody: Buffer[] = [];
+    let errorBytes = 0;
+    let timer: NodeJS.Timeout | undefined;
+    /** Events read and not yet taken, with their characters (a slow reader pauses the connection). */
+    let queue: SseEvent[] = [];
+    let queuedChars = 0;
+    let paused = false;
+    /** The answer arrived whole. */
+    let ended = false;
+    let failure: unknown;
+    /** The reader stopped: what still arrives is dropped. */
+    let stopped = false;
+    let waiter: { resolve: (result: IteratorResult<SseEvent[]>) => void; reject: (error: unknown) => void } | undefined;
+
+    const onAbort = () => abortCall?.(abortReason(signal));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const over = () => {
+      signal?.removeEventListener('abort', onAbort);
+      clearTimeout(timer);
+    };
+    const cut = (reason: Error) => {
+      failure ??= reason;
+      abortCall?.(reason);
+    };
+    const translated = (error: unknown): Error =>
+      error instanceof SseEventTooLargeError
+        ? new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} sent an event past the gateway's limit of ${describeBytes(limits.maxEventBytes)}`, true)
+        : translateTransportError(call, error);
+    const next = (): Promise<IteratorResult<SseEvent[]>> => {
+      if (queue.length > 0) {
+        const batch = queue;
+        queue = [];
+        queuedChars = 0;
+        if (paused) {
+          paused = false;
+          resumeReading?.();
+        }
+        return Promise.resolve({ value: batch, done: false });
+      }
+      if (failure !== undefined && !stopped) {
+        stop();
+        return Promise.reject(translated(failure));
+      }
+      if (ended || stopped) return Promise.resolve({ value: undefined, done: true });
+      return new Promise((resolve, reject) => (waiter = { resolve, reject }));
+    };
+    const wake = () => {
+      if (!waiter || (queue.length === 0 && failure === undefined && !ended)) return;
+      const { resolve, reject } = waiter;
+      waiter = undefined;
+      next().then(resolve, reject);
+    };
+    /**
+     * The reader is done. Usually the end of the answer is already in (a reader stops at
+     * `[DONE]`) and the connection serves the next call; an answer still arriving is cut,
+     * which closes its connection.
+     */
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      queue = [];
+      if (!ended && failure === undefined) cut(STOPPED_READING);
+    };
+    const iterator: AsyncIterator<SseEvent[]> = {
+      next,
+      return: () => {
+        stop();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+
+    const handler: Dispatcher.DispatchHandler = {
+      onConnect(abort) {
+        abortCall = abort;
+        if (signal?.aborted) abort(abortReason(signal));
+      },
+      onHeaders(status, rawHeaders, resume) {
+        if (status < 200) return true;
+        statusCode = status;
+        resumeReading = resume;
+        if (status >= 400) {
+          for (let i = 0; i < rawHeaders.length; i += 2) {
+            const name = rawHeaders[i];
+            if (name.length === 11 && name.toString('latin1').toLowerCase() === 'retry-after') {
+              retryAfterValue = rawHeaders[i + 1].toString('latin1');
+              break;
+            }
+          }
+          return true;
+        }
+        const overtime = new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} ran past the gateway's limit of ${describeDuration(limits.maxStreamMs)}`, true);
+        timer = setTimeout(() => {
+          cut(overtime);
+          wake();
+        }, Math.max(0, deadline - Date.now()));
+        // An open stream must not be what keeps a stopping process alive.
+        timer.unref();
+        resolveOpen({ [Symbol.asyncIterator]: () => iterator });
+        return true;
+      },
+      onData(chunk) {
+        if (statusCode >= 400) {
+          // The reason is at the start of an error body: keep that much, drop the rest.
+          const room = limits.maxErrorBytes - errorBytes;
+          errorBody.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+          errorBytes += Math.min(room, chunk.length);
+          if (errorBytes < limits.maxErrorBytes) return true;
+          abortCall?.(new undiciErrors.RequestAbortedError());
+          return false;
+        }
+        if (stopped || failure !== undefined) return true;
+        let events: SseEvent[];
+        try {
+          events = parser.push(chunk);
+        } catch (error) {
+          cut(error as Error);
+          wake();
+          return false;
+        }
+        if (events.length === 0) return true;
+        if (queue.length === 0) queue = events;
+        else for (const event of events) queue.push(event);
+        for (const event of events) queuedChars += event.data.length;
+        wake();
+        if (queuedChars > QUEUED_CHARS_LIMIT) paused = true;
+        return !paused;
+      },
+      onComplete() {
+        over();
+        if (statusCode >= 400) {
+          rejectOpen(new UpstreamHttpError(call.provider, statusCode, upstreamMessage(textOf(Buffer.concat(errorBody, errorBytes))), retryAfter(retryAfterValue)));
+          return;
+        }
+        ended = true;
+        if (!stopped && failure === undefined) {
+          try {
+            const rest = parser.end();
+            if (rest.length > 0) queue = queue.length === 0 ? rest : [...queue, ...rest];
+          } catch (error) {
+            failure = error;
+          }
+        }
+        wake();
+      },
+      onError(error) {
+        over();
+        if (statusCode < 200) return rejectOpen(translateTransportError(call, error));
+        if (statusCode >= 400) {
+          // A reason cut short still tells what arrived of it.
+          return rejectOpen(new UpstreamHttpError(call.provider, statusCode, upstreamMessage(textOf(Buffer.concat(errorBody, errorBytes))), retryAfter(retryAfterValue)));
+        }
+        failure ??= error;
+        wake();
+      },
+    };
+    agent.dispatch(
+      {
+        origin,
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.headers },
+        body: JSON.stringify(call.body),
+        headersTimeout: call.timeoutMs,
+        bodyTimeout: call.timeoutMs,
+      },
+      handler,
+    );
+  });
+}
+
+/** Events read ahead of a slow reader at most (characters of data) before the connection is paused. */
+const QUEUED_CHARS_LIMIT = 1024 * 1024;
+
+/** Ends a stream's reading early without a stack trace per stream: the error is never shown, only the connection closed. */
+const STOPPED_READING = new Error('the gateway stopped reading the stream');
+
+/** As openEventBatches, one event at a time. */
+export async function openEventStream(call: JsonRequest): Promise<AsyncIterable<SseEvent>> {
+  return eachOf(await openEventBatches(call));
+}
+
+/**
+ * The items of batches one by one, without an async generator (several promises per item):
+ * an item already read is handed out at once. Stopping early stops the batches.
+ */
+export function eachOf<T>(batches: AsyncIterable<readonly T[]>): AsyncIterable<T> {
+  const source = batches[Symbol.asyncIterator]();
+  let batch: readonly T[] = [];
+  let index = 0;
+  const next = (): Promise<IteratorResult<T>> => {
+    if (index < batch.length) return Promise.resolve({ value: batch[index++], done: false });
+    return source.next().then((result) => {
+      if (result.done) return { value: undefined, done: true };
+      batch = result.value;
+      index = 0;
+      return next();
+    });
   };
-  const failed = (error: unknown): never => {
-    finish();
-    if (error instanceof SseEventTooLargeError) {
-      throw new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} sent an event past the gateway's limit of ${describeBytes(limits.maxEventBytes)}`, true);
-    }
-    throw translateTransportError(call, error);
-  };
-  // The parser's events with the ending and the errors added: an iterator rather than one
-  // more async generator around it, which would cost several promises per event.
-  const iterator: AsyncIterator<SseEvent> = {
-    next: () =>
-      events.next().then((result) => {
-        if (result.done) finish();
-        return result;
-      }, failed),
+  const iterator: AsyncIterator<T> = {
+    next,
     return: async () => {
-      await events.return(undefined);
-      finish();
+      await source.return?.(undefined);
       return { value: undefined, done: true };
     },
   };
   return { [Symbol.asyncIterator]: () => iterator };
 }
 
-/** Ends a stream's reading early without a stack trace per stream: the error is never shown, only the connection closed. */
-const STOPPED_READING = new Error('the gateway stopped reading the stream');
-
 /**
- * After the last event a reader usually stops (`[DONE]`) while the end of the answer is
- * already in: that rest is discarded and the connection stays open for the next call. An
- * answer still arriving is cut, which closes its connection.
+ * Items one at a time as batches of one: for a stream translated event by event, where no
+ * batch of a read is at hand. Stopping early stops the source.
  */
-function stopReading(body: UpstreamResponse['body']): void {
-  if (body.destroyed || body.readableEnded) return;
-  if (isReadable(body) === false) body.resume();
-  else body.destroy(STOPPED_READING);
-}
-
-/**
- * The body's pieces as they arrive. Node's own iterator of a stream creates an AbortError (a
- * stack trace) whenever the loop stops before the end, which every stream read to `[DONE]`
- * does; this one leaves the ending to `stopReading`.
- */
-function piecesOf(body: UpstreamResponse['body']): AsyncIterable<Buffer> {
-  return {
-    [Symbol.asyncIterator]: () => ({
-      next: () => {
-        const piece = body.read() as Buffer | null;
-        if (piece !== null) return Promise.resolve({ value: piece, done: false });
-        // Cut (the deadline, an abort) or over while nobody was reading: its events are long gone.
-        if (body.errored) return Promise.reject(body.errored);
-        if (body.readableEnded || body.destroyed) return Promise.resolve({ value: undefined, done: true });
-        return new Promise<IteratorResult<Buffer>>((resolve, reject) => {
-          const settle = () => {
-            body.off('readable', settle);
-            body.off('end', settle);
-            body.off('error', settle);
-            body.off('close', settle);
-            if (body.errored) return reject(body.errored);
-            const next = body.read() as Buffer | null;
-            if (next !== null) resolve({ value: next, done: false });
-            else if (body.readableEnded || body.destroyed) resolve({ value: undefined, done: true });
-            // 'readable' also fires at the end before 'end' does: wait on.
-            else resolve(piecesOf(body)[Symbol.asyncIterator]().next());
-          };
-          body.on('readable', settle);
-          body.on('end', settle);
-          body.on('error', settle);
-          body.on('close', settle);
-        });
-      },
-    }),
+export function batchesOfOne<T>(items: AsyncIterable<T>): AsyncIterable<T[]> {
+  const source = items[Symbol.asyncIterator]();
+  const iterator: AsyncIterator<T[]> = {
+    next: () => source.next().then((result) => (result.done ? { value: undefined, done: true } : { value: [result.value], done: false })),
+    return: async () => {
+      await source.return?.(undefined);
+      return { value: undefined, done: true };
+    },
   };
-}
-
-/** At most `maxBytes` of an error answer (its reason comes first); the connection is closed after that. */
-async function readErrorBody(body: UpstreamResponse['body'], maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      const room = maxBytes - length;
-      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-      length += Math.min(chunk.length, room);
-      if (length >= maxBytes) break;
-    }
-  } catch {
-    // A body cut short still tells what arrived of the reason.
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  return Buffer.concat(chunks, length).toString('utf8');
+  return { [Symbol.asyncIterator]: () => iterator };
 }
 
 function translateTransportError(call: { provider: string; timeoutMs: number }, error: unknown): Error {
@@ -453,4 +554,3 @@ function retryAfter(header: string | string[] | undefined): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
-function ignoreError(): void {}

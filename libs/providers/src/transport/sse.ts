@@ -22,46 +22,93 @@ export class SseEventTooLargeError extends Error {
 
 /**
  * Parses a server-sent events byte stream incrementally (LF or CRLF line ends, multi-line
- * data, comments). Yields each event as soon as its blank line arrives.
+ * data, comments), synchronously: `push` takes the next piece of the body and returns the
+ * events it completed, so a reader handles all the events of one network read in one go.
  */
-export async function* parseSse(body: AsyncIterable<Uint8Array | string>, options: SseOptions = {}): AsyncGenerator<SseEvent> {
-  const maxEventChars = options.maxEventChars ?? Infinity;
-  const decoder = new TextDecoder();
-  let buffer = '';
-  // Where to look for the next line end: a long line arriving in pieces is scanned once, not once per piece.
-  let searchFrom = 0;
-  let event: string | undefined;
-  let data: string[] = [];
-  let dataChars = 0;
-  for await (const piece of body) {
-    buffer += typeof piece === 'string' ? piece : decoder.decode(piece, { stream: true });
-    let newline: number;
-    while ((newline = buffer.indexOf('\n', searchFrom)) >= 0) {
-      const line = buffer.slice(0, newline > 0 && buffer[newline - 1] === '\r' ? newline - 1 : newline);
-      buffer = buffer.slice(newline + 1);
-      searchFrom = 0;
-      if (line === '') {
-        if (data.length > 0) yield { event, data: data.join('\n') };
-        event = undefined;
-        data = [];
-        dataChars = 0;
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
-      if (field === 'data') {
-        data.push(value);
-        dataChars += value.length + 1;
-        if (dataChars > maxEventChars) throw new SseEventTooLargeError(maxEventChars);
-      } else if (field === 'event') event = value;
-    }
-    searchFrom = buffer.length;
-    if (dataChars + buffer.length > maxEventChars) throw new SseEventTooLargeError(maxEventChars);
+export class SseParser {
+  private readonly maxEventChars: number;
+  private readonly decoder = new TextDecoder();
+  private buffer = '';
+  /** Where to look for the next line end: a long line arriving in pieces is scanned once, not once per piece. */
+  private searchFrom = 0;
+  private event: string | undefined;
+  private data: string | undefined;
+  private dataChars = 0;
+  /** An event too large, met after others of the same piece: those are returned first, this thrown next. */
+  private failure: SseEventTooLargeError | undefined;
+
+  constructor(options: SseOptions = {}) {
+    this.maxEventChars = options.maxEventChars ?? Infinity;
   }
-  // A stream cut after its last line but before the blank line still delivers that event.
-  const last = buffer.replace(/\r$/, '');
-  if (last.startsWith('data:')) data.push(last.slice(last[5] === ' ' ? 6 : 5));
-  if (data.length > 0) yield { event, data: data.join('\n') };
+
+  /** The events completed by this piece of the body (often none, or several). Throws SseEventTooLargeError. */
+  push(piece: Uint8Array | string): SseEvent[] {
+    if (this.failure) throw this.failure;
+    const events: SseEvent[] = [];
+    try {
+      this.read(piece, events);
+    } catch (error) {
+      if (events.length === 0 || !(error instanceof SseEventTooLargeError)) throw error;
+      this.failure = error;
+    }
+    return events;
+  }
+
+  private read(piece: Uint8Array | string, events: SseEvent[]): void {
+    const buffer = this.buffer + (typeof piece === 'string' ? piece : this.decoder.decode(piece, { stream: true }));
+    let lineStart = 0;
+    let newline: number;
+    while ((newline = buffer.indexOf('\n', this.searchFrom)) >= 0) {
+      const line = buffer.slice(lineStart, newline > lineStart && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline);
+      lineStart = newline + 1;
+      this.searchFrom = lineStart;
+      this.readLine(line, events);
+    }
+    this.buffer = lineStart === 0 ? buffer : buffer.slice(lineStart);
+    this.searchFrom = this.buffer.length;
+    if (this.dataChars + this.buffer.length > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
+  }
+
+  /** At the end of the body: a stream cut after its last line but before the blank line still delivers that event. */
+  end(): SseEvent[] {
+    if (this.failure) throw this.failure;
+    const last = this.buffer.replace(/\r$/, '');
+    this.buffer = '';
+    this.searchFrom = 0;
+    if (last.startsWith('data:')) this.addData(last.slice(last[5] === ' ' ? 6 : 5));
+    const events: SseEvent[] = [];
+    if (this.data !== undefined) events.push({ event: this.event, data: this.data });
+    this.data = undefined;
+    return events;
+  }
+
+  private readLine(line: string, events: SseEvent[]): void {
+    if (line === '') {
+      if (this.data !== undefined) events.push({ event: this.event, data: this.data });
+      this.event = undefined;
+      this.data = undefined;
+      this.dataChars = 0;
+      return;
+    }
+    if (line.charCodeAt(0) === 58 /* : */) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + (line.charCodeAt(colon + 1) === 32 ? 2 : 1));
+    if (field === 'data') {
+      this.addData(value);
+      if (this.dataChars > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
+    } else if (field === 'event') this.event = value;
+  }
+
+  private addData(value: string): void {
+    this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+    this.dataChars += value.length + 1;
+  }
+}
+
+/** The events of a server-sent events byte stream, one by one as their blank lines arrive (see SseParser). */
+export async function* parseSse(body: AsyncIterable<Uint8Array | string>, options: SseOptions = {}): AsyncGenerator<SseEvent> {
+  const parser = new SseParser(options);
+  for await (const piece of body) yield* parser.push(piece);
+  yield* parser.end();
 }
