@@ -249,6 +249,24 @@ describe('decisions, end to end', () => {
     );
   });
 
+  it("times the decisions service's upstream calls and counts its fallbacks in /metrics", async () => {
+    const metric = (text: string, pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+    const scrape = async () => (await fetch(`${harness.gateway}/metrics`)).text();
+    const before = await scrape();
+    const attempts = (provider: string, outcome: string) =>
+      new RegExp(`^igw_upstream_request_duration_seconds_count\\{endpoint="decisions",provider="${provider}",outcome="${outcome}"\\} (\\d+)$`, 'm');
+    const fallbacks = /^igw_upstream_fallbacks_total\{endpoint="decisions",provider="typesafe"\} (\d+)$/m;
+    expect((await decide({ model: 'jev-1.13', state, questions: { q: jevQuestions.is_complaint } })).status).toBe(200);
+    // System One answers 500, then vLLM answers.
+    expect((await decide({ model: 'test/jev-failover', state, questions: { q: jevQuestions.is_complaint } })).status).toBe(200);
+    const after = await scrape();
+    const moved = (pattern: RegExp) => metric(after, pattern) - metric(before, pattern);
+    expect(moved(attempts('typesafe', 'ok'))).toBe(1);
+    expect(moved(attempts('vllm', 'ok'))).toBe(1);
+    expect(moved(attempts('typesafe', 'error'))).toBeGreaterThanOrEqual(1);
+    expect(moved(fallbacks)).toBe(1);
+  });
+
   it('answers 504 when the decisions service does not reply in time, and bills what the worker had started', async () => {
     const response = await call(url(), { token: key, body: { model: 'test/jev-slow', state, questions: { q: jevQuestions.is_complaint } } });
     expectErrorBody(response, 504, '/v1/decisions', /^Gateway Timeout: the decisions service did not answer within 1500 ms\.$/);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { DecideFailure, DecideJob, DecideReply, DecisionAnswer, DecisionUsage } from '@igw/contracts';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { fallbacksTaken, SERVICE_SETTINGS, upstreamDuration, type ServiceSettings } from '@igw/platform';
 import {
   chatAdapterFor,
   CircuitBreaker,
@@ -63,12 +63,14 @@ export class DecideService {
     const result = await runWithFallback(
       targets,
       (target) =>
-        decisionsAdapterFor(target.provider, job.shape)!.decide(target, { body: job.request, questions: job.questions }, { timeoutMs: job.upstreamTimeoutMs }).catch((error: unknown) => {
-          // An answer too large to read was still processed upstream: owed.
-          if (error instanceof UpstreamLimitExceededError && error.upstreamCharged) spent.input_tokens = job.estimatedInputTokens;
-          throw error;
-        }),
-      { breaker: this.decisionsBreaker, retryAfterCapMs: RETRY_AFTER_CAP_MS },
+        timed(target.provider, decisionsAdapterFor(target.provider, job.shape)!.decide(target, { body: job.request, questions: job.questions }, { timeoutMs: job.upstreamTimeoutMs })).catch(
+          (error: unknown) => {
+            // An answer too large to read was still processed upstream: owed.
+            if (error instanceof UpstreamLimitExceededError && error.upstreamCharged) spent.input_tokens = job.estimatedInputTokens;
+            throw error;
+          },
+        ),
+      { breaker: this.decisionsBreaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, onFallback: countFallback },
     );
     const usage = result.usage ?? { input_tokens: job.estimatedInputTokens, output_tokens: 0 };
     return { answers: result.answers, usage };
@@ -81,12 +83,13 @@ export class DecideService {
           runWithFallback(
             targets,
             async (target) => ({
-              completion: await chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs }),
+              completion: await timed(target.provider, chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs })),
               provider: target.provider,
             }),
             {
               breaker: this.chatBreaker,
               retryAfterCapMs: RETRY_AFTER_CAP_MS,
+              onFallback: countFallback,
             },
           ),
       },
@@ -103,6 +106,21 @@ export class DecideService {
 }
 
 class UnconfiguredError extends Error {}
+
+/** One upstream attempt of the decisions service, timed in `igw_upstream_request_duration_seconds` (endpoint `decisions`). */
+async function timed<T>(provider: string, call: Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const answer = await call;
+    upstreamDuration.observe(upstreamDuration.series('decisions', provider, 'ok'), (performance.now() - started) / 1000);
+    return answer;
+  } catch (error) {
+    upstreamDuration.observe(upstreamDuration.series('decisions', provider, 'error'), (performance.now() - started) / 1000);
+    throw error;
+  }
+}
+
+const countFallback = (source: { provider: string }) => fallbacksTaken.inc(fallbacksTaken.series('decisions', source.provider));
 
 /** The failure as plain data for the queue. */
 export function describeFailure(error: unknown): DecideFailure {

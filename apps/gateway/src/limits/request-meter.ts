@@ -9,11 +9,12 @@ import {
   startClientSpan,
   startServerSpan,
   tracingEnabled,
+  upstreamDuration,
   type RequestContext,
   type ServiceSettings,
 } from '@igw/platform';
 import type { Span } from '@opentelemetry/api';
-import { creditsCharged, genAiOperation, timeToFirstToken, tokensCounted, upstreamDuration } from '../upstream/gateway-metrics';
+import { creditsCharged, genAiOperation, timeToFirstToken, tokensCounted } from '../upstream/gateway-metrics';
 import { UsageRecorder } from '../usage/usage-recorder.service';
 import { InMemoryLimitStore } from './in-memory-limit-store';
 import { LIMIT_STORE } from './limit-store.provider';

@@ -4,12 +4,6 @@ import { LATENCY_BUCKETS, processMetric, SeriesCounter, SeriesHistogram } from '
 // The gateway's per-request metrics. Label values are bounded: catalogue model ids (`modelLabel`),
 // provider names the gateway knows, endpoint names of the ledger.
 
-export const upstreamDuration = processMetric(
-  'igw_upstream_request_duration_seconds',
-  () =>
-    new SeriesHistogram('igw_upstream_request_duration_seconds', 'One upstream attempt, from sending to the answer (a stream: to its headers), by endpoint, provider and outcome (ok or error)', ['endpoint', 'provider', 'outcome'], LATENCY_BUCKETS),
-);
-
 export const timeToFirstToken = processMetric(
   'igw_time_to_first_token_seconds',
   () =>
@@ -26,12 +20,6 @@ export const creditsCharged = processMetric(
   'igw_credits_charged_total',
   () =>
     new SeriesCounter('igw_credits_charged_total', 'Credits charged (as journaled for the ledger), by model and endpoint', ['model', 'endpoint']),
-);
-
-export const fallbacksTaken = processMetric(
-  'igw_upstream_fallbacks_total',
-  () =>
-    new SeriesCounter('igw_upstream_fallbacks_total', 'Requests moved on to the next source after one failed, by endpoint and the provider that failed', ['endpoint', 'provider']),
 );
 
 /** A source's circuit breaker as the gauge shows it. */

@@ -1,8 +1,8 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
-import { GatewayException, type ServiceSettings } from '@igw/platform';
+import { fallbacksTaken, GatewayException, type ServiceSettings } from '@igw/platform';
 import { CircuitBreaker, planRoute, runWithFallback, type CancelSignal, type RoutePlan, type UpstreamLimits } from '@igw/providers';
-import { fallbacksTaken, type BreakerState } from './gateway-metrics';
+import type { BreakerState } from './gateway-metrics';
 import { toClientError } from './upstream-error.mapper';
 
 /** A `retry-after` up to this long is waited for; longer ones move on to the next source. */

@@ -47,6 +47,19 @@ export const httpRequestDuration = processMetric(
 );
 
 /** The label of a request that names no catalogue model or provider. */
+// Upstream calls, recorded by whichever service makes them (the gateway, the decisions service).
+export const upstreamDuration = processMetric(
+  'igw_upstream_request_duration_seconds',
+  () =>
+    new SeriesHistogram('igw_upstream_request_duration_seconds', 'One upstream attempt, from sending to the answer (a stream: to its headers), by endpoint, provider and outcome (ok or error); the gateway and the decisions service both record theirs', ['endpoint', 'provider', 'outcome'], LATENCY_BUCKETS),
+);
+
+export const fallbacksTaken = processMetric(
+  'igw_upstream_fallbacks_total',
+  () =>
+    new SeriesCounter('igw_upstream_fallbacks_total', 'Requests moved on to the next source after one failed, by endpoint and the provider that failed', ['endpoint', 'provider']),
+);
+
 export const NO_LABEL = 'none';
 /** The label of a model id that is not (or no longer) in the catalogue: it keeps the series bounded. */
 export const OTHER_LABEL = 'other';
