@@ -15,6 +15,7 @@ export * from './health/health.controller';
 export * from './config/runtime';
 export * from './process/run-until-signal';
 export * from './process/directory-lock';
+export * from './process/idle-signal';
 export * from './http/path-id.decorator';
 export * from './http/json-response';
 export * from './http/body-parsing';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
-import { SERVICE_SETTINGS, type InFlightWork, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { IdleSignal, SERVICE_SETTINGS, type InFlightWork, type RequestContext, type ServiceSettings } from '@igw/platform';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
@@ -88,7 +88,7 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
   private readonly fallbacks = new Map<string, UpstreamFallback>();
   /** Calls admitted and not over yet, streams read on after their client left included: what a shutdown waits for. */
   private readonly calls = new Set<UpstreamCallBilling>();
-  private readonly idleWaiters = new Set<() => void>();
+  private readonly idle = new IdleSignal();
 
   constructor(
     private readonly catalogue: CatalogueSnapshotService,
@@ -150,17 +150,7 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
 
   /** Resolves true once no call is running, false if `deadline` (epoch ms) comes first. */
   settled(deadline: number): Promise<boolean> {
-    if (this.calls.size === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(false), Math.max(0, deadline - Date.now()));
-      const done = (idle: boolean) => {
-        clearTimeout(timer);
-        this.idleWaiters.delete(onIdle);
-        resolve(idle);
-      };
-      const onIdle = () => done(true);
-      this.idleWaiters.add(onIdle);
-    });
+    return this.idle.settled(this.calls.size === 0, deadline);
   }
 
   /** Shutdown, past the drain time: every running call ends now and is billed as abandoned (upstream-billing.ts). */
@@ -176,7 +166,7 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
 
   private endCall(billing: UpstreamCallBilling): void {
     billing.close();
-    if (this.calls.delete(billing) && this.calls.size === 0) for (const waiter of [...this.idleWaiters]) waiter();
+    if (this.calls.delete(billing) && this.calls.size === 0) this.idle.idle();
   }
 
   private admit(request: PaidRequest, plan: RequestPlan): Promise<AdmittedRequest> {

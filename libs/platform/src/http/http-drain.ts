@@ -3,6 +3,7 @@ import { HttpStatus, Logger, type INestApplication } from '@nestjs/common';
 import { buildErrorBody } from '../errors/error-body';
 import { sendJson } from './json-response';
 import { startRequestContext, type ServedRequest } from './request-context';
+import { IdleSignal } from '../process/idle-signal';
 
 export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down: send the request again.';
 export const NOT_READY_SHUTTING_DOWN = 'Not ready: shutting down';
@@ -28,7 +29,7 @@ export interface InFlightWork {
  */
 export class HttpDrain {
   private readonly inFlight = new Set<ServerResponse>();
-  private readonly idleWaiters = new Set<() => void>();
+  private readonly idle = new IdleSignal();
   private draining = false;
 
   constructor(private readonly server: Server) {}
@@ -64,17 +65,7 @@ export class HttpDrain {
 
   /** Resolves true once no request is running, false if `deadline` (epoch ms) comes first. */
   settled(deadline: number): Promise<boolean> {
-    if (this.inFlight.size === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(false), Math.max(0, deadline - Date.now()));
-      const done = (idle: boolean) => {
-        clearTimeout(timer);
-        this.idleWaiters.delete(onIdle);
-        resolve(idle);
-      };
-      const onIdle = () => done(true);
-      this.idleWaiters.add(onIdle);
-    });
+    return this.idle.settled(this.inFlight.size === 0, deadline);
   }
 
   /** Closes the connections of the requests still running: to their handlers, their clients left. */
@@ -86,7 +77,7 @@ export class HttpDrain {
     this.inFlight.delete(response);
     // The connection is idle once Node is done with the response: closed then, not kept alive.
     if (this.draining) setImmediate(() => this.server.closeIdleConnections());
-    if (this.inFlight.size === 0) for (const waiter of [...this.idleWaiters]) waiter();
+    if (this.inFlight.size === 0) this.idle.idle();
   }
 
   /** Answers a request that arrived during the drain; false for liveness, which is served as usual. */
