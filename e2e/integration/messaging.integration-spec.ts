@@ -1,3 +1,5 @@
+import type { EventEmitter } from 'node:events';
+import { Logger } from '@nestjs/common';
 import { QueueName, usageBatchEvents, usageBatchOf } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
@@ -131,6 +133,27 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
       await waitFor(() => received.includes(7));
     } finally {
       await late.onApplicationShutdown();
+    }
+  });
+
+  it('reports a connection error as an error while it runs, and only at debug level once it is stopping (Ctrl-C may stop the server first)', async () => {
+    const service = new MessagingService({ serviceName: 'noisy', backend, rpcTimeoutMs: 5_000 });
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const debug = jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
+    try {
+      await service.subscribe('catalogue.revision.changed', () => undefined);
+      const relay = await (service as unknown as { relayPromise: Promise<EventEmitter> }).relayPromise;
+      const terminated = () => new Error('terminating connection due to administrator command');
+      relay.emit('error', terminated());
+      expect(errors).toHaveBeenCalledWith('Relay: terminating connection due to administrator command');
+      service.beforeApplicationShutdown();
+      relay.emit('error', terminated());
+      expect(errors).toHaveBeenCalledTimes(1);
+      expect(debug).toHaveBeenCalledWith('Relay while stopping: terminating connection due to administrator command');
+    } finally {
+      errors.mockRestore();
+      debug.mockRestore();
+      await service.onApplicationShutdown();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
 import type { JobData, JobName, JobReply, QueueName, Topic, TopicMap } from '@igw/contracts';
 import { UnrecoverableError, type Job, type JobsOptions, type Queue, type QueueEvents, type Relay, type Worker } from 'bullmq';
 import { createBullBackend, type BullBackend } from './backend';
@@ -25,7 +25,7 @@ const REPLY_LOOK_MS = 500;
  * Every queue, worker and relay node it opens is closed on shutdown.
  */
 @Injectable()
-export class MessagingService implements OnApplicationShutdown {
+export class MessagingService implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(MessagingService.name);
   private readonly backend: BullBackend;
   private readonly queues = new Map<string, Queue>();
@@ -33,6 +33,7 @@ export class MessagingService implements OnApplicationShutdown {
   private readonly workers: Worker[] = [];
   private relayPromise?: Promise<Relay<unknown>>;
   private closed = false;
+  private stopping = false;
   /** The queues this service has workers for: their depth is in its metrics. */
   private readonly consumed = new Set<QueueName>();
 
@@ -108,7 +109,7 @@ export class MessagingService implements OnApplicationShutdown {
       queueJobFailures.inc({ queue });
       this.logger.warn(`Job ${job?.name} (${job?.id}) on ${queue} failed: ${error.message}`);
     });
-    worker.on('error', (error) => this.logger.error(`Worker on ${queue}: ${error.message}`));
+    worker.on('error', (error) => this.reportError(`Worker on ${queue}`, error));
     this.workers.push(worker);
     this.consumed.add(queue);
     queueDepthSources.add(this);
@@ -142,7 +143,13 @@ export class MessagingService implements OnApplicationShutdown {
     return Promise.all([...this.consumed].map(async (queue) => ({ queue, counts: await this.queue(queue).getJobCounts(...COUNTED_STATES) })));
   }
 
+  /** From here on the process is stopping: connections its database or queue server close are expected. */
+  beforeApplicationShutdown(): void {
+    this.stopping = true;
+  }
+
   async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     if (this.closed) return;
     this.closed = true;
     queueDepthSources.delete(this);
@@ -229,7 +236,7 @@ export class MessagingService implements OnApplicationShutdown {
     let queue = this.queues.get(name);
     if (!queue) {
       queue = this.backend.createQueue(name);
-      queue.on('error', (error: Error) => this.logger.error(`Queue ${name}: ${error.message}`));
+      queue.on('error', (error: Error) => this.reportError(`Queue ${name}`, error));
       this.queues.set(name, queue);
     }
     return queue;
@@ -239,17 +246,23 @@ export class MessagingService implements OnApplicationShutdown {
     let events = this.queueEvents.get(name);
     if (!events) {
       const created = this.backend.createQueueEvents(name);
-      created.on('error', (error: Error) => this.logger.error(`Queue events ${name}: ${error.message}`));
+      created.on('error', (error: Error) => this.reportError(`Queue events ${name}`, error));
       events = created.waitUntilReady().then(() => created);
       this.queueEvents.set(name, events);
     }
     return events;
   }
 
+  /** A connection error is news while the service runs; while it stops (the server may stop first, e.g. on Ctrl-C) it is expected. */
+  private reportError(source: string, error: Error): void {
+    if (this.stopping) this.logger.debug(`${source} while stopping: ${error.message}`);
+    else this.logger.error(`${source}: ${error.message}`);
+  }
+
   private relay(): Promise<Relay<unknown>> {
     if (!this.relayPromise) {
       const relay = this.backend.createRelay(this.options.serviceName);
-      relay.on('error', (error: Error) => this.logger.error(`Relay: ${error.message}`));
+      relay.on('error', (error: Error) => this.reportError('Relay', error));
       this.relayPromise = relay.waitUntilReady().then(() => relay);
     }
     return this.relayPromise;
