@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { DecideFailure, DecideJob, DecideReply, DecisionAnswer, DecisionUsage } from '@igw/contracts';
-import { fallbacksTaken, SERVICE_SETTINGS, upstreamDuration, type ServiceSettings } from '@igw/platform';
+import { fallbacksTaken, SERVICE_SETTINGS, timedUpstreamAttempt, type ServiceSettings } from '@igw/platform';
 import {
   chatAdapterFor,
   CircuitBreaker,
@@ -63,7 +63,9 @@ export class DecideService {
     const result = await runWithFallback(
       targets,
       (target) =>
-        timed(target.provider, decisionsAdapterFor(target.provider, job.shape)!.decide(target, { body: job.request, questions: job.questions }, { timeoutMs: job.upstreamTimeoutMs })).catch(
+        timedUpstreamAttempt('decisions', target.provider, () =>
+          decisionsAdapterFor(target.provider, job.shape)!.decide(target, { body: job.request, questions: job.questions }, { timeoutMs: job.upstreamTimeoutMs }),
+        ).catch(
           (error: unknown) => {
             // An answer too large to read was still processed upstream: owed.
             if (error instanceof UpstreamLimitExceededError && error.upstreamCharged) spent.input_tokens = job.estimatedInputTokens;
@@ -83,7 +85,9 @@ export class DecideService {
           runWithFallback(
             targets,
             async (target) => ({
-              completion: await timed(target.provider, chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs })),
+              completion: await timedUpstreamAttempt('decisions', target.provider, () =>
+                chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs }),
+              ),
               provider: target.provider,
             }),
             {
@@ -106,19 +110,6 @@ export class DecideService {
 }
 
 class UnconfiguredError extends Error {}
-
-/** One upstream attempt of the decisions service, timed in `igw_upstream_request_duration_seconds` (endpoint `decisions`). */
-async function timed<T>(provider: string, call: Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    const answer = await call;
-    upstreamDuration.observe(upstreamDuration.series('decisions', provider, 'ok'), (performance.now() - started) / 1000);
-    return answer;
-  } catch (error) {
-    upstreamDuration.observe(upstreamDuration.series('decisions', provider, 'error'), (performance.now() - started) / 1000);
-    throw error;
-  }
-}
 
 const countFallback = (source: { provider: string }) => fallbacksTaken.inc(fallbacksTaken.series('decisions', source.provider));
 

@@ -1,14 +1,5 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import {
-  ErrorMessages,
-  QueueName,
-  type AccountLimits,
-  type AccountPlan,
-  type AccountStatus,
-  type AuthenticatedKey,
-  type BalanceSnapshot,
-  type ResolvedKey,
-} from '@igw/contracts';
+import { ErrorMessages, QueueName, type AuthenticatedKey, type BalanceSnapshot, type ResolvedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import {
   ApiKeyAuthenticator,
@@ -24,16 +15,10 @@ import {
 import { BoundedExpiringSet } from './bounded-expiring-set';
 import { clientKey, KeyLookupGate, type LookupTicket } from './key-lookup-gate';
 
-interface CachedKey {
+/** A resolved key without its money (kept per account, see `balances`); `keyPrefix` is set from the first presented key that found it. */
+interface CachedKey extends Omit<AuthenticatedKey, 'balance'> {
   /** Set when broadcasts may have been missed: the entry is checked with billing again, but still used within its TTL if billing is away. */
   stale?: boolean;
-  keyId: string;
-  /** Set from the first presented key that found the entry. */
-  keyPrefix?: string;
-  accountId: string;
-  plan: AccountPlan;
-  status: AccountStatus;
-  limits: AccountLimits;
   expiresAt: number;
 }
 

@@ -9,7 +9,7 @@ import {
   startClientSpan,
   startServerSpan,
   tracingEnabled,
-  upstreamDuration,
+  timedUpstreamAttempt,
   type RequestContext,
   type ServiceSettings,
 } from '@igw/platform';
@@ -119,18 +119,15 @@ export class AdmittedRequest {
    * span; the source that answers is the request's provider from then on.
    */
   async attempt<T>(target: { provider: string; model: string; definition: { name: string } }, send: () => Promise<T>): Promise<T> {
-    const started = performance.now();
     const provider = target.definition.name;
     const span = this.span ? this.startUpstreamSpan(provider, target.model) : undefined;
     try {
-      const result = await send();
-      upstreamDuration.observe(upstreamDuration.series(this.call.endpoint, provider, 'ok'), (performance.now() - started) / 1000);
+      const result = await timedUpstreamAttempt(this.call.endpoint, provider, send);
       this.provider = provider;
       if (this.call.context) this.call.context.provider = provider;
       this.upstreamSpan = span;
       return result;
     } catch (error) {
-      upstreamDuration.observe(upstreamDuration.series(this.call.endpoint, provider, 'error'), (performance.now() - started) / 1000);
       endSpanWithError(span, error);
       throw error;
     }

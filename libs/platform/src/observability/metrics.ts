@@ -60,6 +60,19 @@ export const fallbacksTaken = processMetric(
     new SeriesCounter('igw_upstream_fallbacks_total', 'Requests moved on to the next source after one failed, by endpoint and the provider that failed', ['endpoint', 'provider']),
 );
 
+/** Runs one upstream attempt, timed in `igw_upstream_request_duration_seconds` by endpoint, provider and outcome. */
+export async function timedUpstreamAttempt<T>(endpoint: string, provider: string, send: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const answer = await send();
+    upstreamDuration.observe(upstreamDuration.series(endpoint, provider, 'ok'), (performance.now() - started) / 1000);
+    return answer;
+  } catch (error) {
+    upstreamDuration.observe(upstreamDuration.series(endpoint, provider, 'error'), (performance.now() - started) / 1000);
+    throw error;
+  }
+}
+
 export const NO_LABEL = 'none';
 /** The label of a model id that is not (or no longer) in the catalogue: it keeps the series bounded. */
 export const OTHER_LABEL = 'other';
