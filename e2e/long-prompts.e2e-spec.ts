@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, expectErrorBody } from './support/http';
+import { call, eventually, expectErrorBody } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 /**
@@ -14,7 +14,7 @@ describe('long prompts, end to end', () => {
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/chat-catalogue.yaml'), ...emulatedProviders(emulator.url) });
+    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/long-prompts-catalogue.yaml'), ...emulatedProviders(emulator.url) });
     key = (await harness.paidKey(1_000_000)).key;
   }, 120_000);
 
@@ -23,7 +23,46 @@ describe('long prompts, end to end', () => {
     await emulator?.close();
   });
 
-  const chat = (content: string) => call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { model: 'mini', messages: [{ role: 'user', content }] } });
+  const chat = (content: string, model = 'mini', stream = false) =>
+    call<{ meta?: { usage: { credits_used: number } } }>(`${harness.gateway}/v1/chat/completions`, { token: key, body: { model, messages: [{ role: 'user', content }], stream } });
+  /** Over 16 KB (counted in the workers) and over the 2000-token context in bytes, yet about 330 tokens: runs of spaces make long tokens. */
+  const fitsOnceCounted = `hello${' '.repeat(40_000)}world`;
+  /** 100 KB of about 20,000 tokens: more than the context, which only a count shows. */
+  const tooLongOnceCounted = 'word '.repeat(20_000);
+  const refusal = /^Body validation error! messages: the prompt is (about|at least) \d+ tokens, more than the 2000-token context of test\/(mini|unhurried)\.$/;
+
+  it('answers a prompt that fits once counted, counted alongside the upstream call, and bills its usage', async () => {
+    const before = await harness.balance(key);
+    const answer = await chat(fitsOnceCounted);
+    expect(answer.status).toBe(200);
+    const streamed = await fetch(`${harness.gateway}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mini', messages: [{ role: 'user', content: fitsOnceCounted }], stream: true, stream_options: { include_usage: true } }),
+    });
+    expect(streamed.status).toBe(200);
+    const events = await streamed.text();
+    expect(events).toContain('data: [DONE]');
+    const streamedCredits = Number(/"credits_used":(\d+)/.exec(events)?.[1]);
+    expect(streamedCredits).toBeGreaterThan(0);
+    const after = before - answer.body.meta!.usage.credits_used - streamedCredits;
+    await eventually(async () => (await harness.balance(key)) === after, 10_000);
+  });
+
+  it('refuses a prompt over the context once counted, cancels the upstream call it ran beside, and bills nothing', async () => {
+    const before = await harness.balance(key);
+    const sent = emulator.requests.length;
+    for (const stream of [false, true]) expectErrorBody(await chat(tooLongOnceCounted, 'unhurried', stream), 400, '/v1/chat/completions', refusal);
+    // Refused while the upstream was still waiting to answer: the gateway cancelled those calls (or
+    // stopped sending them), so none ran to its answer once the upstream's 800 ms had passed.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(emulator.requests.slice(sent).filter((request) => !request.closedEarly)).toEqual([]);
+    // An upstream that answered before the count was done: its answer is dropped, and not billed.
+    expectErrorBody(await chat(tooLongOnceCounted), 400, '/v1/chat/completions', refusal);
+    // The ledger applies usage in the background: a charge, had there been one, would show by the time this request's does.
+    const shown = await chat('hello');
+    await eventually(async () => (await harness.balance(key)) === before - shown.body.meta!.usage.credits_used, 10_000);
+  });
 
   it('refuses a prompt over the context once counted in the worker; short requests beside it are answered', async () => {
     const [long, ...short] = await Promise.all([chat('word '.repeat(200_000)), ...Array.from({ length: 5 }, () => chat('hello'))]);

@@ -83,10 +83,10 @@ export class ChatService {
     });
   }
 
-  /** The context is counted after admission; a prompt an upstream processed is billed by estimate if the call fails. */
+  /** The context is counted after admission, alongside the call; a prompt an upstream processed is billed by estimate if the call fails. */
   private upstreamSteps<T>(call: ChatCall, plan: ChatPlan, send: FallbackSteps<T>['send']): FallbackSteps<T> {
     return {
-      beforeCall: () => assertPromptFitsContext(plan.model, call.body, call.bodyBytes),
+      checkAlongside: () => assertPromptFitsContext(plan.model, call.body, call.bodyBytes),
       send,
       unreadUnits: (unread) => {
         const output = unread === 'answer-unread' ? plan.ceiling.output_tokens : 0;

@@ -40,7 +40,7 @@ export class EmbeddingsService {
     const inputTokensCeiling = (inputs as Array<string | number[]>).reduce((sum, input) => sum + (typeof input === 'string' ? Buffer.byteLength(input) : input.length), 0);
     const plan = { endpoint: 'embeddings', model, catalogueRevision: revision, targets: planTargets(model, sources, this.settings), ceiling: { input_tokens: inputTokensCeiling }, prompt: call.body.input };
     return this.pipeline.run(call, plan, {
-      beforeCall: () => assertWithinContext(model, inputs),
+      checkAlongside: () => assertWithinContext(model, inputs),
       send: (target, signal) =>
         // embeddingSources kept only sources whose kind has an adapter.
         embeddingsAdapterFor(target.definition.kind)!.embed(

@@ -123,4 +123,108 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
     expect(pipeline.running()).toBe(0);
     expect(events).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":7}', 'finish']);
   });
+
+  describe('a check alongside the call (a prompt counted in the token counting workers)', () => {
+    /** A check whose verdict the test gives. */
+    function pendingCheck() {
+      let pass!: () => void;
+      let refuse!: (error: Error) => void;
+      const verdict = new Promise<void>((resolve, reject) => ((pass = resolve), (refuse = reject)));
+      return { verdict, pass, refuse };
+    }
+
+    it('sends while the check runs, and answers only once it passed', async () => {
+      const events: string[] = [];
+      const check = pendingCheck();
+      const answering = pipelineWith(events).run(request(), plan, {
+        checkAlongside: () => check.verdict,
+        send: async () => (events.push('send'), 'result'),
+        unreadUnits: () => ({ input_tokens: 99 }),
+        settle: (result, admitted) => (admitted.settle({ input_tokens: 3 }), result),
+        deliver: (delivered) => void events.push(`deliver ${delivered}`),
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(events).toEqual(['admit {"input_tokens":10}', 'send']);
+      check.pass();
+      expect(await answering).toBe('result');
+      expect(events).toEqual(['admit {"input_tokens":10}', 'send', 'settle {"input_tokens":3}', 'finish', 'deliver result']);
+    });
+
+    it('on a refusal cancels the call in flight and bills nothing of it, its client gone or not', async () => {
+      for (const clientLeaves of [false, true]) {
+        const events: string[] = [];
+        const check = pendingCheck();
+        const client = new Cancellation();
+        let upstreamSignal: Cancellation | undefined;
+        const answering = pipelineWith(events).run({ ...request(), signal: client }, plan, {
+          checkAlongside: () => check.verdict,
+          send: (_to, signal) =>
+            new Promise((_resolve, reject) => {
+              upstreamSignal = signal as Cancellation;
+              signal.addEventListener('abort', () => reject(new Error('cancelled')));
+            }),
+          unreadUnits: () => ({ input_tokens: 99 }),
+          settle: () => 'never',
+        });
+        await new Promise((resolve) => setImmediate(resolve));
+        if (clientLeaves) client.abort();
+        expect(upstreamSignal!.aborted).toBe(false);
+        check.refuse(new Error('too long'));
+        await expect(answering).rejects.toThrow('too long');
+        expect(upstreamSignal!.aborted).toBe(true);
+        expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
+      }
+    });
+
+    it('on a refusal after the upstream answered drops the answer unbilled, and closes an opened one', async () => {
+      const events: string[] = [];
+      const check = pendingCheck();
+      let upstreamSignal: Cancellation | undefined;
+      const opening = pipelineWith(events).open(request(), plan, {
+        checkAlongside: () => check.verdict,
+        send: async (_to, signal) => ((upstreamSignal = signal as Cancellation), 'an open stream'),
+        unreadUnits: () => ({ input_tokens: 99 }),
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      check.refuse(new Error('too long'));
+      await expect(opening).rejects.toThrow('too long');
+      // The stream listens to the call's signal until it is over: aborting it closes the connection.
+      expect(upstreamSignal!.aborted).toBe(true);
+      expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
+    });
+
+    it('bills the unread estimate of a failed call only once the check passed', async () => {
+      const events: string[] = [];
+      const check = pendingCheck();
+      const client = new Cancellation();
+      const answering = pipelineWith(events).run({ ...request(), signal: client }, plan, {
+        checkAlongside: () => check.verdict,
+        send: () => (client.abort(), Promise.reject(new Error('connection reset'))),
+        unreadUnits: () => ({ input_tokens: 99 }),
+        settle: () => 'never',
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(events).toEqual(['admit {"input_tokens":10}']);
+      check.pass();
+      await expect(answering).rejects.toThrow('connection reset');
+      expect(events).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":99}', 'finish']);
+    });
+
+    it('sends nothing when the check refuses at once', async () => {
+      const events: string[] = [];
+      const send = jest.fn();
+      await expect(
+        pipelineWith(events).run(request(), plan, {
+          checkAlongside: () => {
+            throw new Error('too long');
+          },
+          send,
+          unreadUnits: () => ({ input_tokens: 99 }),
+          settle: () => 'never',
+        }),
+      ).rejects.toThrow('too long');
+      expect(send).not.toHaveBeenCalled();
+      expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
+    });
+  });
 });

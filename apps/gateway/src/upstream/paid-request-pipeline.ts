@@ -40,6 +40,13 @@ export interface RequestPlan {
 interface CallSteps {
   /** After admission, before anything is sent: checks that cost tokenizer time or I/O, so a key that cannot pay costs none. */
   beforeCall?(): void | Promise<void>;
+  /**
+   * After admission, a check that may refuse the request. Thrown at once, nothing is sent; when
+   * it returns a Promise (a count in the token counting workers), the upstream call starts
+   * alongside it and the answer waits for its verdict: a refusal cancels the call, bills
+   * nothing of it, and is the client's answer. Either way the outcome is the check's.
+   */
+  checkAlongside?(): void | Promise<void>;
   /** Billed when the call fails after an upstream processed the request and its usage cannot be read (upstream-billing.ts); undefined bills nothing. */
   unreadUnits(unread: Exclude<UnreadUsage, 'none'>): Units | undefined;
 }
@@ -184,10 +191,26 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
   private async call<T>(plan: RequestPlan, steps: UpstreamSteps<T>, billing: UpstreamCallBilling, admitted: AdmittedRequest): Promise<T> {
     const checked = steps.beforeCall?.();
     if (checked) await checked;
-    const billUnread = (unread: Exclude<UnreadUsage, 'none'>) => {
-      const units = steps.unreadUnits(unread);
+    const check = steps.checkAlongside?.();
+    let unread: Exclude<UnreadUsage, 'none'> | undefined;
+    const calling = this.callUpstream(plan, steps, billing, admitted, (found) => (unread = found));
+    try {
+      if (check) await passedAlongside(check, calling, billing);
+      return await calling;
+    } finally {
+      // Billed only once the check passed: a prompt it refuses is never billed, however the call ended.
+      const units = unread && !billing.withdrawn ? steps.unreadUnits(unread) : undefined;
       if (units) admitted.settle(units);
-    };
+    }
+  }
+
+  private callUpstream<T>(
+    plan: RequestPlan,
+    steps: UpstreamSteps<T>,
+    billing: UpstreamCallBilling,
+    admitted: AdmittedRequest,
+    billUnread: (unread: Exclude<UnreadUsage, 'none'>) => void,
+  ): Promise<T> {
     if ('forward' in steps) return billing.callOnce(steps.forward, billUnread);
     if (!plan.targets) throw new Error(`${plan.endpoint}: a plan that sends to sources needs its targets`);
     return billing.callWithFallback(this.fallbackFor(plan.endpoint), plan.targets, (target, signal) => admitted.attempt(target, () => steps.send(target, signal)), billUnread);
@@ -200,5 +223,24 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
       this.fallbacks.set(endpoint, fallback);
     }
     return fallback;
+  }
+}
+
+/**
+ * Waits for a check that runs alongside the upstream call. When it refuses, the call is
+ * withdrawn (cancelled, an answer already in closed, nothing billed) and, once it has ended,
+ * the refusal is thrown.
+ */
+async function passedAlongside(check: Promise<void>, calling: Promise<unknown>, billing: UpstreamCallBilling): Promise<void> {
+  const ended = calling.then(
+    () => undefined,
+    () => undefined,
+  );
+  try {
+    await check;
+  } catch (refusal) {
+    billing.withdraw();
+    await ended;
+    throw refusal;
   }
 }

@@ -31,6 +31,8 @@ export class UpstreamCallBilling {
   private closed = false;
   /** The gateway is shutting down and ended the call (`cutOff`). */
   private cut = false;
+  /** A check the gateway ran alongside the call refused the request (`withdraw`). */
+  private refused = false;
 
   constructor(
     private readonly client: CancelSignal,
@@ -60,12 +62,25 @@ export class UpstreamCallBilling {
   }
 
   /**
+   * A check that ran alongside the call refused the request: the call is cancelled (an open
+   * answer closed) and nothing of it is billed, whatever the upstream did with it.
+   */
+  withdraw(): void {
+    this.refused = true;
+    this.upstream.abort();
+  }
+
+  get withdrawn(): boolean {
+    return this.refused;
+  }
+
+  /**
    * Runs one upstream attempt. A client already gone sends nothing (its abort is thrown); a
    * failure is remembered as it came from the upstream, before any mapping for the client.
    */
   async attempt<T>(send: (signal: CancelSignal) => Promise<T>): Promise<T> {
     if (this.client.aborted) throw this.client.reason;
-    if (this.cut) throw this.upstream.reason;
+    if (this.cut || this.refused) throw this.upstream.reason;
     this.sentUpstream = true;
     try {
       return await send(this.upstream);
@@ -112,7 +127,7 @@ export class UpstreamCallBilling {
    * when the client had left and the call ended without an answer to read.
    */
   unreadUsage(): UnreadUsage {
-    if (!this.sentUpstream) return 'none';
+    if (!this.sentUpstream || this.refused) return 'none';
     const failure = this.failure;
     if ((failure as { upstreamCharged?: unknown } | null)?.upstreamCharged === true) return 'answer-unread';
     if (!(this.clientGone || this.cut) || failure instanceof UpstreamHttpError) return 'none';
