@@ -12,7 +12,7 @@ import {
   type DecisionRequestDto,
   type DecisionShape,
 } from '@igw/contracts';
-import { checkTokenBudgets, countTokens, NON_TEXT_PART_TOKENS, type BudgetVerdict } from '@igw/domain';
+import { checkTokenBudgets, NON_TEXT_PART_TOKENS, type BudgetVerdict } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 
 /** Catalogue tag of a decision model that takes the Luna shape (`input`, questions as an array). */
@@ -136,7 +136,11 @@ export function inputTokensOf(
 }
 
 export const utf8Bytes = (text: string) => Buffer.byteLength(text);
-export const tokens = (text: string) => countTokens(text);
+
+/** The texts {@link inputTokensOf} measures, each once. */
+export function measuredTexts(shape: DecisionShape, via: DecideJob['via'], body: DecisionRequestDto, questions: readonly DecisionQuestion[]): string[] {
+  return [...new Set([contentText(shape, body), ...questions.flatMap((question) => questionCalls(question, via).flat())])];
+}
 
 /**
  * The content must fit the model's context. It is counted only when bounds on its bytes cannot

@@ -16,10 +16,11 @@ import {
 import { MessagingService, RpcTimeoutError } from '@igw/messaging';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
+import { countEachOffLoop } from '@igw/domain';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { toClientError } from '../upstream/upstream-error.mapper';
 import { selectSources } from '../upstream/upstream-route';
-import { assertShape, assertWithinContext, decisionQuestions, decisionShapeOf, inputTokensOf, LOGPROBS_TAG, tokens, utf8Bytes } from './decisions-request';
+import { assertShape, assertWithinContext, decisionQuestions, decisionShapeOf, inputTokensOf, LOGPROBS_TAG, measuredTexts, utf8Bytes } from './decisions-request';
 
 export interface DecisionsCall {
   requestId: string;
@@ -72,7 +73,17 @@ export class DecisionsService {
     return this.pipeline.run(call, plan, {
       // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
       beforeCall: () => {
-        const estimate = () => void (prepared.job.estimatedInputTokens = inputTokensOf(prepared.shape, prepared.job.via, call.body, prepared.job.questions, tokens));
+        const { shape, job } = prepared;
+        // Counted in the token counting workers when long, like the context check.
+        const estimate = () => {
+          const texts = measuredTexts(shape, job.via, call.body, job.questions);
+          const record = (counts: number[]) => {
+            const tokensOf = new Map(texts.map((text, index) => [text, counts[index]]));
+            job.estimatedInputTokens = inputTokensOf(shape, job.via, call.body, job.questions, (text) => tokensOf.get(text)!);
+          };
+          const counts = countEachOffLoop(texts);
+          return counts instanceof Promise ? counts.then(record) : record(counts);
+        };
         const checked = assertWithinContext(prepared.model, prepared.shape, call.body);
         return checked ? checked.then(estimate) : estimate();
       },

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { countWithinBudget } from './token-budget';
-import { checkTokenBudgets, INLINE_COUNT_BYTES, TokenCountPool } from './token-count-pool';
+import { checkTokenBudgets, countEachOffLoop, INLINE_COUNT_BYTES, TokenCountPool } from './token-count-pool';
 import { countTokens } from './token-estimate';
 
 const words = (count: number) => Array.from({ length: count }, (_, index) => `word${index % 97} and more`).join(' ');
@@ -19,6 +19,14 @@ describe('TokenCountPool', () => {
       { texts: ['short'], budget: 0 },
     ];
     expect(await pool.count(checks)).toEqual(checks.map(countWithinBudget));
+  });
+
+  it('counts texts whole as this thread does, inline when they are short', async () => {
+    const texts = [words(20_000), 'short', '', 'ünïcödé 日本語 text'];
+    expect(await pool.countWhole(texts)).toEqual(texts.map(countTokens));
+    expect(await countEachOffLoop(texts, pool)).toEqual(texts.map(countTokens));
+    const short = countEachOffLoop(['a few words', 'and more'], pool);
+    expect(short).toEqual([countTokens('a few words'), countTokens('and more')]);
   });
 
   it('never holds the event loop: short work goes on, in order, while a long prompt is counted', async () => {

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { countWithinBudget, tokenBounds, type BudgetCheck, type BudgetVerdict } from './token-budget';
+import { countTokens } from './token-estimate';
 
 /**
  * Undecided text counted on the calling thread, in UTF-8 bytes: about half a millisecond of
@@ -10,9 +11,13 @@ import { countWithinBudget, tokenBounds, type BudgetCheck, type BudgetVerdict } 
  */
 export const INLINE_COUNT_BYTES = 16_384;
 
+/** What a worker is asked: budget checks, or texts to count whole. */
+type Request = { checks: readonly BudgetCheck[] } | { texts: readonly string[] };
+type Reply = { verdicts: BudgetVerdict[] } | { counts: number[] } | { error: string };
+
 interface Task {
-  checks: readonly BudgetCheck[];
-  resolve: (verdicts: BudgetVerdict[]) => void;
+  request: Request;
+  resolve: (reply: Reply) => void;
   reject: (error: Error) => void;
 }
 
@@ -36,10 +41,12 @@ export class TokenCountPool {
   constructor(readonly size: number) {}
 
   count(checks: readonly BudgetCheck[]): Promise<BudgetVerdict[]> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ checks, resolve, reject });
-      this.dispatch();
-    });
+    return this.ask({ checks }).then((reply) => (reply as { verdicts: BudgetVerdict[] }).verdicts);
+  }
+
+  /** The tokens of each text, counted whole (countTokens). */
+  countWhole(texts: readonly string[]): Promise<number[]> {
+    return this.ask({ texts }).then((reply) => (reply as { counts: number[] }).counts);
   }
 
   /** Workers running (busy or idle). */
@@ -68,20 +75,27 @@ export class TokenCountPool {
       const task = this.queue.shift()!;
       slot.task = task;
       slot.worker.ref();
-      slot.worker.postMessage({ checks: task.checks });
+      slot.worker.postMessage(task.request);
     }
+  }
+
+  private ask(request: Request): Promise<Reply> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      this.dispatch();
+    });
   }
 
   private start(): Slot {
     const slot: Slot = { worker: startWorker() };
     this.slots.add(slot);
-    slot.worker.on('message', (reply: { verdicts?: BudgetVerdict[]; error?: string }) => {
+    slot.worker.on('message', (reply: Reply) => {
       const task = slot.task;
       slot.task = undefined;
       slot.worker.unref();
       this.idle.push(slot);
-      if (reply.verdicts) task?.resolve(reply.verdicts);
-      else task?.reject(new Error(`Token counting failed: ${reply.error}`));
+      if ('error' in reply) task?.reject(new Error(`Token counting failed: ${reply.error}`));
+      else task?.resolve(reply);
       this.dispatch();
     });
     slot.worker.on('error', (error) => this.retire(slot, error));
@@ -144,4 +158,14 @@ export function checkTokenBudgets(checks: readonly BudgetCheck[], pool: TokenCou
     undecided.forEach((index, position) => (verdicts[index] = counted[position]));
     return verdicts as BudgetVerdict[];
   });
+}
+
+/**
+ * The tokens of each text (countTokens, exact): on this thread when they are a little text,
+ * else in the worker pool. Returns a Promise only when the pool counts.
+ */
+export function countEachOffLoop(texts: readonly string[], pool: TokenCountPool = tokenCountPool): number[] | Promise<number[]> {
+  let bytes = 0;
+  for (const text of texts) bytes += Buffer.byteLength(text);
+  return bytes <= INLINE_COUNT_BYTES ? texts.map(countTokens) : pool.countWhole(texts);
 }
