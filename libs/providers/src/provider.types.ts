@@ -100,15 +100,11 @@ export interface ChatAdapter {
   /**
    * Opens a stream. The promise settles once the upstream has answered: it rejects with an
    * Upstream*Error when the upstream refused (so the caller may fall back to another source
-   * before anything reached the client), and resolves with the chunks otherwise. The chunks
-   * are OpenAI-shaped; the last one carries `usage`. Aborting `options.signal` ends the stream
-   * and closes the upstream connection.
-   */
-  stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>>;
-  /**
-   * As `stream`, the chunks in batches: those translated from one read of the upstream
-   * connection together, so a reader spends one promise per read rather than per chunk.
-   * Batches are never empty.
+   * before anything reached the client), and resolves with the chunks otherwise, in batches:
+   * those translated from one read of the upstream connection together, so a reader spends one
+   * promise per read rather than per chunk. Batches are never empty. The chunks are
+   * OpenAI-shaped; the last one carries `usage`. Aborting `options.signal` ends the stream and
+   * closes the upstream connection.
    */
   streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>>;
 }

@@ -1,3 +1,4 @@
+import { eachOf } from '../transport/http-client';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 // The adapter is tested against the repository's emulator, started in-process (as e2e/ does).
@@ -164,7 +165,7 @@ describe('AnthropicChatAdapter.chat', () => {
 
 describe('AnthropicChatAdapter.stream', () => {
   it('streams OpenAI chunks with one id, a role chunk first, a finish chunk and usage last', async () => {
-    const chunks = await collect(await adapter.stream(target(), request(), OPTIONS));
+    const chunks = await collect(eachOf(await adapter.streamBatches(target(), request(), OPTIONS)));
     expect(emulator.requests[emulator.requests.length - 1].body).toMatchObject({ stream: true });
 
     const ids = new Set(chunks.map((chunk) => `${chunk.id} ${chunk.created} ${chunk.model}`));
@@ -186,7 +187,7 @@ describe('AnthropicChatAdapter.stream', () => {
   });
 
   it('streams a tool call as an id chunk followed by argument pieces', async () => {
-    const chunks = await collect(await adapter.stream(target(), request({ messages: [{ role: 'user', content: 'weather please' }], tools: [weatherTool] }), OPTIONS));
+    const chunks = await collect(eachOf(await adapter.streamBatches(target(), request({ messages: [{ role: 'user', content: 'weather please' }], tools: [weatherTool] }), OPTIONS)));
     const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
     expect(calls[0]).toEqual({ index: 0, id: expect.stringMatching(/^toolu_/), type: 'function', function: { name: 'get_weather', arguments: '' } });
     expect(calls.slice(1).every((call) => call.index === 0 && call.id === undefined)).toBe(true);
@@ -195,14 +196,14 @@ describe('AnthropicChatAdapter.stream', () => {
   });
 
   it('streams thinking as reasoning_content', async () => {
-    const chunks = await collect(await adapter.stream(target(), request({ reasoning_effort: 'medium' }), OPTIONS));
+    const chunks = await collect(eachOf(await adapter.streamBatches(target(), request({ reasoning_effort: 'medium' }), OPTIONS)));
     expect(chunks[1].choices[0].delta).toEqual({ reasoning_content: 'Considering the request.' });
     expect(chunks[chunks.length - 1].usage?.completion_tokens).toBe(3 + 12);
   });
 
   it.each([429, 529])('rejects before streaming when the emulator answers %d', async (status) => {
     proxy.headers = { 'x-emulator-status': String(status) };
-    const error = await rejection(adapter.stream(viaProxy(), request(), OPTIONS));
+    const error = await rejection(adapter.streamBatches(viaProxy(), request(), OPTIONS));
     expect(error).toBeInstanceOf(UpstreamHttpError);
     expect(error).toMatchObject({ status });
   });
@@ -211,7 +212,7 @@ describe('AnthropicChatAdapter.stream', () => {
     proxy.headers = { 'x-emulator-chunk-delay-ms': '200' };
     const controller = new AbortController();
     const disconnects = proxy.disconnects;
-    const chunks = await adapter.stream(viaProxy(), request(), { ...OPTIONS, signal: controller.signal });
+    const chunks = eachOf(await adapter.streamBatches(viaProxy(), request(), { ...OPTIONS, signal: controller.signal }));
     const iterator = chunks[Symbol.asyncIterator]();
     expect((await iterator.next()).value?.choices[0].delta.role).toBe('assistant');
     expect((await iterator.next()).value?.choices[0].delta.content).toBe('Hello');
@@ -230,7 +231,7 @@ describe('AnthropicChatAdapter.stream', () => {
   it('closes the upstream connection when the consumer stops early', async () => {
     proxy.headers = { 'x-emulator-chunk-delay-ms': '50' };
     const disconnects = proxy.disconnects;
-    for await (const chunk of await adapter.stream(viaProxy(), request(), OPTIONS)) {
+    for await (const chunk of eachOf(await adapter.streamBatches(viaProxy(), request(), OPTIONS))) {
       if (chunk.choices[0]?.delta.content === 'Hello') break;
     }
     await proxy.waitForDisconnects(disconnects + 1);
@@ -245,10 +246,13 @@ describe('AnthropicChatAdapter.stream against a scripted SSE server', () => {
   const textDelta = `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } })}\n\n`;
   const overloaded = `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`;
 
-  async function scripted(body: string): Promise<{ url: string; close(): Promise<void> }> {
+  /** A server that answers `body`, then `later` after 50 ms when given (a second read for the client). */
+  async function scripted(body: string, later?: string): Promise<{ url: string; close(): Promise<void> }> {
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(body);
+      if (later === undefined) return res.end(body);
+      res.write(body);
+      setTimeout(() => res.end(later), 50);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return {
@@ -257,22 +261,31 @@ describe('AnthropicChatAdapter.stream against a scripted SSE server', () => {
     };
   }
 
-  it('rejects stream() itself when the first event is an error (so the caller can fall back)', async () => {
+  it('rejects the open itself when the first read holds an error event (so the caller can fall back)', async () => {
     const server = await scripted(overloaded);
     try {
-      expect(await rejection(adapter.stream(target({ baseUrl: server.url }), request(), OPTIONS))).toMatchObject({ name: 'UpstreamHttpError', status: 503, upstreamMessage: 'Overloaded' });
+      expect(await rejection(adapter.streamBatches(target({ baseUrl: server.url }), request(), OPTIONS))).toMatchObject({ name: 'UpstreamHttpError', status: 503, upstreamMessage: 'Overloaded' });
     } finally {
       await server.close();
     }
   });
 
-  it('throws UpstreamHttpError from the iteration on an error event mid-stream', async () => {
+  it('rejects the open when an error event follows content in the first read: nothing reached the client yet', async () => {
     const server = await scripted(messageStart + textDelta + overloaded);
+    try {
+      expect(await rejection(adapter.streamBatches(target({ baseUrl: server.url }), request(), OPTIONS))).toMatchObject({ name: 'UpstreamHttpError', status: 503 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('throws UpstreamHttpError from the iteration on an error event in a later read, after the chunks read before it', async () => {
+    const server = await scripted(messageStart + textDelta, overloaded);
     try {
       const chunks: UpstreamChatChunk[] = [];
       const error = await rejection(
         (async () => {
-          for await (const chunk of await adapter.stream(target({ baseUrl: server.url }), request(), OPTIONS)) chunks.push(chunk);
+          for await (const chunk of eachOf(await adapter.streamBatches(target({ baseUrl: server.url }), request(), OPTIONS))) chunks.push(chunk);
         })(),
       );
       expect(error).toBeInstanceOf(UpstreamHttpError);
@@ -285,7 +298,7 @@ describe('AnthropicChatAdapter.stream against a scripted SSE server', () => {
   it('throws UpstreamProtocolError when the stream ends before message_stop', async () => {
     const server = await scripted(messageStart + textDelta);
     try {
-      expect(await rejection(collect(await adapter.stream(target({ baseUrl: server.url }), request(), OPTIONS)))).toBeInstanceOf(UpstreamProtocolError);
+      expect(await rejection(collect(eachOf(await adapter.streamBatches(target({ baseUrl: server.url }), request(), OPTIONS))))).toBeInstanceOf(UpstreamProtocolError);
     } finally {
       await server.close();
     }
@@ -361,7 +374,7 @@ describe('AnthropicChatAdapter with enable_search, against the emulator', () => 
   });
 
   it('streams the same text and one annotations chunk before the finish chunk', async () => {
-    const chunks = await collect(await adapter.stream(target(), searched, OPTIONS));
+    const chunks = await collect(eachOf(await adapter.streamBatches(target(), searched, OPTIONS)));
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(text);
     expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => Object.keys(choice.delta))).flat()).not.toContain('tool_calls');
     const at = chunks.findIndex((chunk) => chunk.choices[0]?.delta.annotations !== undefined);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { UpstreamChatChunk, UpstreamChatRequest } from '../provider.types';
 import { parseSse } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
-import { geminiChunks } from './gemini.chat';
+import { geminiChunkBatches } from './gemini.chat';
 import {
   fromGeminiResponse,
   GeminiStreamTranslator,
@@ -34,9 +34,13 @@ async function* sseSource(text: string): AsyncGenerator<Uint8Array> {
   for (let i = 0; i < bytes.length; i += 37) yield bytes.subarray(i, i + 37);
 }
 
+async function* oneEventPerRead<T>(events: AsyncIterable<T>): AsyncGenerator<T[]> {
+  for await (const event of events) yield [event];
+}
+
 async function translateStream(text: string, context = testContext()): Promise<UpstreamChatChunk[]> {
   const chunks: UpstreamChatChunk[] = [];
-  for await (const chunk of geminiChunks('google', parseSse(sseSource(text)), new GeminiStreamTranslator(context))) chunks.push(chunk);
+  for await (const batch of geminiChunkBatches('google', oneEventPerRead(parseSse(sseSource(text))), new GeminiStreamTranslator(context))) chunks.push(...batch);
   return chunks;
 }
 

@@ -1,5 +1,5 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
-import { eachOf, openEventBatches, postJson } from '../transport/http-client';
+import { openEventBatches, postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 
@@ -58,10 +58,6 @@ export class OpenAiChatAdapter implements ChatAdapter {
     }
     if (searches(target.provider, request) && completion.usage) completion.usage = { ...completion.usage, web_search_calls: 1 };
     return completion;
-  }
-
-  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {
-    return eachOf(await this.streamBatches(target, request, options));
   }
 
   async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {

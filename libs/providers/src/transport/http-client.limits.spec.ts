@@ -2,7 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { isRetriableUpstreamError } from '../fallback';
 import { UpstreamHttpError, UpstreamLimitExceededError } from '../upstream.errors';
-import { openEventStream, postJson, type JsonRequest } from './http-client';
+import { eachOf, openEventBatches, postJson, type JsonRequest } from './http-client';
+
+/** The events one at a time. */
+const openEventStream = async (call: JsonRequest) => eachOf(await openEventBatches(call));
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream-limits';
 
 // A provider that never stops answering costs the gateway at most its limits: these servers

@@ -468,11 +468,6 @@ const QUEUED_CHARS_LIMIT = 1024 * 1024;
 /** Ends a stream's reading early without a stack trace per stream: the error is never shown, only the connection closed. */
 const STOPPED_READING = new Error('the gateway stopped reading the stream');
 
-/** As openEventBatches, one event at a time. */
-export async function openEventStream(call: JsonRequest): Promise<AsyncIterable<SseEvent>> {
-  return eachOf(await openEventBatches(call));
-}
-
 /**
  * The items of batches one by one, without an async generator (several promises per item):
  * an item already read is handed out at once. Stopping early stops the batches.
@@ -501,19 +496,38 @@ export function eachOf<T>(batches: AsyncIterable<readonly T[]>): AsyncIterable<T
 }
 
 /**
- * Items one at a time as batches of one: for a stream translated event by event, where no
- * batch of a read is at hand. Stopping early stops the source.
+ * The chunks of a stream whose events a stateful translator turns into chunks one event at a
+ * time (`translate`), as one batch per batch of events; reads that give no chunk are skipped.
+ * Chunks translated before a failure are handed out before it. `finish` gives the chunks that
+ * close the stream, or throws for a stream cut short. Stopping early stops the events.
  */
-export function batchesOfOne<T>(items: AsyncIterable<T>): AsyncIterable<T[]> {
-  const source = items[Symbol.asyncIterator]();
-  const iterator: AsyncIterator<T[]> = {
-    next: () => source.next().then((result) => (result.done ? { value: undefined, done: true } : { value: [result.value], done: false })),
-    return: async () => {
-      await source.return?.(undefined);
-      return { value: undefined, done: true };
-    },
-  };
-  return { [Symbol.asyncIterator]: () => iterator };
+export async function* translatedBatches<E, C>(events: AsyncIterator<E[]>, translate: (event: E) => C[], finish: () => C[], first: C[] = []): AsyncGenerator<C[]> {
+  try {
+    if (first.length > 0) yield first;
+    for (let next = await events.next(); !next.done; next = await events.next()) {
+      const chunks: C[] = [];
+      let failure: unknown;
+      try {
+        for (const event of next.value) for (const chunk of translate(event)) chunks.push(chunk);
+      } catch (error) {
+        failure = error;
+      }
+      if (chunks.length > 0) yield chunks;
+      if (failure !== undefined) throw failure;
+    }
+    const closing = finish();
+    if (closing.length > 0) yield closing;
+  } finally {
+    // Stopping early (or aborting) ends the events, which closes the upstream connection.
+    await events.return?.();
+  }
+}
+
+/** The chunks of one batch of events, or the first failure to translate one. */
+export function translateAll<E, C>(events: readonly E[], translate: (event: E) => C[]): C[] {
+  const chunks: C[] = [];
+  for (const event of events) for (const chunk of translate(event)) chunks.push(chunk);
+  return chunks;
 }
 
 function translateTransportError(call: { provider: string; timeoutMs: number }, error: unknown): Error {
