@@ -9,8 +9,7 @@
 // PACED_UPSTREAM_MODEL). The ratios at the end compare figures of the same run, so the
 // machine's speed cancels out.
 // Settings: BENCH_ROUNDS (3), BENCH_SECONDS per measurement (3), DATABASE_URL (else an
-// embedded PostgreSQL, pinned to core 1), REDIS_URL (else BullMQ on PostgreSQL; a Redis on this
-// machine is pinned to core 1 for the run, then put back), BENCH_LEDGER=1
+// embedded PostgreSQL, pinned to core 1), REDIS_URL (else BullMQ on PostgreSQL), BENCH_LEDGER=1
 // (billing applies the usage during the run too; see services.ts), BENCH_MAX_STEAL and
 // BENCH_STEAL_RETRIES (latency measurements the hypervisor stole CPU time from are repeated;
 // see load.ts), BENCH_ONLY (`chat` or `prompts`: one of the two tables), BENCH_PROMPT_SECONDS

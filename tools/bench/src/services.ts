@@ -5,7 +5,6 @@ import { cpus } from 'node:os';
 import path from 'node:path';
 import { dropRedisNamespace } from '@igw/messaging';
 import { createScratchDatabase, findFreePort } from '@igw/persistence';
-import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import type { LoadPlan } from './load';
 
@@ -179,34 +178,6 @@ async function pinEmbeddedPostgres(databaseUrl: string): Promise<void> {
   }
 }
 
-/**
- * Pins a Redis server on this machine (REDIS_URL) to core 1 for the run, like the embedded
- * PostgreSQL and for the same reason: the limit store's scripts run there, and on core 0 they
- * would take the gateway's core, where a deployment runs Redis on a machine of its own. Returns
- * what puts the server back on the cores it had. A server elsewhere is left as it is.
- */
-async function pinLocalRedis(redisUrl: string): Promise<() => void> {
-  const unchanged = () => undefined;
-  if (!existsSync('/usr/bin/taskset') || !['127.0.0.1', 'localhost', '[::1]'].includes(new URL(redisUrl).hostname)) return unchanged;
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  let pid: number;
-  try {
-    await redis.connect();
-    pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
-  } finally {
-    redis.disconnect();
-  }
-  if (!pid || !existsSync(`/proc/${pid}`)) return unchanged;
-  try {
-    const mask = /affinity mask: ([0-9a-f]+)/.exec(execFileSync('taskset', ['-p', String(pid)], { encoding: 'utf8' }))![1];
-    execFileSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
-    return () => execFileSync('taskset', ['-a', '-p', mask, String(pid)], { stdio: 'ignore' });
-  } catch (error) {
-    process.stdout.write(`note: Redis could not be pinned to core 1 (${error instanceof Error ? error.message : String(error)})\n`);
-    return unchanged;
-  }
-}
-
 function childrenOf(parent: number): number[] {
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
@@ -230,7 +201,6 @@ export function runBench(body: (setup: { databaseUrl: string; queuePrefix: strin
   const run = async () => {
     const database = await createScratchDatabase(process.env.DATABASE_URL);
     if (!process.env.DATABASE_URL) await pinEmbeddedPostgres(database.url);
-    const unpinRedis = process.env.REDIS_URL ? await pinLocalRedis(process.env.REDIS_URL) : () => undefined;
     const queuePrefix = `igwbench${Date.now()}`;
     const children: ChildProcess[] = [];
     try {
@@ -240,7 +210,6 @@ export function runBench(body: (setup: { databaseUrl: string; queuePrefix: strin
       await new Promise((resolve) => setTimeout(resolve, 1500));
       await database.drop();
       if (process.env.REDIS_URL) await dropRedisNamespace(process.env.REDIS_URL, queuePrefix);
-      unpinRedis();
     }
   };
   run().catch((error: unknown) => {
