@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { countTokens, estimateChatPromptTokens } from '@igw/domain';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
@@ -62,6 +63,14 @@ describe('long prompts, end to end', () => {
     // The ledger applies usage in the background: a charge, had there been one, would show by the time this request's does.
     const shown = await chat('hello');
     await eventually(async () => (await harness.balance(key)) === before - shown.body.meta!.usage.credits_used, 10_000);
+  });
+
+  it('counts a long prompt an upstream reports no usage for in the workers, as the tokenizer does', async () => {
+    const body = { model: 'quiet', messages: [{ role: 'user' as const, content: 'lorem ipsum dolor sit amet, '.repeat(2_000) }] };
+    const answer = await call<{ usage: { prompt_tokens: number; completion_tokens: number }; choices: Array<{ message: { content: string } }> }>(`${harness.gateway}/v1/chat/completions`, { token: key, body });
+    expect(answer.status).toBe(200);
+    expect(answer.body.usage.prompt_tokens).toBe(estimateChatPromptTokens(body));
+    expect(answer.body.usage.completion_tokens).toBe(countTokens(answer.body.choices[0].message.content));
   });
 
   it('refuses a prompt over the context once counted in the worker; short requests beside it are answered', async () => {

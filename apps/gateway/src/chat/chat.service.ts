@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
-import { chatUnits, estimateChatPromptTokens, StreamedTokenCounter } from '@igw/domain';
+import { chatPromptTexts, chatUnits, countEachOffLoop } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
@@ -45,7 +45,8 @@ export class ChatService {
       ...this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
       settle: (completion, admitted) => {
         const usage = usageOf(completion, call.body);
-        return completionOf(completion, plan.model, usage, settle(plan.model, usage, admitted));
+        const answer = (counted: UpstreamUsage) => completionOf(completion, plan.model, counted, settle(plan.model, counted, admitted));
+        return usage instanceof Promise ? usage.then(answer) : answer(usage);
       },
       deliver: (completion, clientGone) => {
         if (!clientGone) deliver(completion);
@@ -90,7 +91,9 @@ export class ChatService {
       send,
       unreadUnits: (unread) => {
         const output = unread === 'answer-unread' ? plan.ceiling.output_tokens : 0;
-        return chatUnits(estimatedUsage(call.body, output), pricedUnitsOf(plan.model));
+        const units = (usage: UpstreamUsage) => chatUnits(usage, pricedUnitsOf(plan.model));
+        const usage = estimatedUsage(call.body, output);
+        return usage instanceof Promise ? usage.then(units) : units(usage);
       },
     };
   }
@@ -192,28 +195,42 @@ function normalizeFinishReason(reason: string): ChatCompletionDto['choices'][num
 }
 
 /** The upstream's usage when it reports one; else a tokenizer count, so nothing goes unbilled. */
-function usageOf(completion: UpstreamChatCompletion, request: ChatCompletionRequestDto): UpstreamUsage {
+function usageOf(completion: UpstreamChatCompletion, request: ChatCompletionRequestDto): UpstreamUsage | Promise<UpstreamUsage> {
   const reported = completion.usage;
   if (reported && Number.isInteger(reported.prompt_tokens) && Number.isInteger(reported.completion_tokens)) {
     return { ...reported, total_tokens: reported.prompt_tokens + reported.completion_tokens };
   }
-  const generated = new StreamedTokenCounter();
+  const generated: string[] = [];
   for (const { message } of completion.choices) {
     for (const text of [message.content, message.refusal, message.reasoning_content, message.reasoning, (message.audio as { transcript?: unknown } | undefined)?.transcript]) {
-      if (typeof text === 'string') generated.add(text);
+      if (typeof text === 'string') generated.push(text);
     }
     for (const call of (message.tool_calls as Array<{ function?: { name?: unknown; arguments?: unknown } }> | undefined) ?? []) {
-      if (typeof call?.function?.name === 'string') generated.add(call.function.name);
-      if (typeof call?.function?.arguments === 'string') generated.add(call.function.arguments);
+      if (typeof call?.function?.name === 'string') generated.push(call.function.name);
+      if (typeof call?.function?.arguments === 'string') generated.push(call.function.arguments);
     }
   }
-  return estimatedUsage(request, generated.total(), completion.usage?.web_search_calls);
+  // Counted as one text, as a stream's generated text is (chat-stream.ts).
+  return estimatedUsage(request, [generated.join('')], completion.usage?.web_search_calls);
 }
 
-/** A tokenizer count of the whole prompt (text, tool schemas, images), with `completionTokens` generated. */
-function estimatedUsage(request: ChatCompletionRequestDto, completionTokens: number, webSearchCalls?: number): UpstreamUsage {
-  const prompt = estimateChatPromptTokens(request);
-  const usage: UpstreamUsage = { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: prompt + completionTokens };
-  if (webSearchCalls) usage.web_search_calls = webSearchCalls;
-  return usage;
+/**
+ * A tokenizer count of the whole prompt (text, tool schemas, images) with the `generated`
+ * texts (or that many tokens): in the token counting workers when long, so an upstream that
+ * reports no usage for a long prompt does not hold the event loop.
+ */
+function estimatedUsage(request: ChatCompletionRequestDto, generated: number | string[], webSearchCalls?: number): UpstreamUsage | Promise<UpstreamUsage> {
+  const { texts, fixedTokens } = chatPromptTexts(request);
+  const generatedTexts = typeof generated === 'number' ? [] : generated;
+  const usageOf = (counts: number[]): UpstreamUsage => {
+    let prompt = fixedTokens;
+    for (let index = 0; index < texts.length; index++) prompt += counts[index];
+    let completion = typeof generated === 'number' ? generated : 0;
+    for (let index = texts.length; index < counts.length; index++) completion += counts[index];
+    const usage: UpstreamUsage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    if (webSearchCalls) usage.web_search_calls = webSearchCalls;
+    return usage;
+  };
+  const counts = countEachOffLoop([...texts, ...generatedTexts]);
+  return counts instanceof Promise ? counts.then(usageOf) : usageOf(counts);
 }

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type EmbeddingInput } from '@igw/contracts';
-import { checkTokenBudgets, countTokens, type BudgetCheck, type BudgetVerdict } from '@igw/domain';
+import { checkTokenBudgets, type BudgetCheck, type BudgetVerdict } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 import { embeddingsAdapterFor, findProvider } from '@igw/providers';
 
@@ -38,11 +38,6 @@ export function inputList(input: EmbeddingInput): string[] | number[][] {
   if (typeof input === 'string') return [input];
   if (input.length > 0 && typeof input[0] === 'number') return [input as number[]];
   return input as string[] | number[][];
-}
-
-/** Tokens of one input: the gateway tokenizer for text, the length of a token array. */
-export function inputTokens(input: string | number[]): number {
-  return typeof input === 'string' ? countTokens(input) : input.length;
 }
 
 /**

@@ -3,10 +3,12 @@ import type { EmbeddingListDto, EmbeddingRequestDto } from '@igw/contracts';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
+import { countAllOffLoop } from '@igw/domain';
+import type { AdmittedRequest } from '../limits/request-meter';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { planTargets, selectSources } from '../upstream/upstream-route';
 import { encodeEmbedding } from './embedding-encoding';
-import { assertDimensions, assertEmbeddingModel, assertWithinContext, embeddingSources, inputList, inputTokens } from './embeddings-request';
+import { assertDimensions, assertEmbeddingModel, assertWithinContext, embeddingSources, inputList } from './embeddings-request';
 
 export interface EmbeddingsCall {
   requestId: string;
@@ -39,6 +41,13 @@ export class EmbeddingsService {
     const sources = embeddingSources(model, selectSources(model, body.provider), pinned);
     const inputTokensCeiling = (inputs as Array<string | number[]>).reduce((sum, input) => sum + (typeof input === 'string' ? Buffer.byteLength(input) : input.length), 0);
     const plan = { endpoint: 'embeddings', model, catalogueRevision: revision, targets: planTargets(model, sources, this.settings), ceiling: { input_tokens: inputTokensCeiling }, prompt: call.body.input };
+    const answer = (result: UpstreamEmbeddingResult, promptTokens: number, admitted: AdmittedRequest): EmbeddingListDto => ({
+      object: 'list',
+      data: result.embeddings.map((vector, index) => ({ object: 'embedding', index, embedding: encodeEmbedding(vector, body.encoding_format) })),
+      model: model.id,
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      meta: { usage: admitted.settle({ input_tokens: promptTokens }) },
+    });
     return this.pipeline.run(call, plan, {
       checkAlongside: () => assertWithinContext(model, inputs),
       send: (target, signal) =>
@@ -49,29 +58,29 @@ export class EmbeddingsService {
           { model: target.model, input: inputs, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined },
           { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
         ),
-      unreadUnits: () => ({ input_tokens: countedInputTokens(inputs) }),
-      settle: (result, admitted): EmbeddingListDto => {
-        const promptTokens = promptTokensOf(result, inputs);
-        const meta = admitted.settle({ input_tokens: promptTokens });
-        return {
-          object: 'list',
-          data: result.embeddings.map((vector, index) => ({ object: 'embedding', index, embedding: encodeEmbedding(vector, body.encoding_format) })),
-          model: model.id,
-          usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
-          meta: { usage: meta },
-        };
+      unreadUnits: () => {
+        const counted = countedInputTokens(inputs);
+        return counted instanceof Promise ? counted.then((tokens) => ({ input_tokens: tokens })) : { input_tokens: counted };
+      },
+      settle: (result, admitted) => {
+        const counted = promptTokensOf(result, inputs);
+        return counted instanceof Promise ? counted.then((tokens) => answer(result, tokens, admitted)) : answer(result, counted, admitted);
       },
     });
   }
 }
 
 /** The upstream's count when it reports one; else the gateway tokenizer's (Gemini reports none), so nothing goes unbilled. */
-function promptTokensOf(result: UpstreamEmbeddingResult, inputs: ReadonlyArray<string | number[]>): number {
+function promptTokensOf(result: UpstreamEmbeddingResult, inputs: ReadonlyArray<string | number[]>): number | Promise<number> {
   const reported = result.usage?.prompt_tokens;
   if (reported !== undefined && Number.isInteger(reported) && reported >= 0) return reported;
   return countedInputTokens(inputs);
 }
 
-function countedInputTokens(inputs: ReadonlyArray<string | number[]>): number {
-  return inputs.reduce((sum, input) => sum + inputTokens(input), 0);
+/** Token arrays by their length, texts by the tokenizer: in the token counting workers when long. */
+function countedInputTokens(inputs: ReadonlyArray<string | number[]>): number | Promise<number> {
+  const texts = inputs.filter((input): input is string => typeof input === 'string');
+  const arrays = inputs.reduce((sum, input) => sum + (typeof input === 'string' ? 0 : input.length), 0);
+  const counted = countAllOffLoop(texts);
+  return counted instanceof Promise ? counted.then((tokens) => arrays + tokens) : arrays + counted;
 }

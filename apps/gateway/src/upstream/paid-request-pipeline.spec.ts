@@ -124,6 +124,29 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
     expect(events).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":7}', 'finish']);
   });
 
+  it('waits for usage counted in the workers (settle or the unread estimate) before the slot and hold are given back', async () => {
+    const events: string[] = [];
+    const counted = (tokens: number) => new Promise<number>((resolve) => setTimeout(() => resolve(tokens), 20));
+    await pipelineWith(events).run(request(), plan, {
+      send: async () => 'result',
+      unreadUnits: () => ({ input_tokens: 99 }),
+      settle: async (result, admitted) => (admitted.settle({ input_tokens: await counted(5) }), result),
+      deliver: (delivered) => void events.push(`deliver ${delivered}`),
+    });
+    expect(events).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":5}', 'finish', 'deliver result']);
+
+    const unread: string[] = [];
+    const processed = Object.assign(new Error('answer too large'), { upstreamCharged: true });
+    await expect(
+      pipelineWith(unread).run(request(), plan, {
+        send: () => Promise.reject(processed),
+        unreadUnits: () => counted(7).then((tokens) => ({ input_tokens: tokens })),
+        settle: () => 'never',
+      }),
+    ).rejects.toBe(processed);
+    expect(unread).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":7}', 'finish']);
+  });
+
   describe('a check alongside the call (a prompt counted in the token counting workers)', () => {
     /** A check whose verdict the test gives. */
     function pendingCheck() {

@@ -47,8 +47,12 @@ interface CallSteps {
    * nothing of it, and is the client's answer. Either way the outcome is the check's.
    */
   checkAlongside?(): void | Promise<void>;
-  /** Billed when the call fails after an upstream processed the request and its usage cannot be read (upstream-billing.ts); undefined bills nothing. */
-  unreadUnits(unread: Exclude<UnreadUsage, 'none'>): Units | undefined;
+  /**
+   * Billed when the call fails after an upstream processed the request and its usage cannot be
+   * read (upstream-billing.ts); undefined bills nothing. A Promise when it is counted in the
+   * token counting workers.
+   */
+  unreadUnits(unread: Exclude<UnreadUsage, 'none'>): Units | undefined | Promise<Units | undefined>;
 }
 
 /** The endpoint's part of the upstream call: an attempt on one of the plan's targets, with fallback... */
@@ -66,8 +70,11 @@ export type UpstreamSteps<T> = FallbackSteps<T> | ForwardSteps<T>;
 export type PaidSteps<T, R> = UpstreamSteps<T> & AnswerSteps<T, R>;
 
 interface AnswerSteps<T, R> {
-  /** Prices what the answer used (`admitted.settle`, which also journals it for the ledger) and makes the client's answer. */
-  settle(result: T, admitted: AdmittedRequest): R;
+  /**
+   * Prices what the answer used (`admitted.settle`, which also journals it for the ledger) and
+   * makes the client's answer; a Promise when the usage is counted in the token counting workers.
+   */
+  settle(result: T, admitted: AdmittedRequest): R | Promise<R>;
   /**
    * Sends the answer just after the request's slot and hold are given back, in the same turn
    * of the event loop: the client cannot send its next request before they are free.
@@ -122,7 +129,8 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
     const billing = this.startCall(request, plan);
     let answer: R;
     try {
-      answer = steps.settle(await this.call(plan, steps, billing, admitted), admitted);
+      const settled = steps.settle(await this.call(plan, steps, billing, admitted), admitted);
+      answer = settled instanceof Promise ? await settled : settled;
     } finally {
       this.endCall(billing);
       admitted.finish();
@@ -199,7 +207,8 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
       return await calling;
     } finally {
       // Billed only once the check passed: a prompt it refuses is never billed, however the call ended.
-      const units = unread && !billing.withdrawn ? steps.unreadUnits(unread) : undefined;
+      const counted = unread && !billing.withdrawn ? steps.unreadUnits(unread) : undefined;
+      const units = counted instanceof Promise ? await counted : counted;
       if (units) admitted.settle(units);
     }
   }

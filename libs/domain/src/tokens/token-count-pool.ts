@@ -167,5 +167,14 @@ export function checkTokenBudgets(checks: readonly BudgetCheck[], pool: TokenCou
 export function countEachOffLoop(texts: readonly string[], pool: TokenCountPool = tokenCountPool): number[] | Promise<number[]> {
   let bytes = 0;
   for (const text of texts) bytes += Buffer.byteLength(text);
-  return bytes <= INLINE_COUNT_BYTES ? texts.map(countTokens) : pool.countWhole(texts);
+  if (bytes <= INLINE_COUNT_BYTES) return texts.map(countTokens);
+  // What is billed must be counted: should the pool fail (stopped by a shutdown), this thread counts.
+  return pool.countWhole(texts).catch(() => texts.map(countTokens));
+}
+
+/** The tokens of the texts together, as {@link countEachOffLoop} counts them. */
+export function countAllOffLoop(texts: readonly string[], pool: TokenCountPool = tokenCountPool): number | Promise<number> {
+  const counts = countEachOffLoop(texts, pool);
+  const sum = (each: readonly number[]) => each.reduce((total, count) => total + count, 0);
+  return counts instanceof Promise ? counts.then(sum) : sum(counts);
 }

@@ -132,14 +132,26 @@ export interface EstimableChatPrompt {
  * schema (as their JSON), and {@link NON_TEXT_PART_TOKENS} per image or audio part.
  */
 export function estimateChatPromptTokens(request: EstimableChatPrompt): number {
-  let total = estimatePromptTokens(request.messages) + nonTextParts(request.messages) * NON_TEXT_PART_TOKENS;
+  const { texts, fixedTokens } = chatPromptTexts(request);
+  let total = fixedTokens;
+  for (const text of texts) total += countTokens(text);
+  return total;
+}
+
+/**
+ * What {@link estimateChatPromptTokens} counts, apart (to count the texts elsewhere, e.g. in the
+ * token counting workers): the texts the tokenizer reads, and the tokens it adds without
+ * counting (the chat format, and the allowance per image or audio part).
+ */
+export function chatPromptTexts(request: EstimableChatPrompt): { texts: string[]; fixedTokens: number } {
+  const { texts, formatTokens } = promptTexts(request.messages);
   for (const message of request.messages) {
-    if (message.tool_calls !== undefined && message.tool_calls !== null) total += countJson(message.tool_calls);
+    if (message.tool_calls !== undefined && message.tool_calls !== null) texts.push(jsonText(message.tool_calls));
   }
   for (const schema of [request.tools, request.tool_choice, request.response_format]) {
-    if (schema !== undefined && schema !== null && typeof schema !== 'string') total += countJson(schema);
+    if (schema !== undefined && schema !== null && typeof schema !== 'string') texts.push(jsonText(schema));
   }
-  return total;
+  return { texts, fixedTokens: formatTokens + nonTextParts(request.messages) * NON_TEXT_PART_TOKENS };
 }
 
 /** Message parts that are not text (images, audio, files). */
@@ -152,11 +164,11 @@ export function nonTextParts(messages: ReadonlyArray<{ content?: unknown }>): nu
   return parts;
 }
 
-function countJson(value: unknown): number {
+function jsonText(value: unknown): string {
   try {
-    return countTokens(JSON.stringify(value) ?? '');
+    return JSON.stringify(value) ?? '';
   } catch {
-    return 0;
+    return '';
   }
 }
 
