@@ -80,8 +80,9 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
     // Module middleware is mounted by init: only then can the direct routes be checked, before any request.
     await app.init();
     for (const route of directRoutes) refuseSkippedEnhancers(app, { ...route, runs: [...sharedPieces, ...route.runs] });
-    serveRequests(app, options.name, directRoutes);
-    installHttpDrain(app);
+    const observe = requestObserver(options.name);
+    serveRequests(app, observe, directRoutes);
+    installHttpDrain(app, observe);
     if (options.listen === false) return app;
     await app.listen(options.port, options.host);
   } catch (error) {
@@ -113,12 +114,11 @@ const dispatchOfServer = new WeakMap<Server, { dispatch: RequestHandler }>();
  * Node's server observes each request (its context, and its metrics and access-log line when it
  * is over), then hands it to the direct routes first, then to Express.
  */
-function serveRequests(app: NestExpressApplication, service: string, routes: DirectRoute[]): void {
+function serveRequests(app: NestExpressApplication, observe: RequestHandler, routes: DirectRoute[]): void {
   const server = app.getHttpServer() as Server;
   const express = app.getHttpAdapter().getInstance() as RequestHandler;
   if (server.listeners('request').length !== 1) throw new Error('the app expects Express to be the only request listener');
   server.removeAllListeners('request');
-  const observe = requestObserver(service);
   const state = {
     dispatch:
       routes.length === 0

@@ -1,5 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { renderMetrics } from '../observability/metrics';
+import { requestObserver } from '../observability/request-observer';
 import { HttpDrain, NOT_READY_SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE } from './http-drain';
 
 interface Answer {
@@ -103,4 +105,23 @@ describe('HttpDrain', () => {
     expect(await get(port, '/anything')).toMatchObject({ status: 200, body: 'served' });
     await expect(drain.settled(Date.now())).resolves.toBe(true);
   });
+
+  it('counts the requests it refuses in the HTTP metrics, through the server\'s request observer', async () => {
+    const observed = createServer();
+    const observedDrain = new HttpDrain(observed, requestObserver('drain-test'));
+    observedDrain.install();
+    await new Promise<void>((resolve) => observed.listen(0, '127.0.0.1', resolve));
+    const refusals = async () => /igw_http_requests_total\{service="drain-test",route="unmatched",method="GET",status="503"[^}]*\} (\d+)/.exec((await renderMetrics()).body)?.[1];
+    try {
+      observedDrain.begin();
+      expect((await get((observed.address() as AddressInfo).port, '/v1/models')).status).toBe(503);
+      // Counted when the response closes, which may follow the client's reading it.
+      for (let i = 0; i < 100 && (await refusals()) === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await refusals()).toBe('1');
+    } finally {
+      observed.closeAllConnections();
+      await new Promise((resolve) => observed.close(resolve));
+    }
+  });
 });
+

@@ -32,7 +32,14 @@ export class HttpDrain {
   private readonly idle = new IdleSignal();
   private draining = false;
 
-  constructor(private readonly server: Server) {}
+  /**
+   * `observe`: what the server runs first for each request (the request observer, which counts
+   * it and logs it when it is over), run for the requests the drain refuses too.
+   */
+  constructor(
+    private readonly server: Server,
+    private readonly observe: (request: ServedRequest, response: ServerResponse) => void = startRequestContext,
+  ) {}
 
   /** Puts the drain ahead of the server's request listeners (direct routes and Express). */
   install(): void {
@@ -85,7 +92,7 @@ export class HttpDrain {
     const path = (request.url ?? '/').split('?', 1)[0];
     response.shouldKeepAlive = false;
     if (path === '/healthz') return false;
-    startRequestContext(request, response);
+    this.observe(request, response);
     response.setHeader('connection', 'close');
     const message = path === '/readyz' ? NOT_READY_SHUTTING_DOWN : SHUTTING_DOWN_MESSAGE;
     // The body is not read: the connection closes after the answer.
@@ -97,9 +104,9 @@ export class HttpDrain {
 const drains = new WeakMap<Server, HttpDrain>();
 
 /** Tracks an app's requests for its drain at shutdown (startHttpApp does it for every service). */
-export function installHttpDrain(app: INestApplication): HttpDrain {
+export function installHttpDrain(app: INestApplication, observe?: (request: ServedRequest, response: ServerResponse) => void): HttpDrain {
   const server = app.getHttpServer() as Server;
-  const drain = new HttpDrain(server);
+  const drain = new HttpDrain(server, observe);
   drain.install();
   drains.set(server, drain);
   return drain;
