@@ -107,7 +107,9 @@ class ForwardedText {
       this.upstreamMember = `"model":${JSON.stringify(chunk.model)}`;
     }
     const at = json.indexOf('"model":');
-    if (at < 1 || !json.startsWith(this.upstreamMember, at)) return undefined;
+    const valueEnd = at + this.upstreamMember.length;
+    // (Two strings compared: V8's startsWith is several times slower on a long text.)
+    if (at < 1 || json.slice(at, valueEnd) !== this.upstreamMember) return undefined;
     // A quote after `{` or `,` opens a string, here a key; with no object or array opened
     // between the chunk's own brace and it, the key is the chunk's own.
     const previous = json.charCodeAt(at - 1);
@@ -115,13 +117,12 @@ class ForwardedText {
     const nested = json.indexOf('{', 1);
     const list = json.indexOf('[');
     if ((nested !== -1 && nested < at) || (list !== -1 && list < at)) return undefined;
-    const valueEnd = at + this.upstreamMember.length;
     // JSON.parse takes the last of keys named twice: there must be no other.
     if (json.indexOf('"model":', valueEnd) !== -1) return undefined;
     if (this.options.includeUsage || chunk.usage === undefined) return json.slice(0, at) + this.renamed + json.slice(valueEnd);
     // `"usage":null` as the last member (just before the closing brace) is the chunk's own.
     const usageAt = json.length - USAGE_NULL_LAST.length;
-    if (usageAt < valueEnd || !json.endsWith(USAGE_NULL_LAST) || json.indexOf('"usage":') !== usageAt + 1) return undefined;
+    if (usageAt < valueEnd || json.slice(usageAt) !== USAGE_NULL_LAST || json.indexOf('"usage":') !== usageAt + 1) return undefined;
     return `${json.slice(0, at)}${this.renamed}${json.slice(valueEnd, usageAt)}}`;
   }
 }

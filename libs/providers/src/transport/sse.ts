@@ -71,7 +71,7 @@ export class SseParser {
     while ((newline = buffer.indexOf('\n', this.searchFrom)) >= 0) {
       const lineEnd = newline > lineStart && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
       // A data line (nearly every line) is read where it is: its value is the one string made of it.
-      if (lineEnd > lineStart + 4 && buffer.startsWith('data:', lineStart)) this.readData(buffer.slice(lineStart + (buffer.charCodeAt(lineStart + 5) === 32 && lineEnd > lineStart + 5 ? 6 : 5), lineEnd));
+      if (lineEnd > lineStart + 4 && isDataField(buffer, lineStart)) this.readData(buffer.slice(lineStart + (buffer.charCodeAt(lineStart + 5) === 32 && lineEnd > lineStart + 5 ? 6 : 5), lineEnd));
       else this.readLine(buffer.slice(lineStart, lineEnd), events);
       lineStart = newline + 1;
       this.searchFrom = lineStart;
@@ -119,6 +119,11 @@ export class SseParser {
     this.data = this.data === undefined ? value : `${this.data}\n${value}`;
     this.dataChars += value.length + 1;
   }
+}
+
+/** Whether the line at `at` starts with `data:` (compared by character: startsWith costs more). */
+function isDataField(text: string, at: number): boolean {
+  return text.charCodeAt(at) === 100 && text.charCodeAt(at + 1) === 97 && text.charCodeAt(at + 2) === 116 && text.charCodeAt(at + 3) === 97 && text.charCodeAt(at + 4) === 58;
 }
 
 /** The events of a server-sent events byte stream, one by one as their blank lines arrive (see SseParser). */
