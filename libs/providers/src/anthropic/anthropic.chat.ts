@@ -1,5 +1,5 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
-import { batchesOfOne, openEventStream, postJson } from '../transport/http-client';
+import { eachOf, openEventBatches, postJson, translatedBatches } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamProtocolError } from '../upstream.errors';
 import {
@@ -48,18 +48,19 @@ export class AnthropicChatAdapter implements ChatAdapter {
     return fromAnthropicResponse(answer, { excludeReasoning: isReasoningExcluded(request) });
   }
 
-  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
-    return batchesOfOne(await this.stream(target, request, options));
+  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {
+    return eachOf(await this.streamBatches(target, request, options));
   }
 
   /**
    * Resolves after the first stream event: Anthropic reports overload and other failures as
    * an `error` event right after a 200 head, and such a stream rejects here like an error
-   * status does, so the caller can still fall back.
+   * status does, so the caller can still fall back. The events of each read are translated
+   * together, into one batch.
    */
-  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {
+  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
     const body = toAnthropicRequest(request, { stream: true });
-    const events = await openEventStream({
+    const batches = await openEventBatches({
       provider: target.provider,
       url: anthropicMessagesUrl(target.baseUrl),
       headers: anthropicHeaders(target),
@@ -69,35 +70,23 @@ export class AnthropicChatAdapter implements ChatAdapter {
       limits: target.limits,
     });
     const translator = new AnthropicStreamTranslator(target.provider, { excludeReasoning: isReasoningExcluded(request) });
-    const iterator = events[Symbol.asyncIterator]();
-    let first: UpstreamChatChunk[];
+    const translate = (event: SseEvent) => translator.push(parseStreamEvent(target.provider, event));
+    const events = batches[Symbol.asyncIterator]();
+    let pending: { events?: SseEvent[]; ready?: UpstreamChatChunk[] };
     try {
-      const next = await iterator.next();
-      if (next.done) translator.end();
-      first = next.done ? [] : translator.push(parseStreamEvent(target.provider, next.value));
+      const next = await events.next();
+      if (next.done) {
+        translator.end();
+        pending = {};
+      } else pending = { ready: translate(next.value[0]), events: next.value.slice(1) };
     } catch (error) {
-      await iterator.return?.();
+      await events.return?.(undefined);
       throw error;
     }
-    return chunks(target.provider, translator, first, iterator);
-  }
-}
-
-async function* chunks(
-  provider: string,
-  translator: AnthropicStreamTranslator,
-  first: UpstreamChatChunk[],
-  events: AsyncIterator<SseEvent>,
-): AsyncGenerator<UpstreamChatChunk> {
-  try {
-    yield* first;
     // Read to the end of the body even after message_stop, so the connection can be reused.
-    for (let next = await events.next(); !next.done; next = await events.next()) {
-      yield* translator.push(parseStreamEvent(provider, next.value));
-    }
-    translator.end();
-  } finally {
-    // Stopping early (or aborting) ends the event iterator, which closes the upstream connection.
-    await events.return?.();
+    return translatedBatches(events, translate, () => {
+      translator.end();
+      return [];
+    }, pending);
   }
 }

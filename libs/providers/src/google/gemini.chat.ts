@@ -1,5 +1,5 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
-import { batchesOfOne, openEventStream, postJson } from '../transport/http-client';
+import { batchesOfOne, eachOf, openEventBatches, postJson, translatedBatches } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest, translationContext } from './gemini.translate';
@@ -42,13 +42,13 @@ export class GeminiChatAdapter implements ChatAdapter {
     return fromGeminiResponse(response, translationContext(target.model));
   }
 
-  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
-    return batchesOfOne(await this.stream(target, request, options));
+  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {
+    return eachOf(await this.streamBatches(target, request, options));
   }
 
-  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk>> {
+  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
     const body = toGeminiRequest(request);
-    const events = await openEventStream({
+    const events = await openEventBatches({
       provider: target.provider,
       url: `${geminiUrl(target, 'streamGenerateContent')}?alt=sse`,
       headers: headers(target),
@@ -57,27 +57,39 @@ export class GeminiChatAdapter implements ChatAdapter {
       signal: options.signal,
       limits: target.limits,
     });
-    return geminiChunks(target.provider, events, new GeminiStreamTranslator(translationContext(target.model)));
+    return geminiChunkBatches(target.provider, events, new GeminiStreamTranslator(translationContext(target.model)));
   }
 }
 
 /** The chunks of a Gemini SSE stream; throws Upstream*Error on error events, bad JSON or a cut stream. */
-export async function* geminiChunks(provider: string, events: AsyncIterable<SseEvent>, translator: GeminiStreamTranslator): AsyncGenerator<UpstreamChatChunk> {
-  for await (const event of events) {
-    let payload: unknown;
-    try {
-      payload = JSON.parse(event.data);
-    } catch {
-      throw new UpstreamProtocolError(provider, 'a stream event is not JSON');
-    }
-    if (!isObject(payload)) throw new UpstreamProtocolError(provider, 'a stream event is not a JSON object');
-    const error = (payload as { error?: { message?: string } }).error;
-    if (error !== undefined) throw new UpstreamHttpError(provider, 502, error.message ?? 'error event in the stream');
-    yield* translator.push(payload as GeminiGenerateContentResponse);
+export function geminiChunks(provider: string, events: AsyncIterable<SseEvent>, translator: GeminiStreamTranslator): AsyncIterable<UpstreamChatChunk> {
+  return eachOf(geminiChunkBatches(provider, batchesOfOne(events), translator));
+}
+
+/** As geminiChunks, the events of each read translated together into one batch. */
+function geminiChunkBatches(provider: string, events: AsyncIterable<SseEvent[]>, translator: GeminiStreamTranslator): AsyncIterable<UpstreamChatChunk[]> {
+  return translatedBatches(
+    events[Symbol.asyncIterator](),
+    (event: SseEvent) => translator.push(geminiPayload(provider, event)),
+    () => {
+      // A stream cut short (no finish reason) must not pass for a complete answer.
+      if (!translator.complete) throw new UpstreamProtocolError(provider, 'the stream ended before a finish reason');
+      return translator.finish();
+    },
+  );
+}
+
+function geminiPayload(provider: string, event: SseEvent): GeminiGenerateContentResponse {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(event.data);
+  } catch {
+    throw new UpstreamProtocolError(provider, 'a stream event is not JSON');
   }
-  // A stream cut short (no finish reason) must not pass for a complete answer.
-  if (!translator.complete) throw new UpstreamProtocolError(provider, 'the stream ended before a finish reason');
-  yield* translator.finish();
+  if (!isObject(payload)) throw new UpstreamProtocolError(provider, 'a stream event is not a JSON object');
+  const error = (payload as { error?: { message?: string } }).error;
+  if (error !== undefined) throw new UpstreamHttpError(provider, 502, error.message ?? 'error event in the stream');
+  return payload as GeminiGenerateContentResponse;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> & GeminiGenerateContentResponse {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import { Cancellation, type CancelSignal } from './cancellation';
-import { openEventStream, postJson, type JsonRequest } from './http-client';
+import { openEventStream, postJson, translatedBatches, type JsonRequest } from './http-client';
 
 // postJson collects the answer with its own undici handler: the same results and errors as
 // request() + body.text(), checked against a real local server.
@@ -128,5 +128,50 @@ describe('openEventStream', () => {
     abort();
     await expect(next).rejects.toMatchObject({ name: 'AbortError' });
     await closed;
+  });
+});
+
+describe('translatedBatches', () => {
+  /** Batches of events as a stream hands them out; `returned` says whether the reader stopped them. */
+  function source(batches: string[][]) {
+    const state = { returned: false };
+    let index = 0;
+    const iterator: AsyncIterator<string[]> = {
+      next: () => Promise.resolve(index < batches.length ? { value: batches[index++], done: false } : { value: undefined, done: true }),
+      return: () => {
+        state.returned = true;
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+    return { iterator, state };
+  }
+  const translate = (event: string): string[] => {
+    if (event === 'bad') throw new Error('bad event');
+    return event === 'empty' ? [] : [event.toUpperCase()];
+  };
+
+  it('hands out what was ready first, a batch per read (reads that give nothing skipped), then what the end adds', async () => {
+    const { iterator } = source([['b', 'c'], ['empty'], ['d']]);
+    const batches: string[][] = [];
+    for await (const batch of translatedBatches(iterator, translate, () => ['END'], { ready: ['R'], events: ['a'] })) batches.push(batch);
+    expect(batches).toEqual([['R', 'A'], ['B', 'C'], ['D'], ['END']]);
+  });
+
+  it('hands out the chunks of a read before the event that failed, then the failure, and stops the events', async () => {
+    const { iterator, state } = source([['a', 'bad', 'c'], ['d']]);
+    const reader = translatedBatches(iterator, translate, () => [])[Symbol.asyncIterator]();
+    expect(await reader.next()).toEqual({ value: ['A'], done: false });
+    await expect(reader.next()).rejects.toThrow('bad event');
+    expect(state.returned).toBe(true);
+    expect(await reader.next()).toEqual({ value: undefined, done: true });
+  });
+
+  it('rejects when the events end too early', async () => {
+    const { iterator } = source([['a']]);
+    const reader = translatedBatches(iterator, translate, () => {
+      throw new Error('cut short');
+    })[Symbol.asyncIterator]();
+    expect(await reader.next()).toEqual({ value: ['A'], done: false });
+    await expect(reader.next()).rejects.toThrow('cut short');
   });
 });

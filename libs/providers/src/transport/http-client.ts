@@ -501,6 +501,69 @@ export function eachOf<T>(batches: AsyncIterable<readonly T[]>): AsyncIterable<T
 }
 
 /**
+ * The batch form of a stream translated event by event (Anthropic's, Gemini's): each batch of
+ * events becomes the batch of what `translate` makes of them, in one synchronous pass, so a
+ * reader spends one promise per read rather than several per event. `pending` are events
+ * already read (and `ready` chunks already translated) to hand out first. Chunks translated
+ * before an event that fails are handed out first, the failure next (the events stopped);
+ * `finish` gives what the end of the events adds, or throws when they ended too early.
+ * Batches are never empty; stopping early stops the events.
+ */
+export function translatedBatches<E, C>(
+  events: AsyncIterator<readonly E[]>,
+  translate: (event: E) => readonly C[],
+  finish: () => readonly C[],
+  pending: { events?: readonly E[]; ready?: readonly C[] } = {},
+): AsyncIterable<C[]> {
+  let over = false;
+  let failure: { error: unknown } | undefined;
+  let waiting = pending.events;
+  let ready = pending.ready;
+  const translateAll = (batch: readonly E[], into: C[]): C[] => {
+    for (const event of batch) {
+      let chunks: readonly C[];
+      try {
+        chunks = translate(event);
+      } catch (error) {
+        failure = { error };
+        break;
+      }
+      for (const chunk of chunks) into.push(chunk);
+    }
+    return into;
+  };
+  const stop = (): Promise<IteratorResult<C[]>> => {
+    over = true;
+    return Promise.resolve(events.return?.(undefined)).then(() => ({ value: undefined, done: true }));
+  };
+  const next = (): Promise<IteratorResult<C[]>> => {
+    if (failure !== undefined) {
+      const { error } = failure;
+      failure = undefined;
+      return stop().then(() => Promise.reject(error));
+    }
+    if (over) return Promise.resolve({ value: undefined, done: true });
+    if (ready !== undefined || waiting !== undefined) {
+      const chunks = translateAll(waiting ?? [], ready === undefined ? [] : [...ready]);
+      ready = undefined;
+      waiting = undefined;
+      return chunks.length > 0 ? Promise.resolve({ value: chunks, done: false }) : next();
+    }
+    return events.next().then((result) => {
+      if (result.done) {
+        over = true;
+        const rest = [...finish()];
+        return rest.length > 0 ? { value: rest, done: false } : { value: undefined, done: true };
+      }
+      const chunks = translateAll(result.value, []);
+      return chunks.length > 0 ? { value: chunks, done: false } : next();
+    });
+  };
+  const iterator: AsyncIterator<C[]> = { next, return: stop };
+  return { [Symbol.asyncIterator]: () => iterator };
+}
+
+/**
  * Items one at a time as batches of one: for a stream translated event by event, where no
  * batch of a read is at hand. Stopping early stops the source.
  */
