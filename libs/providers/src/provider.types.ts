@@ -89,6 +89,14 @@ export interface UpstreamChatChunk {
   system_fingerprint?: string | null;
 }
 
+/**
+ * The chunks of one read of a stream. An adapter that read them as JSON text (OpenAI's format)
+ * lists that text too: `json[i]` is `batch[i]` exactly as the upstream wrote it (undefined
+ * where the adapter changed the chunk after reading it), so a reader that forwards a chunk
+ * with a field or two changed may edit its text rather than serialize the chunk again.
+ */
+export type UpstreamChunkBatch = UpstreamChatChunk[] & { json?: ReadonlyArray<string | undefined> };
+
 export interface CallOptions {
   signal?: CancelSignal;
   timeoutMs: number;
@@ -106,7 +114,7 @@ export interface ChatAdapter {
    * OpenAI-shaped; the last one carries `usage`. Aborting `options.signal` ends the stream and
    * closes the upstream connection.
    */
-  streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>>;
+  streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChunkBatch>>;
 }
 
 /**

@@ -5,6 +5,8 @@
 // at concurrency 1 (latency), streaming at concurrency 1 (first chunk) and 16 (CPU per
 // stream and streams/s on instant streams, first chunk on paced ones: see
 // PACED_UPSTREAM_MODEL), and the medians are printed.
+// The minimal proxy (minimal-proxy.ts) and the emulator direct take their turns at the paced
+// streams too, so each gateway's two ratios of `npm run bench` are printed from the same run.
 // Because every gateway runs at nearly the same moment, a machine shared with other work
 // shifts them alike: use this to tell whether a change helps when `npm run bench`'s
 // absolute figures are too noisy to compare with an earlier run.
@@ -16,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen } from './load';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, ROOT, runBench, start, startBackends, waitHealthy, warmUp } from './services';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, PACED_UPSTREAM_MODEL, ROOT, runBench, start, startBackends, waitForPort, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -57,6 +59,11 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     const name = index === 0 ? `this (${path.basename(ROOT)})` : path.basename(root);
     contenders.push({ name, root, url, process: gatewayProcess, cpuPerRequest: [], requestsPerSecond: [], p50: [], p99: [], firstChunk: [], streamCpu: [], streamsPerSecond: [], streamFirstChunk: [], errors: 0 });
   }
+  const proxyPort = await findFreePort();
+  children.push(start('tools/bench/src/minimal-proxy.js', { UPSTREAM: backends.emulator, PORT: String(proxyPort) }, { core: 0 }));
+  await waitForPort(proxyPort);
+  /** The added first chunk of paced streams is the gateway's over the minimal proxy's: both are measured against the emulator direct. */
+  const yardsticks = { direct: { baseUrl: backends.emulator, firstChunk: [] as number[] }, proxy: { baseUrl: `http://127.0.0.1:${proxyPort}`, firstChunk: [] as number[] } };
   const key = await createBenchKey(backends.billing);
   const plan = (contender: Contender, concurrency: number, stream: boolean, seconds = SECONDS) =>
     chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
@@ -96,16 +103,26 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
       contender.streamFirstChunk.push(percentile(result.firstChunk, 50));
       contender.errors += result.errors;
     }
+    for (const yardstick of Object.values(yardsticks)) {
+      const result = await runLoadUnstolen(chatLoadPlan({ baseUrl: yardstick.baseUrl, key: 'bench', model: PACED_UPSTREAM_MODEL }, 16, true, SECONDS));
+      yardstick.firstChunk.push(percentile(result.firstChunk, 50));
+    }
   }
+  const direct = median(yardsticks.direct.firstChunk);
+  const proxyAdds = median(yardsticks.proxy.firstChunk) - direct;
   const lines = [
     `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
     '',
-    '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | CPU per stream, c=16 (ms) | streams/s, c=16 | paced first chunk p50, c=16 (ms) | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | CPU per stream, c=16 (ms) | streams/s, c=16 | paced first chunk p50, c=16 (ms) | streams/s c=16 ÷ req/s c=64 (≥ 0.8) | added paced first chunk ÷ proxy\'s (≤ 2) | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...contenders.map((contender) => {
       const spread = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
-      return `| ${contender.name} | ${spread(contender.cpuPerRequest, 3)} | ${spread(contender.requestsPerSecond, 0)} | ${median(contender.p50).toFixed(2)} | ${median(contender.p99).toFixed(2)} | ${median(contender.firstChunk).toFixed(2)} | ${spread(contender.streamCpu, 3)} | ${spread(contender.streamsPerSecond, 0)} | ${median(contender.streamFirstChunk).toFixed(2)} | ${contender.errors} |`;
+      const streamRatio = median(contender.streamsPerSecond) / median(contender.requestsPerSecond);
+      const firstChunkRatio = (median(contender.streamFirstChunk) - direct) / proxyAdds;
+      return `| ${contender.name} | ${spread(contender.cpuPerRequest, 3)} | ${spread(contender.requestsPerSecond, 0)} | ${median(contender.p50).toFixed(2)} | ${median(contender.p99).toFixed(2)} | ${median(contender.firstChunk).toFixed(2)} | ${spread(contender.streamCpu, 3)} | ${spread(contender.streamsPerSecond, 0)} | ${median(contender.streamFirstChunk).toFixed(2)} | ${streamRatio.toFixed(2)} | ${firstChunkRatio.toFixed(2)} | ${contender.errors} |`;
     }),
+    '',
+    `Paced first chunk p50 at concurrency 16: emulator direct ${direct.toFixed(2)} ms, minimal proxy ${median(yardsticks.proxy.firstChunk).toFixed(2)} ms (adds ${proxyAdds.toFixed(2)} ms).`,
     '',
   ].join('\n');
   process.stdout.write(`\n${lines}\n`);

@@ -16,7 +16,6 @@
 // per prompt-size measurement (1; see prompt-sizes.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
@@ -34,6 +33,7 @@ import {
   runBench,
   start,
   startBackends,
+  waitForPort,
   waitHealthy,
   warmUp,
 } from './services';
@@ -42,21 +42,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGETS = ['direct', 'proxy', 'gateway'] as const;
 type Target = (typeof TARGETS)[number];
 
-/** The minimal proxy has no health route: it is up once it accepts a connection. */
-async function waitForPort(port: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.end();
-        resolve(true);
-      }).on('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`nothing listens on port ${port}`);
-}
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const PROMPT_SECONDS = Number(process.env.BENCH_PROMPT_SECONDS ?? 1);
 const ONLY = process.env.BENCH_ONLY;

@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { dropRedisNamespace } from '@igw/messaging';
@@ -58,6 +59,22 @@ export async function waitHealthy(url: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${url} did not become healthy`);
+}
+
+/** The minimal proxy has no health route: it is up once it accepts a connection. */
+export async function waitForPort(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      }).on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`nothing listens on port ${port}`);
 }
 
 /** The fields of a /proc/<pid>/stat line after the command name (which may hold spaces): state, ppid, ... */

@@ -39,6 +39,8 @@ export class RequestContext {
   private streaming = false;
   private eventsWritten = 0;
   private contentEventsWritten = 0;
+  /** Frames of the events of this turn of the event loop not handed to the response yet (see `event()`). */
+  private pending = '';
 
   constructor(
     readonly req: IncomingMessage,
@@ -88,6 +90,7 @@ export class RequestContext {
    */
   async abort(): Promise<void> {
     if (abortedResponses.has(this.res) || this.res.destroyed) return;
+    this.flushEvents();
     abortedResponses.add(this.res);
     if (this.res.headersSent && this.eventsWritten === 0) this.res.flushHeaders();
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -151,18 +154,24 @@ export class RequestContext {
   }
 
   /**
-   * Writes one SSE event immediately (one socket write per event, no batching).
-   * Waits the chunk delay before every event but the first, and for the socket to
-   * drain under backpressure. Resolves false if the client is gone (or `@fail-after`
-   * cut the connection): stop writing. `content` says whether the event carries generated
-   * content (see the file header for the default).
+   * Writes one SSE event. Events written in the same turn of the event loop (a stream without
+   * a chunk delay: all of them) leave as one write at its end, or at the stream's end (as the
+   * socket would have sent them anyway: Node corks a chunked response until then), which
+   * saves a response write and its chunk framing per event; the bytes of the stream are the
+   * same. Waits the chunk delay before every event but the first, and for the socket to
+   * drain under backpressure. Resolves false if the client is gone (or `@fail-after` cut the
+   * connection): stop writing. `content` says whether the event carries generated content
+   * (see the file header for the default). `@fail-after` writes event by event.
    */
   async event(data: string, eventName?: string, content?: boolean): Promise<boolean> {
     if (!this.streaming || this.closed) return false;
     if (this.eventsWritten > 0 && this.chunkDelayMs > 0 && !(await this.sleep(this.chunkDelayMs))) return false;
+    // A write of an earlier turn filled the socket: wait for it before writing more.
+    if (this.pending === '' && this.res.writableNeedDrain && !(await this.drained())) return false;
     const frame = eventName === undefined ? `data: ${data}\n\n` : `event: ${eventName}\ndata: ${data}\n\n`;
     const failAfter = this.controls.failAfter;
     if (failAfter !== undefined) {
+      this.flushEvents();
       const isContent = content ?? isContentEvent(data, eventName);
       if (this.contentEventsWritten >= failAfter && (isContent || failAfter > 0)) {
         await this.abort();
@@ -173,7 +182,9 @@ export class RequestContext {
       return this.writeFlushed(frame);
     }
     this.eventsWritten++;
-    if (this.res.write(frame)) return true;
+    if (this.pending === '') process.nextTick(this.flushEvents);
+    this.pending += frame;
+    if (this.pending.length < MAX_PENDING_CHARS || this.flushEvents()) return true;
     return this.drained();
   }
 
@@ -185,8 +196,23 @@ export class RequestContext {
       return;
     }
     this.finished = true;
-    this.res.end();
+    const rest = this.pending;
+    this.pending = '';
+    if (rest === '') this.res.end();
+    else this.res.end(rest);
   }
+
+  /**
+   * Hands the events written so far to the response; false when its buffer is full (the next
+   * event waits for it to drain). Call it before writing to `res` directly after events.
+   */
+  readonly flushEvents = (): boolean => {
+    if (this.pending === '') return true;
+    const frames = this.pending;
+    this.pending = '';
+    if (this.closed) return false;
+    return this.res.write(frames);
+  };
 
   /** Writes a frame and waits until it has reached the socket, so an abort() right after loses none of it. */
   private writeFlushed(frame: string): Promise<boolean> {
@@ -214,6 +240,9 @@ export class RequestContext {
 }
 
 function ignore(): void {}
+
+/** Events of one turn held back at most (characters) before they are written anyway. */
+const MAX_PENDING_CHARS = 64 * 1024;
 
 /** Default for `event()`'s `content`: OpenAI/Gemini-style data-only events, or Anthropic's content deltas. */
 function isContentEvent(data: string, eventName: string | undefined): boolean {

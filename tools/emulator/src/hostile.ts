@@ -123,6 +123,8 @@ async function pad(ctx: RequestContext, bytes: number): Promise<boolean> {
 /** One write; waits for the socket to drain when it is full. False once the client is gone. */
 function write(ctx: RequestContext, chunk: Buffer | string): Promise<boolean> | boolean {
   if (ctx.closed) return false;
+  // After the events of this turn, which wait to be written together.
+  ctx.flushEvents();
   if (ctx.res.write(chunk)) return true;
   return new Promise<boolean>((resolve) => {
     const done = (): void => {

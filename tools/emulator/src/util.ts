@@ -18,11 +18,20 @@ export function countWords(text: string): number {
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
+/** Random bytes drawn ahead, many ids' worth at a time: one call for random bytes per id cost more than the rest of a stream's answer. */
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+const POOL_BYTES = 4096;
+
 /** A random alphanumeric id of `length` characters, e.g. for `chatcmpl-<id>`. */
 export function randomId(length = 24): string {
-  const bytes = randomBytes(length);
+  if (poolAt + length > pool.length) {
+    pool = randomBytes(Math.max(POOL_BYTES, length));
+    poolAt = 0;
+  }
   let id = '';
-  for (let i = 0; i < length; i++) id += ALPHABET[bytes[i] % ALPHABET.length];
+  for (let i = 0; i < length; i++) id += ALPHABET[pool[poolAt + i] % ALPHABET.length];
+  poolAt += length;
   return id;
 }
 

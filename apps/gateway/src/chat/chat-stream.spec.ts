@@ -85,3 +85,53 @@ describe('chatStreamEvents settlement', () => {
     expect(settlements).toEqual([{ usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 }, reported: true }]);
   });
 });
+
+describe('chatStreamEvents forwarding upstream text', () => {
+  /** The client's events for these upstream texts, read as one batch with their text (`json`) or without it. */
+  async function clientEvents(texts: string[], includeUsage: boolean, withText: boolean): Promise<string[]> {
+    const batch = Object.assign(
+      texts.map((text) => JSON.parse(text) as UpstreamChatChunk),
+      withText ? { json: texts } : {},
+    );
+    const events = chatStreamEvents(
+      (async function* () {
+        yield batch;
+      })(),
+      { modelId: 'catalogue-id', includeUsage, prompt, settle: () => ({ credits_used: 7, usd_spent: 0.5 }), describeError: () => 'x' },
+    );
+    let written = '';
+    for await (const piece of events) written += piece;
+    return written.split('\n\n').filter((event) => event !== '');
+  }
+
+  const plain = (content: string, tail = ',"usage":null') =>
+    `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","system_fingerprint":"fp","choices":[{"index":0,"delta":{"content":"${content}"},"finish_reason":null}]${tail}}`;
+  const texts = [
+    plain('\\u00e9t\\u00e9'),
+    plain('no usage field', ''),
+    plain('usage not last', ',"usage":null,"x":1'),
+    // A model named inside the choices before the chunk's own, a model written with escapes, named twice.
+    '{"id":"c1","choices":[{"index":0,"delta":{"content":"a","model":"inner"},"finish_reason":null}],"model":"gpt-4o-mini","usage":null}',
+    '{"id":"c1","model":"gpt\\u002d4o-mini","choices":[{"index":0,"delta":{"content":"b"},"finish_reason":null}],"usage":null}',
+    '{"id":"c1","model":"gpt-4o-mini","model":"other","choices":[{"index":0,"delta":{"content":"c"},"finish_reason":null}],"usage":null}',
+    '{"id":"c1","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"c"},"finish_reason":null}],"model":"gpt-4o-mini","usage":null}',
+    // The chunk's own key written with an escape, only a nested one plainly.
+    '{"id":"c1","choices":[{"index":0,"delta":{"content":"c","model":"gpt-4o-mini"},"finish_reason":null}],"mod\\u0065l":"gpt-4o-mini","usage":null}',
+    // Usage named twice: the last one counts.
+    '{"id":"c1","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"e"},"finish_reason":null}],"usage":{"prompt_tokens":1},"usage":null}',
+    '{"id":"c1", "model" : "gpt-4o-mini", "choices":[{"index":0,"delta":{"content":"d"},"finish_reason":null}], "usage" : null}',
+    '{"id":"c1","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}',
+  ];
+
+  it.each([true, false])('sends what serializing the chunks sends (include_usage %s)', async (includeUsage) => {
+    const edited = await clientEvents(texts, includeUsage, true);
+    const serialized = await clientEvents(texts, includeUsage, false);
+    expect(edited.map((event) => (event.startsWith('data: {') ? JSON.parse(event.slice(6)) : event))).toEqual(
+      serialized.map((event) => (event.startsWith('data: {') ? JSON.parse(event.slice(6)) : event)),
+    );
+    // The first chunk left as the upstream wrote it, only renamed (its escapes kept).
+    expect(edited[0]).toContain('"content":"\\u00e9t\\u00e9"');
+    expect(edited[0]).toContain('"model":"catalogue-id"');
+    expect(edited[0].includes('"usage":null')).toBe(includeUsage);
+  });
+});

@@ -1,4 +1,4 @@
-import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
+import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChunkBatch } from '../provider.types';
 import { openEventBatches, postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
@@ -60,7 +60,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
     return completion;
   }
 
-  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
+  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChunkBatch>> {
     const events = await openEventBatches({
       provider: target.provider,
       url: this.endpoint.url(target),
@@ -85,36 +85,42 @@ function searches(provider: string, request: UpstreamChatRequest): boolean {
 }
 
 /**
- * The chunks of each batch of events, parsed in one synchronous pass; `[DONE]` ends the
- * stream (what follows it is not read). A malformed event or an error event stops reading
- * (closing the connection) and rejects.
+ * The chunks of each batch of events, parsed in one synchronous pass, with their text
+ * (`UpstreamChunkBatch.json`); `[DONE]` ends the stream (what follows it is not read). A
+ * malformed event or an error event stops reading (closing the connection) and rejects.
  */
-function openAiChunkBatches(provider: string, events: AsyncIterable<SseEvent[]>, searched: boolean): AsyncIterable<UpstreamChatChunk[]> {
+function openAiChunkBatches(provider: string, events: AsyncIterable<SseEvent[]>, searched: boolean): AsyncIterable<UpstreamChunkBatch> {
   const source = events[Symbol.asyncIterator]();
+  const reader = new OpenAiChunkReader(provider, searched);
   let over = false;
-  const stop = (): Promise<IteratorResult<UpstreamChatChunk[]>> => {
+  const stop = (): Promise<IteratorResult<UpstreamChunkBatch>> => {
     over = true;
     return Promise.resolve(source.return?.(undefined)).then(() => ({ value: undefined, done: true }));
   };
-  const next = (): Promise<IteratorResult<UpstreamChatChunk[]>> => {
+  const next = (): Promise<IteratorResult<UpstreamChunkBatch>> => {
     if (over) return Promise.resolve({ value: undefined, done: true });
     return source.next().then((result) => {
       if (result.done) {
         over = true;
         return { value: undefined, done: true };
       }
-      const chunks: UpstreamChatChunk[] = [];
+      const chunks: UpstreamChunkBatch = [];
+      const json: Array<string | undefined> = [];
       try {
         for (const event of result.value) {
           if (event.data === '[DONE]') {
             over = true;
             break;
           }
-          chunks.push(openAiChunk(provider, event, searched));
+          const chunk = reader.read(event.data);
+          chunks.push(chunk);
+          // A search's usage chunk was given its count: its text no longer says what the chunk does.
+          json.push(searched && chunk.usage ? undefined : event.data);
         }
       } catch (error) {
         return stop().then(() => Promise.reject(error));
       }
+      chunks.json = json;
       if (over) {
         void source.return?.(undefined);
         return chunks.length > 0 ? { value: chunks, done: false } : { value: undefined, done: true };
@@ -122,14 +128,148 @@ function openAiChunkBatches(provider: string, events: AsyncIterable<SseEvent[]>,
       return chunks.length > 0 ? { value: chunks, done: false } : next();
     });
   };
-  const iterator: AsyncIterator<UpstreamChatChunk[]> = { next, return: stop };
+  const iterator: AsyncIterator<UpstreamChunkBatch> = { next, return: stop };
   return { [Symbol.asyncIterator]: () => iterator };
 }
 
-function openAiChunk(provider: string, event: SseEvent, searched: boolean): UpstreamChatChunk {
+/** New content shapes tried per stream while none of them fits a later chunk (see OpenAiChunkReader). */
+const UNUSED_SHAPES_PER_STREAM = 4;
+
+/**
+ * Reads the chunks of one stream. Its chunks mostly differ only in the text of their content
+ * (the same id, model, index and nulls around it): once a chunk with content was parsed, the
+ * next ones that have its very text before and after the content's string are read by taking
+ * that string alone (ContentShape), a fraction of JSON.parse's cost, into the chunk JSON.parse
+ * would give. Chunks of another shape are parsed in full; a stream whose chunks never share a
+ * shape (an upstream padding each chunk differently) stops trying after a few. Exported for its tests.
+ */
+export class OpenAiChunkReader {
+  private shape: ContentShape | undefined;
+  private unusedShapesLeft = UNUSED_SHAPES_PER_STREAM;
+
+  constructor(
+    private readonly provider: string,
+    private readonly searched: boolean,
+  ) {}
+
+  read(data: string): UpstreamChatChunk {
+    const shape = this.shape;
+    const fitted = shape?.read(data);
+    if (fitted !== undefined) return fitted;
+    const chunk = openAiChunk(this.provider, data, this.searched);
+    if (this.unusedShapesLeft > 0) {
+      const next = ContentShape.of(data, chunk);
+      if (next !== undefined) {
+        if (shape === undefined || !shape.used) this.unusedShapesLeft--;
+        this.shape = next;
+      }
+    }
+    return chunk;
+  }
+}
+
+/**
+ * The text of a chunk around its content's string, and the chunk parsed from it: a chunk whose
+ * text is `before`, a JSON string, then `after` is that chunk with the string as its content
+ * (replacing one string token by another leaves the rest of the JSON as it was).
+ */
+class ContentShape {
+  /** A chunk was read with this shape. */
+  used = false;
+
+  private constructor(
+    private readonly before: string,
+    private readonly after: string,
+    /** The chunk the shape was taken from, copied: every object a chunk read with it has is a new one. */
+    private readonly sample: UpstreamChatChunk,
+  ) {}
+
+  /**
+   * The shape of a chunk with one choice whose delta has a string `content`, when its text names
+   * `content` once and its objects hold only strings, numbers, booleans and nulls (the nested
+   * ones are copied for each chunk; no other value could be shared between chunks).
+   */
+  static of(data: string, chunk: UpstreamChatChunk): ContentShape | undefined {
+    if (chunk.choices.length !== 1 || (chunk.usage !== null && chunk.usage !== undefined)) return undefined;
+    const [choice] = chunk.choices;
+    const delta = choice.delta as Record<string, unknown> | undefined;
+    // The chunk opening the answer (with its role) has a shape of its own, which no other has.
+    if (typeof delta?.content !== 'string' || delta.role !== undefined) return undefined;
+    if (!onlyScalars(chunk, 'choices') || !onlyScalars(choice, 'delta') || !onlyScalars(delta)) return undefined;
+    const key = data.indexOf('"content":');
+    if (key < 0 || data.indexOf('"content":', key + 1) >= 0) return undefined;
+    const start = key + '"content":'.length;
+    const end = stringTokenEnd(data, start);
+    if (end < 0 || stringValue(data, start, end) !== delta.content) return undefined;
+    const before = data.slice(0, start);
+    const after = data.slice(end);
+    // Keys written with escapes could hide another `content`: such a text is not a shape.
+    if (before.includes('\\') || after.includes('\\')) return undefined;
+    return new ContentShape(before, after, { ...chunk, choices: [{ ...choice, delta: { ...choice.delta } }] });
+  }
+
+  /** The chunk of `data` when it has this shape, else undefined. */
+  read(data: string): UpstreamChatChunk | undefined {
+    const { before, after } = this;
+    const end = data.length - after.length;
+    // Compared as strings of their own: V8's startsWith and endsWith compare a long text
+    // several times slower than an equality of two strings.
+    if (end - before.length < 2 || data.slice(0, before.length) !== before || data.slice(end) !== after) return undefined;
+    const content = stringValue(data, before.length, end);
+    if (content === undefined) return undefined;
+    this.used = true;
+    const sample = this.sample;
+    const choice = sample.choices[0];
+    return { ...sample, choices: [{ ...choice, delta: { ...choice.delta, content } }] };
+  }
+}
+
+function onlyScalars(object: object, except?: string): boolean {
+  for (const key in object) {
+    const value = (object as Record<string, unknown>)[key];
+    if (key !== except && typeof value === 'object' && value !== null) return false;
+  }
+  return true;
+}
+
+/** Where the JSON string token starting at `start` ends (just past its closing quote); -1 if none does. */
+function stringTokenEnd(text: string, start: number): number {
+  if (text.charCodeAt(start) !== 34 /* " */) return -1;
+  for (let at = start + 1; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 92 /* \ */) at++;
+    else if (code === 34) return at + 1;
+  }
+  return -1;
+}
+
+/** The value of `text.slice(start, end)` when that is exactly one JSON string token, else undefined. */
+function stringValue(text: string, start: number, end: number): string | undefined {
+  const last = end - 1;
+  if (last <= start || text.charCodeAt(start) !== 34 || text.charCodeAt(last) !== 34) return undefined;
+  let escapes = false;
+  let at = start + 1;
+  for (; at < last; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 92) {
+      escapes = true;
+      at++;
+    } else if (code === 34 || code < 32) return undefined;
+  }
+  // Past the last quote: it was escaped, so the token does not end there.
+  if (at !== last) return undefined;
+  if (!escapes) return text.slice(start + 1, last);
+  try {
+    return JSON.parse(text.slice(start, end)) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+function openAiChunk(provider: string, data: string, searched: boolean): UpstreamChatChunk {
   let chunk: UpstreamChatChunk & { error?: { message?: string; code?: unknown } };
   try {
-    chunk = JSON.parse(event.data) as typeof chunk;
+    chunk = JSON.parse(data) as typeof chunk;
   } catch {
     throw new UpstreamProtocolError(provider, 'a stream event is not JSON');
   }

@@ -382,9 +382,9 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
           }
           return true;
         }
-        const overtime = new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} ran past the gateway's limit of ${describeDuration(limits.maxStreamMs)}`, true);
+        // The error is made only when the time is up: an error's stack trace costs more than a stream's parsing.
         timer = setTimeout(() => {
-          cut(overtime);
+          cut(new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} ran past the gateway's limit of ${describeDuration(limits.maxStreamMs)}`, true));
           wake();
         }, Math.max(0, deadline - Date.now()));
         // An open stream must not be what keeps a stopping process alive.

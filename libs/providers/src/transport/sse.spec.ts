@@ -1,4 +1,4 @@
-import { parseSse, SseEventTooLargeError } from './sse';
+import { parseSse, SseEventTooLargeError, SseParser } from './sse';
 
 async function collect(pieces: Iterable<string>, maxEventChars?: number) {
   async function* source() {
@@ -46,6 +46,21 @@ describe('parseSse', () => {
     const line = `data: ${'y'.repeat(40)}\n`;
     await expect(collect([line.repeat(3) + '\n'], 100)).rejects.toThrow(SseEventTooLargeError);
     expect(await collect([(line.repeat(2) + '\n').repeat(5)], 100)).toHaveLength(5);
+  });
+
+  it('decodes characters cut between reads and skips a byte order mark opening the stream (only there)', () => {
+    const bytes = Buffer.from('\uFEFFdata: h\u00e9llo \u{1F44B}\n\ndata: \uFEFFx\n\n', 'utf8');
+    const parser = new SseParser();
+    const events = [];
+    for (let at = 0; at < bytes.length; at++) events.push(...parser.push(bytes.subarray(at, at + 1)));
+    expect(events).toEqual([
+      { event: undefined, data: 'h\u00e9llo \u{1F44B}' },
+      { event: undefined, data: '\uFEFFx' },
+    ]);
+  });
+
+  it('reads `data:` lines with and without their space, and empty ones', () => {
+    expect(new SseParser().push('data:a\ndata: b\ndata:\ndata\ndata:  c\n\n')).toEqual([{ event: undefined, data: 'a\nb\n\n\n c' }]);
   });
 
   it('finds the end of a long line that arrives in many pieces', async () => {

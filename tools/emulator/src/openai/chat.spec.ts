@@ -431,3 +431,23 @@ describe('audio output', () => {
     expect(usage.completion_tokens).toBe(5 * countWords(text));
   });
 });
+
+describe('stream event text', () => {
+  it.each([
+    ['text, two choices, with usage', { messages: user('Hello "quoted" \u00e9 \u{1F44B} there'), n: 2, stream_options: { include_usage: true } }],
+    ['a refusal', { messages: user('refuse me') }],
+    ['a tool call', { messages: user('weather please'), tools: [weatherTool] }],
+    ['logprobs', { messages: user('a b'), logprobs: true, top_logprobs: 1 }],
+  ])('is each chunk exactly as JSON.stringify writes it, key order included (%s)', async (_name, body) => {
+    const res = await post({ model: 'gpt-4o-mini', ...body, stream: true });
+    const events = (await res.text()).split('\n\n').filter((event) => event !== '' && event !== 'data: [DONE]');
+    expect(events.length).toBeGreaterThan(2);
+    for (const event of events) {
+      const data = event.slice('data: '.length);
+      const chunk = JSON.parse(data) as Record<string, unknown>;
+      expect(Object.keys(chunk).slice(0, 7)).toEqual(['id', 'object', 'created', 'model', 'service_tier', 'system_fingerprint', 'choices']);
+      for (const choice of chunk.choices as object[]) expect(Object.keys(choice)).toEqual(['index', 'delta', 'logprobs', 'finish_reason']);
+      expect(data).toBe(JSON.stringify(chunk));
+    }
+  });
+});

@@ -83,6 +83,8 @@ export const TOOL_ARGUMENTS = '{"location":"Paris"}';
 export const CUSTOM_TOOL_INPUT = 'Paris';
 export const CITATION = { title: 'Emulated source', url: 'https://example.com/emulated' } as const;
 const SYSTEM_FINGERPRINT = 'fp_emulator';
+/** Stands for a chunk's choices while its envelope is serialized (no id or model holds it). */
+const CHOICES_MARK = '\u0000choices\u0000';
 const MAX_CHOICES = 128;
 const MAX_TOP_LOGPROBS = 20;
 const MAX_STOP_SEQUENCES = 4;
@@ -328,7 +330,7 @@ interface Completion {
 
 async function streamCompletion(ctx: RequestContext, request: ChatRequest, completion: Completion): Promise<void> {
   const { id, created, reply, usage, callIds, audioIds } = completion;
-  const chunk = (choices: unknown[], chunkUsage: ChatUsage | null = null): string =>
+  const chunkOf = (choices: unknown, chunkUsage: ChatUsage | null = null): string =>
     JSON.stringify({
       id,
       object: 'chat.completion.chunk',
@@ -340,6 +342,12 @@ async function streamCompletion(ctx: RequestContext, request: ChatRequest, compl
       // With include_usage, OpenAI puts `usage: null` on every chunk but the last.
       ...(request.includeUsage ? { usage: chunkUsage } : {}),
     });
+  // Every chunk but the usage chunk is the same text around its choices: made once, the
+  // choices' JSON put in per chunk (the same bytes as serializing each chunk whole).
+  const [before, after, ...more] = chunkOf(CHOICES_MARK).split(JSON.stringify(CHOICES_MARK));
+  const envelope = more.length === 0 && after !== undefined ? { before, after } : undefined;
+  const chunk = (choices: unknown[], chunkUsage: ChatUsage | null = null): string =>
+    envelope === undefined || chunkUsage !== null ? chunkOf(choices, chunkUsage) : envelope.before + JSON.stringify(choices) + envelope.after;
   const choice = (index: number, delta: Record<string, unknown>, finish: FinishReason | null, logprobs: unknown = null): unknown => ({
     index,
     delta,
@@ -350,6 +358,16 @@ async function streamCompletion(ctx: RequestContext, request: ChatRequest, compl
   const send = async (content: boolean, make: (index: number) => unknown): Promise<boolean> => {
     for (let i = 0; i < request.n; i++) {
       if (!(await ctx.event(chunk([make(i)]), undefined, content))) return false;
+    }
+    return true;
+  };
+  /** As `send`, for a word of text without logprobs: the choice's JSON written out, as JSON.stringify would write it. */
+  const sendWord = async (field: string, text: string): Promise<boolean> => {
+    if (envelope === undefined) return send(true, (i) => choice(i, { [field]: text }, null));
+    const delta = `{${JSON.stringify(field)}:${JSON.stringify(text)}}`;
+    for (let i = 0; i < request.n; i++) {
+      const data = `${envelope.before}[{"index":${i},"delta":${delta},"logprobs":null,"finish_reason":null}]${envelope.after}`;
+      if (!(await ctx.event(data, undefined, true))) return false;
     }
     return true;
   };
@@ -393,9 +411,12 @@ async function streamCompletion(ctx: RequestContext, request: ChatRequest, compl
     const top = request.topLogprobs;
     for (let w = 0; w < reply.returned.length; w++) {
       const text = w === 0 ? reply.returned[w] : ` ${reply.returned[w]}`;
-      const entry = top === undefined ? undefined : [logprobEntry(reply.returned[w], w, top)];
-      const logprobs =
-        entry === undefined ? null : reply.kind === 'refusal' ? { content: null, refusal: entry } : { content: entry, refusal: null };
+      if (top === undefined) {
+        if (!(await sendWord(field, text))) return;
+        continue;
+      }
+      const entry = [logprobEntry(reply.returned[w], w, top)];
+      const logprobs = reply.kind === 'refusal' ? { content: null, refusal: entry } : { content: entry, refusal: null };
       if (!(await send(true, (i) => choice(i, { [field]: text }, null, logprobs)))) return;
     }
   }
