@@ -1,4 +1,4 @@
-import { estimateChatPromptTokens, StreamedTokenCounter, type EstimableChatPrompt } from '@igw/domain';
+import { chatPromptTexts, countEachOffLoop, StreamedTokenCounter, type EstimableChatPrompt } from '@igw/domain';
 import type { UpstreamChatChunk, UpstreamChunkBatch, UpstreamUsage } from '@igw/providers';
 
 export interface StreamSettlement {
@@ -7,13 +7,15 @@ export interface StreamSettlement {
   reported: boolean;
 }
 
+type ChargedUsage = { credits_used: number; usd_spent: number };
+
 export interface ChatStreamOptions {
   modelId: string;
   includeUsage: boolean;
   /** The request as the upstream read it, for a tokenizer count when no usage comes. */
   prompt: EstimableChatPrompt;
   /** Prices the usage and records it; called exactly once, however the stream ends. Returns meta.usage. */
-  settle(settlement: StreamSettlement): { credits_used: number; usd_spent: number };
+  settle(settlement: StreamSettlement): ChargedUsage;
   describeError(error: unknown): string;
 }
 
@@ -58,14 +60,15 @@ export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatc
         else if (chunk.usage) {
           // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's usage.
           out.usage = { ...tally.usage!, web_search_calls: undefined };
-          out.meta = { usage: tally.settle() };
+          out.meta = { usage: tally.settleReported() };
         }
         events += `data: ${JSON.stringify(out)}\n\n`;
       }
       if (events !== '') yield events;
     }
     upstreamOver = true;
-    tally.settle();
+    const settling = tally.settle();
+    if (settling instanceof Promise) await settling;
     yield 'data: [DONE]\n\n';
   } catch (error) {
     upstreamOver = true;
@@ -73,7 +76,7 @@ export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatc
     yield `data: ${JSON.stringify({ error: { message: options.describeError(error), type: 'upstream_error' } })}\n\n`;
   } finally {
     if (upstreamOver || tally.usage) {
-      tally.settle();
+      await tally.settle();
       if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
     } else {
       // The client left mid-stream: read on, unsent, for the usage at the stream's end.
@@ -138,7 +141,7 @@ async function readToEnd(iterator: AsyncIterator<UpstreamChatChunk[]>, tally: St
     // Cut off (the background limit) or failed: what was read is counted instead.
   } finally {
     try {
-      tally.settle();
+      await tally.settle();
     } catch {
       // Nothing to answer any more; recording failures are the recorder's to report.
     }
@@ -183,15 +186,31 @@ class StreamTally {
     if (chunk.usage) this.usage = { ...chunk.usage, total_tokens: chunk.usage.prompt_tokens + chunk.usage.completion_tokens };
   }
 
-  /** Settles once; later calls return undefined. */
-  settle(): { credits_used: number; usd_spent: number } | undefined {
+  /** Settles once with the usage the upstream reported (read before): at once. Later calls return undefined. */
+  settleReported(): ChargedUsage | undefined {
     if (this.settled) return undefined;
     this.settled = true;
-    if (this.usage) return this.options.settle({ usage: this.usage, reported: true });
-    const prompt = estimateChatPromptTokens(this.options.prompt);
+    return this.options.settle({ usage: this.usage!, reported: true });
+  }
+
+  /**
+   * Settles once: with the usage the upstream reported, else with a tokenizer count, the
+   * prompt's in the token counting workers when it is long (a Promise then). Later calls
+   * return undefined.
+   */
+  settle(): ChargedUsage | undefined | Promise<ChargedUsage> {
+    if (this.settled) return undefined;
+    if (this.usage) return this.settleReported();
+    this.settled = true;
     this.countKeptText();
     const completion = this.generated.total();
-    return this.options.settle({ usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, reported: false });
+    const { texts, fixedTokens } = chatPromptTexts(this.options.prompt);
+    const settleCounted = (counts: number[]) => {
+      const prompt = counts.reduce((sum, count) => sum + count, fixedTokens);
+      return this.options.settle({ usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, reported: false });
+    };
+    const counts = countEachOffLoop(texts);
+    return counts instanceof Promise ? counts.then(settleCounted) : settleCounted(counts);
   }
 
   private keep(piece: string): void {
