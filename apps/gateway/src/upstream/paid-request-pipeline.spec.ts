@@ -42,12 +42,22 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
     expect(events).toEqual(['admit {"input_tokens":10}', 'check', 'send openai', 'settle {"input_tokens":3}', 'finish', 'deliver result! false']);
   });
 
-  it('sends nothing when a check after admission refuses, and still finishes', async () => {
+  it.each([
+    ['a check before the call refuses', { beforeCall: () => Promise.reject(new Error('too long')) }],
+    [
+      'a check alongside the call refuses at once',
+      {
+        checkAlongside: () => {
+          throw new Error('too long');
+        },
+      },
+    ],
+  ])('sends nothing when %s, and still finishes', async (_name, check) => {
     const events: string[] = [];
     const send = jest.fn();
     await expect(
       pipelineWith(events).run(request(), plan, {
-        beforeCall: () => Promise.reject(new Error('too long')),
+        ...check,
         send,
         unreadUnits: () => ({ input_tokens: 99 }),
         settle: () => 'never',
@@ -156,6 +166,14 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
       return { verdict, pass, refuse };
     }
 
+    /** Refuses the check: the call's signal is aborted, nothing is settled, and the refusal is the outcome. */
+    async function expectWithdrawnOnRefusal(check: ReturnType<typeof pendingCheck>, outcome: Promise<unknown>, upstreamSignal: Cancellation, events: string[]) {
+      check.refuse(new Error('too long'));
+      await expect(outcome).rejects.toThrow('too long');
+      expect(upstreamSignal.aborted).toBe(true);
+      expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
+    }
+
     it('sends while the check runs, and answers only once it passed', async () => {
       const events: string[] = [];
       const check = pendingCheck();
@@ -192,10 +210,7 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
         await new Promise((resolve) => setImmediate(resolve));
         if (clientLeaves) client.abort();
         expect(upstreamSignal!.aborted).toBe(false);
-        check.refuse(new Error('too long'));
-        await expect(answering).rejects.toThrow('too long');
-        expect(upstreamSignal!.aborted).toBe(true);
-        expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
+        await expectWithdrawnOnRefusal(check, answering, upstreamSignal!, events);
       }
     });
 
@@ -209,11 +224,8 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
         unreadUnits: () => ({ input_tokens: 99 }),
       });
       await new Promise((resolve) => setImmediate(resolve));
-      check.refuse(new Error('too long'));
-      await expect(opening).rejects.toThrow('too long');
       // The stream listens to the call's signal until it is over: aborting it closes the connection.
-      expect(upstreamSignal!.aborted).toBe(true);
-      expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
+      await expectWithdrawnOnRefusal(check, opening, upstreamSignal!, events);
     });
 
     it('bills the unread estimate of a failed call only once the check passed', async () => {
@@ -231,23 +243,6 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
       check.pass();
       await expect(answering).rejects.toThrow('connection reset');
       expect(events).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":99}', 'finish']);
-    });
-
-    it('sends nothing when the check refuses at once', async () => {
-      const events: string[] = [];
-      const send = jest.fn();
-      await expect(
-        pipelineWith(events).run(request(), plan, {
-          checkAlongside: () => {
-            throw new Error('too long');
-          },
-          send,
-          unreadUnits: () => ({ input_tokens: 99 }),
-          settle: () => 'never',
-        }),
-      ).rejects.toThrow('too long');
-      expect(send).not.toHaveBeenCalled();
-      expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
     });
   });
 });
