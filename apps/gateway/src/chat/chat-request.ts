@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto } from '@igw/contracts';
-import { checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas, promptTexts, type BudgetVerdict } from '@igw/domain';
+import { checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas, promptTexts, whenCounted, type BudgetVerdict } from '@igw/domain';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS } from '@igw/providers';
 import { GatewayException } from '@igw/platform';
 
@@ -59,7 +59,7 @@ export function assertPromptFitsContext(model: CatalogueModel, body: ChatComplet
       `${ErrorMessages.bodyValidationPrefix} messages: the prompt is ${verdict.exact ? 'about' : 'at least'} ${verdict.tokens + formatTokens} tokens${asked}, more than the ${contextLength}-token context of ${model.id}.`,
     );
   };
-  return verdicts instanceof Promise ? verdicts.then(refuseIfTooLong) : refuseIfTooLong(verdicts);
+  return whenCounted(verdicts, refuseIfTooLong);
 }
 
 /** The kinds of upstream a request may be sent to, for the ceiling's provider-specific parts. */

@@ -1,4 +1,4 @@
-import { chatPromptTexts, countEachOffLoop, StreamedTokenCounter, type EstimableChatPrompt } from '@igw/domain';
+import { chatPromptTexts, countEachOffLoop, StreamedTokenCounter, whenCounted, type EstimableChatPrompt } from '@igw/domain';
 import type { UpstreamChatChunk, UpstreamChunkBatch, UpstreamUsage } from '@igw/providers';
 
 export interface StreamSettlement {
@@ -209,8 +209,7 @@ class StreamTally {
       const prompt = counts.reduce((sum, count) => sum + count, fixedTokens);
       return this.options.settle({ usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, reported: false });
     };
-    const counts = countEachOffLoop(texts);
-    return counts instanceof Promise ? counts.then(settleCounted) : settleCounted(counts);
+    return whenCounted(countEachOffLoop(texts), settleCounted);
   }
 
   private keep(piece: string): void {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
-import { chatPromptTexts, chatUnits, countEachOffLoop } from '@igw/domain';
+import { chatPromptTexts, chatUnits, countEachOffLoop, whenCounted } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
@@ -46,7 +46,7 @@ export class ChatService {
       settle: (completion, admitted) => {
         const usage = usageOf(completion, call.body);
         const answer = (counted: UpstreamUsage) => completionOf(completion, plan.model, counted, settle(plan.model, counted, admitted));
-        return usage instanceof Promise ? usage.then(answer) : answer(usage);
+        return whenCounted(usage, answer);
       },
       deliver: (completion, clientGone) => {
         if (!clientGone) deliver(completion);
@@ -91,9 +91,7 @@ export class ChatService {
       send,
       unreadUnits: (unread) => {
         const output = unread === 'answer-unread' ? plan.ceiling.output_tokens : 0;
-        const units = (usage: UpstreamUsage) => chatUnits(usage, pricedUnitsOf(plan.model));
-        const usage = estimatedUsage(call.body, output);
-        return usage instanceof Promise ? usage.then(units) : units(usage);
+        return whenCounted(estimatedUsage(call.body, output), (usage) => chatUnits(usage, pricedUnitsOf(plan.model)));
       },
     };
   }
@@ -231,6 +229,5 @@ function estimatedUsage(request: ChatCompletionRequestDto, generated: number | s
     if (webSearchCalls) usage.web_search_calls = webSearchCalls;
     return usage;
   };
-  const counts = countEachOffLoop([...texts, ...generatedTexts]);
-  return counts instanceof Promise ? counts.then(usageOf) : usageOf(counts);
+  return whenCounted(countEachOffLoop([...texts, ...generatedTexts]), usageOf);
 }

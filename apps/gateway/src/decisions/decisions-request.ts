@@ -12,7 +12,7 @@ import {
   type DecisionRequestDto,
   type DecisionShape,
 } from '@igw/contracts';
-import { checkTokenBudgets, NON_TEXT_PART_TOKENS, type BudgetVerdict } from '@igw/domain';
+import { checkTokenBudgets, NON_TEXT_PART_TOKENS, whenCounted, type BudgetVerdict } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 
 /** Catalogue tag of a decision model that takes the Luna shape (`input`, questions as an array). */
@@ -160,5 +160,5 @@ export function assertWithinContext(model: CatalogueModel, shape: DecisionShape,
     );
   };
   const verdicts = checkTokenBudgets([{ texts: [text], budget: context - images }]);
-  return verdicts instanceof Promise ? verdicts.then(refuseIfTooLong) : refuseIfTooLong(verdicts);
+  return whenCounted(verdicts, refuseIfTooLong);
 }

@@ -16,7 +16,7 @@ import {
 import { MessagingService, RpcTimeoutError } from '@igw/messaging';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
-import { countEachOffLoop } from '@igw/domain';
+import { countEachOffLoop, whenCounted } from '@igw/domain';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { toClientError } from '../upstream/upstream-error.mapper';
 import { selectSources } from '../upstream/upstream-route';
@@ -81,8 +81,7 @@ export class DecisionsService {
             const tokensOf = new Map(texts.map((text, index) => [text, counts[index]]));
             job.estimatedInputTokens = inputTokensOf(shape, job.via, call.body, job.questions, (text) => tokensOf.get(text)!);
           };
-          const counts = countEachOffLoop(texts);
-          return counts instanceof Promise ? counts.then(record) : record(counts);
+          return whenCounted(countEachOffLoop(texts), record);
         };
         const checked = assertWithinContext(prepared.model, prepared.shape, call.body);
         return checked ? checked.then(estimate) : estimate();

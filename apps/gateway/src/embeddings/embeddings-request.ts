@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type EmbeddingInput } from '@igw/contracts';
-import { checkTokenBudgets, type BudgetCheck, type BudgetVerdict } from '@igw/domain';
+import { checkTokenBudgets, whenCounted, type BudgetCheck, type BudgetVerdict } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 import { embeddingsAdapterFor, findProvider } from '@igw/providers';
 
@@ -63,7 +63,7 @@ export function assertWithinContext(model: CatalogueModel, inputs: ReadonlyArray
     if (index >= 0) refuse(index, verdicts[index]);
   };
   const counted = checks.length > 0 ? checkTokenBudgets(checks) : [];
-  return counted instanceof Promise ? counted.then(refuseFirstTooLong) : refuseFirstTooLong(counted);
+  return whenCounted(counted, refuseFirstTooLong);
 
   function refuse(index: number, verdict: BudgetVerdict): never {
     const field = typeof inputs[index] === 'string' && inputs.length === 1 ? 'input' : `input[${index}]`;

@@ -3,7 +3,7 @@ import type { EmbeddingListDto, EmbeddingRequestDto } from '@igw/contracts';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
-import { countAllOffLoop } from '@igw/domain';
+import { countAllOffLoop, whenCounted } from '@igw/domain';
 import type { AdmittedRequest } from '../limits/request-meter';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { planTargets, selectSources } from '../upstream/upstream-route';
@@ -59,12 +59,10 @@ export class EmbeddingsService {
           { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
         ),
       unreadUnits: () => {
-        const counted = countedInputTokens(inputs);
-        return counted instanceof Promise ? counted.then((tokens) => ({ input_tokens: tokens })) : { input_tokens: counted };
+        return whenCounted(countedInputTokens(inputs), (tokens) => ({ input_tokens: tokens }));
       },
       settle: (result, admitted) => {
-        const counted = promptTokensOf(result, inputs);
-        return counted instanceof Promise ? counted.then((tokens) => answer(result, tokens, admitted)) : answer(result, counted, admitted);
+        return whenCounted(promptTokensOf(result, inputs), (tokens) => answer(result, tokens, admitted));
       },
     });
   }
@@ -81,6 +79,5 @@ function promptTokensOf(result: UpstreamEmbeddingResult, inputs: ReadonlyArray<s
 function countedInputTokens(inputs: ReadonlyArray<string | number[]>): number | Promise<number> {
   const texts = inputs.filter((input): input is string => typeof input === 'string');
   const arrays = inputs.reduce((sum, input) => sum + (typeof input === 'string' ? 0 : input.length), 0);
-  const counted = countAllOffLoop(texts);
-  return counted instanceof Promise ? counted.then((tokens) => arrays + tokens) : arrays + counted;
+  return whenCounted(countAllOffLoop(texts), (tokens) => arrays + tokens);
 }

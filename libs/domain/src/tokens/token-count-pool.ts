@@ -161,6 +161,14 @@ export function checkTokenBudgets(checks: readonly BudgetCheck[], pool: TokenCou
 }
 
 /**
+ * `next` applied to a result that is a Promise only when the token counting workers count: at
+ * once when it is at hand, so a count on this thread costs no turn of the event loop.
+ */
+export function whenCounted<T, R>(counted: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
+  return counted instanceof Promise ? counted.then(next) : next(counted);
+}
+
+/**
  * The tokens of each text (countTokens, exact): on this thread when they are a little text,
  * else in the worker pool. Returns a Promise only when the pool counts.
  */
@@ -174,7 +182,5 @@ export function countEachOffLoop(texts: readonly string[], pool: TokenCountPool 
 
 /** The tokens of the texts together, as {@link countEachOffLoop} counts them. */
 export function countAllOffLoop(texts: readonly string[], pool: TokenCountPool = tokenCountPool): number | Promise<number> {
-  const counts = countEachOffLoop(texts, pool);
-  const sum = (each: readonly number[]) => each.reduce((total, count) => total + count, 0);
-  return counts instanceof Promise ? counts.then(sum) : sum(counts);
+  return whenCounted(countEachOffLoop(texts, pool), (each) => each.reduce((total, count) => total + count, 0));
 }
