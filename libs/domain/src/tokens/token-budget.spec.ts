@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import cl100k from 'gpt-tokenizer/bpeRanks/cl100k_base';
 import o200k from 'gpt-tokenizer/bpeRanks/o200k_base';
-import { countWithinBudget, LONGEST_TOKEN_BYTES, nextCut, tokenBounds } from './token-budget';
+import { nextCut } from './o200k-count';
+import { countWithinBudget, LONGEST_TOKEN_BYTES, tokenBounds } from './token-budget';
 import { countTokens } from './token-estimate';
 
 /** Text with what moves token boundaries: words, numbers, punctuation, runs of spaces and newlines, accents, CJK, emoji, long runs. */

@@ -1,3 +1,4 @@
+import { nextCut } from './o200k-count';
 import { countTokens } from './token-estimate';
 
 /**
@@ -64,19 +65,4 @@ export function countWithinBudget({ texts, budget }: BudgetCheck): BudgetVerdict
     }
   }
   return decided()!;
-}
-
-const WHITESPACE = /\s/;
-
-/**
- * The first index at or after `from` where the text can be cut without changing its count: a
- * space right after a character that is not whitespace. No o200k pre-token runs on from a
- * non-whitespace character into a space, and none reaches back across it, so the pieces are
- * the same either side (and a long run the counter slices lies wholly on one side).
- */
-export function nextCut(text: string, from: number): number {
-  for (let index = text.indexOf(' ', Math.max(from, 1)); index !== -1; index = text.indexOf(' ', index + 1)) {
-    if (!WHITESPACE.test(text[index - 1])) return index;
-  }
-  return text.length;
 }

@@ -1,10 +1,4 @@
-import { countTokens as countO200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
-
-/**
- * Special-token names in a client's text (`<|endoftext|>`) are counted as the plain text they
- * are: an upstream never reads them as control tokens from a message either.
- */
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+import { countO200kTokens, isWhitespace as isUnicodeWhitespace } from './o200k-count';
 
 /**
  * BPE merges one pre-tokenized piece (a run of letters, of punctuation or of whitespace) in
@@ -18,48 +12,38 @@ const LONG_RUN = new RegExp(`\\S{${LONGEST_COUNTED_RUN + 1},}|\\s{${LONGEST_COUN
 /** Tokens of a text with the o200k_base encoding (GPT-4o family), in time linear in its length. */
 export function countTokens(text: string): number {
   if (!text) return 0;
-  if (!hasLongRun(text)) return countO200kTokens(text, PLAIN_TEXT);
+  if (!hasLongRun(text)) return countO200kTokens(text);
   let total = 0;
   let counted = 0;
   LONG_RUN.lastIndex = 0;
   for (let run = LONG_RUN.exec(text); run !== null; run = LONG_RUN.exec(text)) {
-    if (run.index > counted) total += countO200kTokens(text.slice(counted, run.index), PLAIN_TEXT);
+    if (run.index > counted) total += countO200kTokens(text.slice(counted, run.index));
     const end = run.index + run[0].length;
     for (let slice = run.index; slice < end; slice += LONGEST_COUNTED_RUN) {
-      total += countO200kTokens(text.slice(slice, Math.min(slice + LONGEST_COUNTED_RUN, end)), PLAIN_TEXT);
+      total += countO200kTokens(text.slice(slice, Math.min(slice + LONGEST_COUNTED_RUN, end)));
     }
     counted = end;
   }
-  if (counted < text.length) total += countO200kTokens(text.slice(counted), PLAIN_TEXT);
+  if (counted < text.length) total += countO200kTokens(text.slice(counted));
   return total;
 }
 
 /**
  * Whether the text has a run of more than {@link LONGEST_COUNTED_RUN} whitespace or
- * non-whitespace characters: LONG_RUN's question, answered in one pass over the characters
- * (the regular expression retries at every character of every word, several times slower).
+ * non-whitespace characters: LONG_RUN's question, answered by looking only around every
+ * {@link LONGEST_COUNTED_RUN}th character (every such run covers one of them), so ordinary text
+ * costs a few characters per look.
  */
 export function hasLongRun(text: string): boolean {
-  let run = 0;
-  let inWhitespace = false;
-  for (let index = 0; index < text.length; index++) {
-    const whitespace = isUnicodeWhitespace(text.charCodeAt(index));
-    if (whitespace === inWhitespace) {
-      if (++run > LONGEST_COUNTED_RUN) return true;
-    } else {
-      inWhitespace = whitespace;
-      run = 1;
-    }
+  for (let probe = 0; probe < text.length; probe += LONGEST_COUNTED_RUN) {
+    const whitespace = isUnicodeWhitespace(text.charCodeAt(probe));
+    let start = probe;
+    while (start > 0 && isUnicodeWhitespace(text.charCodeAt(start - 1)) === whitespace) start--;
+    let end = probe + 1;
+    while (end < text.length && isUnicodeWhitespace(text.charCodeAt(end)) === whitespace) end++;
+    if (end - start > LONGEST_COUNTED_RUN) return true;
   }
   return false;
-}
-
-/** The characters of a regular expression's `\s`. */
-function isUnicodeWhitespace(code: number): boolean {
-  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
-  return (
-    code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
-  );
 }
 
 /** OpenAI's documented per-message overhead for chat prompts. */

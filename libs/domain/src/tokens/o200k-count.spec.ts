@@ -1,0 +1,69 @@
+import fc from 'fast-check';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { countTokens as countWithGptTokenizer } from 'gpt-tokenizer/encoding/o200k_base';
+import { countO200kTokens } from './o200k-count';
+
+const reference = (text: string) => countWithGptTokenizer(text, { disallowedSpecial: new Set<string>() });
+
+/** Every ASCII character class the scanner tells apart, and the characters its branches look for. */
+const ASCII_EDGES = ` \t\n\r\v\f\u0000\u0001\u007f!"#$%&'()*+,-./0123456789:;<=>?@[\\]^_\`{|}~aAzZsStTmMdDlLvVeErR`;
+
+describe('counting o200k tokens', () => {
+  it('counts every short ASCII text as gpt-tokenizer does', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...ASCII_EDGES), { maxLength: 40 }), (characters) => {
+        const text = characters.join('');
+        expect(countO200kTokens(text)).toBe(reference(text));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('counts contractions, capitals, numbers and whitespace runs as gpt-tokenizer does', () => {
+    const words = fc.constantFrom("it's", "IT'S", "we'LL", "they're", "I'm", "'d", "'ve", "don't", 'CamelCase', 'HTTPServer', 'ABC', 'a1b2', '1234567', '  ', '\n\n', ' \n ', '\r\n', '\t ', '//', ' /\n', '-->', '(x)', ' ');
+    fc.assert(
+      fc.property(fc.array(words, { maxLength: 30 }), (pieces) => {
+        const text = pieces.join('');
+        expect(countO200kTokens(text)).toBe(reference(text));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('counts text mixing ASCII with other characters as gpt-tokenizer does', () => {
+    const piece = fc.oneof(
+      fc.constantFrom('the ', 'The', ' ', '\n', "'s", '123', 'é', 'naïve ', '日本語', '👍🏽', '—', '\u00a0', '\u3000', '\u2028', 'café ', '<|endoftext|>'),
+      fc.string({ maxLength: 12 }),
+      fc.string({ unit: 'grapheme', maxLength: 6 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 400 }), (pieces) => {
+        const text = pieces.join('');
+        expect(countO200kTokens(text)).toBe(reference(text));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("counts real text, this repository's source files and documents, as gpt-tokenizer does", () => {
+    const root = path.resolve(__dirname, '../../../..');
+    const files = [
+      'README.md',
+      ...readdirSync(path.join(root, 'docs')).map((name) => `docs/${name}`),
+      ...readdirSync(__dirname).map((name) => path.relative(root, path.join(__dirname, name))),
+      'apps/catalogue/data/catalogue.yaml',
+    ];
+    for (const file of files) {
+      const text = readFileSync(path.join(root, file), 'utf8');
+      expect({ file, tokens: countO200kTokens(text) }).toEqual({ file, tokens: reference(text) });
+    }
+  });
+
+  it('keeps counting exactly when more distinct pieces pass than its table holds', () => {
+    const words = Array.from({ length: 80_000 }, (_, index) => `w${index.toString(36)}q`);
+    const text = words.join(' ');
+    expect(countO200kTokens(text)).toBe(reference(text));
+    expect(countO200kTokens(text)).toBe(reference(text));
+  });
+});
