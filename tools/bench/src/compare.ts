@@ -10,6 +10,8 @@
 // Because every gateway runs at nearly the same moment, a machine shared with other work
 // shifts them alike: use this to tell whether a change helps when `npm run bench`'s
 // absolute figures are too noisy to compare with an earlier run.
+// BENCH_ONLY=prompts compares the prompt-size cases with a target instead (prompt-sizes.ts): each
+// gateway's added p50 over the emulator direct and its CPU per request, one request at a time.
 // Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL, BENCH_LEDGER,
 // BENCH_MAX_STEAL, BENCH_STEAL_RETRIES (see main.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -18,6 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runLoadUnstolen } from './load';
+import { PROMPT_CASES, promptModelId, promptPlans, writeBenchCatalogue } from './prompt-sizes';
 import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, PACED_UPSTREAM_MODEL, ROOT, runBench, start, startBackends, waitForPort, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -46,7 +49,8 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     if (!existsSync(path.join(root, 'dist/apps/gateway/src/main.js'))) throw new Error(`${root} has no built gateway: run npm run build there first`);
   }
   if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-  const backends = await startBackends(databaseUrl, queuePrefix, children);
+  const catalogue = await writeBenchCatalogue(ROOT, path.join(mkdtempSync(path.join(tmpdir(), 'igw-bench-')), 'catalogue.yaml'));
+  const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
   const contenders: Contender[] = [];
   for (const [index, root] of [ROOT, ...others].entries()) {
     const port = await findFreePort();
@@ -65,6 +69,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   /** The added first chunk of paced streams is the gateway's over the minimal proxy's: both are measured against the emulator direct. */
   const yardsticks = { direct: { baseUrl: backends.emulator, firstChunk: [] as number[] }, proxy: { baseUrl: `http://127.0.0.1:${proxyPort}`, firstChunk: [] as number[] } };
   const key = await createBenchKey(backends.billing);
+  if (process.env.BENCH_ONLY === 'prompts') return comparePromptSizes(contenders, backends.emulator, key);
   const plan = (contender: Contender, concurrency: number, stream: boolean, seconds = SECONDS) =>
     chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
 
@@ -123,6 +128,46 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     }),
     '',
     `Paced first chunk p50 at concurrency 16: emulator direct ${direct.toFixed(2)} ms, minimal proxy ${median(yardsticks.proxy.firstChunk).toFixed(2)} ms (adds ${proxyAdds.toFixed(2)} ms).`,
+    '',
+  ].join('\n');
+  process.stdout.write(`\n${lines}\n`);
+}
+
+/** The prompt-size cases with a target, each gateway in turn (order flipped every round) after one warm-up round. */
+async function comparePromptSizes(contenders: readonly Contender[], emulator: string, key: string): Promise<void> {
+  const cases = PROMPT_CASES.filter((promptCase) => promptCase.targetMs !== undefined);
+  const direct = cases.map(() => [] as number[]);
+  const added = cases.map(() => contenders.map(() => [] as number[]));
+  const cpu = cases.map(() => contenders.map(() => [] as number[]));
+  for (let round = 0; round <= ROUNDS; round++) {
+    process.stdout.write(round === 0 ? 'warming up...\n' : `round ${round}/${ROUNDS}\n`);
+    const order = round % 2 === 0 ? [...contenders].reverse() : contenders;
+    for (const [index, promptCase] of cases.entries()) {
+      const alone = await runLoadUnstolen(promptPlans(promptCase, { baseUrl: emulator }, { baseUrl: emulator, key }, SECONDS * 1000).direct);
+      for (const contender of order) {
+        const plan = promptPlans(promptCase, { baseUrl: emulator }, { baseUrl: contender.url, key }, SECONDS * 1000).gateway;
+        const before = await cpuSeconds(contender.process.pid!);
+        const result = await runLoad(plan);
+        const position = contenders.indexOf(contender);
+        contender.errors += result.errors;
+        if (round === 0) continue;
+        cpu[index][position].push((((await cpuSeconds(contender.process.pid!)) - before) * 1000) / result.requests);
+        added[index][position].push(percentile(result.latencies, 50) - percentile(alone.latencies, 50));
+      }
+      if (round > 0) direct[index].push(percentile(alone.latencies, 50));
+    }
+  }
+  const lines = [
+    `Prompt sizes side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, one request at a time, medians; ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
+    '',
+    `| prompt | model | emulator direct p50 (ms) | ${contenders.map((contender) => `${contender.name}: added p50 (ms) / CPU per request (ms)`).join(' | ')} |`,
+    `|---|---|---|${contenders.map(() => '---|').join('')}`,
+    ...cases.map((promptCase, index) => {
+      const cells = contenders.map((_, position) => `+${median(added[index][position]).toFixed(2)} / ${median(cpu[index][position]).toFixed(2)}`);
+      return `| ${promptCase.name} (target ≤ ${promptCase.targetMs}) | ${promptModelId(promptCase)} | ${median(direct[index]).toFixed(2)} | ${cells.join(' | ')} |`;
+    }),
+    '',
+    `errors: ${contenders.map((contender) => `${contender.name} ${contender.errors}`).join(', ')}`,
     '',
   ].join('\n');
   process.stdout.write(`\n${lines}\n`);

@@ -75,7 +75,7 @@ again example high against different find great know found state during place en
 general order local power among form thus hand later less possible shown data model value function request response gateway
 token prompt context message stream usage upstream client server limit account invoice contract clause party agreement section`.split(/\s+/);
 
-interface PromptCase {
+export interface PromptCase {
   name: string;
   model: ModelKey;
   body: Record<string, unknown>;
@@ -127,8 +127,13 @@ export const PROMPT_CASES: readonly PromptCase[] = [
   longPrompt('1 MB prompt', 1_000_000, 'context500k'),
 ];
 
+/** The catalogue id a case sends to through the gateway. */
+export function promptModelId(promptCase: PromptCase): string {
+  return MODELS[promptCase.model].id;
+}
+
 /** The bodies of one case for the emulator (the upstream's model name) and for the gateway (the catalogue id). */
-function plans(promptCase: PromptCase, direct: { baseUrl: string }, gateway: { baseUrl: string; key: string }, durationMs: number, proxy?: { baseUrl: string }): { direct: LoadPlan; proxy: LoadPlan; gateway: LoadPlan } {
+export function promptPlans(promptCase: PromptCase, direct: { baseUrl: string }, gateway: { baseUrl: string; key: string }, durationMs: number, proxy?: { baseUrl: string }): { direct: LoadPlan; proxy: LoadPlan; gateway: LoadPlan } {
   const model = MODELS[promptCase.model];
   const plan = (baseUrl: string, key: string, modelName: string): LoadPlan => ({
     url: `${baseUrl}/v1/chat/completions`,
@@ -175,7 +180,7 @@ export async function measurePromptSizes(
   for (let round = 0; round <= rounds; round++) {
     process.stdout.write(round === 0 ? 'prompt sizes: warming up...\n' : `prompt sizes: round ${round}/${rounds}\n`);
     for (const [index, promptCase] of PROMPT_CASES.entries()) {
-      const plan = plans(promptCase, direct, gateway, secondsPerMeasurement * 1000, proxy);
+      const plan = promptPlans(promptCase, direct, gateway, secondsPerMeasurement * 1000, proxy);
       const alone = await runLoadUnstolen(plan.direct);
       const viaProxy = await runLoadUnstolen(plan.proxy);
       const cpuBefore = await cpuSeconds(gateway.pid);
@@ -195,7 +200,7 @@ export async function measurePromptSizes(
     const model = MODELS[promptCase.model];
     return {
       name: promptCase.name,
-      bodyBytes: Buffer.byteLength(plans(promptCase, direct, gateway, 0).gateway.body),
+      bodyBytes: Buffer.byteLength(promptPlans(promptCase, direct, gateway, 0).gateway.body),
       model: model.id,
       contextLength: contextLengths[model.id] ?? 0,
       direct: p50(measured[index].direct),
