@@ -31,9 +31,9 @@ describe('counting o200k tokens', () => {
     );
   });
 
-  it('counts text mixing ASCII with other characters as gpt-tokenizer does', () => {
+  it('counts text mixing ASCII with every other kind of character as gpt-tokenizer does', () => {
     const piece = fc.oneof(
-      fc.constantFrom('the ', 'The', ' ', '\n', "'s", '123', 'é', 'naïve ', '日本語', '👍🏽', '—', '\u00a0', '\u3000', '\u2028', 'café ', '<|endoftext|>'),
+      fc.constantFrom('the ', 'The', ' ', '\n', "'s", '123', 'é', 'naïve ', '日本語', '👍🏽', '—', '’s', '“', '”', '…', '•', '€', '½', '٣', '\u0301', '\u00a0', '\u3000', '\u2028', '\u0085', 'café ', '𝐀', '<|endoftext|>'),
       fc.string({ maxLength: 12 }),
       fc.string({ unit: 'grapheme', maxLength: 6 }),
     );
@@ -44,6 +44,23 @@ describe('counting o200k tokens', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('counts every punctuation mark and symbol of the Basic Multilingual Plane as gpt-tokenizer does', () => {
+    // The characters the scanner reads itself (as o200k's [^\s\p{L}\p{N}]); the rest go to gpt-tokenizer.
+    const symbols: string[] = [];
+    for (let code = 0x80; code < 0x10000; code++) {
+      const character = String.fromCharCode(code);
+      if (!(code >= 0xd800 && code <= 0xdfff) && !/[\p{L}\p{N}\p{M}\s]/u.test(character)) symbols.push(character);
+    }
+    expect(symbols.length).toBeGreaterThan(5_000);
+    for (let block = 0; block < symbols.length; block += 64) {
+      const text = symbols
+        .slice(block, block + 64)
+        .map((symbol) => `a${symbol}b ${symbol}${symbol} X${symbol}'s ${symbol}\n`)
+        .join('');
+      expect({ block, tokens: countO200kTokens(text) }).toEqual({ block, tokens: reference(text) });
+    }
   });
 
   it("counts real text, this repository's source files and documents, as gpt-tokenizer does", () => {

@@ -8,27 +8,38 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /**
  * The o200k_base token count of a text, exactly as gpt-tokenizer gives it, about twice as fast
- * for ASCII text. gpt-tokenizer spends most of a count splitting the text with o200k's
- * pre-tokenizing regular expression and looking each piece up in its 200,000-entry vocabulary
- * by a fresh substring. Here ASCII stretches are split by a hand-written scanner that decides
- * what that expression decides (each branch names the alternative it follows), and each piece's
- * count is looked up in a small table by its characters in place; a piece the table lacks is
- * counted by gpt-tokenizer. A stretch holding any other character is counted by gpt-tokenizer
- * whole. o200k-count.spec.ts compares the two on random and real text.
+ * for text in the Latin alphabet without accents (English, code, JSON). gpt-tokenizer spends
+ * most of a count splitting the text with o200k's pre-tokenizing regular expression and looking
+ * each piece up in its 200,000-entry vocabulary by a fresh substring. Here such stretches are
+ * split by a hand-written scanner that decides what that expression decides (each branch names
+ * the alternative it follows), and each piece's count is looked up in a small table by its
+ * characters in place; a piece the table lacks is counted by gpt-tokenizer. A stretch holding
+ * any other letter, digit or space (é, 日, ٣, a non-breaking space), or a character outside the
+ * Basic Multilingual Plane, is counted by gpt-tokenizer whole. o200k-count.spec.ts compares the
+ * two on random and real text.
  */
 export function countO200kTokens(text: string): number {
   let total = 0;
+  let stretch = SCANNED_STRETCH;
   for (let start = 0; start < text.length; ) {
-    const end = nextCut(text, start + STRETCH);
-    const ascii = countAsciiStretch(text, start, end);
-    total += ascii >= 0 ? ascii : countWithGptTokenizer(text.slice(start, end), PLAIN_TEXT);
+    const end = nextCut(text, start + stretch);
+    const scanned = stretch === SCANNED_STRETCH ? countStretch(text, start, end) : -1;
+    if (scanned >= 0) {
+      total += scanned;
+    } else {
+      total += countWithGptTokenizer(start === 0 && end === text.length ? text : text.slice(start, end), PLAIN_TEXT);
+      // Text in another script: try the scanner again only now and then.
+      stretch = stretch === SCANNED_STRETCH ? LEFT_STRETCH : SCANNED_STRETCH;
+    }
     start = end;
   }
   return total;
 }
 
-/** Text scanned at a time: a stretch with one non-ASCII character is counted by gpt-tokenizer. */
-const STRETCH = 1_024;
+/** Text scanned at a time: a stretch with one character the scanner leaves alone is counted by gpt-tokenizer. */
+const SCANNED_STRETCH = 1_024;
+/** Text counted by gpt-tokenizer after a stretch the scanner left to it, before scanning again. */
+const LEFT_STRETCH = 16_384;
 
 /**
  * The first index at or after `from` where the text can be cut without changing its count: a
@@ -51,17 +62,19 @@ export function isWhitespace(code: number): boolean {
   );
 }
 
-// Character classes of o200k's pre-tokenizer, for ASCII (END: past the stretch).
+// Character classes of o200k's pre-tokenizer (END: past the stretch).
 const OTHER = 0; // neither letter, digit nor whitespace
 const UPPER = 1;
 const LOWER = 2;
 const DIGIT = 3;
 const SPACE = 4; // whitespace other than a line break
 const NEWLINE = 5; // \r \n
-const NOT_ASCII = 6;
+const LEFT_ALONE = 6; // counted by gpt-tokenizer: other letters, digits, marks and spaces, surrogates
 const END = 7;
+const UNSEEN = 8;
 
-const CLASS_OF = new Uint8Array(0x10000).fill(NOT_ASCII);
+/** Each UTF-16 code unit's class; those above ASCII are looked up when first met. */
+const CLASS_OF = new Uint8Array(0x10000).fill(UNSEEN);
 for (let code = 0; code < 0x80; code++) {
   CLASS_OF[code] =
     code >= 0x41 && code <= 0x5a ? UPPER
@@ -72,23 +85,41 @@ for (let code = 0; code < 0x80; code++) {
     : OTHER;
 }
 
+/**
+ * The class of a character above ASCII: OTHER for punctuation and symbols (’ “ — … •), which
+ * the pattern treats exactly as ASCII punctuation; anything the pattern tells apart otherwise is
+ * left to gpt-tokenizer.
+ */
+function classOfUnseen(code: number): number {
+  const kind = (code >= 0xd800 && code <= 0xdfff) || LETTER_DIGIT_MARK_OR_SPACE.test(String.fromCharCode(code)) ? LEFT_ALONE : OTHER;
+  CLASS_OF[code] = kind;
+  return kind;
+}
+const LETTER_DIGIT_MARK_OR_SPACE = /[\p{L}\p{N}\p{M}\s]/u;
+
 const APOSTROPHE = 0x27;
 const SPACE_CHAR = 0x20;
 const SLASH = 0x2f;
 
 /**
- * The tokens of text[start, end) when it is all ASCII, else -1. Follows o200k's pattern
+ * The tokens of text[start, end), or -1 when it holds a character left to gpt-tokenizer.
+ * Follows o200k's pattern
  *   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
  *   | [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
  *   | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
  * with `end` as the end of the text.
  */
-function countAsciiStretch(text: string, start: number, end: number): number {
-  const classAt = (index: number) => (index < end ? CLASS_OF[text.charCodeAt(index)] : END);
+function countStretch(text: string, start: number, end: number): number {
+  const classAt = (index: number) => {
+    if (index >= end) return END;
+    const code = text.charCodeAt(index);
+    const kind = CLASS_OF[code];
+    return kind === UNSEEN ? classOfUnseen(code) : kind;
+  };
   let total = 0;
   for (let index = start; index < end; ) {
     const kind = classAt(index);
-    if (kind === NOT_ASCII) return -1;
+    if (kind === LEFT_ALONE) return -1;
     const next = classAt(index + 1);
     let after: number;
     if (kind === UPPER || kind === LOWER || ((kind === OTHER || kind === SPACE) && (next === UPPER || next === LOWER))) {
