@@ -31,29 +31,27 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
-/** What the depth scan stops at: quotes (strings are then skipped whole) and brackets. */
-const STRUCTURAL = /[{}[\]"]/g;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
 
 /**
  * Whether a JSON text nests objects and arrays deeper than `limit`, found in one linear pass
- * without parsing: strings are skipped (their brackets do not count). A text with no more
- * opening brackets than the limit, which is most bodies, is answered by counting them with
- * indexOf. A text that is not JSON may get either answer; its parse fails anyway.
+ * without parsing: each string is skipped whole with indexOf (its brackets do not count), so
+ * only the few characters between strings are read one by one. A text with no more opening
+ * brackets than the limit, which is most bodies, is answered by counting them with indexOf.
+ * A text that is not JSON may get either answer; its parse fails anyway.
  */
 export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean {
   if (!hasMoreOpeningsThan(text, limit)) return false;
   let depth = 0;
-  STRUCTURAL.lastIndex = 0;
-  while (STRUCTURAL.test(text)) {
-    const index = STRUCTURAL.lastIndex - 1;
+  for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (code === QUOTE) {
-      const closing = closingQuote(text, index);
-      if (closing < 0) return false;
-      STRUCTURAL.lastIndex = closing + 1;
+      index = closingQuote(text, index);
+      if (index < 0) return false;
     } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       if (++depth > limit) return true;
-    } else {
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
       depth--;
     }
   }
