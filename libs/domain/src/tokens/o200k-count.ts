@@ -8,7 +8,8 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /**
  * The o200k_base token count of a text, exactly as gpt-tokenizer gives it, about twice as fast
- * for text in the Latin alphabet without accents (English, code, JSON). gpt-tokenizer spends
+ * for text in the Latin alphabet without accents (English, code, JSON), with punctuation and
+ * symbols of any script. gpt-tokenizer spends
  * most of a count splitting the text with o200k's pre-tokenizing regular expression and looking
  * each piece up in its 200,000-entry vocabulary by a fresh substring. Here such stretches are
  * split by a hand-written scanner that decides what that expression decides (each branch names
