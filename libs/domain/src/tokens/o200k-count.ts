@@ -46,7 +46,7 @@ const LEFT_STRETCH = 16_384;
  * The first index at or after `from` where the text can be cut without changing its count: a
  * space right after a character that is not whitespace. No o200k pre-token runs on from a
  * non-whitespace character into a space, and none reaches back across it, so the pieces are
- * the same either side.
+ * the same either side (and a run longer than countTokens counts whole lies wholly on one side).
  */
 export function nextCut(text: string, from: number): number {
   for (let index = text.indexOf(' ', Math.max(from, 1)); index !== -1; index = text.indexOf(' ', index + 1)) {
