@@ -1,4 +1,4 @@
-import { chatPromptTexts, countEachOffLoop, StreamedTokenCounter, whenCounted, type EstimableChatPrompt } from '@igw/domain';
+import { chatPromptTexts, countAllOffLoop, StreamedTokenCounter, whenCounted, type EstimableChatPrompt } from '@igw/domain';
 import type { UpstreamChatChunk, UpstreamChunkBatch, UpstreamUsage } from '@igw/providers';
 
 export interface StreamSettlement {
@@ -67,8 +67,7 @@ export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatc
       if (events !== '') yield events;
     }
     upstreamOver = true;
-    const settling = tally.settle();
-    if (settling instanceof Promise) await settling;
+    await tally.settle();
     yield 'data: [DONE]\n\n';
   } catch (error) {
     upstreamOver = true;
@@ -205,11 +204,11 @@ class StreamTally {
     this.countKeptText();
     const completion = this.generated.total();
     const { texts, fixedTokens } = chatPromptTexts(this.options.prompt);
-    const settleCounted = (counts: number[]) => {
-      const prompt = counts.reduce((sum, count) => sum + count, fixedTokens);
+    const settleCounted = (counted: number) => {
+      const prompt = fixedTokens + counted;
       return this.options.settle({ usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }, reported: false });
     };
-    return whenCounted(countEachOffLoop(texts), settleCounted);
+    return whenCounted(countAllOffLoop(texts), settleCounted);
   }
 
   private keep(piece: string): void {
