@@ -115,7 +115,7 @@ function manyTools(model: ModelKey): PromptCase {
   return { name: '100 tools', model, body: { messages: [QUESTION], tools } };
 }
 
-export const PROMPT_CASES: readonly PromptCase[] = [
+const ALL_PROMPT_CASES: readonly PromptCase[] = [
   longPrompt('1 KB prompt', 1_000, 'context128k'),
   longPrompt('100 KB prompt', 100_000, 'context128k'),
   longPrompt('300 KB prompt', 300_000, 'context128k', 5),
@@ -126,6 +126,9 @@ export const PROMPT_CASES: readonly PromptCase[] = [
   longPrompt('1 MB prompt', 1_000_000, 'context1m', 15),
   longPrompt('1 MB prompt', 1_000_000, 'context500k'),
 ];
+
+/** The cases measured: all, or (BENCH_PROMPT_FILTER) those whose name or model id contains the filter, to profile one. */
+export const PROMPT_CASES = ALL_PROMPT_CASES.filter((promptCase) => `${promptCase.name} ${MODELS[promptCase.model].id}`.includes(process.env.BENCH_PROMPT_FILTER ?? ''));
 
 /** The catalogue id a case sends to through the gateway. */
 export function promptModelId(promptCase: PromptCase): string {

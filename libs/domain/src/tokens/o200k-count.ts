@@ -102,54 +102,73 @@ const APOSTROPHE = 0x27;
 const SPACE_CHAR = 0x20;
 const SLASH = 0x2f;
 
+/** The class of text[index], END past `end`. */
+function classAt(text: string, index: number, end: number): number {
+  if (index >= end) return END;
+  const code = text.charCodeAt(index);
+  const kind = CLASS_OF[code];
+  return kind === UNSEEN ? classOfUnseen(code) : kind;
+}
+
+/** Whether a UTF-16 code unit is an ASCII capital (the only characters the scanner classes UPPER), and a small letter (LOWER). */
+const isCapital = (code: number) => code - 0x41 >>> 0 < 26;
+const isSmall = (code: number) => code - 0x61 >>> 0 < 26;
+
 /**
  * The tokens of text[start, end), or -1 when it holds a character left to gpt-tokenizer.
  * Follows o200k's pattern
  *   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
  *   | [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
  *   | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
- * with `end` as the end of the text.
+ * with `end` as the end of the text. Each piece is hashed as it is scanned (words, most of the
+ * text, in the letter loops themselves), for its look-up in the table of counts.
  */
 function countStretch(text: string, start: number, end: number): number {
-  const classAt = (index: number) => {
-    if (index >= end) return END;
-    const code = text.charCodeAt(index);
-    const kind = CLASS_OF[code];
-    return kind === UNSEEN ? classOfUnseen(code) : kind;
-  };
   let total = 0;
   for (let index = start; index < end; ) {
-    const kind = classAt(index);
+    const kind = classAt(text, index, end);
     if (kind === LEFT_ALONE) return -1;
-    const next = classAt(index + 1);
-    let after: number;
+    const next = classAt(text, index + 1, end);
+    let hash = hashStep(HASH_SEED, text.charCodeAt(index));
+    let after = index + 1;
     if (kind === UPPER || kind === LOWER || ((kind === OTHER || kind === SPACE) && (next === UPPER || next === LOWER))) {
       // The two letter alternatives: an optional prefix, capitals, small letters, a contraction.
-      after = kind === UPPER || kind === LOWER ? index : index + 1;
-      while (classAt(after) === UPPER) after++;
-      while (classAt(after) === LOWER) after++;
-      after = afterContraction(text, after, end);
-    } else if (kind === DIGIT) {
-      // \p{N}{1,3}
-      after = index + 1;
-      if (classAt(after) === DIGIT) after++;
-      if (classAt(after) === DIGIT) after++;
-    } else if (kind === OTHER || (next === OTHER && text.charCodeAt(index) === SPACE_CHAR)) {
-      // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
-      after = kind === OTHER ? index + 1 : index + 2;
-      while (classAt(after) === OTHER) after++;
-      for (let trailing = classAt(after); trailing === NEWLINE || (trailing === OTHER && text.charCodeAt(after) === SLASH); trailing = classAt(after)) after++;
+      // Only ASCII letters are classed as letters, so the loops test the code units themselves.
+      let code = after < end ? text.charCodeAt(after) : 0;
+      if (kind !== LOWER) {
+        while (isCapital(code)) {
+          hash = hashStep(hash, code);
+          code = ++after < end ? text.charCodeAt(after) : 0;
+        }
+      }
+      while (isSmall(code)) {
+        hash = hashStep(hash, code);
+        code = ++after < end ? text.charCodeAt(after) : 0;
+      }
+      for (const contractionEnd = code === APOSTROPHE ? afterContraction(text, after, end) : after; after < contractionEnd; after++) hash = hashStep(hash, text.charCodeAt(after));
     } else {
-      // Whitespace: '\s*[\r\n]+' up to its last line break, else '\s+(?!\S)' (all but the
-      // last character before a non-space), else '\s+'.
-      let runEnd = index;
-      let lastLineBreak = -1;
-      for (let inRun = kind; inRun === SPACE || inRun === NEWLINE; inRun = classAt(++runEnd)) if (inRun === NEWLINE) lastLineBreak = runEnd;
-      if (lastLineBreak >= 0) after = lastLineBreak + 1;
-      else if (runEnd === end || runEnd - index === 1) after = runEnd;
-      else after = runEnd - 1;
+      if (kind === DIGIT) {
+        // \p{N}{1,3}
+        if (next === DIGIT) after++;
+        if (next === DIGIT && classAt(text, after, end) === DIGIT) after++;
+      } else if (kind === OTHER || (next === OTHER && text.charCodeAt(index) === SPACE_CHAR)) {
+        // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+        if (kind !== OTHER) after++;
+        while (classAt(text, after, end) === OTHER) after++;
+        for (let trailing = classAt(text, after, end); trailing === NEWLINE || (trailing === OTHER && text.charCodeAt(after) === SLASH); trailing = classAt(text, after, end)) after++;
+      } else {
+        // Whitespace: '\s*[\r\n]+' up to its last line break, else '\s+(?!\S)' (all but the
+        // last character before a non-space), else '\s+'.
+        let runEnd = index;
+        let lastLineBreak = -1;
+        for (let inRun = kind; inRun === SPACE || inRun === NEWLINE; inRun = classAt(text, ++runEnd, end)) if (inRun === NEWLINE) lastLineBreak = runEnd;
+        if (lastLineBreak >= 0) after = lastLineBreak + 1;
+        else if (runEnd === end || runEnd - index === 1) after = runEnd;
+        else after = runEnd - 1;
+      }
+      for (let inPiece = index + 1; inPiece < after; inPiece++) hash = hashStep(hash, text.charCodeAt(inPiece));
     }
-    total += pieceTokens(text, index, after);
+    total += pieceTokens(text, index, after, hash);
     index = after;
   }
   return total;
@@ -179,14 +198,17 @@ const keptPieces: Array<string | undefined> = new Array<string | undefined>(TABL
 const keptCounts = new Int32Array(TABLE_SIZE);
 let keptSize = 0;
 
-function pieceTokens(text: string, start: number, end: number): number {
+/** FNV-1a over UTF-16 code units: the hash a piece is kept under. */
+const HASH_SEED = 0x811c9dc5;
+const hashStep = (hash: number, code: number) => Math.imul(hash ^ code, 0x01000193);
+
+/** The tokens of the piece text[start, end), whose hash is `hash`. */
+function pieceTokens(text: string, start: number, end: number, hash: number): number {
   const length = end - start;
   if (length > LONGEST_KEPT_PIECE) return countWithGptTokenizer(text.slice(start, end), PLAIN_TEXT);
-  let hash = 0x811c9dc5;
-  for (let index = start; index < end; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
   let slot = hash & TABLE_MASK;
   for (let kept = keptPieces[slot]; kept !== undefined; kept = keptPieces[slot]) {
-    if (kept.length === length && text.startsWith(kept, start)) return keptCounts[slot];
+    if (kept.length === length && holdsAt(text, start, kept)) return keptCounts[slot];
     slot = (slot + 1) & TABLE_MASK;
   }
   const piece = text.slice(start, end);
@@ -200,4 +222,10 @@ function pieceTokens(text: string, start: number, end: number): number {
   keptCounts[slot] = tokens;
   keptSize++;
   return tokens;
+}
+
+/** Whether `text` holds `piece` at `start` (a loop: startsWith's call costs more than it compares for a word). */
+function holdsAt(text: string, start: number, piece: string): boolean {
+  for (let index = 0; index < piece.length; index++) if (piece.charCodeAt(index) !== text.charCodeAt(start + index)) return false;
+  return true;
 }
