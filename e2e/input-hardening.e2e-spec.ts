@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { OpenAI } from 'openai';
-import { ErrorMessages } from '@igw/contracts';
-import { MAX_JSON_DEPTH } from '@igw/platform';
+import { ErrorMessages, MAX_JSON_DEPTH } from '@igw/contracts';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, expectErrorBody, type JsonResponse } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';

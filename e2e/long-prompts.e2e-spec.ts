@@ -1,8 +1,32 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { countTokens, estimateChatPromptTokens } from '@igw/domain';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
+
+/** A proxy in front of the emulator that keeps the bytes of the last request body it passed on. */
+async function startRecordingProxy(target: string): Promise<{ url: string; lastBody: () => string; close: () => Promise<void> }> {
+  let last = '';
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      last = Buffer.concat(chunks).toString('utf8');
+      void fetch(`${target}${request.url}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: String(request.headers.authorization) }, body: last }).then(async (answer) => {
+        response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+        response.end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    lastBody: () => last,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
 
 /**
  * Long prompts through the built app: counted by the token counting worker beside short
@@ -10,17 +34,25 @@ import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } fro
  */
 describe('long prompts, end to end', () => {
   let emulator: RunningEmulator;
+  let recorder: Awaited<ReturnType<typeof startRecordingProxy>>;
   let harness: StandaloneHarness;
   let key: string;
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/long-prompts-catalogue.yaml'), ...emulatedProviders(emulator.url) });
+    recorder = await startRecordingProxy(emulator.url);
+    harness = await startStandaloneHarness({
+      CATALOGUE_FILE: path.join(__dirname, 'fixtures/long-prompts-catalogue.yaml'),
+      ...emulatedProviders(emulator.url),
+      // The recorded model's provider, Groq, speaks OpenAI's format through the proxy.
+      GROQ_BASE_URL: `${recorder.url}/v1`,
+    });
     key = (await harness.paidKey(1_000_000)).key;
   }, 120_000);
 
   afterAll(async () => {
     await harness?.stop();
+    await recorder?.close();
     await emulator?.close();
   });
 
@@ -77,6 +109,26 @@ describe('long prompts, end to end', () => {
     const [long, ...short] = await Promise.all([chat('word '.repeat(200_000)), ...Array.from({ length: 5 }, () => chat('hello'))]);
     expectErrorBody(long, 400, '/v1/chat/completions', /^Body validation error! messages: the prompt is at least \d+ tokens, more than the 2000-token context of test\/mini\.$/);
     for (const answer of short) expect(answer.status).toBe(200);
+  });
+
+  it('sends a long conversation upstream as the client wrote it, and as the gateway read it wherever the two differ', async () => {
+    const messages = Array.from({ length: 300 }, (_, index) => ({ role: index % 2 ? 'assistant' : 'user', content: `turn ${index} `.repeat(10) }));
+    const send = async (text: string) => {
+      const answer = await fetch(`${harness.gateway}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: text });
+      expect(answer.status).toBe(200);
+      return recorder.lastBody();
+    };
+    // Spaced out as the client wrote it: those very bytes reach the upstream.
+    const spaced = JSON.stringify({ model: 'recorded', messages }, null, 1);
+    const upstream = await send(spaced);
+    expect(upstream).toContain(spaced.slice(spaced.indexOf('['), spaced.lastIndexOf(']') + 1));
+    expect(JSON.parse(upstream)).toEqual({ model: 'gpt-4o-mini', messages, stream: false });
+    // A key written twice and a field the gateway does not forward: the upstream gets what the gateway validated.
+    const tricky = JSON.stringify({ model: 'recorded', messages }).replace('{"role":"user","content":"turn 0', '{"role":"user","not_forwarded":1,"content":"not what was checked","content":"turn 0');
+    const corrected = await send(tricky);
+    expect(corrected).not.toContain('not what was checked');
+    expect(corrected).not.toContain('not_forwarded');
+    expect(JSON.parse(corrected)).toEqual({ model: 'gpt-4o-mini', messages, stream: false });
   });
 
   it('stops on SIGTERM with exit code 0, its counting worker included', async () => {

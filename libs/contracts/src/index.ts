@@ -22,3 +22,5 @@ export * from './media/speech-request.dto';
 export * from './media/image-generation-request.dto';
 export * from './media/media-results';
 export * from './media/transcription-request.dto';
+export * from './json/json-text';
+export * from './json/verbatim-json';

@@ -4,7 +4,7 @@
 // app as usual: the gateway then refuses to start, naming each one the fast path would skip,
 // until you set CHAT_FAST_PATH=false or call it in serveChat below and list it in `runs`.
 import type { ServerResponse } from 'node:http';
-import { validateChatBody } from '@igw/contracts';
+import { keepJsonSource, validateChatBody } from '@igw/contracts';
 import {
   ApiKeyAuthenticator,
   ApiKeyGuard,
@@ -46,7 +46,9 @@ export function chatDirectRoute({ app, bodyLimitBytes }: DirectRouteContext): Di
     try {
       const raw = await readJsonBody(request);
       context.auth = await authenticateRequest(authenticator, request, { credits: true });
-      const body = await validateChatBody(raw, { azure: false });
+      const body = await validateChatBody(raw.parsed, { azure: false });
+      // A long conversation goes upstream as the client wrote it when nothing in it changed.
+      keepJsonSource(body.messages, raw, 'messages');
       await respondToChat(chat, body, request, response);
     } catch (error) {
       sendErrorResponse(request, response, error);

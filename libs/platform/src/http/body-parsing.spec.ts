@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import express from 'express';
-import { bodyLimitBytes, bodyParserErrorHandler, exceedsJsonDepth, jsonBodyParser, MAX_JSON_DEPTH, readJsonBody } from './body-parsing';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@igw/contracts';
+import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser, readJsonBody } from './body-parsing';
 import type { ServedRequest } from './request-context';
 
 /** What body-parser itself makes of a body: the parsed value, or its error message. */
@@ -24,7 +25,7 @@ function bodyParserVerdict(text: string): Promise<{ value?: unknown; message?: s
 async function ourVerdict(text: string): Promise<{ value?: unknown; message?: string }> {
   const request = Object.assign(Readable.from([Buffer.from(text)]), { headers: {} }) as unknown as ServedRequest;
   try {
-    return { value: await readJsonBody(request) };
+    return { value: (await readJsonBody(request)).parsed };
   } catch (error) {
     return { message: (error as Error).message.replace(/^Body validation error! Malformed JSON body: /, '') };
   }
@@ -105,7 +106,7 @@ describe('the JSON depth limit', () => {
     const text = nestedSchema((MAX_JSON_DEPTH - 6) / 2);
     expect(exceedsJsonDepth(text)).toBe(false);
     const request = Object.assign(Readable.from([Buffer.from(text)]), { headers: {} }) as unknown as ServedRequest;
-    expect(await readJsonBody(request)).toEqual(JSON.parse(text));
+    expect((await readJsonBody(request)).parsed).toEqual(JSON.parse(text));
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ErrorMessages } from '@igw/contracts';
+import { ErrorMessages, exceedsJsonDepth, MAX_JSON_DEPTH } from '@igw/contracts';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
 import { sendErrorResponse } from '../errors/all-exceptions.filter';
@@ -17,64 +17,6 @@ export function bodyLimitBytes(limit: string): number {
   if (!match) throw new Error(`not a body size: ${limit}`);
   const unit = match[2]?.toLowerCase();
   return Number(match[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
-}
-
-/**
- * How deeply objects and arrays may nest in a JSON body. Real requests (tool schemas
- * included) stay far below it; the limit keeps every recursive walk over a body
- * (class-transformer, class-validator, schema normalization, JSON.stringify) well inside
- * the stack, which tens of thousands of levels would overflow.
- */
-export const MAX_JSON_DEPTH = 128;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-
-/**
- * Whether a JSON text nests objects and arrays deeper than `limit`, found in one linear pass
- * without parsing: each string is skipped whole with indexOf (its brackets do not count), so
- * only the few characters between strings are read one by one. A text with no more opening
- * brackets than the limit, which is most bodies, is answered by counting them with indexOf.
- * A text that is not JSON may get either answer; its parse fails anyway.
- */
-export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean {
-  if (!hasMoreOpeningsThan(text, limit)) return false;
-  let depth = 0;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code === QUOTE) {
-      index = closingQuote(text, index);
-      if (index < 0) return false;
-    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
-      if (++depth > limit) return true;
-    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
-      depth--;
-    }
-  }
-  return false;
-}
-
-function hasMoreOpeningsThan(text: string, limit: number): boolean {
-  let count = 0;
-  for (let index = text.indexOf('{'); index !== -1; index = text.indexOf('{', index + 1)) if (++count > limit) return true;
-  for (let index = text.indexOf('['); index !== -1; index = text.indexOf('[', index + 1)) if (++count > limit) return true;
-  return false;
-}
-
-/** The index of the quote closing the string that opens at `opening`, or -1. */
-function closingQuote(text: string, opening: number): number {
-  let quote = text.indexOf('"', opening + 1);
-  while (quote > 0) {
-    let backslashes = 0;
-    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
-    if (backslashes % 2 === 0) return quote;
-    quote = text.indexOf('"', quote + 1);
-  }
-  return -1;
 }
 
 export function jsonTooDeepMessage(limit = MAX_JSON_DEPTH): string {
@@ -126,8 +68,8 @@ function isUtf8(charset: string | undefined): boolean {
 
 function bytesHaveMoreOpeningsThan(body: Buffer, limit: number): boolean {
   let count = 0;
-  for (let index = body.indexOf(OPEN_BRACE); index !== -1; index = body.indexOf(OPEN_BRACE, index + 1)) if (++count > limit) return true;
-  for (let index = body.indexOf(OPEN_BRACKET); index !== -1; index = body.indexOf(OPEN_BRACKET, index + 1)) if (++count > limit) return true;
+  for (let index = body.indexOf('{'); index !== -1; index = body.indexOf('{', index + 1)) if (++count > limit) return true;
+  for (let index = body.indexOf('['); index !== -1; index = body.indexOf('[', index + 1)) if (++count > limit) return true;
   return false;
 }
 
@@ -160,13 +102,20 @@ function bodyError(error: BodyParserError): GatewayException {
   }
 }
 
+/** A JSON body as parsed, with the text it was parsed from and that text's bytes. */
+export interface JsonBody {
+  parsed: unknown;
+  text: string;
+  bytes: Buffer;
+}
+
 /**
  * The body of a request a direct route claimed: one with `content-length` within the limit,
  * no content encoding and a UTF-8 JSON content type (the route leaves every other request
  * to Express). Parsed exactly as body-parser's strict JSON parser does, so a malformed body
  * gets the same error either way.
  */
-export function readJsonBody(request: ServedRequest): Promise<unknown> {
+export function readJsonBody(request: ServedRequest): Promise<JsonBody> {
   // Plain listeners rather than `for await`: the stream's async iterator costs a measurable
   // share of a small request's CPU.
   return new Promise((resolve, reject) => {
@@ -198,13 +147,14 @@ export function readJsonBody(request: ServedRequest): Promise<unknown> {
   });
 }
 
-function parseJsonBody(chunks: Buffer[]): unknown {
-  let text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+function parseJsonBody(chunks: Buffer[]): JsonBody {
+  const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  let text = bytes.toString('utf8');
   // body-parser's decoder (iconv-lite) drops a byte-order mark.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (exceedsJsonDepth(text)) throw new GatewayException(HttpStatus.BAD_REQUEST, jsonTooDeepMessage());
   try {
-    return parseStrictJson(text);
+    return { parsed: parseStrictJson(text), text, bytes };
   } catch (error) {
     throw bodyError(Object.assign(error as Error, { type: 'entity.parse.failed' }));
   }

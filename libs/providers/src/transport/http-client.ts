@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { encodeJson } from '@igw/contracts';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import type { CancelSignal } from './cancellation';
@@ -59,7 +60,7 @@ interface WireCall extends Omit<JsonRequest, 'body'> {
 
 /** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
 export async function postJson<T>(call: JsonRequest): Promise<T> {
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST', body: JSON.stringify(call.body), contentType: 'application/json' }, 'application/json'));
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST', body: encodeJson(call.body), contentType: 'application/json' }, 'application/json'));
 }
 
 /** POSTs raw bytes (with their content type) and returns the parsed JSON answer; failures as postJson's. */
@@ -78,7 +79,7 @@ export async function postMultipart<T>(call: MultipartRequest): Promise<T> {
  * `accept` says what the caller takes (default any); failures as postJson's.
  */
 export async function postJsonForBytes(call: JsonRequest, accept = '*/*'): Promise<BytesAnswer> {
-  const answer = await exchangeOrThrow({ ...call, method: 'POST', body: JSON.stringify(call.body), contentType: 'application/json' }, accept);
+  const answer = await exchangeOrThrow({ ...call, method: 'POST', body: encodeJson(call.body), contentType: 'application/json' }, accept);
   return { body: answer.body, contentType: answer.contentType };
 }
 
@@ -453,7 +454,7 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
         path,
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.headers },
-        body: JSON.stringify(call.body),
+        body: encodeJson(call.body),
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
       },
