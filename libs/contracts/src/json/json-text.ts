@@ -103,8 +103,9 @@ function valueSpan(text: string, start: number): JsonMemberSpan | undefined {
     return end < 0 ? undefined : { start, end: end + 1, keys: 0 };
   }
   if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
-    let end = start;
-    for (let code = first; end < text.length && code !== COMMA && code !== CLOSE_BRACE && code !== CLOSE_BRACKET && !isJsonWhitespace(code); code = text.charCodeAt(++end));
+    // A number, true, false or null: up to the comma, bracket or whitespace after it.
+    let end = start + 1;
+    while (end < text.length && !endsLiteral(text.charCodeAt(end))) end++;
     return { start, end, keys: 0 };
   }
   let depth = 0;
@@ -123,6 +124,10 @@ function valueSpan(text: string, start: number): JsonMemberSpan | undefined {
     }
   }
   return undefined;
+}
+
+function endsLiteral(code: number): boolean {
+  return code === COMMA || code === CLOSE_BRACE || code === CLOSE_BRACKET || isJsonWhitespace(code);
 }
 
 function isJsonWhitespace(code: number): boolean {

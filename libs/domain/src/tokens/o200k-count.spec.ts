@@ -6,29 +6,28 @@ import { countO200kTokens } from './o200k-count';
 
 const reference = (text: string) => countWithGptTokenizer(text, { disallowedSpecial: new Set<string>() });
 
+/** Texts of up to `maxLength` pieces joined, `numRuns` of them: each counted as gpt-tokenizer counts it. */
+function countsOfJoinedPieces(piece: fc.Arbitrary<string>, maxLength: number, numRuns: number): void {
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength }), (pieces) => {
+      const text = pieces.join('');
+      expect(countO200kTokens(text)).toBe(reference(text));
+    }),
+    { numRuns },
+  );
+}
+
 /** Every ASCII character class the scanner tells apart, and the characters its branches look for. */
 const ASCII_EDGES = ` \t\n\r\v\f\u0000\u0001\u007f!"#$%&'()*+,-./0123456789:;<=>?@[\\]^_\`{|}~aAzZsStTmMdDlLvVeErR`;
 
 describe('counting o200k tokens', () => {
   it('counts every short ASCII text as gpt-tokenizer does', () => {
-    fc.assert(
-      fc.property(fc.array(fc.constantFrom(...ASCII_EDGES), { maxLength: 40 }), (characters) => {
-        const text = characters.join('');
-        expect(countO200kTokens(text)).toBe(reference(text));
-      }),
-      { numRuns: 20_000 },
-    );
+    countsOfJoinedPieces(fc.constantFrom(...ASCII_EDGES), 40, 20_000);
   });
 
   it('counts contractions, capitals, numbers and whitespace runs as gpt-tokenizer does', () => {
     const words = fc.constantFrom("it's", "IT'S", "we'LL", "they're", "I'm", "'d", "'ve", "don't", 'CamelCase', 'HTTPServer', 'ABC', 'a1b2', '1234567', '  ', '\n\n', ' \n ', '\r\n', '\t ', '//', ' /\n', '-->', '(x)', ' ');
-    fc.assert(
-      fc.property(fc.array(words, { maxLength: 30 }), (pieces) => {
-        const text = pieces.join('');
-        expect(countO200kTokens(text)).toBe(reference(text));
-      }),
-      { numRuns: 5_000 },
-    );
+    countsOfJoinedPieces(words, 30, 5_000);
   });
 
   it('counts text mixing ASCII with every other kind of character as gpt-tokenizer does', () => {
@@ -37,13 +36,7 @@ describe('counting o200k tokens', () => {
       fc.string({ maxLength: 12 }),
       fc.string({ unit: 'grapheme', maxLength: 6 }),
     );
-    fc.assert(
-      fc.property(fc.array(piece, { maxLength: 400 }), (pieces) => {
-        const text = pieces.join('');
-        expect(countO200kTokens(text)).toBe(reference(text));
-      }),
-      { numRuns: 500 },
-    );
+    countsOfJoinedPieces(piece, 400, 500);
   });
 
   it('counts every punctuation mark and symbol of the Basic Multilingual Plane as gpt-tokenizer does', () => {
