@@ -6,7 +6,8 @@
 // stream and streams/s on instant streams, first chunk on paced ones: see
 // PACED_UPSTREAM_MODEL), and the medians are printed.
 // The minimal proxy (minimal-proxy.ts) and the emulator direct take their turns at the paced
-// streams too, so each gateway's two ratios of `npm run bench` are printed from the same run.
+// streams too (every one of them several times a round: see runTakingTurns), so each
+// gateway's two ratios of `npm run bench` are printed from the same run.
 // Because every gateway runs at nearly the same moment, a machine shared with other work
 // shifts them alike: use this to tell whether a change helps when `npm run bench`'s
 // absolute figures are too noisy to compare with an earlier run.
@@ -19,12 +20,14 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
-import { median, percentile, runLoad, runLoadUnstolen } from './load';
+import { median, percentile, runLoad, runLoadUnstolen, runTakingTurns } from './load';
 import { PROMPT_CASES, promptModelId, promptPlans, writeBenchCatalogue } from './prompt-sizes';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, PACED_UPSTREAM_MODEL, ROOT, runBench, start, startBackends, waitForPort, waitHealthy, warmUp } from './services';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, PACED_UPSTREAM_MODEL, pacedLoadPlan, ROOT, runBench, start, startBackends, waitForPort, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+/** The paced first chunks are measured in this many turns of every gateway and yardstick per round (see runTakingTurns). */
+const PACED_TURNS = 4;
 
 interface Contender {
   name: string;
@@ -103,15 +106,17 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
       contender.streamsPerSecond.push(result.requests / result.seconds);
       contender.errors += result.errors;
     }
-    for (const contender of order) {
-      const result = await runLoadUnstolen(chatLoadPlan({ baseUrl: contender.url, key, model: PACED_GATEWAY_MODEL }, 16, true, SECONDS));
-      contender.streamFirstChunk.push(percentile(result.firstChunk, 50));
-      contender.errors += result.errors;
+    // In turns with the yardsticks, so the first chunks compared were measured at the same moments.
+    const pacedPlans = [
+      ...order.map((contender) => pacedLoadPlan({ baseUrl: contender.url, key, model: PACED_GATEWAY_MODEL }, 16, SECONDS)),
+      ...Object.values(yardsticks).map((yardstick) => pacedLoadPlan({ baseUrl: yardstick.baseUrl, key: 'bench', model: PACED_UPSTREAM_MODEL }, 16, SECONDS)),
+    ];
+    const paced = await runTakingTurns(pacedPlans, PACED_TURNS);
+    for (const [index, contender] of order.entries()) {
+      contender.streamFirstChunk.push(percentile(paced[index].firstChunk, 50));
+      contender.errors += paced[index].errors;
     }
-    for (const yardstick of Object.values(yardsticks)) {
-      const result = await runLoadUnstolen(chatLoadPlan({ baseUrl: yardstick.baseUrl, key: 'bench', model: PACED_UPSTREAM_MODEL }, 16, true, SECONDS));
-      yardstick.firstChunk.push(percentile(result.firstChunk, 50));
-    }
+    for (const [index, yardstick] of Object.values(yardsticks).entries()) yardstick.firstChunk.push(percentile(paced[order.length + index].firstChunk, 50));
   }
   const direct = median(yardsticks.direct.firstChunk);
   const proxyAdds = median(yardsticks.proxy.firstChunk) - direct;

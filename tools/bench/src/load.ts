@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
+import { cpuSeconds } from './services';
 
 export interface LoadResult {
   requests: number;
@@ -11,6 +12,8 @@ export interface LoadResult {
   firstChunk: number[];
   /** Share of the machine's CPU time the hypervisor gave to other guests during the run (%; NaN where unknown). */
   stolenPercent: number;
+  /** User + system time of the plan's `cpuOfPid` process during the run (ms; NaN without one). */
+  cpuMs: number;
 }
 
 export interface LoadPlan {
@@ -21,19 +24,35 @@ export interface LoadPlan {
   durationMs: number;
   maxRequests: number;
   stream: boolean;
+  /** The process whose CPU time the run measures (the gateway's). */
+  cpuOfPid?: number;
+  /**
+   * Worker n sends its first request n × this later (ms). Closed-loop workers started together
+   * stay in step on paced streams (all of them start, pause and end together, every chunk of
+   * theirs arriving in one burst); spread over a stream's length they arrive as clients do,
+   * at moments of their own.
+   */
+  startSpreadMs?: number;
 }
 
-/** Runs a closed-loop load: `concurrency` workers, each sending the next request as soon as its last one ended. */
-export async function runLoad(plan: LoadPlan): Promise<LoadResult> {
-  const agent = new Agent({ connections: plan.concurrency, keepAliveTimeout: 60_000, pipelining: 1 });
+const clientFor = (plan: LoadPlan) => new Agent({ connections: plan.concurrency, keepAliveTimeout: 60_000, pipelining: 1 });
+
+/**
+ * Runs a closed-loop load: `concurrency` workers, each sending the next request as soon as its
+ * last one ended. `client`: connections kept from an earlier run of the same plan (else new ones).
+ */
+export async function runLoad(plan: LoadPlan, client?: Agent): Promise<LoadResult> {
+  const agent = client ?? clientFor(plan);
   const latencies: number[] = [];
   const firstChunk: number[] = [];
   let errors = 0;
   let sent = 0;
   const stealBefore = stolenTicks();
+  const cpuBefore = plan.cpuOfPid === undefined ? Number.NaN : await cpuSeconds(plan.cpuOfPid);
   const started = performance.now();
   const deadline = started + plan.durationMs;
-  const worker = async () => {
+  const worker = async (_: unknown, index: number) => {
+    if (plan.startSpreadMs) await new Promise((resolve) => setTimeout(resolve, index * plan.startSpreadMs!));
     while (performance.now() < deadline && sent < plan.maxRequests) {
       sent++;
       const begin = performance.now();
@@ -55,9 +74,10 @@ export async function runLoad(plan: LoadPlan): Promise<LoadResult> {
   await Promise.all(Array.from({ length: plan.concurrency }, worker));
   const seconds = (performance.now() - started) / 1000;
   const stealAfter = stolenTicks();
-  await agent.close();
+  const cpuMs = plan.cpuOfPid === undefined ? Number.NaN : ((await cpuSeconds(plan.cpuOfPid)) - cpuBefore) * 1000;
+  if (!client) await agent.close();
   const stolenPercent = ((stealAfter.stolen - stealBefore.stolen) / (stealAfter.total - stealBefore.total)) * 100;
-  return { requests: latencies.length, errors, seconds, latencies: latencies.sort((a, b) => a - b), firstChunk: firstChunk.sort((a, b) => a - b), stolenPercent };
+  return { requests: latencies.length, errors, seconds, latencies: latencies.sort((a, b) => a - b), firstChunk: firstChunk.sort((a, b) => a - b), stolenPercent, cpuMs };
 }
 
 /** A measurement taken while the hypervisor ran other guests on this VM's cores is repeated, up to this many times... */
@@ -71,13 +91,49 @@ const MAX_STOLEN_PERCENT = Number(process.env.BENCH_MAX_STEAL ?? 1);
  * VM did not run is no property of what is measured, and on a shared host it comes in bursts
  * that would decide a percentile on their own.
  */
-export async function runLoadUnstolen(plan: LoadPlan): Promise<LoadResult> {
-  let best = await runLoad(plan);
+export async function runLoadUnstolen(plan: LoadPlan, client?: Agent): Promise<LoadResult> {
+  let best = await runLoad(plan, client);
   for (let retry = 0; retry < STEAL_RETRIES && best.stolenPercent > MAX_STOLEN_PERCENT; retry++) {
-    const again = await runLoad(plan);
+    const again = await runLoad(plan, client);
     if (again.stolenPercent < best.stolenPercent) best = again;
   }
   return best;
+}
+
+/**
+ * Runs the plans in turns of `durationMs / turns` each (each turn as runLoadUnstolen does),
+ * `turns` times round, and gives each plan's turns merged into one result. The machine's speed
+ * drifts within seconds here (the emulator shares its core with the load generator): one long
+ * run per plan would put that drift between the plans compared, turns spread it over all of
+ * them. Each plan keeps its connections from turn to turn, as a run of its own would.
+ */
+export async function runTakingTurns(plans: readonly LoadPlan[], turns: number): Promise<LoadResult[]> {
+  const clients = plans.map(clientFor);
+  const results: LoadResult[][] = plans.map(() => []);
+  try {
+    for (let turn = 0; turn < turns; turn++) {
+      for (const [index, plan] of plans.entries()) {
+        results[index].push(await runLoadUnstolen({ ...plan, durationMs: plan.durationMs / turns }, clients[index]));
+      }
+    }
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+  }
+  return results.map(merged);
+}
+
+function merged(results: readonly LoadResult[]): LoadResult {
+  const all = <T>(pick: (result: LoadResult) => T[]) => results.flatMap(pick);
+  const sum = (pick: (result: LoadResult) => number) => results.reduce((total, result) => total + pick(result), 0);
+  return {
+    requests: sum((result) => result.requests),
+    errors: sum((result) => result.errors),
+    seconds: sum((result) => result.seconds),
+    latencies: all((result) => result.latencies).sort((a, b) => a - b),
+    firstChunk: all((result) => result.firstChunk).sort((a, b) => a - b),
+    stolenPercent: sum((result) => result.stolenPercent) / results.length,
+    cpuMs: sum((result) => result.cpuMs),
+  };
 }
 
 /** The machine's stolen and total CPU ticks so far (the `cpu` line of /proc/stat; zeros where there is none). */

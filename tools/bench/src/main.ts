@@ -3,7 +3,8 @@
 // generator, the emulator and the other services share core 1. A minimal Node.js proxy
 // (minimal-proxy.ts), pinned like the gateway, is measured too: what it adds is what any
 // Node.js gateway would add on this machine. After a warm-up the targets alternate for
-// several rounds and the medians are reported. Streams (20 content chunks and the usage
+// several rounds and the medians are reported; within a round, the measurements of a kind
+// (latency at concurrency 1, throughput, paced streams) take turns of half a second (runTakingTurns). Streams (20 content chunks and the usage
 // chunk) are measured at concurrency 1 and 16: their throughput on instant streams (CPU-bound),
 // their first chunk at concurrency 16 on streams paced as a model generates them (see
 // PACED_UPSTREAM_MODEL). The ratios at the end compare figures of the same run, so the
@@ -19,16 +20,16 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
-import { median, percentile, runLoad, runLoadUnstolen, type LoadResult } from './load';
+import { median, percentile, runLoad, runTakingTurns, type LoadPlan, type LoadResult } from './load';
 import { measurePromptSizes, promptSizeTable, scenarioContextLengths, writeBenchCatalogue } from './prompt-sizes';
 import {
   chatLoadPlan,
-  cpuSeconds,
   createBenchKey,
   gatewayEnvironment,
   machineDescription,
   PACED_GATEWAY_MODEL,
   PACED_UPSTREAM_MODEL,
+  pacedLoadPlan,
   ROOT,
   runBench,
   start,
@@ -47,6 +48,8 @@ const PROMPT_SECONDS = Number(process.env.BENCH_PROMPT_SECONDS ?? 1);
 const ONLY = process.env.BENCH_ONLY;
 /** Streams are measured under load too: the cost of a stream shows in its throughput and first chunk there. */
 const STREAM_CONCURRENCY = 16;
+/** Each measurement of a round is taken in this many turns with the others of its kind (see runTakingTurns). */
+const TURNS = 6;
 
 async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
   if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
@@ -96,7 +99,7 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
   };
   const plan = (target: Target, concurrency: number, stream: boolean) => chatLoadPlan(targets[target], concurrency, stream, SECONDS);
   const pacedModels = { direct: PACED_UPSTREAM_MODEL, proxy: PACED_UPSTREAM_MODEL, gateway: PACED_GATEWAY_MODEL };
-  const pacedPlan = (target: Target) => chatLoadPlan({ ...targets[target], model: pacedModels[target] }, STREAM_CONCURRENCY, true, SECONDS);
+  const pacedPlan = (target: Target) => pacedLoadPlan({ ...targets[target], model: pacedModels[target] }, STREAM_CONCURRENCY, SECONDS);
 
   process.stdout.write('warming up...\n');
   for (const target of TARGETS) await warmUp((concurrency, stream, seconds) => runLoad({ ...plan(target, concurrency, stream), durationMs: seconds * 1000 }));
@@ -107,21 +110,18 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
   const record = (name: string, result: LoadResult) => (samples[name] ??= []).push(result);
   for (let round = 1; round <= ROUNDS; round++) {
     process.stdout.write(`round ${round}/${ROUNDS}\n`);
-    for (const target of TARGETS) record(`${target}:c1`, await runLoadUnstolen(plan(target, 1, false)));
-    for (const target of TARGETS) {
-      const cpuBefore = await cpuSeconds(gatewayProcess.pid!);
-      const result = await runLoad(plan(target, 64, false));
-      if (target === 'gateway') cpuPerRequest.push(((await cpuSeconds(gatewayProcess.pid!)) - cpuBefore) * 1000 / result.requests);
-      record(`${target}:c64`, result);
-    }
-    for (const target of TARGETS) record(`${target}:stream`, await runLoadUnstolen(plan(target, 1, true)));
-    for (const target of TARGETS) {
-      const cpuBefore = await cpuSeconds(gatewayProcess.pid!);
-      const result = await runLoad(plan(target, STREAM_CONCURRENCY, true));
-      if (target === 'gateway') cpuPerStream.push(((await cpuSeconds(gatewayProcess.pid!)) - cpuBefore) * 1000 / result.requests);
-      record(`${target}:stream16`, result);
-    }
-    for (const target of TARGETS) record(`${target}:paced16`, await runLoadUnstolen(pacedPlan(target)));
+    const takeTurns = async (name: string, planOf: (target: Target) => LoadPlan) =>
+      (await runTakingTurns(TARGETS.map(planOf), TURNS)).forEach((result, index) => record(`${TARGETS[index]}:${name}`, result));
+    await takeTurns('c1', (target) => plan(target, 1, false));
+    // Both throughputs of the gateway's stream ratio are measured in adjacent turns.
+    const gatewayCpu = { cpuOfPid: gatewayProcess.pid! };
+    const throughputPlans = [plan('direct', 64, false), plan('proxy', 64, false), { ...plan('gateway', 64, false), ...gatewayCpu }, { ...plan('gateway', STREAM_CONCURRENCY, true), ...gatewayCpu }, plan('proxy', STREAM_CONCURRENCY, true), plan('direct', STREAM_CONCURRENCY, true)];
+    const [directC64, proxyC64, gatewayC64, gatewayStreams, proxyStreams, directStreams] = await runTakingTurns(throughputPlans, TURNS);
+    Object.entries({ 'direct:c64': directC64, 'proxy:c64': proxyC64, 'gateway:c64': gatewayC64, 'gateway:stream16': gatewayStreams, 'proxy:stream16': proxyStreams, 'direct:stream16': directStreams }).forEach(([name, result]) => record(name, result));
+    cpuPerRequest.push(gatewayC64.cpuMs / gatewayC64.requests);
+    cpuPerStream.push(gatewayStreams.cpuMs / gatewayStreams.requests);
+    await takeTurns('stream', (target) => plan(target, 1, true));
+    await takeTurns('paced16', pacedPlan);
   }
 
   const stat = (name: string, f: (result: LoadResult) => number) => median(samples[name].map(f));

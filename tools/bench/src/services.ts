@@ -140,6 +140,13 @@ const STREAMED_QUESTION = 'Hello, benchmark. How fast is the gateway when stream
  */
 export const PACED_UPSTREAM_MODEL = 'gpt-4o-mini@chunk-delay=3';
 export const PACED_GATEWAY_MODEL = 'paced';
+/** A paced stream's length: the role chunk, 20 content chunks, the finish and the usage chunk, 3 ms apart. */
+const PACED_STREAM_MS = 23 * 3;
+
+/** Paced streams at `concurrency`, their workers started spread over a stream's length (see LoadPlan.startSpreadMs). */
+export function pacedLoadPlan(target: { baseUrl: string; key: string; model: string }, concurrency: number, seconds: number): LoadPlan {
+  return { ...chatLoadPlan(target, concurrency, true, seconds), startSpreadMs: PACED_STREAM_MS / concurrency };
+}
 
 /** The bench's chat load against `baseUrl`: the same body for every target and run. */
 export function chatLoadPlan(target: { baseUrl: string; key: string; model: string }, concurrency: number, stream: boolean, seconds: number): LoadPlan {
