@@ -1,13 +1,13 @@
 // npm run bench:compare -- <other checkout> [more checkouts...]: the gateway of this checkout
 // against the gateways of other checkouts (each built: `npm run build` there), side by side
 // on core 0 behind one emulator, billing and catalogue on core 1. After a warm-up the
-// gateways take turns (order flipped every round) at concurrency 64 (CPU per request, req/s),
+// gateways take turns (order flipped every round, each measurement in several turns a round:
+// see runTakingTurns) at concurrency 64 (CPU per request, req/s),
 // at concurrency 1 (latency), streaming at concurrency 1 (first chunk) and 16 (CPU per
 // stream and streams/s on instant streams, first chunk on paced ones: see
 // PACED_UPSTREAM_MODEL), and the medians are printed.
 // The minimal proxy (minimal-proxy.ts) and the emulator direct take their turns at the paced
-// streams too (every one of them several times a round: see runTakingTurns), so each
-// gateway's two ratios of `npm run bench` are printed from the same run.
+// streams too, so each gateway's two ratios of `npm run bench` are printed from the same run.
 // Because every gateway runs at nearly the same moment, a machine shared with other work
 // shifts them alike: use this to tell whether a change helps when `npm run bench`'s
 // absolute figures are too noisy to compare with an earlier run.
@@ -26,8 +26,8 @@ import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDe
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-/** The paced first chunks are measured in this many turns of every gateway and yardstick per round (see runTakingTurns). */
-const PACED_TURNS = 4;
+/** Each measurement of a round is taken in this many turns of every gateway (and yardstick) per round (see runTakingTurns). */
+const TURNS = 4;
 
 interface Contender {
   name: string;
@@ -81,37 +81,32 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   for (let round = 1; round <= ROUNDS; round++) {
     process.stdout.write(`round ${round}/${ROUNDS}\n`);
     const order = round % 2 === 0 ? [...contenders].reverse() : contenders;
-    for (const contender of order) {
-      const before = await cpuSeconds(contender.process.pid!);
-      const result = await runLoad(plan(contender, 64, false));
-      contender.cpuPerRequest.push((((await cpuSeconds(contender.process.pid!)) - before) * 1000) / result.requests);
-      contender.requestsPerSecond.push(result.requests / result.seconds);
-      contender.errors += result.errors;
+    // Every gateway's throughputs in turns, each gateway's two of the stream ratio adjacent.
+    const throughput = await runTakingTurns(
+      order.flatMap((contender) => [{ ...plan(contender, 64, false), cpuOfPid: contender.process.pid! }, { ...plan(contender, 16, true), cpuOfPid: contender.process.pid! }]),
+      TURNS,
+    );
+    for (const [index, contender] of order.entries()) {
+      const [requests, streams] = [throughput[2 * index], throughput[2 * index + 1]];
+      contender.cpuPerRequest.push(requests.cpuMs / requests.requests);
+      contender.requestsPerSecond.push(requests.requests / requests.seconds);
+      contender.streamCpu.push(streams.cpuMs / streams.requests);
+      contender.streamsPerSecond.push(streams.requests / streams.seconds);
+      contender.errors += requests.errors + streams.errors;
     }
-    for (const contender of order) {
-      const result = await runLoadUnstolen(plan(contender, 1, false));
-      contender.p50.push(percentile(result.latencies, 50));
-      contender.p99.push(percentile(result.latencies, 99));
-      contender.errors += result.errors;
-    }
-    for (const contender of order) {
-      const result = await runLoadUnstolen(plan(contender, 1, true));
-      contender.firstChunk.push(percentile(result.firstChunk, 50));
-      contender.errors += result.errors;
-    }
-    for (const contender of order) {
-      const before = await cpuSeconds(contender.process.pid!);
-      const result = await runLoad(plan(contender, 16, true));
-      contender.streamCpu.push((((await cpuSeconds(contender.process.pid!)) - before) * 1000) / result.requests);
-      contender.streamsPerSecond.push(result.requests / result.seconds);
-      contender.errors += result.errors;
+    const [latencies, firstChunks] = [await runTakingTurns(order.map((contender) => plan(contender, 1, false)), TURNS), await runTakingTurns(order.map((contender) => plan(contender, 1, true)), TURNS)];
+    for (const [index, contender] of order.entries()) {
+      contender.p50.push(percentile(latencies[index].latencies, 50));
+      contender.p99.push(percentile(latencies[index].latencies, 99));
+      contender.firstChunk.push(percentile(firstChunks[index].firstChunk, 50));
+      contender.errors += latencies[index].errors + firstChunks[index].errors;
     }
     // In turns with the yardsticks, so the first chunks compared were measured at the same moments.
     const pacedPlans = [
       ...order.map((contender) => pacedLoadPlan({ baseUrl: contender.url, key, model: PACED_GATEWAY_MODEL }, 16, SECONDS)),
       ...Object.values(yardsticks).map((yardstick) => pacedLoadPlan({ baseUrl: yardstick.baseUrl, key: 'bench', model: PACED_UPSTREAM_MODEL }, 16, SECONDS)),
     ];
-    const paced = await runTakingTurns(pacedPlans, PACED_TURNS);
+    const paced = await runTakingTurns(pacedPlans, TURNS);
     for (const [index, contender] of order.entries()) {
       contender.streamFirstChunk.push(percentile(paced[index].firstChunk, 50));
       contender.errors += paced[index].errors;
