@@ -4,8 +4,8 @@
 // (minimal-proxy.ts), pinned like the gateway, is measured too: what it adds is what any
 // Node.js gateway would add on this machine. After a warm-up the targets alternate for
 // several rounds and the medians are reported; within a round, the measurements of a kind
-// (latency at concurrency 1, throughput, paced streams) take turns of half a second (runTakingTurns). Streams (20 content chunks and the usage
-// chunk) are measured at concurrency 1 and 16: their throughput on instant streams (CPU-bound),
+// (latency at concurrency 1, throughput, paced streams) take turns of half a second
+// (runTakingTurns). Streams (20 content chunks and the usage chunk) are measured at concurrency 1 and 16: their throughput on instant streams (CPU-bound),
 // their first chunk at concurrency 16 on streams paced as a model generates them (see
 // PACED_UPSTREAM_MODEL). The ratios at the end compare figures of the same run, so the
 // machine's speed cancels out.
@@ -114,12 +114,18 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
       (await runTakingTurns(TARGETS.map(planOf), TURNS)).forEach((result, index) => record(`${TARGETS[index]}:${name}`, result));
     await takeTurns('c1', (target) => plan(target, 1, false));
     // Both throughputs of the gateway's stream ratio are measured in adjacent turns.
-    const gatewayCpu = { cpuOfPid: gatewayProcess.pid! };
-    const throughputPlans = [plan('direct', 64, false), plan('proxy', 64, false), { ...plan('gateway', 64, false), ...gatewayCpu }, { ...plan('gateway', STREAM_CONCURRENCY, true), ...gatewayCpu }, plan('proxy', STREAM_CONCURRENCY, true), plan('direct', STREAM_CONCURRENCY, true)];
-    const [directC64, proxyC64, gatewayC64, gatewayStreams, proxyStreams, directStreams] = await runTakingTurns(throughputPlans, TURNS);
-    Object.entries({ 'direct:c64': directC64, 'proxy:c64': proxyC64, 'gateway:c64': gatewayC64, 'gateway:stream16': gatewayStreams, 'proxy:stream16': proxyStreams, 'direct:stream16': directStreams }).forEach(([name, result]) => record(name, result));
-    cpuPerRequest.push(gatewayC64.cpuMs / gatewayC64.requests);
-    cpuPerStream.push(gatewayStreams.cpuMs / gatewayStreams.requests);
+    const throughput: Array<[string, LoadPlan]> = [
+      ['direct:c64', plan('direct', 64, false)],
+      ['proxy:c64', plan('proxy', 64, false)],
+      ['gateway:c64', { ...plan('gateway', 64, false), cpuOfPid: gatewayProcess.pid! }],
+      ['gateway:stream16', { ...plan('gateway', STREAM_CONCURRENCY, true), cpuOfPid: gatewayProcess.pid! }],
+      ['proxy:stream16', plan('proxy', STREAM_CONCURRENCY, true)],
+      ['direct:stream16', plan('direct', STREAM_CONCURRENCY, true)],
+    ];
+    (await runTakingTurns(throughput.map(([, measured]) => measured), TURNS)).forEach((result, index) => record(throughput[index][0], result));
+    const cpuPer = (name: string) => samples[name].at(-1)!.cpuMs / samples[name].at(-1)!.requests;
+    cpuPerRequest.push(cpuPer('gateway:c64'));
+    cpuPerStream.push(cpuPer('gateway:stream16'));
     await takeTurns('stream', (target) => plan(target, 1, true));
     await takeTurns('paced16', pacedPlan);
   }

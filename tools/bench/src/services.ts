@@ -132,16 +132,17 @@ export async function createBenchKey(billing: string): Promise<string> {
  */
 const STREAMED_QUESTION = 'Hello, benchmark. How fast is the gateway when streaming an answer word by word?';
 
+const PACED_CHUNK_DELAY_MS = 3;
 /**
  * Streams paced as a model generates them (the emulator waits 3 ms between events), for the
  * first chunk under load: with instant streams a closed loop's first chunk is its cycle
  * time (concurrency ÷ throughput), which measures throughput, not latency. The gateway's
  * catalogue model `paced` (e2e/fixtures/chat-catalogue.yaml) has this upstream model.
  */
-export const PACED_UPSTREAM_MODEL = 'gpt-4o-mini@chunk-delay=3';
+export const PACED_UPSTREAM_MODEL = `gpt-4o-mini@chunk-delay=${PACED_CHUNK_DELAY_MS}`;
 export const PACED_GATEWAY_MODEL = 'paced';
-/** A paced stream's length: the role chunk, 20 content chunks, the finish and the usage chunk, 3 ms apart. */
-const PACED_STREAM_MS = 23 * 3;
+/** A paced stream's length: the role chunk, 20 content chunks, the finish and the usage chunk. */
+const PACED_STREAM_MS = 23 * PACED_CHUNK_DELAY_MS;
 
 /** Paced streams at `concurrency`, their workers started spread over a stream's length (see LoadPlan.startSpreadMs). */
 export function pacedLoadPlan(target: { baseUrl: string; key: string; model: string }, concurrency: number, seconds: number): LoadPlan {
