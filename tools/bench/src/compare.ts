@@ -12,9 +12,10 @@
 // shifts them alike: use this to tell whether a change helps when `npm run bench`'s
 // absolute figures are too noisy to compare with an earlier run.
 // BENCH_ONLY=prompts compares the prompt-size cases with a target instead (prompt-sizes.ts): each
-// gateway's added p50 over the emulator direct and its CPU per request, one request at a time.
+// gateway's added p50 over the emulator direct and its CPU per request, one request at a time;
+// BENCH_ONLY=paced takes the paced streams alone (the first-chunk ratio, the other columns empty).
 // Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL, BENCH_LEDGER,
-// BENCH_MAX_STEAL, BENCH_STEAL_RETRIES (see main.ts).
+// BENCH_MAX_STEAL, BENCH_STEAL_RETRIES, BENCH_PROFILE_DIR (see main.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,11 +56,13 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const catalogue = await writeBenchCatalogue(ROOT, path.join(mkdtempSync(path.join(tmpdir(), 'igw-bench-')), 'catalogue.yaml'));
   const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
   const contenders: Contender[] = [];
+  // BENCH_PROFILE_DIR writes a V8 CPU profile of each gateway there (one file per process id).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   for (const [index, root] of [ROOT, ...others].entries()) {
     const port = await findFreePort();
     // A journal of its own: a checkout's default one may be in use by a gateway running from it.
     const journal = mkdtempSync(path.join(tmpdir(), 'igw-bench-journal-'));
-    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal }, { core: 0, root });
+    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal }, { core: 0, root, nodeArgs: profile });
     children.push(gatewayProcess);
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(`${url}/readyz`);
@@ -76,11 +79,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const plan = (contender: Contender, concurrency: number, stream: boolean, seconds = SECONDS) =>
     chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
 
-  process.stdout.write('warming up...\n');
-  for (const contender of contenders) await warmUp((concurrency, stream, seconds) => runLoad(plan(contender, concurrency, stream, seconds)));
-  for (let round = 1; round <= ROUNDS; round++) {
-    process.stdout.write(`round ${round}/${ROUNDS}\n`);
-    const order = round % 2 === 0 ? [...contenders].reverse() : contenders;
+  async function measureChat(order: readonly Contender[]): Promise<void> {
     // Every gateway's throughputs in turns, each gateway's two of the stream ratio adjacent.
     const throughput = await runTakingTurns(
       order.flatMap((contender) => [{ ...plan(contender, 64, false), cpuOfPid: contender.process.pid! }, { ...plan(contender, 16, true), cpuOfPid: contender.process.pid! }]),
@@ -101,6 +100,15 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
       contender.firstChunk.push(percentile(firstChunks[index].firstChunk, 50));
       contender.errors += latencies[index].errors + firstChunks[index].errors;
     }
+  }
+
+  const pacedOnly = process.env.BENCH_ONLY === 'paced';
+  process.stdout.write('warming up...\n');
+  for (const contender of contenders) await warmUp((concurrency, stream, seconds) => runLoad(plan(contender, concurrency, stream, seconds)));
+  for (let round = 1; round <= ROUNDS; round++) {
+    process.stdout.write(`round ${round}/${ROUNDS}\n`);
+    const order = round % 2 === 0 ? [...contenders].reverse() : contenders;
+    if (!pacedOnly) await measureChat(order);
     // In turns with the yardsticks, so the first chunks compared were measured at the same moments.
     const pacedPlans = [
       ...order.map((contender) => pacedLoadPlan({ baseUrl: contender.url, key, model: PACED_GATEWAY_MODEL }, 16, SECONDS)),
@@ -121,10 +129,12 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | CPU per stream, c=16 (ms) | streams/s, c=16 | paced first chunk p50, c=16 (ms) | streams/s c=16 ÷ req/s c=64 (≥ 0.8) | added paced first chunk ÷ proxy\'s (≤ 2) | errors |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...contenders.map((contender) => {
-      const spread = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+      // Columns BENCH_ONLY=paced does not measure read `–`.
+      const figure = (value: number, digits: number) => (Number.isNaN(value) ? '–' : value.toFixed(digits));
+      const spread = (values: number[], digits: number) => (values.length === 0 ? '–' : `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`);
       const streamRatio = median(contender.streamsPerSecond) / median(contender.requestsPerSecond);
       const firstChunkRatio = (median(contender.streamFirstChunk) - direct) / proxyAdds;
-      return `| ${contender.name} | ${spread(contender.cpuPerRequest, 3)} | ${spread(contender.requestsPerSecond, 0)} | ${median(contender.p50).toFixed(2)} | ${median(contender.p99).toFixed(2)} | ${median(contender.firstChunk).toFixed(2)} | ${spread(contender.streamCpu, 3)} | ${spread(contender.streamsPerSecond, 0)} | ${median(contender.streamFirstChunk).toFixed(2)} | ${streamRatio.toFixed(2)} | ${firstChunkRatio.toFixed(2)} | ${contender.errors} |`;
+      return `| ${contender.name} | ${spread(contender.cpuPerRequest, 3)} | ${spread(contender.requestsPerSecond, 0)} | ${figure(median(contender.p50), 2)} | ${figure(median(contender.p99), 2)} | ${figure(median(contender.firstChunk), 2)} | ${spread(contender.streamCpu, 3)} | ${spread(contender.streamsPerSecond, 0)} | ${median(contender.streamFirstChunk).toFixed(2)} | ${figure(streamRatio, 2)} | ${firstChunkRatio.toFixed(2)} | ${contender.errors} |`;
     }),
     '',
     `Paced first chunk p50 at concurrency 16: emulator direct ${direct.toFixed(2)} ms, minimal proxy ${median(yardsticks.proxy.firstChunk).toFixed(2)} ms (adds ${proxyAdds.toFixed(2)} ms).`,
