@@ -13,7 +13,9 @@
 // absolute figures are too noisy to compare with an earlier run.
 // BENCH_ONLY=prompts compares the prompt-size cases with a target instead (prompt-sizes.ts): each
 // gateway's added p50 over the emulator direct and its CPU per request, one request at a time;
-// BENCH_ONLY=paced takes the paced streams alone (the first-chunk ratio, the other columns empty).
+// BENCH_ONLY=paced takes the paced streams alone (the first-chunk ratio, the other columns empty);
+// BENCH_ONLY=alongside sends small requests one at a time while two counted 300 KB prompts run
+// on the same gateway (does a count delay everyone else?).
 // Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL, BENCH_LEDGER,
 // BENCH_MAX_STEAL, BENCH_STEAL_RETRIES, BENCH_PROFILE_DIR (see main.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -76,6 +78,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const yardsticks = { direct: { baseUrl: backends.emulator, firstChunk: [] as number[] }, proxy: { baseUrl: `http://127.0.0.1:${proxyPort}`, firstChunk: [] as number[] } };
   const key = await createBenchKey(backends.billing);
   if (process.env.BENCH_ONLY === 'prompts') return comparePromptSizes(contenders, backends.emulator, key);
+  if (process.env.BENCH_ONLY === 'alongside') return compareAlongsideCounts(contenders, backends.emulator, key);
   const plan = (contender: Contender, concurrency: number, stream: boolean, seconds = SECONDS) =>
     chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
 
@@ -138,6 +141,52 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     }),
     '',
     `Paced first chunk p50 at concurrency 16: emulator direct ${direct.toFixed(2)} ms, minimal proxy ${median(yardsticks.proxy.firstChunk).toFixed(2)} ms (adds ${proxyAdds.toFixed(2)} ms).`,
+    '',
+  ].join('\n');
+  process.stdout.write(`\n${lines}\n`);
+}
+
+/** Long prompts counted at once on one gateway, at most: the gateway's core is shared by its event loop and its counting workers. */
+const COUNTED_ALONGSIDE = 2;
+
+/**
+ * Small chat requests, one at a time, while COUNTED_ALONGSIDE clients send 300 KB prompts that
+ * must be counted against gpt-4o-mini's context, each gateway in turn after a warm-up: where the
+ * counting workers share the event loop's core, a count must not hold back everyone else.
+ */
+async function compareAlongsideCounts(contenders: readonly Contender[], emulator: string, key: string): Promise<void> {
+  const counted = PROMPT_CASES.find((promptCase) => promptCase.name.startsWith('300 KB') && promptModelId(promptCase) === 'openai/gpt-4o-mini');
+  if (!counted) throw new Error('the bench has no counted 300 KB case (BENCH_PROMPT_FILTER left it out?)');
+  const measured = contenders.map(() => ({ p50: [] as number[], p99: [] as number[], countedP50: [] as number[], errors: 0 }));
+  const run = async (contender: Contender, seconds: number) => {
+    const prompts = { ...promptPlans(counted, { baseUrl: emulator }, { baseUrl: contender.url, key }, seconds * 1000).gateway, concurrency: COUNTED_ALONGSIDE };
+    return Promise.all([runLoad(chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, 1, false, seconds)), runLoad(prompts)]);
+  };
+  process.stdout.write('warming up...\n');
+  for (const contender of contenders) {
+    await warmUp((concurrency, stream, seconds) => runLoad(chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds)));
+    await run(contender, 3);
+  }
+  for (let round = 1; round <= ROUNDS; round++) {
+    process.stdout.write(`round ${round}/${ROUNDS}\n`);
+    for (const contender of round % 2 === 0 ? [...contenders].reverse() : contenders) {
+      const [small, prompts] = await run(contender, SECONDS);
+      const figures = measured[contenders.indexOf(contender)];
+      figures.p50.push(percentile(small.latencies, 50));
+      figures.p99.push(percentile(small.latencies, 99));
+      figures.countedP50.push(percentile(prompts.latencies, 50));
+      figures.errors += small.errors + prompts.errors;
+    }
+  }
+  const lines = [
+    `Small requests beside counted prompts (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians; ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
+    '',
+    `| gateway | small request p50 (ms) | small request p99 (ms) | ${counted.name} to gpt-4o-mini, ${COUNTED_ALONGSIDE} at a time: p50 (ms) | errors |`,
+    '|---|---|---|---|---|',
+    ...contenders.map((contender, index) => {
+      const figures = measured[index];
+      return `| ${contender.name} | ${median(figures.p50).toFixed(2)} | ${median(figures.p99).toFixed(2)} | ${median(figures.countedP50).toFixed(2)} | ${figures.errors} |`;
+    }),
     '',
   ].join('\n');
   process.stdout.write(`\n${lines}\n`);

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { countWithinBudget } from './token-budget';
@@ -54,6 +55,17 @@ describe('TokenCountPool', () => {
     await counted;
     expect(events).toEqual(['short answered', 'long counted: true']);
     expect(shortCounts).toBeGreaterThan(1);
+  });
+
+  // Linux keeps a nice value per thread (field 19 of /proc/self/task/<tid>/stat); elsewhere there is nothing to read.
+  (existsSync('/proc/self/task') ? it : it.skip)('counts at the lowest priority, in its own thread only: the event loop keeps its own', async () => {
+    const niceOf = (stat: string) => Number(readFileSync(stat, 'utf8').split(') ')[1].split(' ')[16]);
+    const loopNice = niceOf('/proc/thread-self/stat');
+    await pool.countWhole([words(20_000)]);
+    const threads = readdirSync('/proc/self/task').map((thread) => niceOf(`/proc/self/task/${thread}/stat`));
+    expect(threads).toContain(19);
+    expect(niceOf('/proc/thread-self/stat')).toBe(loopNice);
+    expect(loopNice).toBeLessThan(19);
   });
 
   it('queues work beyond its size and stops cleanly, failing what was left', async () => {
