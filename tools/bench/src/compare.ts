@@ -23,14 +23,17 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
-import { median, percentile, runLoad, runLoadUnstolen, runTakingTurns } from './load';
+import { median, percentile, runLoad, runLoadUnstolen, runTakingTurns, type LoadPlan } from './load';
 import { PROMPT_CASES, promptModelId, promptPlans, writeBenchCatalogue } from './prompt-sizes';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, PACED_UPSTREAM_MODEL, pacedLoadPlan, ROOT, runBench, start, startBackends, waitForPort, waitHealthy, warmUp } from './services';
+import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, PACED_UPSTREAM_MODEL, pacedLoadPlan, profilingArguments, ROOT, runBench, start, startBackends, waitForPort, waitHealthy, warmUp } from './services';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 /** Each measurement of a round is taken in this many turns of every gateway (and yardstick) per round (see runTakingTurns). */
 const TURNS = 4;
+
+/** The bench's chat load against one gateway. */
+type ChatPlanOf = (contender: Contender, concurrency: number, stream: boolean, seconds?: number) => LoadPlan;
 
 interface Contender {
   name: string;
@@ -58,13 +61,11 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const catalogue = await writeBenchCatalogue(ROOT, path.join(mkdtempSync(path.join(tmpdir(), 'igw-bench-')), 'catalogue.yaml'));
   const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
   const contenders: Contender[] = [];
-  // BENCH_PROFILE_DIR writes a V8 CPU profile of each gateway there (one file per process id).
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   for (const [index, root] of [ROOT, ...others].entries()) {
     const port = await findFreePort();
     // A journal of its own: a checkout's default one may be in use by a gateway running from it.
     const journal = mkdtempSync(path.join(tmpdir(), 'igw-bench-journal-'));
-    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal }, { core: 0, root, nodeArgs: profile });
+    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal }, { core: 0, root, nodeArgs: profilingArguments() });
     children.push(gatewayProcess);
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(`${url}/readyz`);
@@ -77,10 +78,9 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   /** The added first chunk of paced streams is the gateway's over the minimal proxy's: both are measured against the emulator direct. */
   const yardsticks = { direct: { baseUrl: backends.emulator, firstChunk: [] as number[] }, proxy: { baseUrl: `http://127.0.0.1:${proxyPort}`, firstChunk: [] as number[] } };
   const key = await createBenchKey(backends.billing);
+  const plan: ChatPlanOf = (contender, concurrency, stream, seconds = SECONDS) => chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
   if (process.env.BENCH_ONLY === 'prompts') return comparePromptSizes(contenders, backends.emulator, key);
-  if (process.env.BENCH_ONLY === 'alongside') return compareAlongsideCounts(contenders, backends.emulator, key);
-  const plan = (contender: Contender, concurrency: number, stream: boolean, seconds = SECONDS) =>
-    chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
+  if (process.env.BENCH_ONLY === 'alongside') return compareAlongsideCounts(contenders, backends.emulator, key, plan);
 
   async function measureChat(order: readonly Contender[]): Promise<void> {
     // Every gateway's throughputs in turns, each gateway's two of the stream ratio adjacent.
@@ -127,7 +127,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const direct = median(yardsticks.direct.firstChunk);
   const proxyAdds = median(yardsticks.proxy.firstChunk) - direct;
   const lines = [
-    `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
+    `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); ${machineDescription()})`,
     '',
     '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | CPU per stream, c=16 (ms) | streams/s, c=16 | paced first chunk p50, c=16 (ms) | streams/s c=16 ÷ req/s c=64 (≥ 0.8) | added paced first chunk ÷ proxy\'s (≤ 2) | errors |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -154,17 +154,18 @@ const COUNTED_ALONGSIDE = 2;
  * must be counted against gpt-4o-mini's context, each gateway in turn after a warm-up: where the
  * counting workers share the event loop's core, a count must not hold back everyone else.
  */
-async function compareAlongsideCounts(contenders: readonly Contender[], emulator: string, key: string): Promise<void> {
-  const counted = PROMPT_CASES.find((promptCase) => promptCase.name.startsWith('300 KB') && promptModelId(promptCase) === 'openai/gpt-4o-mini');
+async function compareAlongsideCounts(contenders: readonly Contender[], emulator: string, key: string, plan: ChatPlanOf): Promise<void> {
+  const countedModel = 'openai/gpt-4o-mini';
+  const counted = PROMPT_CASES.find((promptCase) => promptCase.name.startsWith('300 KB') && promptModelId(promptCase) === countedModel);
   if (!counted) throw new Error('the bench has no counted 300 KB case (BENCH_PROMPT_FILTER left it out?)');
   const measured = contenders.map(() => ({ p50: [] as number[], p99: [] as number[], countedP50: [] as number[], errors: 0 }));
   const run = async (contender: Contender, seconds: number) => {
     const prompts = { ...promptPlans(counted, { baseUrl: emulator }, { baseUrl: contender.url, key }, seconds * 1000).gateway, concurrency: COUNTED_ALONGSIDE };
-    return Promise.all([runLoad(chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, 1, false, seconds)), runLoad(prompts)]);
+    return Promise.all([runLoad(plan(contender, 1, false, seconds)), runLoad(prompts)]);
   };
   process.stdout.write('warming up...\n');
   for (const contender of contenders) {
-    await warmUp((concurrency, stream, seconds) => runLoad(chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds)));
+    await warmUp((concurrency, stream, seconds) => runLoad(plan(contender, concurrency, stream, seconds)));
     await run(contender, 3);
   }
   for (let round = 1; round <= ROUNDS; round++) {
@@ -179,9 +180,9 @@ async function compareAlongsideCounts(contenders: readonly Contender[], emulator
     }
   }
   const lines = [
-    `Small requests beside counted prompts (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians; ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
+    `Small requests beside counted prompts (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians; ${machineDescription()})`,
     '',
-    `| gateway | small request p50 (ms) | small request p99 (ms) | ${counted.name} to gpt-4o-mini, ${COUNTED_ALONGSIDE} at a time: p50 (ms) | errors |`,
+    `| gateway | small request p50 (ms) | small request p99 (ms) | ${counted.name} to ${countedModel}, ${COUNTED_ALONGSIDE} at a time: p50 (ms) | errors |`,
     '|---|---|---|---|---|',
     ...contenders.map((contender, index) => {
       const figures = measured[index];
@@ -217,7 +218,7 @@ async function comparePromptSizes(contenders: readonly Contender[], emulator: st
     }
   }
   const lines = [
-    `Prompt sizes side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, one request at a time, medians; ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'})`,
+    `Prompt sizes side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, one request at a time, medians; ${machineDescription()})`,
     '',
     `| prompt | model | emulator direct p50 (ms) | ${contenders.map((contender) => `${contender.name}: added p50 (ms) / CPU per request (ms)`).join(' | ')} |`,
     `|---|---|---|${contenders.map(() => '---|').join('')}`,

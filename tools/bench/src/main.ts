@@ -30,6 +30,7 @@ import {
   PACED_GATEWAY_MODEL,
   PACED_UPSTREAM_MODEL,
   pacedLoadPlan,
+  profilingArguments,
   ROOT,
   runBench,
   start,
@@ -57,10 +58,8 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const catalogue = await writeBenchCatalogue(ROOT, path.join(ROOT, 'bench-results/catalogue.yaml'));
   const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
   const { emulator, billing } = backends;
-  // BENCH_PROFILE_DIR writes a V8 CPU profile of the gateway there (open it in Chrome DevTools).
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   const gatewayPort = await findFreePort();
-  const gatewayProcess = start('apps/gateway/src/main.js', gatewayEnvironment(backends, gatewayPort), { core: Number(process.env.BENCH_GATEWAY_CORE ?? 0), nodeArgs: profile });
+  const gatewayProcess = start('apps/gateway/src/main.js', gatewayEnvironment(backends, gatewayPort), { core: Number(process.env.BENCH_GATEWAY_CORE ?? 0), nodeArgs: profilingArguments() });
   children.push(gatewayProcess);
   const gateway = `http://127.0.0.1:${gatewayPort}`;
   await waitHealthy(`${gateway}/readyz`);
@@ -71,7 +70,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const proxy = `http://127.0.0.1:${proxyPort}`;
   await waitForPort(proxyPort);
 
-  const header = `${new Date().toISOString()}, ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}`;
+  const header = `${new Date().toISOString()}, ${machineDescription()}`;
   const tables: string[] = [];
   if (ONLY !== 'prompts') tables.push(await chatTable(emulator, proxy, gateway, key, gatewayProcess));
   if (ONLY !== 'chat') {
@@ -164,7 +163,7 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
     ['added first chunk of paced streams at concurrency 16, gateway ÷ minimal proxy', firstChunkRatio.toFixed(2), '≤ 2'],
   ];
   const table = [
-    `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; ${machineDescription()}; queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; CPU time stolen by the hypervisor, median of the measurements kept: ${stolen.toFixed(1)} %; errors: ${errors})`,
+    `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; ${machineDescription()}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; CPU time stolen by the hypervisor, median of the measurements kept: ${stolen.toFixed(1)} %; errors: ${errors})`,
     '',
     '| measure | emulator direct | minimal proxy | through gateway | added by minimal proxy | added by gateway |',
     '|---|---|---|---|---|---|',

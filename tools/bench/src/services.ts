@@ -39,17 +39,24 @@ export function start(entry: string, env: NodeJS.ProcessEnv, options: StartOptio
 }
 
 /**
- * The CPU the figures were taken on: the same VM class has run on hosts whose CPU time per
- * request differed threefold, so a table without it cannot be compared with another.
+ * The CPU the figures were taken on, and the queue the services used: the same VM class has
+ * run on hosts whose CPU time per request differed threefold, so a table without them cannot be
+ * compared with another.
  */
 export function machineDescription(): string {
+  const queue = `queue: ${process.env.REDIS_URL ? 'Redis' : 'PostgreSQL'}`;
   const cores = cpus();
   const [first] = cores;
-  if (!first) return 'unknown CPU';
+  if (!first) return `unknown CPU; ${queue}`;
   // VMs often report no speed to libuv; the kernel's cpuinfo still has the clock it measured.
   const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
   const megahertz = first.speed || Math.round(Number(/^cpu MHz\s*:\s*([\d.]+)/m.exec(cpuinfo)?.[1] ?? 0));
-  return `${cores.length} × ${first.model.trim()}${megahertz ? ` at ${megahertz} MHz` : ''}`;
+  return `${cores.length} × ${first.model.trim()}${megahertz ? ` at ${megahertz} MHz` : ''}; ${queue}`;
+}
+
+/** BENCH_PROFILE_DIR: the Node.js arguments that write a V8 CPU profile of a gateway there (one file per process; open it in Chrome DevTools). */
+export function profilingArguments(): string[] {
+  return process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
 }
 
 export async function waitHealthy(url: string): Promise<void> {
