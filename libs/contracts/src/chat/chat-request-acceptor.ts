@@ -26,7 +26,7 @@ import {
   InputAudioDto,
   TextContentPartDto,
 } from './chat-content.dto';
-import { AssistantMessageDto, hasToolCalls, SystemMessageDto, ToolMessageDto, UserMessageDto } from './chat-messages.dto';
+import { AssistantMessageDto, hasToolCalls, SystemMessageDto, ToolMessageDto, UserMessageDto, type ChatMessage } from './chat-messages.dto';
 import {
   ALLOWED_TOOLS_MODES,
   AllowedToolsDto,
@@ -73,6 +73,16 @@ export function acceptChatCompletionRequest(body: unknown): ChatCompletionReques
 /** The same for the Azure-style path, whose body may leave `model` out (the path names the deployment). */
 export function acceptAzureChatCompletionRequest(body: unknown): AzureChatCompletionRequestDto | undefined {
   return attempt(body, AzureChatCompletionRequestDto, AZURE_CHAT_REQUEST);
+}
+
+/** One message of `messages`, as the pipe would hold it, when this module is sure the pipe would accept it. */
+export function acceptChatMessage(message: unknown): ChatMessage | undefined {
+  try {
+    return variant('role', MESSAGE_BY_ROLE, message) as ChatMessage;
+  } catch (error) {
+    if (error === NOT_SURE) return undefined;
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,15 +254,17 @@ function variants(discriminator: string, table: Readonly<Record<string, Reader>>
   return (value) => {
     if (!Array.isArray(value) || (nonEmpty && value.length === 0)) notSure();
     const items: unknown[] = [];
-    for (let index = 0; index < value.length; index++) {
-      const item: unknown = value[index];
-      if (!isPlainObject(item)) notSure();
-      const tag = item[discriminator];
-      const read = typeof tag === 'string' && Object.hasOwn(table, tag) ? table[tag] : notSure();
-      items.push(read(item, item));
-    }
+    for (let index = 0; index < value.length; index++) items.push(variant(discriminator, table, value[index]));
     return items;
   };
+}
+
+/** One item of {@link variants}. */
+function variant(discriminator: string, table: Readonly<Record<string, Reader>>, item: unknown): unknown {
+  if (!isPlainObject(item)) notSure();
+  const tag = item[discriminator];
+  const read = typeof tag === 'string' && Object.hasOwn(table, tag) ? table[tag] : notSure();
+  return read(item, item);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,36 +351,34 @@ const SYSTEM_MESSAGE = instanceOf(SystemMessageDto, {
   check: hasContent,
 });
 
-const MESSAGES = variants(
-  'role',
-  {
-    system: SYSTEM_MESSAGE,
-    developer: SYSTEM_MESSAGE,
-    user: instanceOf(UserMessageDto, {
-      fields: fields({ name: messageName, role: oneOf(['user']), content: content(userParts) }),
-      required: ['role', 'content'],
-      check: hasContent,
+const MESSAGE_BY_ROLE: Readonly<Record<string, Reader>> = {
+  system: SYSTEM_MESSAGE,
+  developer: SYSTEM_MESSAGE,
+  user: instanceOf(UserMessageDto, {
+    fields: fields({ name: messageName, role: oneOf(['user']), content: content(userParts) }),
+    required: ['role', 'content'],
+    check: hasContent,
+  }),
+  assistant: instanceOf(AssistantMessageDto, {
+    fields: fields({
+      name: messageName,
+      role: oneOf(['assistant']),
+      content: content(textParts),
+      refusal: optional(string()),
+      tool_calls: optional(toolCalls),
+      function_call: optional(instanceOf(ToolCallFunctionDto, TOOL_CALL_FUNCTION)),
     }),
-    assistant: instanceOf(AssistantMessageDto, {
-      fields: fields({
-        name: messageName,
-        role: oneOf(['assistant']),
-        content: content(textParts),
-        refusal: optional(string()),
-        tool_calls: optional(toolCalls),
-        function_call: optional(instanceOf(ToolCallFunctionDto, TOOL_CALL_FUNCTION)),
-      }),
-      required: ['role'],
-      check: (message) => hasContent(message) || hasToolCalls(message),
-    }),
-    tool: instanceOf(ToolMessageDto, {
-      fields: fields({ name: messageName, role: oneOf(['tool']), content: content(textParts), tool_call_id: string() }),
-      required: ['role', 'content', 'tool_call_id'],
-      check: hasContent,
-    }),
-  },
-  true,
-);
+    required: ['role'],
+    check: (message) => hasContent(message) || hasToolCalls(message),
+  }),
+  tool: instanceOf(ToolMessageDto, {
+    fields: fields({ name: messageName, role: oneOf(['tool']), content: content(textParts), tool_call_id: string() }),
+    required: ['role', 'content', 'tool_call_id'],
+    check: hasContent,
+  }),
+};
+
+const MESSAGES = variants('role', MESSAGE_BY_ROLE, true);
 
 // ---------------------------------------------------------------------------------------------
 // Tools and tool_choice

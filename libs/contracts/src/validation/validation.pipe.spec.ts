@@ -1,7 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import { IsIn, IsInt, IsString, Min, ValidateNested, ValidationError } from 'class-validator';
 import { Type } from 'class-transformer';
-import { createValidationPipe, formatValidationErrors } from './validation.pipe';
+import { createValidationPipe, formatValidationErrors, ISSUES_SHOWN, PIPE_CHECKED_CONTAINERS } from './validation.pipe';
 
 class Item {
   @IsIn(['user', 'system']) role!: string;
@@ -24,6 +24,29 @@ async function messageFor(value: unknown): Promise<string> {
 }
 
 describe('validation messages', () => {
+  it('refuse a body of more objects and arrays than the pipe checks, before copying any of it', async () => {
+    // The body, `items` and `junk` are three: one more than the pipe checks.
+    const body = { model: 'm', count: 1, items: [], junk: Array.from({ length: PIPE_CHECKED_CONTAINERS - 2 }, () => ({})) };
+    expect(await messageFor(body)).toBe(`Body validation error! Expected at most ${PIPE_CHECKED_CONTAINERS} objects and arrays in the body. Received more`);
+    // One fewer: checked as usual.
+    body.junk.pop();
+    await expect(createValidationPipe().transform(body, { type: 'body', metatype: Body })).resolves.toBeInstanceOf(Body);
+  });
+
+  it('take any number of plain values (token ids), which cost the pipe little', async () => {
+    const body = { model: 'm', count: 1, items: [], tokens: Array.from({ length: 1_000 }, () => Array.from({ length: 1_000 }, (_, id) => id)) };
+    await expect(createValidationPipe().transform(body, { type: 'body', metatype: Body })).resolves.toBeInstanceOf(Body);
+  });
+
+  it(`list the first ${ISSUES_SHOWN} issues and count the rest, however many items are bad`, async () => {
+    const message = await messageFor({ model: 'm', count: 1, items: Array.from({ length: 5_000 }, () => ({ role: 'robot' })) });
+    const parts = message.split('; ');
+    expect(parts).toHaveLength(ISSUES_SHOWN + 1);
+    expect(parts[0]).toBe("Body validation error! items[0].role: role must be one of the following values: user, system. Received 'robot'");
+    expect(parts[ISSUES_SHOWN - 1]).toMatch(new RegExp(`^items\\[${ISSUES_SHOWN - 1}\\]\\.role: `));
+    expect(parts[ISSUES_SHOWN]).toBe(`and ${5_000 - ISSUES_SHOWN} more`);
+  });
+
   it('start with the spec prefix and name each field by its path with what was received', async () => {
     const message = await messageFor({ model: 42, count: 0, items: [{ role: 'user' }, { role: 'robot' }] });
     expect(message.startsWith('Body validation error! ')).toBe(true);
