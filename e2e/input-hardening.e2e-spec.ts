@@ -91,7 +91,7 @@ describe('input hardening, end to end', () => {
       ['chat, through Express', THROUGH_EXPRESS],
     ])('200,000 empty messages: the first issues, by their paths, in a short answer: %s', async (_route, contentType) => {
       const before = emulator.requests.length;
-      const response = await call(`${harness.gateway}/v1/chat/completions`, { token: key, rawBody: emptyMessages, headers: { 'content-type': contentType } });
+      const response = await call<{ message: string }>(`${harness.gateway}/v1/chat/completions`, { token: key, rawBody: emptyMessages, headers: { 'content-type': contentType } });
       expectErrorBody(response, 400, '/v1/chat/completions', /^Body validation error! messages\[0\]\.role: Expected one of /);
       expect(response.body.message).toMatch(/; messages\[1\]\.role: .*; and more$/);
       expect(response.body.message.length).toBeLessThan(5_000);
