@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { OpenAI } from 'openai';
-import { ErrorMessages, MAX_JSON_DEPTH, PIPE_CHECKED_CONTAINERS } from '@igw/contracts';
+import { ErrorMessages, MAX_JSON_DEPTH, PIPE_CHECKED_MEMBERS, PIPE_CHECKED_VALUES } from '@igw/contracts';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, expectErrorBody, type JsonResponse } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
@@ -98,16 +98,23 @@ describe('input hardening, end to end', () => {
       expect(emulator.requests.length).toBe(before);
     });
 
-    const tooManyObjects = `Body validation error! Expected at most ${PIPE_CHECKED_CONTAINERS} objects and arrays in the body. Received more`;
-    const junk = Array.from({ length: PIPE_CHECKED_CONTAINERS }, () => ({}));
+    const tooManyValues = `Body validation error! Expected at most ${PIPE_CHECKED_VALUES} objects, arrays and object members in the body. Received more`;
+    const junk = Array.from({ length: PIPE_CHECKED_VALUES }, () => ({}));
 
     it('more objects and arrays than the pipe checks, in a field nobody reads: refused before they are copied', async () => {
       const embeddings = await call(`${harness.gateway}/v1/embeddings`, { token: key, body: { model: 'embed', input: 'hi', junk } });
       expectErrorBody(embeddings, 400, '/v1/embeddings');
-      expect(embeddings.body.message).toBe(tooManyObjects);
+      expect(embeddings.body.message).toBe(tooManyValues);
       const admin = await call(`${harness.billing}/admin/v1/accounts`, { token: harness.adminToken, body: { name: 'acme', junk } });
       expectErrorBody(admin, 400, '/admin/v1/accounts');
-      expect(admin.body.message).toBe(tooManyObjects);
+      expect(admin.body.message).toBe(tooManyValues);
+    });
+
+    it('an object of more members than the pipe checks (a logit_bias of 40,000 entries in a body the pipe words): refused before it is copied', async () => {
+      const bias = Object.fromEntries(Array.from({ length: 40_000 }, (_, index) => [String(index), 1]));
+      const response = await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { model: 'mini', temperature: 9, messages: [{ role: 'user', content: 'hi' }], logit_bias: bias } });
+      expectErrorBody(response, 400, '/v1/chat/completions');
+      expect(response.body.message).toBe(`Body validation error! Expected at most ${PIPE_CHECKED_MEMBERS} members in an object. Received one of 40000`);
     });
   });
 

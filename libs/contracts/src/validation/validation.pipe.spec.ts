@@ -1,7 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import { IsIn, IsInt, IsString, Min, ValidateNested, ValidationError } from 'class-validator';
 import { Type } from 'class-transformer';
-import { createValidationPipe, formatValidationErrors, ISSUES_SHOWN, PIPE_CHECKED_CONTAINERS } from './validation.pipe';
+import { createValidationPipe, formatValidationErrors, ISSUES_SHOWN, PIPE_CHECKED_MEMBERS, PIPE_CHECKED_VALUES } from './validation.pipe';
 
 class Item {
   @IsIn(['user', 'system']) role!: string;
@@ -24,12 +24,19 @@ async function messageFor(value: unknown): Promise<string> {
 }
 
 describe('validation messages', () => {
-  it('refuse a body of more objects and arrays than the pipe checks, before copying any of it', async () => {
-    // The body, `items` and `junk` are three: one more than the pipe checks.
-    const body = { model: 'm', count: 1, items: [], junk: Array.from({ length: PIPE_CHECKED_CONTAINERS - 2 }, () => ({})) };
-    expect(await messageFor(body)).toBe(`Body validation error! Expected at most ${PIPE_CHECKED_CONTAINERS} objects and arrays in the body. Received more`);
-    // One fewer: checked as usual.
+  it('refuse a body of more objects, arrays and members than the pipe checks, before copying any of it', async () => {
+    // The body, its four members, `items` and `junk` are seven; each empty object one more.
+    const body = { model: 'm', count: 1, items: [], junk: Array.from({ length: PIPE_CHECKED_VALUES - 6 }, () => ({})) };
+    expect(await messageFor(body)).toBe(`Body validation error! Expected at most ${PIPE_CHECKED_VALUES} objects, arrays and object members in the body. Received more`);
     body.junk.pop();
+    await expect(createValidationPipe().transform(body, { type: 'body', metatype: Body })).resolves.toBeInstanceOf(Body);
+  });
+
+  it('refuse an object of more members than the pipe checks (its time grows with their square)', async () => {
+    const members = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`k${index}`, 1]));
+    const body = { model: 'm', count: 1, items: [], junk: members(PIPE_CHECKED_MEMBERS + 1) };
+    expect(await messageFor(body)).toBe(`Body validation error! Expected at most ${PIPE_CHECKED_MEMBERS} members in an object. Received one of ${PIPE_CHECKED_MEMBERS + 1}`);
+    body.junk = members(PIPE_CHECKED_MEMBERS);
     await expect(createValidationPipe().transform(body, { type: 'body', metatype: Body })).resolves.toBeInstanceOf(Body);
   });
 
