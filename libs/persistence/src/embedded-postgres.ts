@@ -325,15 +325,40 @@ export async function ensureDatabase(maintenanceUrl: string, database: string): 
   }
 }
 
-export function findFreePort(): Promise<number> {
+/**
+ * Ports tried first by findFreePort: below Linux's ephemeral range (32768–60999 by default), where
+ * no outgoing connection and no listen(0) of another process is given a port. A port from that
+ * range, free when probed, could be taken by either before its user listens on it (seen in the
+ * e2e runs: "another program already uses that port").
+ */
+export const UNASSIGNED_PORTS = { from: 20_000, to: 32_000 };
+
+/** A port free on 127.0.0.1 when probed, for a server to listen on soon after. */
+export async function findFreePort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = UNASSIGNED_PORTS.from + Math.floor(Math.random() * (UNASSIGNED_PORTS.to - UNASSIGNED_PORTS.from));
+    if (await listensOn(port)) return port;
+  }
+  return listenedPort(0);
+}
+
+function listensOn(port: number): Promise<boolean> {
+  return listenedPort(port).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Listens on the port (0: any the system picks) for a moment and gives back the one it had. */
+function listenedPort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.unref();
     probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
+    probe.listen(port, '127.0.0.1', () => {
       const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
+      const listened = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(listened));
     });
   });
 }
