@@ -35,7 +35,7 @@ export async function validateChatBody(body: unknown, { azure }: ChatBodyOptions
   if (accepted) return accepted;
   const metatype = azure ? AzureChatCompletionRequestDto : ChatCompletionRequestDto;
   const messages = (body as { messages?: unknown } | null)?.messages;
-  if (Array.isArray(messages) && itemsOf(messages, PIPE_CHECKED_ITEMS) > PIPE_CHECKED_ITEMS) {
+  if (Array.isArray(messages) && itemsOf(messages) > PIPE_CHECKED_ITEMS) {
     return validateLongChatBody(body as Record<string, unknown>, messages, metatype);
   }
   return (await appValidationPipe().transform(body, { type: 'body', metatype })) as ChatRequest;
@@ -79,10 +79,10 @@ async function validateLongChatBody(body: Record<string, unknown>, messages: unk
   return validated;
 }
 
-/** Messages, plus the content parts and tool calls in them, counting no further than `limit`. */
-function itemsOf(messages: readonly unknown[], limit: number): number {
+/** Messages, plus the content parts and tool calls in them, counting no further than past PIPE_CHECKED_ITEMS. */
+function itemsOf(messages: readonly unknown[]): number {
   let count = 0;
-  for (let index = 0; index < messages.length && count <= limit; index++) count += 1 + innerItems(messages[index]);
+  for (let index = 0; index < messages.length && count <= PIPE_CHECKED_ITEMS; index++) count += 1 + innerItems(messages[index]);
   return count;
 }
 

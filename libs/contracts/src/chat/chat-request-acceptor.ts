@@ -77,12 +77,7 @@ export function acceptAzureChatCompletionRequest(body: unknown): AzureChatComple
 
 /** One message of `messages`, as the pipe would hold it, when this module is sure the pipe would accept it. */
 export function acceptChatMessage(message: unknown): ChatMessage | undefined {
-  try {
-    return variant('role', MESSAGE_BY_ROLE, message) as ChatMessage;
-  } catch (error) {
-    if (error === NOT_SURE) return undefined;
-    throw error;
-  }
+  return unlessNotSure(() => variant('role', MESSAGE_BY_ROLE, message) as ChatMessage);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -111,8 +106,13 @@ function notSure(): never {
 }
 
 function attempt<T extends object>(body: unknown, type: new () => T, shape: Shape): T | undefined {
+  return unlessNotSure(() => build(type, shape, body));
+}
+
+/** What `read` returns, or undefined where it is not sure. */
+function unlessNotSure<T>(read: () => T): T | undefined {
   try {
-    return build(type, shape, body);
+    return read();
   } catch (error) {
     if (error === NOT_SURE) return undefined;
     throw error;

@@ -2,6 +2,8 @@ import { BadRequestException, ValidationPipe, type ArgumentMetadata, type Valida
 import { validationIssues } from '../chat/validation-issues';
 import { ErrorMessages } from '../errors/error-body.dto';
 
+const PIPE_OPTIONS = { transform: true, whitelist: true, forbidUnknownValues: false, validationError: { target: false, value: true } };
+
 /**
  * Validates bodies against their DTOs and reports every violation by field path, e.g.
  * `Body validation error! messages[0].role: Expected one of 'system', 'user', 'assistant', 'tool', 'developer'. Received 'robot'`.
@@ -11,8 +13,6 @@ import { ErrorMessages } from '../errors/error-body.dto';
 export function createValidationPipe(): ValidationPipe {
   return new JsonValidationPipe({ ...PIPE_OPTIONS, exceptionFactory: (errors) => new BadRequestException(formatValidationErrors(errors)) });
 }
-
-const PIPE_OPTIONS = { transform: true, whitelist: true, forbidUnknownValues: false, validationError: { target: false, value: true } };
 
 /** What {@link errorTreeValidationPipe} throws: class-validator's tree, unworded. */
 export class BodyValidationErrors extends Error {
@@ -51,9 +51,8 @@ export function appValidationPipe(): ValidationPipe {
  * over a second, three million for half a minute, one object of 40,000 members for 0.7 s. At
  * the bounds the pipe's worst is ~0.5 s (~4 µs a member), about JSON.parse's on a body of
  * BODY_LIMIT, and a decision's free-form `state` of 100,000 values would hardly fit a model's
- * context. Items of
- * arrays that are plain values are not counted: they cost little, and embeddings take token ids
- * by the million.
+ * context. Items of arrays that are plain values are not counted: they cost little, and
+ * embeddings take token ids by the million.
  */
 export const PIPE_CHECKED_VALUES = 100_000;
 export const PIPE_CHECKED_MEMBERS = 2_048;
