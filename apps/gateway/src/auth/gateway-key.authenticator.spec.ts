@@ -84,7 +84,7 @@ describe('GatewayKeyAuthenticator', () => {
       expect(await authenticator.authenticate(key, client)).toBeNull();
     }
     expect(billing.questions).toHaveLength(0);
-    expect((authenticator as unknown as { unknown: { size: number } }).unknown.size).toBe(0);
+    expect((authenticator as unknown as { lookUps: { unknown: { size: number } } }).lookUps.unknown.size).toBe(0);
   });
 
   it('a look-up answered after the key was revoked neither accepts nor caches the key', async () => {

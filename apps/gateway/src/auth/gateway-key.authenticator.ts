@@ -1,19 +1,17 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { ErrorMessages, QueueName, type AuthenticatedKey, type BalanceSnapshot, type ResolvedKey } from '@igw/contracts';
+import { QueueName, type AuthenticatedKey, type BalanceSnapshot, type ResolvedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import {
   ApiKeyAuthenticator,
   apiKeyPrefix,
-  clientAddressResolver,
   GatewayException,
   hashApiKey,
   isWellFormedApiKey,
+  KeyLookupBudget,
   SERVICE_SETTINGS,
   type ClientConnection,
   type ServiceSettings,
 } from '@igw/platform';
-import { BoundedExpiringSet } from './bounded-expiring-set';
-import { clientKey, KeyLookupGate, type LookupTicket } from './key-lookup-gate';
 
 /** A resolved key without its money (kept per account, see `balances`); `keyPrefix` is set from the first presented key that found it. */
 interface CachedKey extends Omit<AuthenticatedKey, 'balance'> {
@@ -37,53 +35,35 @@ interface PendingLookUp {
 
 const NO_BALANCE: BalanceSnapshot = { balanceMicro: 0n, version: -1, usageSpentMicro: 0n };
 
-/** How long an unknown key is remembered as unknown; creations clear it early by broadcast. */
-const NEGATIVE_TTL_MS = 5_000;
-/** Unknown keys remembered at most; the oldest go first. */
-const NEGATIVE_CACHE_ENTRIES = 4_096;
-/** Look-ups waiting for their turn per client address; more get 429 at once. */
-const WAITING_LOOKUPS_PER_CLIENT = 64;
-
 /**
  * Resolves API keys from memory, asking billing over the queue only on a miss. Billing's
  * broadcasts keep it right: revoked keys are dropped, balances replaced by newer versions.
- * Look-ups go through a gate that budgets them per client address (see KeyLookupGate).
+ * Look-ups of keys it does not know are budgeted per client address (see KeyLookupBudget).
  */
 @Injectable()
 export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnApplicationBootstrap {
   private readonly keys = new Map<string, CachedKey>();
-  private readonly unknown = new BoundedExpiringSet(NEGATIVE_CACHE_ENTRIES, NEGATIVE_TTL_MS);
+  private readonly lookUps: KeyLookupBudget;
   private readonly balances = new Map<string, BalanceSnapshot>();
   private readonly pending = new Map<string, PendingLookUp>();
-  private readonly gate: KeyLookupGate;
-  /** The address whose look-up budget a miss spends: the connection's, or behind TRUSTED_PROXIES the forwarded client's. */
-  private readonly clientAddressOf: (client: ClientConnection) => string | undefined;
 
   constructor(
     private readonly messaging: MessagingService,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {
     super();
-    const { env } = settings;
-    this.gate = new KeyLookupGate({
-      inFlight: env.KEY_LOOKUPS_IN_FLIGHT,
-      inFlightPerClient: env.KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT,
-      waitingPerClient: WAITING_LOOKUPS_PER_CLIENT,
-      missBurst: env.KEY_LOOKUP_MISS_BURST,
-      missesPerMinute: env.KEY_LOOKUP_MISSES_PER_MINUTE,
-    });
-    this.clientAddressOf = clientAddressResolver(env.TRUSTED_PROXIES);
+    this.lookUps = new KeyLookupBudget(settings.env, billingNotAnswering);
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.messaging.subscribe('billing.keys.revoked', ({ keyHash }) => {
       this.keys.delete(keyHash);
-      this.unknown.add(keyHash, Date.now());
+      this.lookUps.unknown.add(keyHash, Date.now());
       const pending = this.pending.get(keyHash);
       if (pending) pending.revoked = true;
     });
     await this.messaging.subscribe('billing.keys.created', ({ keyHash }) => {
-      this.unknown.delete(keyHash);
+      this.lookUps.unknown.delete(keyHash);
       const pending = this.pending.get(keyHash);
       if (pending) pending.created = true;
     });
@@ -98,7 +78,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     // Broadcasts may have been missed while the relay node was away: check every key again.
     this.messaging.onRelayRecovered(() => {
       for (const key of this.keys.values()) key.stale = true;
-      this.unknown.clear();
+      this.lookUps.unknown.clear();
       for (const pending of this.pending.values()) pending.unkeepable = true;
     });
   }
@@ -108,11 +88,11 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     const keyHash = hashApiKey(presentedKey);
     const cached = this.keys.get(keyHash);
     if (cached && cached.expiresAt > Date.now() && !cached.stale) return this.withBalance(cached);
-    if (this.unknown.has(keyHash, Date.now())) return null;
+    if (this.lookUps.unknown.has(keyHash, Date.now())) return null;
 
     let entry: CachedKey | null;
     try {
-      entry = await this.lookUp(keyHash, clientKey(client && this.clientAddressOf(client)), cached !== undefined);
+      entry = await this.lookUp(keyHash, this.lookUps.clientOf(client), cached !== undefined);
     } catch (error) {
       // Billing is away (or this client has too many look-ups waiting): a key billing vouched for
       // keeps working until its entry expires (revocations still arrive by broadcast and remove
@@ -144,78 +124,49 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   private lookUp(keyHash: string, client: string, known: boolean): Promise<CachedKey | null> {
     const joined = this.pending.get(keyHash);
     if (joined) return joined.answer;
-    const ticket = this.gate.enter(client, !known);
-    if (ticket.refused) {
-      return Promise.reject(tooManyLookUps(ticket.retryAfterSeconds));
-    }
     const pending: PendingLookUp = { answer: Promise.resolve(null), revoked: false, created: false, changedAccounts: new Set(), unkeepable: false };
-    pending.answer = this.lookUpInTurn(keyHash, pending, ticket).finally(() => this.pending.delete(keyHash));
+    pending.answer = this.lookUps.lookUp(client, !known, () => this.askUntilSure(keyHash, pending)).finally(() => this.pending.delete(keyHash));
     this.pending.set(keyHash, pending);
     return pending.answer;
   }
 
-  private async lookUpInTurn(keyHash: string, pending: PendingLookUp, ticket: LookupTicket): Promise<CachedKey | null> {
-    let found = false;
-    try {
-      await this.waitForTurn(ticket);
-      // A second try at most: its question reached billing after the broadcast that made the first answer doubtful.
-      for (let attempt = 1; ; attempt++) {
-        const askedAt = Date.now();
-        // Only what changes while billing answers can make the answer doubtful.
-        pending.changedAccounts.clear();
-        pending.created = false;
-        const resolved = await this.askBilling(keyHash);
-        if (pending.revoked) {
-          this.keys.delete(keyHash);
-          return null;
-        }
-        const doubtful = resolved ? pending.changedAccounts.has(resolved.accountId) : pending.created;
-        if (doubtful && attempt === 1) continue;
-        const keep = !doubtful && !pending.unkeepable;
-        if (!resolved) {
-          this.keys.delete(keyHash);
-          if (keep) this.unknown.add(keyHash, Date.now());
-          return null;
-        }
-        found = true;
-        this.observeBalance(resolved.accountId, {
-          balanceMicro: BigInt(resolved.balanceMicro),
-          version: resolved.balanceVersion,
-          usageSpentMicro: BigInt(resolved.usageSpentMicro),
-        });
-        const entry: CachedKey = {
-          keyId: resolved.keyId,
-          keyPrefix: undefined,
-          accountId: resolved.accountId,
-          plan: resolved.plan,
-          status: resolved.status,
-          limits: resolved.limits,
-          // Counted from the question, not the answer: the answer is as old as the question.
-          expiresAt: askedAt + this.settings.env.KEY_CACHE_TTL_MS,
-        };
-        if (keep) this.keys.set(keyHash, entry);
-        return entry;
+  private async askUntilSure(keyHash: string, pending: PendingLookUp): Promise<CachedKey | null> {
+    // A second try at most: its question reached billing after the broadcast that made the first answer doubtful.
+    for (let attempt = 1; ; attempt++) {
+      const askedAt = Date.now();
+      // Only what changes while billing answers can make the answer doubtful.
+      pending.changedAccounts.clear();
+      pending.created = false;
+      const resolved = await this.askBilling(keyHash);
+      if (pending.revoked) {
+        this.keys.delete(keyHash);
+        return null;
       }
-    } finally {
-      ticket.finish(found);
-    }
-  }
-
-  /**
-   * Waits for the gate, as long as billing is given to answer. Waiting behind the client's own
-   * look-ups is the client asking too much at once (429); waiting behind others' is billing
-   * being too slow for everyone (503).
-   */
-  private async waitForTurn(ticket: LookupTicket): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timed-out'>((resolve) => (timer = setTimeout(() => resolve('timed-out'), this.settings.env.RPC_TIMEOUT_MS)));
-    const outcome = await Promise.race([ticket.turn, timedOut]);
-    clearTimeout(timer);
-    if (outcome === 'timed-out') {
-      const clientBusy = ticket.clientBusy();
-      ticket.cancel();
-      if (clientBusy) throw tooManyLookUps(1);
-      throw billingNotAnswering(undefined);
+      const doubtful = resolved ? pending.changedAccounts.has(resolved.accountId) : pending.created;
+      if (doubtful && attempt === 1) continue;
+      const keep = !doubtful && !pending.unkeepable;
+      if (!resolved) {
+        this.keys.delete(keyHash);
+        if (keep) this.lookUps.unknown.add(keyHash, Date.now());
+        return null;
+      }
+      this.observeBalance(resolved.accountId, {
+        balanceMicro: BigInt(resolved.balanceMicro),
+        version: resolved.balanceVersion,
+        usageSpentMicro: BigInt(resolved.usageSpentMicro),
+      });
+      const entry: CachedKey = {
+        keyId: resolved.keyId,
+        keyPrefix: undefined,
+        accountId: resolved.accountId,
+        plan: resolved.plan,
+        status: resolved.status,
+        limits: resolved.limits,
+        // Counted from the question, not the answer: the answer is as old as the question.
+        expiresAt: askedAt + this.settings.env.KEY_CACHE_TTL_MS,
+      };
+      if (keep) this.keys.set(keyHash, entry);
+      return entry;
     }
   }
 
@@ -228,10 +179,6 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   }
 }
 
-function tooManyLookUps(retryAfterSeconds: number): GatewayException {
-  return new GatewayException(HttpStatus.TOO_MANY_REQUESTS, ErrorMessages.tooManyRequests, { headers: { 'retry-after': String(retryAfterSeconds) } });
-}
-
-function billingNotAnswering(cause: unknown): GatewayException {
+function billingNotAnswering(cause?: unknown): GatewayException {
   return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'API keys cannot be verified right now: the billing service is not answering. Retry shortly.', { cause });
 }
