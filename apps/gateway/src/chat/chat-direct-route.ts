@@ -27,7 +27,7 @@ const JSON_UTF8 = /^application\/json\s*;\s*charset="?utf-8"?$/i;
  * `POST /v1/chat/completions` (and `/chat/completions`) served straight from Node's server:
  * Express routing, body-parser and Nest's per-request pipeline cost about a fifth of a chat
  * request's CPU. The steps are the pipeline's, in its order and with its pieces: request id,
- * JSON body (body-parser's strict parse and messages), API key, the chat body's validation,
+ * API key, JSON body (body-parser's strict parse and messages), the chat body's validation,
  * the controller's responder, the exception filter's error body. Requests this route is not
  * sure about (another content type or encoding, no content-length, a body over the limit)
  * go to Express untouched, where `ChatController` serves them the same way.
@@ -44,8 +44,9 @@ export function chatDirectRoute({ app, bodyLimitBytes }: DirectRouteContext): Di
   async function serveChat(request: ServedRequest, response: ServerResponse): Promise<void> {
     const context = startRequestContext(request, response);
     try {
-      const raw = await readJsonBody(request);
+      // The key first, from the headers: a caller without one gets its 401 before the body is read.
       context.auth = await authenticateRequest(authenticator, request, { credits: true });
+      const raw = await readJsonBody(request);
       const body = await validateChatBody(raw.parsed, { azure: false });
       // A long conversation goes upstream as the client wrote it when nothing in it changed.
       keepJsonSource(body.messages, raw, 'messages');

@@ -19,7 +19,8 @@ export async function respondToChat(chat: ChatService, body: ChatCompletionReque
     context: request.context,
     auth: request.context!.auth!,
     body,
-    bodyBytes: Number(request.headers['content-length']) || Buffer.byteLength(JSON.stringify(body.messages)),
+    // The body as read (never its content-length, which a chunked body has not): tool schemas and every other field count.
+    bodyBytes: request.context!.bodyBytes!,
     signal: cancellation,
   };
   if (!body.stream) {

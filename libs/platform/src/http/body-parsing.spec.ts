@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import express from 'express';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@igw/contracts';
-import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser, readJsonBody } from './body-parsing';
+import { sendErrorResponse } from '../errors/all-exceptions.filter';
+import { bodyLimitBytes, JsonBodyInterceptor, readJsonBody } from './body-parsing';
 import type { ServedRequest } from './request-context';
 
 /** What body-parser itself makes of a body: the parsed value, or its error message. */
@@ -127,13 +128,15 @@ function utf32be(text: string): Buffer {
   return bytes;
 }
 
-/** Sends one body to an Express app with the app's JSON parser and its error handler. */
+/** Sends one body to an Express app that reads it as the apps' routes do, answering errors with the spec's body. */
 async function expressParserVerdict(body: Buffer, contentType: string): Promise<{ status: number; message?: string; body?: unknown }> {
   const app = express();
-  app.use(jsonBodyParser(1 << 24));
-  app.use(bodyParserErrorHandler);
+  const reader = new JsonBodyInterceptor(1 << 24);
   app.post('/', (request, response) => {
-    response.json(request.body);
+    reader.read(request, response).then(
+      () => response.json(request.body),
+      (error: unknown) => sendErrorResponse(request, response, error),
+    );
   });
   const server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -1,8 +1,9 @@
-import { HttpStatus } from '@nestjs/common';
+import type { IncomingHttpHeaders } from 'node:http';
+import { HttpStatus, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { ErrorMessages, exceedsJsonDepth, MAX_JSON_DEPTH } from '@igw/contracts';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
+import { from, switchMap, type Observable } from 'rxjs';
 import { GatewayException } from '../errors/gateway.exception';
-import { sendErrorResponse } from '../errors/all-exceptions.filter';
 import type { ServedRequest } from './request-context';
 
 interface BodyParserError extends Error {
@@ -54,8 +55,12 @@ function utf32Text(body: Buffer, name: string): string {
   return ascii.toString('latin1');
 }
 
-/** body-parser's `verify` hook: refuses a body nested too deeply before it is parsed. */
-function refuseDeepJson(_request: unknown, _response: unknown, body: Buffer, charset: string | undefined): void {
+/**
+ * body-parser's `verify` hook: records the size of the body as read (what holds and context
+ * checks are computed from) and refuses a body nested too deeply before it is parsed.
+ */
+function checkJsonBody(request: ServedRequest, _response: unknown, body: Buffer, charset: string | undefined): void {
+  if (request.context) request.context.bodyBytes = body.length;
   // Most bodies have too few brackets to go deep: counted on the bytes, without decoding.
   if (isUtf8(charset) && !bytesHaveMoreOpeningsThan(body, MAX_JSON_DEPTH)) return;
   if (exceedsJsonDepth(bodyText(body, charset))) throw Object.assign(new Error(jsonTooDeepMessage()), { type: JSON_TOO_DEEP, status: HttpStatus.BAD_REQUEST });
@@ -73,17 +78,55 @@ function bytesHaveMoreOpeningsThan(body: Buffer, limit: number): boolean {
   return false;
 }
 
-/** JSON bodies only; anything the parser rejects gets the spec's error body. */
-export function jsonBodyParser(limitBytes: number) {
-  return express.json({ limit: limitBytes, type: ['application/json', 'application/*+json'], verify: refuseDeepJson });
+/** Whether the request says a body follows (type-is's test, as body-parser makes it). */
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(headers['content-length'] ?? Number.NaN));
 }
 
-export function bodyParserErrorHandler(error: BodyParserError, request: Request, response: Response, next: NextFunction): void {
-  if (!error.type) {
-    next(error);
-    return;
+/**
+ * The API takes no compressed body: the official SDKs never send one, and refusing them keeps
+ * every size limit a plain count of the bytes read, with nothing to inflate.
+ */
+export function refuseEncodedBody(headers: IncomingHttpHeaders): void {
+  const encoding = headers['content-encoding'];
+  if (encoding === undefined || encoding.toLowerCase() === 'identity' || !hasBody(headers)) return;
+  throw new GatewayException(
+    HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+    `Unsupported body encoding: request bodies must not be compressed (Content-Encoding: ${encoding.slice(0, 32)}). Send the JSON uncompressed.`,
+  );
+}
+
+/**
+ * Reads every JSON body of the app's routes, with body-parser's JSON parser within
+ * `limitBytes`. As an interceptor it runs after the route's guards: a request without a valid
+ * key or admin token is refused from its headers before a byte of its body is read. Anything
+ * the parser rejects gets the spec's error body.
+ */
+export class JsonBodyInterceptor implements NestInterceptor {
+  private readonly parseJson;
+
+  constructor(limitBytes: number) {
+    // `inflate: false`: refuseEncodedBody already answered any encoded body.
+    this.parseJson = express.json({ limit: limitBytes, type: ['application/json', 'application/*+json'], inflate: false, verify: checkJsonBody });
   }
-  sendErrorResponse(request, response, bodyError(error));
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    if (!hasBody(request.headers)) return next.handle();
+    return from(this.read(request, http.getResponse<Response>())).pipe(switchMap(() => next.handle()));
+  }
+
+  /** Sets `request.body` (when the body is JSON), or throws the error the client gets. */
+  read(request: Request, response: Response): Promise<void> {
+    refuseEncodedBody(request.headers);
+    return new Promise((resolve, reject) => {
+      this.parseJson(request, response, (error?: unknown) => {
+        if (!error) resolve();
+        else reject((error as BodyParserError).type ? bodyError(error as BodyParserError) : error);
+      });
+    });
+  }
 }
 
 function bodyError(error: BodyParserError): GatewayException {
@@ -94,7 +137,6 @@ function bodyError(error: BodyParserError): GatewayException {
       return new GatewayException(HttpStatus.BAD_REQUEST, jsonTooDeepMessage());
     case 'entity.too.large':
       return new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE, `Request body too large: the limit is ${error.limit} bytes.`);
-    case 'encoding.unsupported':
     case 'charset.unsupported':
       return new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `Unsupported body encoding: ${error.message}`);
     default:
@@ -113,9 +155,13 @@ export interface JsonBody {
  * The body of a request a direct route claimed: one with `content-length` within the limit,
  * no content encoding and a UTF-8 JSON content type (the route leaves every other request
  * to Express). Parsed exactly as body-parser's strict JSON parser does, so a malformed body
- * gets the same error either way.
+ * gets the same error either way; its size is recorded as body-parser's is.
  */
 export function readJsonBody(request: ServedRequest): Promise<JsonBody> {
+  // The client went away mid-body (or while its key was checked): what body-parser says then
+  // (nobody is left to read it).
+  const aborted = () => bodyError({ name: 'BadRequestError', message: 'request aborted', type: 'request.aborted', status: HttpStatus.BAD_REQUEST });
+  if (request.destroyed) return Promise.reject(aborted());
   // Plain listeners rather than `for await`: the stream's async iterator costs a measurable
   // share of a small request's CPU.
   return new Promise((resolve, reject) => {
@@ -124,15 +170,16 @@ export function readJsonBody(request: ServedRequest): Promise<JsonBody> {
     const onEnd = () => {
       stopListening();
       try {
-        resolve(parseJsonBody(chunks));
+        const body = parseJsonBody(chunks);
+        if (request.context) request.context.bodyBytes = body.bytes.length;
+        resolve(body);
       } catch (error) {
         reject(error);
       }
     };
-    // The client went away mid-body: what body-parser says then (nobody is left to read it).
     const onAbort = () => {
       stopListening();
-      reject(bodyError({ name: 'BadRequestError', message: 'request aborted', type: 'request.aborted', status: HttpStatus.BAD_REQUEST }));
+      reject(aborted());
     };
     const stopListening = () => {
       request.off('data', onData);

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { appValidationPipe } from '@igw/contracts';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter';
-import { bodyLimitBytes, bodyParserErrorHandler, jsonBodyParser } from './body-parsing';
+import { bodyLimitBytes, JsonBodyInterceptor } from './body-parsing';
 import { installHttpDrain } from './http-drain';
 import { mountedMiddleware, refuseSkippedEnhancers, type DirectRouteCoverage } from './direct-route-coverage';
 import { requestIdMiddleware, type ServedRequest } from './request-context';
@@ -64,16 +64,16 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   app.set('etag', false);
   const adapterMiddleware = mountedMiddleware(app);
   const limitBytes = bodyLimitBytes(options.bodyLimit);
-  const parseJson = jsonBodyParser(limitBytes);
+  // The body is read by an interceptor, after the route's guards: no body is read before its credential is checked.
+  const readJson = new JsonBodyInterceptor(limitBytes);
   const exceptionFilter = new AllExceptionsFilter();
   const validationPipe = appValidationPipe();
   app.use(requestIdMiddleware);
-  app.use(parseJson);
-  app.use(bodyParserErrorHandler);
+  app.useGlobalInterceptors(readJson);
   app.useGlobalFilters(exceptionFilter);
   app.useGlobalPipes(validationPipe);
   // What every direct route does in its own way (request id, JSON body, error body, validation).
-  const sharedPieces = [...adapterMiddleware, requestIdMiddleware, parseJson, bodyParserErrorHandler, exceptionFilter, validationPipe];
+  const sharedPieces = [...adapterMiddleware, requestIdMiddleware, readJson, exceptionFilter, validationPipe];
   const directRoutes = options.directRoutes?.({ app, bodyLimitBytes: limitBytes }) ?? [];
   if (options.swagger) setUpSwagger(app, options.swagger);
   try {

@@ -15,6 +15,8 @@ export interface RequestContext {
   /** X-Client-Request-Id when well-formed (printable ASCII, at most 128 characters). */
   clientRequestId?: string;
   auth?: AuthenticatedKey;
+  /** The size of the body as read, before decoding and parsing: what a request's hold and context check start from. */
+  bodyBytes?: number;
   /** When the request arrived (performance.now()). */
   startedAt?: number;
   /** The route pattern, for requests served outside Express (which knows its own). */
@@ -50,6 +52,7 @@ export function startRequestContext(request: ServedRequest, response: ServerResp
     requestId: randomUUID(),
     clientRequestId: wellFormedClientRequestId(request.headers[CLIENT_REQUEST_ID_HEADER]),
     auth: undefined,
+    bodyBytes: undefined,
     startedAt: performance.now(),
     route: undefined,
     model: undefined,
