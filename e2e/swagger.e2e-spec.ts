@@ -27,7 +27,7 @@ interface OpenApiDocument {
   components: { securitySchemes?: Record<string, { type: string; scheme?: string; bearerFormat?: string }> };
 }
 
-const ERROR_STATUSES = ['400', '401', '403', '404', '413', '429', '502', '503', '504'];
+const ERROR_STATUSES = ['400', '401', '403', '404', '413', '415', '429', '502', '503', '504'];
 
 /** The model endpoints a newcomer tries first: Try it out sends the first request example as it is. */
 const MODEL_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/decisions', '/images/generations', '/tts', '/stt'];

@@ -90,10 +90,11 @@ function hasBody(headers: IncomingHttpHeaders): boolean {
 export function refuseEncodedBody(headers: IncomingHttpHeaders): void {
   const encoding = headers['content-encoding'];
   if (encoding === undefined || encoding.toLowerCase() === 'identity' || !hasBody(headers)) return;
-  throw new GatewayException(
-    HttpStatus.UNSUPPORTED_MEDIA_TYPE,
-    `Unsupported body encoding: request bodies must not be compressed (Content-Encoding: ${encoding.slice(0, 32)}). Send the JSON uncompressed.`,
-  );
+  throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, compressedBodyMessage(encoding.slice(0, 32)));
+}
+
+export function compressedBodyMessage(encoding: string): string {
+  return `Unsupported body encoding: request bodies must not be compressed (Content-Encoding: ${encoding}). Send the JSON uncompressed.`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { applyDecorators, type INestApplication } from '@nestjs/common';
 import { ApiExtraModels, ApiResponse, DocumentBuilder, getSchemaPath, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ErrorBodyDto, ErrorMessages } from '@igw/contracts';
 import { errorDetail } from '../errors/error-body';
+import { compressedBodyMessage } from './body-parsing';
 
 /** The security scheme of API keys (`ApiBearerAuth()`'s default name) and of the admin token. */
 export const API_KEY_SCHEME = 'bearer';
@@ -11,7 +12,7 @@ export const ADMIN_SCHEME = 'admin';
 export type ErrorExamples = string | Record<string, string>;
 
 /** The statuses an operation documents, each with the real message(s) its callers get. */
-export type ErrorResponses = Partial<Record<400 | 401 | 403 | 404 | 413 | 429 | 502 | 503 | 504, { description: string; messages: ErrorExamples }>>;
+export type ErrorResponses = Partial<Record<400 | 401 | 403 | 404 | 413 | 415 | 429 | 502 | 503 | 504, { description: string; messages: ErrorExamples }>>;
 
 const EXAMPLE_REQUEST_ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const EXAMPLE_TIMESTAMP = '2026-11-24T12:00:00.000Z';
@@ -54,6 +55,7 @@ export const API_KEY_ERRORS = {
 export const MODEL_ENDPOINT_ERRORS = {
   404: { description: 'Unknown model', messages: "Not Found: no model named 'gpt-0' in the catalogue." },
   413: { description: 'The body is larger than BODY_LIMIT', messages: 'Request body too large: the limit is 10485760 bytes.' },
+  415: { description: 'The body is compressed (any Content-Encoding but identity): send it uncompressed', messages: compressedBodyMessage('gzip') },
   429: {
     description: "The key's rate or concurrency limit, the free plan's hourly limit, or the upstream's own limit",
     messages: { rate: ErrorMessages.tooManyRequests, freePlan: ErrorMessages.freeTierExhausted(100) },
