@@ -8,6 +8,7 @@ import type { KeysService } from './keys.service';
 
 const ENV = {
   RPC_TIMEOUT_MS: 5_000,
+  KEY_CACHE_TTL_MS: 60_000,
   KEY_LOOKUPS_IN_FLIGHT: 8,
   KEY_LOOKUPS_IN_FLIGHT_PER_CLIENT: 2,
   KEY_LOOKUP_MISS_BURST: 5,
@@ -59,6 +60,19 @@ describe('BillingKeyAuthenticator', () => {
     const { key } = generateApiKey();
     stored.set(hashApiKey(key), resolvedKey);
     for (let index = 0; index < 20; index++) expect(await authenticator.authenticate(key, from('198.51.100.9'))).toMatchObject({ accountId: 'account-1' });
+  });
+
+  it('serves a key in use from an address whose budget made-up keys spent, asking the table every time', async () => {
+    const { key } = generateApiKey();
+    stored.set(hashApiKey(key), resolvedKey);
+    expect(await authenticator.authenticate(key, from('203.0.113.7'))).toMatchObject({ keyId: 'key-1' });
+    for (let index = 0; index < 20; index++) await authenticator.authenticate(generateApiKey().key, from('203.0.113.7')).catch(() => undefined);
+    const before = queries.length;
+    for (let index = 0; index < 5; index++) expect(await authenticator.authenticate(key, from('203.0.113.7'))).toMatchObject({ keyId: 'key-1' });
+    expect(queries.length).toBe(before + 5);
+    // Revoked: the table says so at once.
+    stored.delete(hashApiKey(key));
+    expect(await authenticator.authenticate(key, from('203.0.113.7'))).toBeNull();
   });
 
   it('remembers an unknown key without asking again, until the key is created', async () => {

@@ -3,6 +3,7 @@ import type { AuthenticatedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import {
   ApiKeyAuthenticator,
+  BoundedExpiringSet,
   GatewayException,
   hashApiKey,
   isWellFormedApiKey,
@@ -21,6 +22,12 @@ import { KeysService } from './keys.service';
 @Injectable()
 export class BillingKeyAuthenticator extends ApiKeyAuthenticator implements OnApplicationBootstrap {
   private readonly lookUps: KeyLookupBudget;
+  /**
+   * Hashes of keys found lately: their look-ups (still made every time, so a revocation counts
+   * at once) spend no client's budget, so a flood from a client's address (or from everyone
+   * behind one proxy) does not lock out keys in use.
+   */
+  private readonly found: BoundedExpiringSet;
 
   constructor(
     private readonly keys: KeysService,
@@ -29,6 +36,7 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   ) {
     super();
     this.lookUps = new KeyLookupBudget(settings.env, databaseNotAnswering);
+    this.found = new BoundedExpiringSet(FOUND_KEYS_REMEMBERED, settings.env.KEY_CACHE_TTL_MS);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -42,12 +50,14 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     if (!isWellFormedApiKey(presentedKey)) return null;
     const keyHash = hashApiKey(presentedKey);
     if (this.lookUps.unknown.has(keyHash, Date.now())) return null;
-    // Every look-up is charged until it finds its key: billing keeps no key it found.
-    const resolved = await this.lookUps.lookUp(this.lookUps.clientOf(client), true, () => this.keys.resolve(keyHash));
+    const charged = !this.found.has(keyHash, Date.now());
+    const resolved = await this.lookUps.lookUp(this.lookUps.clientOf(client), charged, () => this.keys.resolve(keyHash));
     if (!resolved) {
+      this.found.delete(keyHash);
       this.lookUps.unknown.add(keyHash, Date.now());
       return null;
     }
+    this.found.add(keyHash, Date.now());
     return {
       keyId: resolved.keyId,
       accountId: resolved.accountId,
@@ -58,6 +68,9 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     };
   }
 }
+
+/** Keys in use remembered at most; the oldest go first (their next look-up is charged, and refunded when found). */
+const FOUND_KEYS_REMEMBERED = 10_000;
 
 function databaseNotAnswering(): GatewayException {
   return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'API keys cannot be verified right now: the database is not answering. Retry shortly.');
