@@ -89,7 +89,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       logger.log(`demo mode: ${demo.emulated.join(', ')} played by the emulator at ${emulator.url}`);
     }
 
-    const settings: ServiceSettings = { env, providers, databaseUrl, queue: resolveQueueBackend(env, databaseUrl), adminToken: admin.token };
+    // Only billing and the catalogue check the admin token: the gateway and decisions keep none of it (withoutAdminToken).
+    const settings: ServiceSettings = { env, providers, databaseUrl, queue: resolveQueueBackend(env, databaseUrl) };
     const owned = { ...settings, databaseUrl, adminToken: admin.token };
     const apps: INestApplication[] = [];
     const start = async (app: Promise<INestApplication>, stopApp = (started: INestApplication) => started.close()) => {
