@@ -89,7 +89,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       logger.log(`demo mode: ${demo.emulated.join(', ')} played by the emulator at ${emulator.url}`);
     }
 
-    // Only billing and the catalogue check the admin token: the gateway and decisions keep none of it (withoutAdminToken).
+    // Only billing and the catalogue are handed the admin token; the gateway's and decisions' modules drop it from `env` too.
     const settings: ServiceSettings = { env, providers, databaseUrl, queue: resolveQueueBackend(env, databaseUrl) };
     const owned = { ...settings, databaseUrl, adminToken: admin.token };
     const apps: INestApplication[] = [];

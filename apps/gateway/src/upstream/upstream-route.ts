@@ -65,8 +65,9 @@ export function upstreamLimitsOf(model: CatalogueModel, settings: ServiceSetting
 
 /**
  * Runs a call on the first source that takes it: the next one on connection errors, timeouts,
- * 429, 5xx and refusals of the operator's account (logged); a source that keeps failing is skipped for a while. Failures reach the client
- * as the spec's statuses. One per endpoint, so a source's health is judged per capability.
+ * 429, 5xx and refusals of the operator's account (logged); a source that keeps failing is
+ * skipped for a while. Failures reach the client as the spec's statuses. One per endpoint, so
+ * a source's health is judged per capability.
  */
 export class UpstreamFallback {
   private readonly breaker = new CircuitBreaker();
