@@ -1,7 +1,7 @@
 # One image for every service of a distributed install (gateway, billing, catalogue,
 # decisions); the command picks the service. docker-compose.yml runs all four from it:
 #   docker build -t inference-gateway .
-#   docker run --rm -e REDIS_URL=... -e ADMIN_TOKEN=... -p 8080:8080 inference-gateway
+#   docker run --rm -e REDIS_URL=... -p 8080:8080 inference-gateway
 #   docker run --rm -e DATABASE_URL=... -e REDIS_URL=... -e ADMIN_TOKEN=... -p 8081:8081 \
 #     inference-gateway node dist/apps/billing/src/main.js
 # Admin CLI inside a running billing container (it reads ADMIN_TOKEN from the environment):

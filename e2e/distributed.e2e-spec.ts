@@ -84,11 +84,31 @@ describe('distributed services, end to end', () => {
     await emulator?.close();
   });
 
-  it('refuses to start a service without ADMIN_TOKEN', async () => {
-    const env = childEnvironment({ ...queueEnv, PORT: String(await findFreePort()) });
-    const lonely = startService('apps/gateway/src/main.js', env);
+  it('refuses to start billing or the catalogue without ADMIN_TOKEN', async () => {
+    const env = childEnvironment({ ...queueEnv, DATABASE_URL: database.url, BILLING_PORT: String(await findFreePort()) });
+    const lonely = startService('apps/billing/src/main.js', env);
     expect(await lonely.exited()).not.toBe(0);
     expect(lonely.output()).toMatch(/ADMIN_TOKEN is required/);
+  });
+
+  it('runs the gateways and decisions without ADMIN_TOKEN: they check none and serve no admin route', async () => {
+    // The harness gives the token to billing and the catalogue only, as the chart and compose do.
+    const key = await harness.paidKey(1_000_000);
+    const answer = await call(`${gateway}/v1/chat/completions`, { token: key, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(answer.status).toBe(200);
+    expectErrorBody(await call(`${gateway}/admin/v1/accounts`, { token: ADMIN_TOKEN }), 404, '/admin/v1/accounts');
+    for (const name of ['gateway-0', 'decisions']) expect(harness.process(name).output()).not.toMatch(/ADMIN_TOKEN/);
+  });
+
+  it('warns a gateway started with ADMIN_TOKEN that it does not use it', async () => {
+    const port = await findFreePort();
+    const env = childEnvironment({ ...queueEnv, ADMIN_TOKEN, HOST: '127.0.0.1', PORT: String(port) });
+    const extra = startService('apps/gateway/src/main.js', env);
+    try {
+      await extra.waitForOutput(/ADMIN_TOKEN is set, but the gateway does not use it/, 20_000);
+    } finally {
+      await extra.stop();
+    }
   });
 
   it('stops the catalogue service on a bad catalogue file, naming the entry and the field', async () => {

@@ -1,11 +1,20 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { trustedRanges } from '@igw/platform';
 import { PROVIDERS } from '@igw/providers';
 import { interpolate, loadCompose, ROOT } from './support/deploy-manifests';
 
 const PROVIDER_VARIABLES = PROVIDERS.flatMap((provider) => [provider.variables.apiKey, provider.variables.baseUrl]);
 const HOST_ENVIRONMENT = { ADMIN_TOKEN: 'admin-token-0123456789', REDIS_PASSWORD: 'redispassword0', POSTGRES_PASSWORD: 'postgrespassword0' };
 const OUR_SERVICES = ['migrate', 'billing', 'catalogue', 'decisions', 'gateway-1', 'gateway-2'];
+
+/** Whether an IPv4 address lies in a CIDR range. */
+function inRange(address: string, cidr: string): boolean {
+  const toNumber = (dotted: string) => dotted.split('.').reduce((value, part) => value * 256 + Number(part), 0);
+  const [base, bits] = cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(toNumber(address) / size) === Math.floor(toNumber(base) / size);
+}
 
 /** Compose's short port syntax: [host_ip:]host_port:container_port, after interpolation. */
 function publishedPorts(service: { ports?: string[] }, environment: Record<string, string | undefined>): { hostIp: string; hostPort: string; containerPort: string }[] {
@@ -18,7 +27,7 @@ function publishedPorts(service: { ports?: string[] }, environment: Record<strin
 
 describe('docker-compose.yml', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const compose = loadCompose() as { services: Record<string, any>; volumes: Record<string, unknown> };
+  const compose = loadCompose() as { services: Record<string, any>; volumes: Record<string, unknown>; networks: Record<string, any> };
   const { services } = compose;
 
   it('runs PostgreSQL, Redis, the migrations, the four services with two gateway replicas, and one proxy in front', () => {
@@ -52,7 +61,7 @@ describe('docker-compose.yml', () => {
     expect(publishedPorts(services.proxy, { ...HOST_ENVIRONMENT, PUBLISH_ADDRESS: '0.0.0.0' }).map((port) => port.hostIp)).toEqual(['0.0.0.0', '0.0.0.0']);
   });
 
-  it("routes :8080 to both gateways and :8081 to billing's /v1/billing/ only: the admin API is not published", () => {
+  it("routes :8080 to both gateways' API and :8081 to billing's /v1/billing/ only: the admin API, /metrics and /readyz are not published", () => {
     const config = readFileSync(path.join(ROOT, 'deploy/compose/haproxy.cfg'), 'utf8');
     expect(services.proxy.volumes).toEqual(['./deploy/compose/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro']);
     const section = (header: string) => {
@@ -62,7 +71,16 @@ describe('docker-compose.yml', () => {
       return rest.slice(0, rest.search(/\n\S/) + 1 || undefined);
     };
     const lines = (text: string) => text.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
-    expect(lines(section('frontend gateway_public'))).toEqual(['bind :8080', 'default_backend gateway']);
+    const gateway = lines(section('frontend gateway_public'));
+    expect(gateway).toEqual([
+      'bind :8080',
+      'acl gateway_public_route path_beg /v1/ /docs',
+      expect.stringMatching(/^http-request return status 404 .* unless gateway_public_route$/),
+      'default_backend gateway',
+    ]);
+    // The API and its documentation only: /metrics, /readyz and /healthz are the operator's.
+    const publicPrefixes = gateway[1].split(' ').slice(3);
+    for (const operatorPath of ['/metrics', '/readyz', '/healthz', '/admin/v1/accounts']) expect(publicPrefixes.some((prefix) => operatorPath.startsWith(prefix))).toBe(false);
     expect(lines(section('backend gateway')).filter((line) => line.startsWith('server '))).toEqual(['server gateway-1 gateway-1:8080', 'server gateway-2 gateway-2:8080']);
     const billing = lines(section('frontend billing_public'));
     expect(billing).toEqual([
@@ -83,13 +101,39 @@ describe('docker-compose.yml', () => {
     expect(interpolate(services.redis.command.join(' '), HOST_ENVIRONMENT)).toContain('--requirepass "$REDIS_PASSWORD"');
     for (const name of ['billing', 'catalogue', 'decisions', 'gateway-1', 'gateway-2']) {
       expect(interpolate(services[name].environment.REDIS_URL, HOST_ENVIRONMENT)).toBe('redis://:redispassword0@redis:6379');
-      expect(() => interpolate(services[name].environment.ADMIN_TOKEN, { ...HOST_ENVIRONMENT, ADMIN_TOKEN: undefined })).toThrow(/set ADMIN_TOKEN/);
     }
     for (const name of ['migrate', 'billing', 'catalogue']) {
       expect(interpolate(services[name].environment.DATABASE_URL, HOST_ENVIRONMENT)).toBe('postgres://gateway:postgrespassword0@postgres:5432/gateway');
     }
     expect(services.postgres.ports).toBeUndefined();
     expect(services.redis.ports).toBeUndefined();
+  });
+
+  it('gives ADMIN_TOKEN, required, to billing and the catalogue only: never to the gateways or decisions', () => {
+    for (const name of ['billing', 'catalogue']) {
+      expect(() => interpolate(services[name].environment.ADMIN_TOKEN, { ...HOST_ENVIRONMENT, ADMIN_TOKEN: undefined })).toThrow(/set ADMIN_TOKEN/);
+      expect(interpolate(services[name].environment.ADMIN_TOKEN, HOST_ENVIRONMENT)).toBe('admin-token-0123456789');
+    }
+    for (const name of ['decisions', 'gateway-1', 'gateway-2', 'migrate', 'proxy']) {
+      expect({ name, environment: Object.keys(services[name].environment ?? {}).filter((variable) => variable.includes('ADMIN')) }).toEqual({ name, environment: [] });
+    }
+  });
+
+  it("trusts the proxy's own address for X-Forwarded-For, a fixed one outside the range Docker hands out", () => {
+    const [network] = compose.networks.default.ipam.config as Array<{ subnet: string; ip_range: string }>;
+    const proxyAddress = services.proxy.networks.default.ipv4_address as string;
+    expect(proxyAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(inRange(proxyAddress, network.subnet)).toBe(true);
+    expect(inRange(proxyAddress, network.ip_range)).toBe(false);
+    const anotherContainer = network.ip_range.split('/')[0];
+    for (const name of ['gateway-1', 'gateway-2']) {
+      const setting = interpolate(String(services[name].environment.TRUSTED_PROXIES), HOST_ENVIRONMENT);
+      expect(setting).toBe(proxyAddress);
+      // As the gateway reads it: the proxy is believed, any other container of the network is not.
+      const trusted = trustedRanges(setting)!;
+      expect(trusted.check(proxyAddress)).toBe(true);
+      expect(trusted.check(anotherContainer)).toBe(false);
+    }
   });
 
   it('runs our containers like the chart: read-only root, /tmp in memory, no capabilities, one journal volume per gateway', () => {

@@ -135,20 +135,22 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
     }
   });
 
-  it('reads ADMIN_TOKEN, REDIS_URL, DATABASE_URL and every provider variable from the Secret, never from values', () => {
+  it('reads ADMIN_TOKEN (billing and the catalogue only), REDIS_URL, DATABASE_URL and every provider variable from the Secret, never from values', () => {
     const secretOf = (manifests: Manifest[]) => (manifests === production ? 'inference-gateway-env' : 'igw-inference-gateway-secrets');
     for (const manifests of [defaults, production]) {
       const fromSecret = (name: string, optional: boolean) => ({ name, valueFrom: { secretKeyRef: { name: secretOf(manifests), key: name, optional } } });
       for (const component of COMPONENTS) {
         const container = deploymentOf(manifests, component).spec.template.spec.containers[0];
-        expect(envNamed(container, 'ADMIN_TOKEN')).toEqual(fromSecret('ADMIN_TOKEN', false));
-        expect(envNamed(container, 'REDIS_URL')).toEqual(fromSecret('REDIS_URL', false));
         const ownsTables = component === 'billing' || component === 'catalogue';
+        // Only the services that check the admin token hold it: never the gateway or decisions, nor their ConfigMap.
+        expect(envNamed(container, 'ADMIN_TOKEN')).toEqual(ownsTables ? fromSecret('ADMIN_TOKEN', false) : undefined);
+        expect(envNamed(container, 'REDIS_URL')).toEqual(fromSecret('REDIS_URL', false));
         expect(envNamed(container, 'DATABASE_URL')).toEqual(ownsTables ? fromSecret('DATABASE_URL', false) : undefined);
         const callsUpstreams = component === 'gateway' || component === 'decisions';
         for (const variable of PROVIDER_VARIABLES) expect(envNamed(container, variable)).toEqual(callsUpstreams ? fromSecret(variable, true) : undefined);
       }
       expect(ofKind(manifests, 'Secret')).toEqual([]);
+      expect(named(manifests, 'ConfigMap', 'igw-inference-gateway-config').data).not.toHaveProperty('ADMIN_TOKEN');
     }
     expect(PROVIDER_VARIABLES).toEqual(expect.arrayContaining(['OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT', 'GEMINI_API_KEY', 'TYPESAFE_BASE_URL']));
   });
@@ -213,19 +215,74 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
     expect(deploymentOf(defaults, 'gateway').spec.replicas).toBe(2);
   });
 
-  it('routes the public host to the gateway and the billing host to billing\'s /v1/billing/ only, never an admin route', () => {
+  it("routes the public host to the gateway's API and documentation and the billing host to billing's /v1/billing/ only: never an admin route, /metrics or /readyz", () => {
     const [ingress] = ofKind(production, 'Ingress');
     const routes = ingress.spec.rules.flatMap((rule: { host: string; http: { paths: { path: string; pathType: string; backend: { service: { name: string; port: { name: string } } } }[] } }) =>
       rule.http.paths.map((route) => ({ host: rule.host, path: route.path, pathType: route.pathType, service: route.backend.service.name, port: route.backend.service.port.name })),
     );
     expect(routes).toEqual([
-      { host: 'api.example.com', path: '/', pathType: 'Prefix', service: 'igw-inference-gateway-gateway', port: 'http' },
+      { host: 'api.example.com', path: '/docs', pathType: 'Prefix', service: 'igw-inference-gateway-gateway', port: 'http' },
+      { host: 'api.example.com', path: '/docs-json', pathType: 'Exact', service: 'igw-inference-gateway-gateway', port: 'http' },
+      { host: 'api.example.com', path: '/v1/', pathType: 'Prefix', service: 'igw-inference-gateway-gateway', port: 'http' },
       { host: 'billing.example.com', path: '/v1/billing/', pathType: 'Prefix', service: 'igw-inference-gateway-billing', port: 'http' },
     ]);
     expect(JSON.stringify(ingress)).not.toMatch(/admin/i);
+    // Kubernetes' Prefix matches whole path elements, Exact the whole path.
+    const routed = (requestPath: string) =>
+      routes.some((route: { path: string; pathType: string }) =>
+        route.pathType === 'Exact' ? requestPath === route.path : requestPath === route.path.replace(/\/$/, '') || requestPath.startsWith(route.path.endsWith('/') ? route.path : `${route.path}/`),
+      );
+    for (const operatorPath of ['/metrics', '/readyz', '/healthz', '/admin/v1/accounts', '/catalogue/admin/v1/catalogue/models']) expect({ operatorPath, routed: routed(operatorPath) }).toEqual({ operatorPath, routed: false });
+    for (const publicPath of ['/v1/chat/completions', '/v1/billing/balance', '/docs', '/docs/swagger-ui.css', '/docs-json']) expect({ publicPath, routed: routed(publicPath) }).toEqual({ publicPath, routed: true });
     expect(ingress.spec.tls).toEqual([{ secretName: 'inference-gateway-tls', hosts: ['api.example.com', 'billing.example.com'] }]);
     // Streams and decisions outlast ingress-nginx's 60 s default.
     expect(Number(ingress.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThan(300);
+  });
+
+  it('ships a NetworkPolicy per service: from outside the release only the Ingress controller, and only to the gateway and billing; the internet only from the gateway and decisions', () => {
+    const release = { 'app.kubernetes.io/name': 'inference-gateway', 'app.kubernetes.io/instance': 'igw' };
+    const ingressController = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
+    for (const manifests of [defaults, production]) {
+      const policies = ofKind(manifests, 'NetworkPolicy');
+      expect(policies.map((policy) => policy.metadata.name).sort()).toEqual(COMPONENTS.map((component) => `igw-inference-gateway-${component}`).sort());
+      for (const component of COMPONENTS) {
+        const policy = named(manifests, 'NetworkPolicy', `igw-inference-gateway-${component}`);
+        expect(policy.spec.podSelector).toEqual({ matchLabels: deploymentOf(manifests, component).spec.selector.matchLabels });
+        expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+        // Who may connect: the release's own pods and, to the public services, the Ingress controller; on the service's port only.
+        const public_ = component === 'gateway' || component === 'billing';
+        expect(policy.spec.ingress).toEqual([
+          { from: [{ podSelector: { matchLabels: release } }], ports: [{ port: 'http', protocol: 'TCP' }] },
+          ...(public_ ? [{ from: [ingressController], ports: [{ port: 'http', protocol: 'TCP' }] }] : []),
+        ]);
+        // Whom it may reach: DNS, the release's pods, PostgreSQL and Redis; the gateway and decisions also public addresses.
+        const egress = policy.spec.egress as Array<{ to?: Array<{ ipBlock?: { cidr: string; except?: string[] } }>; ports?: Array<{ port: number | string }> }>;
+        expect(egress).toEqual(expect.arrayContaining([
+          { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] },
+          { to: [{ podSelector: { matchLabels: release } }] },
+          { ports: [{ port: 5432, protocol: 'TCP' }, { port: 6379, protocol: 'TCP' }] },
+        ]));
+        const blocks = egress.flatMap((rule) => rule.to ?? []).filter((peer) => peer.ipBlock).map((peer) => peer.ipBlock);
+        const callsUpstreams = component === 'gateway' || component === 'decisions';
+        expect(egress).toHaveLength(callsUpstreams ? 4 : 3);
+        if (callsUpstreams) {
+          expect(blocks).toEqual([
+            { cidr: '0.0.0.0/0', except: expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8']) },
+            { cidr: '::/0', except: expect.arrayContaining(['fc00::/7', 'fe80::/10']) },
+          ]);
+        } else {
+          expect(blocks).toEqual([]);
+        }
+      }
+    }
+  });
+
+  it('lets a metrics scraper in when named, and drops the NetworkPolicies when turned off', () => {
+    const prometheus = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
+    const scraped = renderChart(HELM!, { set: { 'networkPolicy.metricsScrapers': [prometheus] } });
+    for (const policy of ofKind(scraped, 'NetworkPolicy')) expect(policy.spec.ingress).toContainEqual({ from: [prometheus], ports: [{ port: 'http', protocol: 'TCP' }] });
+    expect(schemaErrors(named(scraped, 'NetworkPolicy', 'igw-inference-gateway-gateway'))).toEqual([]);
+    expect(ofKind(renderChart(HELM!, { set: { 'networkPolicy.enabled': false } }), 'NetworkPolicy')).toEqual([]);
   });
 
   it('puts shared settings in one ConfigMap and per-service settings on their container', () => {

@@ -18,10 +18,11 @@ export function findHelm(): string | undefined {
   return probe.status === 0 ? candidate : undefined;
 }
 
-/** `helm template` of the chart with the given values files and --set-file pairs, as objects. */
-export function renderChart(helm: string, options: { valuesFiles?: string[]; setFiles?: Record<string, string> } = {}): Manifest[] {
+/** `helm template` of the chart with the given values files, --set-json values and --set-file pairs, as objects. */
+export function renderChart(helm: string, options: { valuesFiles?: string[]; set?: Record<string, unknown>; setFiles?: Record<string, string> } = {}): Manifest[] {
   const args = ['template', 'igw', CHART_DIR, '--namespace', 'igw'];
   for (const file of options.valuesFiles ?? []) args.push('--values', file);
+  for (const [key, value] of Object.entries(options.set ?? {})) args.push('--set-json', `${key}=${JSON.stringify(value)}`);
   for (const [key, file] of Object.entries(options.setFiles ?? {})) args.push('--set-file', `${key}=${file}`);
   const output = execFileSync(helm, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return parseAllDocuments(output)

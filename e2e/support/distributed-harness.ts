@@ -47,7 +47,9 @@ export async function startDistributedHarness(options: DistributedOptions): Prom
     let port = await findFreePort();
     while (taken.has(port)) port = await findFreePort();
     taken.add(port);
-    const env = childEnvironment({ ...queueEnv, ADMIN_TOKEN: options.adminToken, HOST: '127.0.0.1', ...extra(port) });
+    // As in the chart and compose: only billing and the catalogue, which check it, get the admin token.
+    const adminEnv = app === 'billing' || app === 'catalogue' ? { ADMIN_TOKEN: options.adminToken } : {};
+    const env = childEnvironment({ ...queueEnv, ...adminEnv, HOST: '127.0.0.1', ...extra(port) });
     const entry = `apps/${app}/src/main.js`;
     services.set(name, { process: await startHealthyService(entry, port, env), entry, port, env });
     return `http://127.0.0.1:${port}`;

@@ -111,7 +111,13 @@ export class DecideService {
 
 class UnconfiguredError extends Error {}
 
-const countFallback = (source: { provider: string }) => fallbacksTaken.inc(fallbacksTaken.series('decisions', source.provider));
+const fallbackLogger = new Logger('Upstream');
+
+/** Counts a move to the next source; a refusal of the operator's own account is also the operator's to read. */
+function countFallback(source: { provider: string }, error: unknown): void {
+  fallbacksTaken.inc(fallbacksTaken.series('decisions', source.provider));
+  if (error instanceof UpstreamHttpError && error.refusedOperatorAccount) fallbackLogger.error(error.operatorLogLine);
+}
 
 /** The failure as plain data for the queue. */
 export function describeFailure(error: unknown): DecideFailure {

@@ -2,7 +2,7 @@ import { Injectable, Module, type DynamicModule, type OnApplicationBootstrap } f
 import { QueueName } from '@igw/contracts';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { DecideService } from './decide.service';
-import { HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, withoutAdminToken, type ServiceSettings } from '@igw/platform';
 
 /** Decisions answered at once per process: each mostly waits on upstream calls. */
 const DECISIONS_CONCURRENCY = 32;
@@ -35,7 +35,7 @@ export class DecisionsModule {
       imports: [MessagingModule.forRoot({ serviceName: 'decisions', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS })],
       controllers: [HealthController, MetricsController],
       providers: [
-        { provide: SERVICE_SETTINGS, useValue: settings },
+        { provide: SERVICE_SETTINGS, useValue: withoutAdminToken(settings) },
         DecideService,
         DecisionsWorker,
         {

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
-import { ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, withoutAdminToken, type ServiceSettings } from '@igw/platform';
 import { GatewayKeyAuthenticator } from './auth/gateway-key.authenticator';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { ChatController } from './chat/chat.controller';
@@ -31,7 +31,7 @@ export class GatewayModule {
       imports: [MessagingModule.forRoot({ serviceName: 'gateway', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS })],
       controllers: [HealthController, MetricsController, ModelsController, ChatController, EmbeddingsController, DecisionsController, SpeechController, ImagesController, TranscriptionController],
       providers: [
-        { provide: SERVICE_SETTINGS, useValue: settings },
+        { provide: SERVICE_SETTINGS, useValue: withoutAdminToken(settings) },
         CatalogueSnapshotService,
         GatewayKeyAuthenticator,
         { provide: ApiKeyAuthenticator, useExisting: GatewayKeyAuthenticator },

@@ -89,7 +89,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       logger.log(`demo mode: ${demo.emulated.join(', ')} played by the emulator at ${emulator.url}`);
     }
 
-    const settings: ServiceSettings = { env, providers, databaseUrl, queue: resolveQueueBackend(env, databaseUrl), adminToken: admin.token };
+    // Only billing and the catalogue are handed the admin token; the gateway's and decisions' modules drop it from `env` too.
+    const settings: ServiceSettings = { env, providers, databaseUrl, queue: resolveQueueBackend(env, databaseUrl) };
     const owned = { ...settings, databaseUrl, adminToken: admin.token };
     const apps: INestApplication[] = [];
     const start = async (app: Promise<INestApplication>, stopApp = (started: INestApplication) => started.close()) => {

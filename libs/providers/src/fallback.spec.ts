@@ -25,10 +25,21 @@ describe('runWithFallback', () => {
     ['a timeout', new UpstreamTimeoutError('a', 10)],
     ['a 500', new UpstreamHttpError('a', 500, 'boom')],
     ['a 429 without retry-after', new UpstreamHttpError('a', 429, 'slow down')],
+    ["a 401 (the operator's key)", new UpstreamHttpError('a', 401, 'invalid api key')],
+    ["a 402 (the operator's credit)", new UpstreamHttpError('a', 402, 'can only afford 10 tokens')],
+    ["a 403 (the operator's project)", new UpstreamHttpError('a', 403, 'no access to this model')],
   ])('falls to the next source on %s', async (_label, error) => {
     const { calls, attempt } = scripted({ a: [error], b: ['from b'] });
     await expect(runWithFallback([a, b], attempt, options())).resolves.toBe('from b');
     expect(calls).toEqual(['a', 'b']);
+  });
+
+  it('tells onFallback which source failed and why', async () => {
+    const error = new UpstreamHttpError('a', 402, 'can only afford 10 tokens');
+    const { attempt } = scripted({ a: [error], b: ['from b'] });
+    const fallbacks: Array<[string, unknown]> = [];
+    await runWithFallback([a, b], attempt, { ...options(), onFallback: (source, cause) => fallbacks.push([source.provider, cause]) });
+    expect(fallbacks).toEqual([['a', error]]);
   });
 
   it('does not fall back on a client error, and reports it', async () => {

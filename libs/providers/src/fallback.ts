@@ -4,11 +4,12 @@ import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamProtocolError, U
 /**
  * Whether another source (or the same one, later) may succeed where this attempt failed. An
  * answer past the gateway's limits is not: that provider did (and charges) the work, and
- * another would likely answer the same way.
+ * another would likely answer the same way. A refusal of the operator's account at one
+ * provider says nothing of another's.
  */
 export function isRetriableUpstreamError(error: unknown): boolean {
   if (error instanceof UpstreamLimitExceededError) return false;
-  if (error instanceof UpstreamHttpError) return error.status === 429 || error.status >= 500;
+  if (error instanceof UpstreamHttpError) return error.refusedOperatorAccount || error.status === 429 || error.status >= 500;
   return error instanceof UpstreamUnavailableError || error instanceof UpstreamTimeoutError || error instanceof UpstreamProtocolError;
 }
 
@@ -58,16 +59,17 @@ export interface FallbackOptions {
   retryAfterCapMs: number;
   signal?: CancelSignal;
   sleep?: (ms: number) => Promise<void>;
-  /** Called when the call moves on from `source`, which failed, to the next one. */
-  onFallback?: (source: { provider: string; model: string }) => void;
+  /** Called when the call moves on from `source`, which failed with `error`, to the next one. */
+  onFallback?: (source: { provider: string; model: string }, error: unknown) => void;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Tries the sources in order. Connection errors, timeouts, 429 and 5xx move on to the next
- * source; any other failure (the request's own fault) ends the attempt at once. Sources the
- * breaker has open are skipped, unless every source is open.
+ * Tries the sources in order. Connection errors, timeouts, 429, 5xx and refusals of the
+ * operator's account (401, 402, 403) move on to the next source; any other failure (the
+ * request's own fault) ends the attempt at once. Sources the breaker has open are skipped,
+ * unless every source is open.
  */
 export async function runWithFallback<T, S extends { provider: string; model: string }>(
   sources: readonly S[],
@@ -96,7 +98,7 @@ export async function runWithFallback<T, S extends { provider: string; model: st
           await sleep(waitMs);
           continue;
         }
-        if (index < order.length - 1) options.onFallback?.(source);
+        if (index < order.length - 1) options.onFallback?.(source, error);
         break;
       }
     }

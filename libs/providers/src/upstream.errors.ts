@@ -9,6 +9,21 @@ export class UpstreamHttpError extends Error {
     super(`${provider} answered ${status}: ${upstreamMessage}`);
     this.name = 'UpstreamHttpError';
   }
+
+  /**
+   * The provider refused the operator's own account: its key (401, 403) or its credit (402; an
+   * OpenRouter 402 names the account's remaining balance). Not the client's fault nor its
+   * business: another source may take the call, the client is told only that the gateway's
+   * account was refused, and the provider's words go to the operator's log.
+   */
+  get refusedOperatorAccount(): boolean {
+    return this.status === 401 || this.status === 402 || this.status === 403;
+  }
+
+  /** The operator's log line for such a refusal: the provider's own words (the logger redacts secrets). */
+  get operatorLogLine(): string {
+    return `${this.provider} refused the gateway's own account (${this.status}): ${this.upstreamMessage}`;
+  }
 }
 
 /** The upstream could not be reached (refused, reset, DNS). */

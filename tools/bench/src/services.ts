@@ -104,15 +104,15 @@ export interface Backends {
 export async function startBackends(databaseUrl: string, queuePrefix: string, children: ChildProcess[], catalogueFile = path.join(ROOT, 'e2e/fixtures/chat-catalogue.yaml')): Promise<Backends & { billing: string }> {
   const [emulatorPort, billingPort, cataloguePort] = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
   const queue = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, QUEUE_PREFIX: queuePrefix } : { DATABASE_URL: databaseUrl };
-  const common = { ...queue, ADMIN_TOKEN };
+  const common = { ...queue };
   children.push(start('tools/emulator/src/main.js', { EMULATOR_PORT: String(emulatorPort) }, { core: 1 }));
-  children.push(start('apps/catalogue/src/main.js', { ...common, DATABASE_URL: databaseUrl, CATALOGUE_PORT: String(cataloguePort), CATALOGUE_FILE: catalogueFile }, { core: 1, lowPriority: true }));
+  children.push(start('apps/catalogue/src/main.js', { ...common, ADMIN_TOKEN, DATABASE_URL: databaseUrl, CATALOGUE_PORT: String(cataloguePort), CATALOGUE_FILE: catalogueFile }, { core: 1, lowPriority: true }));
   // Billing answers key look-ups but applies no usage during the run unless BENCH_LEDGER=1: its
   // ledger transactions (and PostgreSQL's work for them) would share core 1 with the load
   // generator and the emulator, where a deployment runs them on machines of their own. The
   // gateway's part of metering (pricing, holds, journal, queueing every event) is measured.
   const ledgerWorkers = process.env.BENCH_LEDGER === '1' ? '16' : '0';
-  children.push(start('apps/billing/src/main.js', { ...common, DATABASE_URL: databaseUrl, BILLING_PORT: String(billingPort), LEDGER_WORKERS: ledgerWorkers }, { core: 1, lowPriority: true }));
+  children.push(start('apps/billing/src/main.js', { ...common, ADMIN_TOKEN, DATABASE_URL: databaseUrl, BILLING_PORT: String(billingPort), LEDGER_WORKERS: ledgerWorkers }, { core: 1, lowPriority: true }));
   const emulator = `http://127.0.0.1:${emulatorPort}`;
   const billing = `http://127.0.0.1:${billingPort}`;
   await Promise.all([waitHealthy(`${emulator}/v1/models`), waitHealthy(`http://127.0.0.1:${cataloguePort}/healthz`), waitHealthy(`${billing}/healthz`)]);

@@ -1,9 +1,20 @@
-import { HttpStatus } from '@nestjs/common';
+import { HttpStatus, Logger } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
 import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '@igw/providers';
 
-/** Maps an upstream failure to the spec's statuses; 4xx caused by the request keep the upstream's reason. */
+const logger = new Logger('Upstream');
+
+/** Logs a refusal of the operator's own account at a provider, whether or not another source then took the call. */
+export function logAccountRefusal(error: unknown): void {
+  if (error instanceof UpstreamHttpError && error.refusedOperatorAccount) logger.error(error.operatorLogLine);
+}
+
+/**
+ * Maps an upstream failure to the spec's statuses; 4xx caused by the request keep the
+ * upstream's reason. A refusal of the operator's own account is the operator's to read (in
+ * the log), never the client's: its text may name the account's balance or key.
+ */
 export function toClientError(error: unknown): GatewayException | unknown {
   if (error instanceof RequestTranslationError) {
     const field = error.param ? `${error.param}: ` : '';
@@ -17,9 +28,9 @@ export function toClientError(error: unknown): GatewayException | unknown {
     if (error.status >= 500) {
       return new GatewayException(HttpStatus.BAD_GATEWAY, `Bad Gateway: the upstream provider ${error.provider} failed (${error.status}).`, { cause: error });
     }
-    if (error.status === 401 || error.status === 403) {
-      // The gateway's own upstream credentials were refused: not the client's fault.
-      return new GatewayException(HttpStatus.BAD_GATEWAY, `Bad Gateway: the upstream provider ${error.provider} refused the gateway's credentials.`, { cause: error });
+    if (error.refusedOperatorAccount) {
+      logAccountRefusal(error);
+      return new GatewayException(HttpStatus.BAD_GATEWAY, `Bad Gateway: the upstream provider ${error.provider} refused the gateway's credentials or account (${error.status}).`, { cause: error });
     }
     return new GatewayException(error.status, `Upstream provider ${error.provider} rejected the request: ${error.upstreamMessage}`, { cause: error });
   }

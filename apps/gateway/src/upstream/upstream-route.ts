@@ -3,7 +3,7 @@ import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { fallbacksTaken, GatewayException, type ServiceSettings } from '@igw/platform';
 import { CircuitBreaker, planRoute, runWithFallback, type CancelSignal, type RoutePlan, type UpstreamLimits } from '@igw/providers';
 import type { BreakerState } from './gateway-metrics';
-import { toClientError } from './upstream-error.mapper';
+import { logAccountRefusal, toClientError } from './upstream-error.mapper';
 
 /** A `retry-after` up to this long is waited for; longer ones move on to the next source. */
 const RETRY_AFTER_CAP_MS = 2_000;
@@ -65,16 +65,20 @@ export function upstreamLimitsOf(model: CatalogueModel, settings: ServiceSetting
 
 /**
  * Runs a call on the first source that takes it: the next one on connection errors, timeouts,
- * 429 and 5xx; a source that keeps failing is skipped for a while. Failures reach the client
- * as the spec's statuses. One per endpoint, so a source's health is judged per capability.
+ * 429, 5xx and refusals of the operator's account (logged); a source that keeps failing is
+ * skipped for a while. Failures reach the client as the spec's statuses. One per endpoint, so
+ * a source's health is judged per capability.
  */
 export class UpstreamFallback {
   private readonly breaker = new CircuitBreaker();
-  private readonly onFallback: (source: { provider: string }) => void;
+  private readonly onFallback: (source: { provider: string }, error: unknown) => void;
 
   /** `endpoint` names the fallback in the metrics. */
   constructor(readonly endpoint = 'unnamed') {
-    this.onFallback = (source) => fallbacksTaken.inc(fallbacksTaken.series(endpoint, source.provider));
+    this.onFallback = (source, error) => {
+      fallbacksTaken.inc(fallbacksTaken.series(endpoint, source.provider));
+      logAccountRefusal(error);
+    };
   }
 
   async run<T>(targets: readonly UpstreamTarget[], attempt: (target: UpstreamTarget) => Promise<T>, signal: CancelSignal): Promise<T> {

@@ -23,6 +23,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* The labels every pod of the release carries, whatever its component. */}}
+{{- define "igw.releaseSelectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
 {{/* Selector labels of one component; call with (dict "root" $ "component" "gateway"). */}}
 {{- define "igw.selectorLabels" -}}
 app.kubernetes.io/name: {{ .root.Chart.Name }}
@@ -32,14 +38,15 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/*
 The services of a distributed install, in start order, with what the chart must know of each:
-its entry point, the variable holding its port, whether it owns tables (DATABASE_URL) and
-whether it calls upstream providers (the provider variables).
+its entry point, the variable holding its port, whether it owns tables (DATABASE_URL), whether
+it calls upstream providers (the provider variables), whether it serves an admin API (the only
+services given ADMIN_TOKEN) and whether the Ingress routes public requests to it.
 */}}
 {{- define "igw.components" -}}
-catalogue: { entry: dist/apps/catalogue/src/main.js, portVariable: CATALOGUE_PORT, database: true, providers: false }
-billing: { entry: dist/apps/billing/src/main.js, portVariable: BILLING_PORT, database: true, providers: false }
-decisions: { entry: dist/apps/decisions/src/main.js, portVariable: DECISIONS_PORT, database: false, providers: true }
-gateway: { entry: dist/apps/gateway/src/main.js, portVariable: PORT, database: false, providers: true }
+catalogue: { entry: dist/apps/catalogue/src/main.js, portVariable: CATALOGUE_PORT, database: true, providers: false, adminApi: true, public: false }
+billing: { entry: dist/apps/billing/src/main.js, portVariable: BILLING_PORT, database: true, providers: false, adminApi: true, public: true }
+decisions: { entry: dist/apps/decisions/src/main.js, portVariable: DECISIONS_PORT, database: false, providers: true, adminApi: false, public: false }
+gateway: { entry: dist/apps/gateway/src/main.js, portVariable: PORT, database: false, providers: true, adminApi: false, public: true }
 {{- end -}}
 
 {{/*

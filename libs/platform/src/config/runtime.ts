@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { QueueBackendOptions } from '@igw/messaging';
 import type { Environment } from './environment';
 import { EnvironmentError } from './environment';
@@ -12,7 +13,21 @@ export interface ServiceSettings {
   /** Set for services that own tables (billing, catalogue). */
   databaseUrl?: string;
   queue: QueueBackendOptions;
-  adminToken?: string;
+}
+
+/**
+ * What a service that never checks the admin token (the internet-facing gateway, decisions)
+ * holds of its settings, whatever it was handed (the standalone app has the token at hand):
+ * the admin token cannot leak from a process, a heap dump or a module that does not have it.
+ */
+export function withoutAdminToken(settings: ServiceSettings): ServiceSettings {
+  const { ADMIN_TOKEN: _dropped, ...env } = settings.env;
+  return { env, providers: settings.providers, databaseUrl: settings.databaseUrl, queue: settings.queue };
+}
+
+/** The gateway and decisions started alone do not read ADMIN_TOKEN: one left in their environment is a secret exposed for nothing. */
+export function warnOfUnusedAdminToken(service: string, env: Pick<Environment, 'ADMIN_TOKEN'>): void {
+  if (env.ADMIN_TOKEN) new Logger(service).warn(`ADMIN_TOKEN is set, but the ${service} does not use it: remove it from this service's environment (only billing and the catalogue check it).`);
 }
 
 /** BullMQ on Redis when REDIS_URL is set, else on the PostgreSQL of `databaseUrl`. */

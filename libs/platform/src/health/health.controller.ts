@@ -1,4 +1,4 @@
-import { Controller, Get, HttpStatus, Inject } from '@nestjs/common';
+import { Controller, Get, HttpStatus, Inject, Logger } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { GatewayException } from '../errors/gateway.exception';
 
@@ -14,6 +14,10 @@ const CHECK_TIMEOUT_MS = 2_000;
 @ApiTags('health')
 @Controller()
 export class HealthController {
+  private readonly logger = new Logger('Readiness');
+  /** The failures last logged, so that a probe every few seconds logs a failure once, not each time. */
+  private loggedFailures = '';
+
   constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
 
   /** Liveness: the process answers. */
@@ -24,9 +28,13 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: every dependency (database, queue, snapshot) answers in time. */
+  /**
+   * Readiness: every dependency (database, queue, snapshot) answers in time. The answer names
+   * the checks that failed, never why: a dependency's error (a database's address, a driver's
+   * message) is for the operator's log, not for whoever can reach the port.
+   */
   @Get('readyz')
-  @ApiOperation({ summary: 'Readiness: the database and the queue answer (503 otherwise)' })
+  @ApiOperation({ summary: 'Readiness: the database and the queue answer (503 naming the checks that failed otherwise; why is in the log)' })
   @ApiOkResponse({ schema: { example: { status: 'ok', checks: { database: 'ok', queue: 'ok' } } } })
   async ready(): Promise<{ status: 'ok'; checks: Record<string, string> }> {
     const results = await Promise.all(
@@ -40,8 +48,14 @@ export class HealthController {
       }),
     );
     const failed = results.filter(([, status]) => status !== 'ok');
+    const failures = failed.map(([name, why]) => `${name} (${why})`).join(', ');
+    if (failures !== this.loggedFailures) {
+      if (failures) this.logger.warn(`not ready: ${failures}`);
+      else this.logger.log('ready again');
+      this.loggedFailures = failures;
+    }
     if (failed.length > 0) {
-      throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Not ready: ${failed.map(([name, why]) => `${name} (${why})`).join(', ')}`);
+      throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Not ready: ${failed.map(([name]) => name).join(', ')}`);
     }
     return { status: 'ok', checks: Object.fromEntries(results) };
   }

@@ -1,0 +1,45 @@
+import type { DynamicModule, Provider } from '@nestjs/common';
+import { ADMIN_TOKEN, loadEnvironment, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { BillingModule } from '../../billing/src/billing.module';
+import { CatalogueModule } from '../../catalogue/src/catalogue.module';
+import { DecisionsModule } from '../../decisions/src/decisions.module';
+import { GatewayModule } from '../../gateway/src/gateway.module';
+
+const TOKEN = 'admin-token-0123456789abcdef';
+
+/** Everything a module is given to hold: its providers' values. */
+function heldValues(module: DynamicModule): unknown[] {
+  return (module.providers ?? []).flatMap((provider: Provider) => (typeof provider === 'object' && 'useValue' in provider ? [provider.useValue] : []));
+}
+
+const holdsToken = (module: DynamicModule) => heldValues(module).some((value) => JSON.stringify(value)?.includes(TOKEN));
+
+/**
+ * The standalone app has the admin token at hand (ADMIN_TOKEN or its generated file) and
+ * composes the four services from the same settings: only billing and the catalogue, which
+ * check it, may hold it; the internet-facing gateway and decisions keep none of it.
+ */
+describe('who holds the admin token', () => {
+  const { env, providers } = loadEnvironment({ ADMIN_TOKEN: TOKEN, DATABASE_URL: 'postgres://igw@127.0.0.1:5432/igw' });
+  const settings: ServiceSettings = { env, providers, databaseUrl: env.DATABASE_URL, queue: { kind: 'postgres', url: env.DATABASE_URL!, schema: 'bullmq' } };
+  const owned = { ...settings, databaseUrl: env.DATABASE_URL!, adminToken: TOKEN };
+
+  it.each([
+    ['the gateway', () => GatewayModule.forRoot(settings)],
+    ['decisions', () => DecisionsModule.forRoot(settings)],
+  ])('%s holds no admin token, though its environment had one', (_name, build) => {
+    const module = build();
+    expect(holdsToken(module)).toBe(false);
+    const held = heldValues(module).find((_, index) => (module.providers![index] as { provide?: unknown }).provide === SERVICE_SETTINGS) as ServiceSettings;
+    expect(held.env).not.toHaveProperty('ADMIN_TOKEN');
+    expect(held.env.PORT).toBe(env.PORT);
+  });
+
+  it.each([
+    ['billing', () => BillingModule.forRoot(owned)],
+    ['catalogue', () => CatalogueModule.forRoot(owned)],
+  ])('%s holds it, to check it', (_name, build) => {
+    const module = build();
+    expect(module.providers).toContainEqual({ provide: ADMIN_TOKEN, useValue: TOKEN });
+  });
+});
