@@ -101,6 +101,21 @@ describe('chatStreamEvents settlement', () => {
   });
 });
 
+describe('chatStreamEvents and hidden reasoning', () => {
+  it('never forwards hidden text, and counts it when the client leaves before the usage came', async () => {
+    const settlements: StreamSettlement[] = [];
+    const hidden = { ...chunk({}), choices: [], hiddenText: 'I must think about this before I answer.' };
+    const gate = gatedChunks([hidden, chunk({ content: 'Answer.' }), chunk({ content: ' More.' })]);
+    const events = chatStreamEvents(gate.iterable, { modelId: 'm', includeUsage: true, prompt, settle: (s) => (settlements.push(s), { credits_used: 0, usd_spent: 0 }), describeError: () => 'x' });
+    gate.release(2);
+    const first = await events.next();
+    expect(first.value).not.toContain('think');
+    expect(first.value).toContain('Answer.');
+    await events.return(undefined);
+    expect(settlements[0].usage.completion_tokens).toBe(countTokens('I must think about this before I answer.Answer.'));
+  });
+});
+
 describe('chatStreamEvents forwarding upstream text', () => {
   /** The client's events for these upstream texts, read as one batch with their text (`json`) or without it. */
   async function clientEvents(texts: string[], includeUsage: boolean, withText: boolean): Promise<string[]> {

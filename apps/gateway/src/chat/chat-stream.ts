@@ -41,6 +41,7 @@ export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatc
       for (let index = 0; index < batch.length; index++) {
         const chunk = batch[index];
         tally.read(chunk);
+        if (chunk.hiddenText !== undefined) continue;
         const usageOnly = chunk.choices.length === 0;
         if (usageOnly && !options.includeUsage) continue;
         // Most chunks need only their model renamed: their upstream text, edited, when it can be.
@@ -127,7 +128,8 @@ const USAGE_NULL_LAST = ',"usage":null}';
 
 /**
  * What a stream generated so far, counted as it arrives (memory bounded however long the
- * stream): visible text, reasoning, spoken transcripts, refusals and tool call arguments.
+ * stream): visible text, reasoning (hidden from the client or not), spoken transcripts,
+ * refusals and tool call arguments.
  */
 class StreamTally {
   usage: UpstreamUsage | undefined;
@@ -144,6 +146,7 @@ class StreamTally {
   constructor(private readonly options: ChatStreamOptions) {}
 
   read(chunk: UpstreamChatChunk): void {
+    if (chunk.hiddenText !== undefined) this.keep(chunk.hiddenText);
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       if (typeof delta.content === 'string') this.keep(delta.content);
