@@ -56,7 +56,10 @@ export class UpstreamCallBilling {
     if (client.aborted) this.onClientGone();
   }
 
-  /** What the upstream calls listen to: aborted at once only while nothing was sent. */
+  /**
+   * What the upstream calls listen to: aborted when the client leaves before anything was sent
+   * or from a call that stops with it, else once the call ran on for `runsOnMs`; and at shutdown.
+   */
   get signal(): CancelSignal {
     return this.upstream;
   }
