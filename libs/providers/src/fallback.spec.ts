@@ -22,7 +22,7 @@ describe('runWithFallback', () => {
 
   it.each([
     ['a connection error', new UpstreamUnavailableError('a', 'ECONNREFUSED')],
-    ['a timeout', new UpstreamTimeoutError('a', 10)],
+    ['a timeout', new UpstreamTimeoutError('a', 10, true)],
     ['a 500', new UpstreamHttpError('a', 500, 'boom')],
     ['a 429 without retry-after', new UpstreamHttpError('a', 429, 'slow down')],
     ["a 401 (the operator's key)", new UpstreamHttpError('a', 401, 'invalid api key')],

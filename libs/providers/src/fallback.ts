@@ -57,6 +57,7 @@ export interface FallbackOptions {
   breaker: CircuitBreaker;
   /** A `retry-after` up to this long is waited for and the same source tried once more. */
   retryAfterCapMs: number;
+  /** Aborted when no other source (nor the same one again) may be tried. */
   signal?: CancelSignal;
   sleep?: (ms: number) => Promise<void>;
   /** Called when the call moves on from `source`, which failed with `error`, to the next one. */
@@ -90,8 +91,10 @@ export async function runWithFallback<T, S extends { provider: string; model: st
         options.breaker.success(keyOf(source));
         return result;
       } catch (error) {
-        if (!isRetriableUpstreamError(error) || options.signal?.aborted) throw error;
+        if (!isRetriableUpstreamError(error)) throw error;
         options.breaker.failure(keyOf(source));
+        // The caller ends the call here (its client left, or the attempt was billed): the source still failed.
+        if (options.signal?.aborted) throw error;
         lastError = error;
         const waitMs = retryAfterMs(error);
         if (retry === 0 && waitMs !== undefined && waitMs <= options.retryAfterCapMs) {

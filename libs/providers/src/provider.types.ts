@@ -85,6 +85,12 @@ export interface UpstreamChatChunk {
   }>;
   /** Set on the last chunk: every adapter asks its upstream for usage, whatever the client asked. */
   usage?: UpstreamUsage | null;
+  /**
+   * Text the model generated that the client asked not to see (thinking left out with
+   * `reasoning.exclude`), in a chunk with no choices: never forwarded, yet counted when the
+   * stream is billed by count (its client left before the upstream reported usage).
+   */
+  hiddenText?: string;
   service_tier?: string | null;
   system_fingerprint?: string | null;
 }

@@ -42,6 +42,8 @@ export class UpstreamTimeoutError extends Error {
   constructor(
     readonly provider: string,
     readonly timeoutMs: number,
+    /** False only when the connection itself timed out: the prompt never left the gateway. */
+    readonly promptSent: boolean,
   ) {
     super(`${provider} did not answer within ${timeoutMs} ms`);
     this.name = 'UpstreamTimeoutError';

@@ -170,6 +170,9 @@ describe('the catalogue file', () => {
     ['a fractional stream duration', [edit(chat(), { 'routing.maxStreamSeconds': 1.5 })], named('routing.maxStreamSeconds')],
     ['a stream duration written as text', [edit(chat(), { 'routing.maxStreamSeconds': '30' })], named('routing.maxStreamSeconds')],
     ['a stream duration over a day', [edit(chat(), { 'routing.maxStreamSeconds': 86401 })], named('routing.maxStreamSeconds')],
+    ['a call timeout of zero', [edit(chat(), { 'routing.timeoutSeconds': 0 })], /field "routing\.timeoutSeconds" must be a whole number of seconds from 1 to 3600 \(got 0\)/],
+    ['a call timeout written as text', [edit(chat(), { 'routing.timeoutSeconds': '600' })], named('routing.timeoutSeconds')],
+    ['a call timeout over an hour', [edit(chat(), { 'routing.timeoutSeconds': 3601 })], named('routing.timeoutSeconds')],
     [
       'a floating id naming no entry',
       [edit(chat(), { resolvesTo: 'a/b-1' })],
@@ -220,6 +223,11 @@ describe('the catalogue file', () => {
   it("keeps a model's own stream duration", async () => {
     const [model] = await readCatalogueFile(await fileWith(yamlOf(edit(chat(), { 'routing.maxStreamSeconds': 120 }))));
     expect(model.routing.maxStreamSeconds).toBe(120);
+  });
+
+  it("keeps a model's own call timeout", async () => {
+    const [model] = await readCatalogueFile(await fileWith(yamlOf(edit(chat(), { 'routing.timeoutSeconds': 900 }))));
+    expect(model.routing.timeoutSeconds).toBe(900);
   });
 
   it('stops on a file without a models list', async () => {

@@ -252,7 +252,7 @@ export function allowedPerFor(unit: string): { values: readonly number[]; reason
 
 function checkRouting(value: unknown, fail: Fail): ModelRouting {
   if (!isRecord(value)) return fail('routing.sources', 'must list at least one upstream source');
-  onlyKnownFields(value, ['sources', 'refusedRoles', 'maxStreamSeconds'], 'routing.', fail);
+  onlyKnownFields(value, ['sources', 'refusedRoles', 'maxStreamSeconds', 'timeoutSeconds'], 'routing.', fail);
   if (!Array.isArray(value.sources) || value.sources.length === 0) return fail('routing.sources', 'must list at least one upstream source');
   const routing: ModelRouting = {
     sources: checkList(value.sources, 'routing.sources', fail, (source, field) => {
@@ -282,11 +282,20 @@ function checkRouting(value: unknown, fail: Fail): ModelRouting {
     }
     routing.maxStreamSeconds = seconds;
   }
+  if (value.timeoutSeconds !== undefined) {
+    const seconds = value.timeoutSeconds;
+    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_TIMEOUT_SECONDS) {
+      return fail('routing.timeoutSeconds', `must be a whole number of seconds from 1 to ${MAX_TIMEOUT_SECONDS} (got ${JSON.stringify(seconds)})`);
+    }
+    routing.timeoutSeconds = seconds;
+  }
   return routing;
 }
 
 /** A day: longer than any answer a model streams, short enough that a stuck stream ends. */
 const MAX_STREAM_SECONDS = 86_400;
+/** An hour: longer than the slowest reasoning model thinks, short enough that a hung call ends while its client may still wait. */
+const MAX_TIMEOUT_SECONDS = 3_600;
 
 /** A list whose items each pass `item`; `field[index]` names a bad item. */
 function checkList<T>(

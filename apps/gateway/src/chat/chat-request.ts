@@ -41,9 +41,8 @@ export function assertOutputWithinModelLimit(model: CatalogueModel, body: ChatCo
  * Refuses a prompt that cannot fit the model's context. Nothing is counted while the body's
  * bytes would fit (no prompt has more tokens than bytes), nor where bounds on the message texts
  * decide (token-budget.ts); the rest is counted once the key has been admitted (it can pay for
- * them), on the event loop when it is a little text, else in the token counting workers: then,
- * and only then, the check returns a Promise, and the upstream call runs alongside it
- * (`checkAlongside`, paid-request-pipeline.ts).
+ * them) and before anything is sent, on the event loop when it is a little text, else in the
+ * token counting workers (a Promise then).
  */
 export function assertPromptFitsContext(model: CatalogueModel, body: ChatCompletionRequestDto, bodyBytes: number): void | Promise<void> {
   const requested = body.max_completion_tokens ?? body.max_tokens;

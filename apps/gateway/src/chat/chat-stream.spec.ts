@@ -79,7 +79,7 @@ describe('chatStreamEvents settlement', () => {
     expect(settlements[0]).toMatchObject({ reported: false, usage: { prompt_tokens: estimateChatPromptTokens(longPrompt), completion_tokens: countTokens('Short answer.') } });
   });
 
-  it('reads on after the consumer left and settles once with the usage the upstream reports at the end', async () => {
+  it('stops reading the upstream when the consumer leaves, and settles once with the prompt and what was read by then', async () => {
     const settlements: StreamSettlement[] = [];
     const gate = gatedChunks([chunk({ content: 'one' }), chunk({ content: ' two' }), chunk({ content: ' three' }), chunk({}, { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 })]);
     const events = chatStreamEvents(gate.iterable, {
@@ -93,11 +93,26 @@ describe('chatStreamEvents settlement', () => {
     expect((await events.next()).done).toBe(false);
     // The client leaves after the first event.
     await events.return(undefined);
-    expect(settlements).toHaveLength(0);
+    expect(settlements).toEqual([{ usage: { prompt_tokens: estimateChatPromptTokens(prompt), completion_tokens: countTokens('one'), total_tokens: estimateChatPromptTokens(prompt) + countTokens('one') }, reported: false }]);
     gate.release(3);
-    for (let turn = 0; turn < 20 && settlements.length === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
-    expect(gate.read).toBe(4);
-    expect(settlements).toEqual([{ usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 }, reported: true }]);
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(gate.read).toBe(1);
+    expect(settlements).toHaveLength(1);
+  });
+});
+
+describe('chatStreamEvents and hidden reasoning', () => {
+  it('never forwards hidden text, and counts it when the client leaves before the usage came', async () => {
+    const settlements: StreamSettlement[] = [];
+    const hidden = { ...chunk({}), choices: [], hiddenText: 'I must think about this before I answer.' };
+    const gate = gatedChunks([hidden, chunk({ content: 'Answer.' }), chunk({ content: ' More.' })]);
+    const events = chatStreamEvents(gate.iterable, { modelId: 'm', includeUsage: true, prompt, settle: (s) => (settlements.push(s), { credits_used: 0, usd_spent: 0 }), describeError: () => 'x' });
+    gate.release(2);
+    const first = await events.next();
+    expect(first.value).not.toContain('think');
+    expect(first.value).toContain('Answer.');
+    await events.return(undefined);
+    expect(settlements[0].usage.completion_tokens).toBe(countTokens('I must think about this before I answer.Answer.'));
   });
 });
 

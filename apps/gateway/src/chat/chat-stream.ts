@@ -24,10 +24,9 @@ export interface ChatStreamOptions {
  * batch (the chunks of one upstream read): the model renamed to the catalogue id, the usage
  * chunk hidden from a client that did not ask for it (and given `meta.usage` when it did),
  * then `[DONE]`. However the stream ends its usage is settled once: the upstream's numbers
- * when it sent them, else a tokenizer count of the prompt and of what was generated. A client
- * that leaves early does not end the upstream stream: it is read on in the background
- * (bounded by the caller's upstream signal) for the usage it reports at its end (see
- * upstream-billing.ts).
+ * when it sent them, else a tokenizer count of the prompt and of what was generated. A reader
+ * that stops early (its client left) ends the upstream stream, billed for what was read of it
+ * by then (upstream-billing.ts).
  */
 export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatch>, options: ChatStreamOptions): AsyncGenerator<string> {
   const iterator = batches[Symbol.asyncIterator]();
@@ -42,6 +41,7 @@ export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatc
       for (let index = 0; index < batch.length; index++) {
         const chunk = batch[index];
         tally.read(chunk);
+        if (chunk.hiddenText !== undefined) continue;
         const usageOnly = chunk.choices.length === 0;
         if (usageOnly && !options.includeUsage) continue;
         // Most chunks need only their model renamed: their upstream text, edited, when it can be.
@@ -74,13 +74,8 @@ export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatc
     // The status line is long gone: report in-band, the way OpenAI does, and stop.
     yield `data: ${JSON.stringify({ error: { message: options.describeError(error), type: 'upstream_error' } })}\n\n`;
   } finally {
-    if (upstreamOver || tally.usage) {
-      await tally.settle();
-      if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
-    } else {
-      // The client left mid-stream: read on, unsent, for the usage at the stream's end.
-      void readToEnd(iterator, tally);
-    }
+    if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
+    await tally.settle();
   }
 }
 
@@ -131,25 +126,10 @@ class ForwardedText {
 
 const USAGE_NULL_LAST = ',"usage":null}';
 
-async function readToEnd(iterator: AsyncIterator<UpstreamChatChunk[]>, tally: StreamTally): Promise<void> {
-  try {
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      for (const chunk of next.value) tally.read(chunk);
-    }
-  } catch {
-    // Cut off (the background limit) or failed: what was read is counted instead.
-  } finally {
-    try {
-      await tally.settle();
-    } catch {
-      // Nothing to answer any more; recording failures are the recorder's to report.
-    }
-  }
-}
-
 /**
  * What a stream generated so far, counted as it arrives (memory bounded however long the
- * stream): visible text, reasoning, spoken transcripts, refusals and tool call arguments.
+ * stream): visible text, reasoning (hidden from the client or not), spoken transcripts,
+ * refusals and tool call arguments.
  */
 class StreamTally {
   usage: UpstreamUsage | undefined;
@@ -166,6 +146,7 @@ class StreamTally {
   constructor(private readonly options: ChatStreamOptions) {}
 
   read(chunk: UpstreamChatChunk): void {
+    if (chunk.hiddenText !== undefined) this.keep(chunk.hiddenText);
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       if (typeof delta.content === 'string') this.keep(delta.content);

@@ -5,7 +5,7 @@ import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSe
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../upstream/paid-request-pipeline';
-import { planTargets, selectSources, type UpstreamTarget } from '../upstream/upstream-route';
+import { planTargets, selectSources, upstreamTimeoutMsOf, type UpstreamTarget } from '../upstream/upstream-route';
 import { toClientError } from '../upstream/upstream-error.mapper';
 import { assertChatModel, assertOutputWithinModelLimit, assertPromptFitsContext, assertRolesAllowed, chatCostCeilingUnits, upstreamRequest } from './chat-request';
 import { chatStreamEvents } from './chat-stream';
@@ -42,7 +42,7 @@ export class ChatService {
   async complete(call: ChatCall, deliver: (completion: ChatCompletionDto) => void): Promise<void> {
     const plan = this.plan(call);
     await this.pipeline.run(call, plan, {
-      ...this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
+      ...this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(plan, signal))),
       settle: (completion, admitted) => {
         const usage = usageOf(completion, call.body);
         const answer = (counted: UpstreamUsage) => completionOf(completion, plan.model, counted, settle(plan.model, counted, admitted));
@@ -56,20 +56,22 @@ export class ChatService {
 
   /**
    * Opens the stream on the first source that accepts it (falling back only before anything
-   * was sent) and returns its server-sent events.
+   * was sent) and returns its server-sent events. The call stops with its client: a client
+   * that leaves, while the stream opens or half-way, ends the upstream call and is billed for
+   * what was generated up to then (upstream-billing.ts).
    */
   async openStream(call: ChatCall): Promise<AsyncGenerator<string>> {
-    const plan = this.plan(call);
+    const plan: ChatPlan = { ...this.plan(call), whenClientLeaves: { stopsWithClient: true } };
     const opened = await this.pipeline.open(
       call,
       plan,
-      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).streamBatches(target, upstreamRequest(call.body, target.model), this.callOptions(signal))),
+      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).streamBatches(target, upstreamRequest(call.body, target.model), this.callOptions(plan, signal))),
     );
     return chatStreamEvents(notingFirstChunk(opened.result, opened.admitted), {
       modelId: plan.model.id,
       includeUsage: call.body.stream_options?.include_usage === true,
       prompt: call.body,
-      // The stream's end, however it came (read on after the client left): the request is over for its limits and hold.
+      // The stream's end, however it came (its client gone included): the request is over for its limits and hold.
       settle: ({ usage }) => {
         try {
           return settle(plan.model, usage, opened.admitted);
@@ -84,10 +86,10 @@ export class ChatService {
     });
   }
 
-  /** The context is counted after admission, alongside the call; a prompt an upstream processed is billed by estimate if the call fails. */
+  /** The context is counted after admission, before the call; a prompt an upstream processed is billed by estimate if the call fails. */
   private upstreamSteps<T>(call: ChatCall, plan: ChatPlan, send: FallbackSteps<T>['send']): FallbackSteps<T> {
     return {
-      checkAlongside: () => assertPromptFitsContext(plan.model, call.body, call.bodyBytes),
+      beforeCall: () => assertPromptFitsContext(plan.model, call.body, call.bodyBytes),
       send,
       unreadUnits: (unread) => {
         const output = unread === 'answer-unread' ? plan.ceiling.output_tokens : 0;
@@ -111,8 +113,8 @@ export class ChatService {
     return { endpoint: 'chat.completions', model, catalogueRevision: revision, targets, ceiling, prompt: call.body.messages };
   }
 
-  private callOptions(signal: CancelSignal) {
-    return { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal };
+  private callOptions(plan: ChatPlan, signal: CancelSignal) {
+    return { timeoutMs: upstreamTimeoutMsOf(plan.model, this.settings), signal };
   }
 }
 

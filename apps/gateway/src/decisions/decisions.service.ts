@@ -19,7 +19,7 @@ import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, Upstream
 import { countEachOffLoop, whenCounted } from '@igw/domain';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { toClientError } from '../upstream/upstream-error.mapper';
-import { selectSources } from '../upstream/upstream-route';
+import { selectSources, upstreamTimeoutMsOf } from '../upstream/upstream-route';
 import { assertShape, assertWithinContext, decisionQuestions, decisionShapeOf, inputTokensOf, LOGPROBS_TAG, measuredTexts, utf8Bytes } from './decisions-request';
 
 export interface DecisionsCall {
@@ -68,7 +68,7 @@ export class DecisionsService {
       catalogueRevision: prepared.revision,
       ceiling: { input_tokens: prepared.inputTokensCeiling },
       // A queued job cannot be called back: the request waits for its reply, at most this long.
-      backgroundLimitMs: this.settings.env.DECISIONS_TIMEOUT_MS,
+      whenClientLeaves: { runsOnMs: this.settings.env.DECISIONS_TIMEOUT_MS },
     };
     return this.pipeline.run(call, plan, {
       // Counted only now that the key has been admitted: a key that cannot pay costs no tokenizer time.
@@ -144,7 +144,7 @@ export class DecisionsService {
         questions,
         // Counted after admission (beforeCall).
         estimatedInputTokens: 0,
-        upstreamTimeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS,
+        upstreamTimeoutMs: upstreamTimeoutMsOf(model, this.settings),
       },
     };
   }
@@ -182,7 +182,7 @@ export function clientErrorOf(failure: DecideFailure): unknown {
     case 'http':
       return toClientError(new UpstreamHttpError(failure.provider, failure.status, failure.upstreamMessage, failure.retryAfterSeconds));
     case 'timeout':
-      return toClientError(new UpstreamTimeoutError(failure.provider, failure.timeoutMs));
+      return toClientError(new UpstreamTimeoutError(failure.provider, failure.timeoutMs, true));
     case 'unavailable':
       return toClientError(new UpstreamUnavailableError(failure.provider, failure.message));
     case 'protocol':

@@ -6,7 +6,7 @@ import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult }
 import { countAllOffLoop, whenCounted } from '@igw/domain';
 import type { AdmittedRequest } from '../limits/request-meter';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
-import { planTargets, selectSources } from '../upstream/upstream-route';
+import { planTargets, selectSources, upstreamTimeoutMsOf } from '../upstream/upstream-route';
 import { encodeEmbedding } from './embedding-encoding';
 import { assertDimensions, assertEmbeddingModel, assertWithinContext, embeddingSources, inputList } from './embeddings-request';
 
@@ -49,14 +49,15 @@ export class EmbeddingsService {
       meta: { usage: admitted.settle({ input_tokens: promptTokens }) },
     });
     return this.pipeline.run(call, plan, {
-      checkAlongside: () => assertWithinContext(model, inputs),
+      // Counted only now that the key has been admitted, and before the call: a refused input never leaves the gateway.
+      beforeCall: () => assertWithinContext(model, inputs),
       send: (target, signal) =>
         // embeddingSources kept only sources whose kind has an adapter.
         embeddingsAdapterFor(target.definition.kind)!.embed(
           target,
           // A null optional field (some clients send them) means absent.
           { model: target.model, input: inputs, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined },
-          { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          { timeoutMs: upstreamTimeoutMsOf(model, this.settings), signal },
         ),
       unreadUnits: () => {
         return whenCounted(countedInputTokens(inputs), (tokens) => ({ input_tokens: tokens }));

@@ -12,6 +12,7 @@ import {
 import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { imagesAdapterFor, parseSize, type CancelSignal, type UpstreamImage, type UpstreamImageResult } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
+import { upstreamTimeoutMsOf } from '../upstream/upstream-route';
 import { cheaperOf, defaultQuality, imagePriceUnits, imageUnits } from './image-pricing';
 import { inlineImage } from './image-inline';
 import { MediaFetcher } from './media-fetcher';
@@ -86,7 +87,7 @@ export class ImagesService {
             options: providerOptions(body),
             user: body.user,
           },
-          { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          { timeoutMs: upstreamTimeoutMsOf(resolved.model, this.settings), signal },
         ),
       // Made but unread (the client left, or the answer was refused): billed as asked for.
       unreadUnits: () => askedFor,

@@ -4,6 +4,7 @@ import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSe
 import { speechAdapterFor, type CancelSignal } from '@igw/providers';
 import type { ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
+import { upstreamTimeoutMsOf } from '../upstream/upstream-route';
 import { assertModelKind, mediaTargets } from './media-routing';
 
 export interface SpeechCall {
@@ -54,7 +55,7 @@ export class SpeechService {
         speechAdapterFor(target.definition.kind)!.synthesize(
           target,
           { model: target.model, text: body.text, voice: body.voice, format, speed: body.speed },
-          { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          { timeoutMs: upstreamTimeoutMsOf(model, this.settings), signal },
         ),
       unreadUnits: () => ({ characters }),
       settle: (result, admitted): SpeechAnswer => {

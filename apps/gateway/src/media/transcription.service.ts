@@ -11,6 +11,7 @@ import {
   type UpstreamTranscriptionResult,
 } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
+import { upstreamTimeoutMsOf } from '../upstream/upstream-route';
 import { MediaFetcher } from './media-fetcher';
 import { assertModelKind, mediaTargets } from './media-routing';
 
@@ -71,7 +72,7 @@ export class TranscriptionService {
         transcriptionAdapterFor(target.definition.kind)!.transcribe(
           target,
           { model: target.model, audio: audio.bytes, contentType: audio.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
-          { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          { timeoutMs: upstreamTimeoutMsOf(model, this.settings), signal },
         ),
       unreadUnits: () => ({ audio_seconds: billableSeconds(fallbackSeconds, maxSeconds) }),
       settle: (result, admitted) => {

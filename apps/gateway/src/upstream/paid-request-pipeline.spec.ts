@@ -1,4 +1,4 @@
-import { Cancellation, UpstreamHttpError } from '@igw/providers';
+import { Cancellation, UpstreamHttpError, UpstreamTimeoutError } from '@igw/providers';
 import type { ServiceSettings } from '@igw/platform';
 import type { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import type { RequestMeter } from '../limits/request-meter';
@@ -43,15 +43,15 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
   });
 
   it.each([
-    ['a check before the call refuses', { beforeCall: () => Promise.reject(new Error('too long')) }],
     [
-      'a check alongside the call refuses at once',
+      'a check before the call refuses at once',
       {
-        checkAlongside: () => {
+        beforeCall: (): void => {
           throw new Error('too long');
         },
       },
     ],
+    ['a check counted in the workers refuses', { beforeCall: () => new Promise<void>((_resolve, reject) => setTimeout(() => reject(new Error('too long')), 20)) }],
   ])('sends nothing when %s, and still finishes', async (_name, check) => {
     const events: string[] = [];
     const send = jest.fn();
@@ -157,92 +157,64 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
     expect(unread).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":7}', 'finish']);
   });
 
-  describe('a check alongside the call (a prompt counted in the token counting workers)', () => {
-    /** A check whose verdict the test gives. */
-    function pendingCheck() {
-      let pass!: () => void;
-      let refuse!: (error: Error) => void;
-      const verdict = new Promise<void>((resolve, reject) => ((pass = resolve), (refuse = reject)));
-      return { verdict, pass, refuse };
-    }
-
-    /** Refuses the check: the call's signal is aborted, nothing is settled, and the refusal is the outcome. */
-    async function expectWithdrawnOnRefusal(check: ReturnType<typeof pendingCheck>, outcome: Promise<unknown>, upstreamSignal: Cancellation, events: string[]) {
-      check.refuse(new Error('too long'));
-      await expect(outcome).rejects.toThrow('too long');
-      expect(upstreamSignal.aborted).toBe(true);
-      expect(events).toEqual(['admit {"input_tokens":10}', 'finish']);
-    }
-
-    it('sends while the check runs, and answers only once it passed', async () => {
-      const events: string[] = [];
-      const check = pendingCheck();
-      const answering = pipelineWith(events).run(request(), plan, {
-        checkAlongside: () => check.verdict,
-        send: async () => (events.push('send'), 'result'),
-        unreadUnits: () => ({ input_tokens: 99 }),
-        settle: (result, admitted) => (admitted.settle({ input_tokens: 3 }), result),
-        deliver: (delivered) => void events.push(`deliver ${delivered}`),
-      });
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(events).toEqual(['admit {"input_tokens":10}', 'send']);
-      check.pass();
-      expect(await answering).toBe('result');
-      expect(events).toEqual(['admit {"input_tokens":10}', 'send', 'settle {"input_tokens":3}', 'finish', 'deliver result']);
+  it('sends only once a check counted in the workers passed', async () => {
+    const events: string[] = [];
+    let pass!: () => void;
+    const answering = pipelineWith(events).run(request(), plan, {
+      beforeCall: () => new Promise<void>((resolve) => (pass = resolve)),
+      send: async () => (events.push('send'), 'result'),
+      unreadUnits: () => ({ input_tokens: 99 }),
+      settle: (result, admitted) => (admitted.settle({ input_tokens: 3 }), result),
     });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual(['admit {"input_tokens":10}']);
+    pass();
+    expect(await answering).toBe('result');
+    expect(events).toEqual(['admit {"input_tokens":10}', 'send', 'settle {"input_tokens":3}', 'finish']);
+  });
 
-    it('on a refusal cancels the call in flight and bills nothing of it, its client gone or not', async () => {
-      for (const clientLeaves of [false, true]) {
-        const events: string[] = [];
-        const check = pendingCheck();
-        const client = new Cancellation();
-        let upstreamSignal: Cancellation | undefined;
-        const answering = pipelineWith(events).run({ ...request(), signal: client }, plan, {
-          checkAlongside: () => check.verdict,
-          send: (_to, signal) =>
-            new Promise((_resolve, reject) => {
-              upstreamSignal = signal as Cancellation;
-              signal.addEventListener('abort', () => reject(new Error('cancelled')));
-            }),
-          unreadUnits: () => ({ input_tokens: 99 }),
-          settle: () => 'never',
-        });
-        await new Promise((resolve) => setImmediate(resolve));
-        if (clientLeaves) client.abort();
-        expect(upstreamSignal!.aborted).toBe(false);
-        await expectWithdrawnOnRefusal(check, answering, upstreamSignal!, events);
-      }
+  it('stops a call that stops with its client as soon as the client leaves, while it opens, and bills the prompt', async () => {
+    const events: string[] = [];
+    const client = new Cancellation();
+    let upstreamSignal: Cancellation | undefined;
+    const opening = pipelineWith(events).open({ ...request(), signal: client }, { ...plan, targets: [target, target], whenClientLeaves: { stopsWithClient: true } }, {
+      send: (_to, signal) =>
+        new Promise((_resolve, reject) => {
+          events.push('send');
+          upstreamSignal = signal as Cancellation;
+          signal.addEventListener('abort', () => reject(signal.reason));
+        }),
+      unreadUnits: (unread) => (unread === 'prompt' ? { input_tokens: 7 } : undefined),
     });
+    await new Promise((resolve) => setImmediate(resolve));
+    client.abort();
+    expect(upstreamSignal!.aborted).toBe(true);
+    await expect(opening).rejects.toMatchObject({ name: 'AbortError' });
+    expect(events).toEqual(['admit {"input_tokens":10}', 'send', 'settle {"input_tokens":7}', 'finish']);
+  });
 
-    it('on a refusal after the upstream answered drops the answer unbilled, and closes an opened one', async () => {
-      const events: string[] = [];
-      const check = pendingCheck();
-      let upstreamSignal: Cancellation | undefined;
-      const opening = pipelineWith(events).open(request(), plan, {
-        checkAlongside: () => check.verdict,
-        send: async (_to, signal) => ((upstreamSignal = signal as Cancellation), 'an open stream'),
-        unreadUnits: () => ({ input_tokens: 99 }),
-      });
-      await new Promise((resolve) => setImmediate(resolve));
-      // The stream listens to the call's signal until it is over: aborting it closes the connection.
-      await expectWithdrawnOnRefusal(check, opening, upstreamSignal!, events);
-    });
-
-    it('bills the unread estimate of a failed call only once the check passed', async () => {
-      const events: string[] = [];
-      const check = pendingCheck();
-      const client = new Cancellation();
-      const answering = pipelineWith(events).run({ ...request(), signal: client }, plan, {
-        checkAlongside: () => check.verdict,
-        send: () => (client.abort(), Promise.reject(new Error('connection reset'))),
-        unreadUnits: () => ({ input_tokens: 99 }),
+  it('bills the prompt of a call that timed out after sending it, and tries no other source', async () => {
+    const events: string[] = [];
+    const timeout = new UpstreamTimeoutError('openai', 1_000, true);
+    const second = { ...target, provider: 'groq' } as UpstreamTarget;
+    await expect(
+      pipelineWith(events).run(request(), { ...plan, targets: [target, second] }, {
+        send: (to) => (events.push(`send ${to.provider}`), Promise.reject(timeout)),
+        unreadUnits: (unread) => (unread === 'prompt' ? { input_tokens: 7 } : undefined),
         settle: () => 'never',
-      });
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(events).toEqual(['admit {"input_tokens":10}']);
-      check.pass();
-      await expect(answering).rejects.toThrow('connection reset');
-      expect(events).toEqual(['admit {"input_tokens":10}', 'settle {"input_tokens":99}', 'finish']);
-    });
+      }),
+    ).rejects.toMatchObject({ status: 504 });
+    expect(events).toEqual(['admit {"input_tokens":10}', 'send openai', 'settle {"input_tokens":7}', 'finish']);
+
+    // A connection that timed out sent nothing: the next source is tried, and nothing is billed for the first.
+    const unsent: string[] = [];
+    await expect(
+      pipelineWith(unsent).run(request(), { ...plan, targets: [target, second] }, {
+        send: (to) => (unsent.push(`send ${to.provider}`), to === second ? Promise.resolve('result') : Promise.reject(new UpstreamTimeoutError('openai', 1_000, false))),
+        unreadUnits: (unread) => (unread === 'prompt' ? { input_tokens: 7 } : undefined),
+        settle: (result) => result,
+      }),
+    ).resolves.toBe('result');
+    expect(unsent).toEqual(['admit {"input_tokens":10}', 'send openai', 'send groq', 'finish']);
   });
 });

@@ -5,7 +5,7 @@ import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
 import { breakerSources, type BreakerState } from './gateway-metrics';
-import { UpstreamCallBilling, type UnreadUsage } from './upstream-billing';
+import { UpstreamCallBilling, type UnreadUsage, type WhenClientLeaves } from './upstream-billing';
 import { UpstreamFallback, type UpstreamTarget } from './upstream-route';
 
 /** Usage in the units a model's price list names (`input_tokens`, `images`, `characters`, ...). */
@@ -31,22 +31,22 @@ export interface RequestPlan {
   ceiling: Units;
   /** The sources to try, in order (for steps that `send` to a source). */
   targets?: readonly UpstreamTarget[];
-  /** How long a call runs on after its client left (default UPSTREAM_TIMEOUT_MS). */
-  backgroundLimitMs?: number;
+  /**
+   * What becomes of the upstream call when its client leaves after the prompt was sent
+   * (upstream-billing.ts): a stream stops with its client; by default a call runs on for at
+   * most UPSTREAM_TIMEOUT_MS, to be billed for what the upstream reports.
+   */
+  whenClientLeaves?: WhenClientLeaves;
   /** The request's prompt, for its access-log line when LOG_PROMPTS=true (kept only then). */
   prompt?: unknown;
 }
 
 interface CallSteps {
-  /** After admission, before anything is sent: checks that cost tokenizer time or I/O, so a key that cannot pay costs none. */
-  beforeCall?(): void | Promise<void>;
   /**
-   * After admission, a check that may refuse the request. Thrown at once, nothing is sent; when
-   * it returns a Promise (a count in the token counting workers), the upstream call starts
-   * alongside it and the answer waits for its verdict: a refusal cancels the call, bills
-   * nothing of it, and is the client's answer. Either way the outcome is the check's.
+   * After admission, before anything is sent: checks that cost tokenizer time or I/O, so a key
+   * that cannot pay costs none. A request they refuse never reaches an upstream.
    */
-  checkAlongside?(): void | Promise<void>;
+  beforeCall?(): void | Promise<void>;
   /**
    * Billed when the call fails after an upstream processed the request and its usage cannot be
    * read (upstream-billing.ts); undefined bills nothing. A Promise when it is counted in the
@@ -100,7 +100,7 @@ export interface OpenedCall<T> {
 export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
   /** One per endpoint, so a source's health is judged per capability. */
   private readonly fallbacks = new Map<string, UpstreamFallback>();
-  /** Calls admitted and not over yet, streams read on after their client left included: what a shutdown waits for. */
+  /** Calls admitted and not over yet, calls run on after their client left included: what a shutdown waits for. */
   private readonly calls = new Set<UpstreamCallBilling>();
   private readonly idle = new IdleSignal();
 
@@ -174,7 +174,7 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
   }
 
   private startCall(request: PaidRequest, plan: RequestPlan): UpstreamCallBilling {
-    const billing = new UpstreamCallBilling(request.signal, plan.backgroundLimitMs ?? this.settings.env.UPSTREAM_TIMEOUT_MS);
+    const billing = new UpstreamCallBilling(request.signal, plan.whenClientLeaves ?? { runsOnMs: this.settings.env.UPSTREAM_TIMEOUT_MS });
     this.calls.add(billing);
     return billing;
   }
@@ -199,15 +199,11 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
   private async call<T>(plan: RequestPlan, steps: UpstreamSteps<T>, billing: UpstreamCallBilling, admitted: AdmittedRequest): Promise<T> {
     const checked = steps.beforeCall?.();
     if (checked) await checked;
-    const check = steps.checkAlongside?.();
     let unread: Exclude<UnreadUsage, 'none'> | undefined;
-    const calling = this.callUpstream(plan, steps, billing, admitted, (found) => (unread = found));
     try {
-      if (check) await passedAlongside(check, calling, billing);
-      return await calling;
+      return await this.callUpstream(plan, steps, billing, admitted, (found) => (unread = found));
     } finally {
-      // Billed only once the check passed: a prompt it refuses is never billed, however the call ended.
-      const counted = unread && !billing.withdrawn ? steps.unreadUnits(unread) : undefined;
+      const counted = unread ? steps.unreadUnits(unread) : undefined;
       const units = counted instanceof Promise ? await counted : counted;
       if (units) admitted.settle(units);
     }
@@ -232,24 +228,5 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
       this.fallbacks.set(endpoint, fallback);
     }
     return fallback;
-  }
-}
-
-/**
- * Waits for a check that runs alongside the upstream call. When it refuses, the call is
- * withdrawn (cancelled, an answer already in closed, nothing billed) and, once it has ended,
- * the refusal is thrown.
- */
-async function passedAlongside(check: Promise<void>, calling: Promise<unknown>, billing: UpstreamCallBilling): Promise<void> {
-  const ended = calling.then(
-    () => undefined,
-    () => undefined,
-  );
-  try {
-    await check;
-  } catch (refusal) {
-    billing.withdraw();
-    await ended;
-    throw refusal;
   }
 }

@@ -1,6 +1,6 @@
 import type { CatalogueModel } from '@igw/contracts';
 import { loadEnvironment, type ServiceSettings } from '@igw/platform';
-import { planTargets, upstreamLimitsOf } from './upstream-route';
+import { planTargets, upstreamLimitsOf, upstreamTimeoutMsOf } from './upstream-route';
 
 const settingsFrom = (variables: NodeJS.ProcessEnv): ServiceSettings => {
   const { env, providers } = loadEnvironment(variables);
@@ -47,5 +47,13 @@ describe('upstreamLimitsOf', () => {
     const entry = model({ maxStreamSeconds: 5 });
     const [target] = planTargets(entry, entry.routing.sources, settings);
     expect(target.limits?.maxStreamMs).toBe(5_000);
+  });
+});
+
+describe('upstreamTimeoutMsOf', () => {
+  it("takes UPSTREAM_TIMEOUT_MS, or the model's own routing.timeoutSeconds", () => {
+    const settings = settingsFrom({ UPSTREAM_TIMEOUT_MS: '30000' });
+    expect(upstreamTimeoutMsOf(model(), settings)).toBe(30_000);
+    expect(upstreamTimeoutMsOf(model({ timeoutSeconds: 900 }), settings)).toBe(900_000);
   });
 });

@@ -64,10 +64,21 @@ export function upstreamLimitsOf(model: CatalogueModel, settings: ServiceSetting
 }
 
 /**
+ * How long one upstream call of this model may wait for its answer (and, streamed, for each
+ * read): the model's `routing.timeoutSeconds`, else UPSTREAM_TIMEOUT_MS. A call that runs into
+ * it after its prompt was sent is billed the prompt and tried on no other source (upstream-billing.ts).
+ */
+export function upstreamTimeoutMsOf(model: CatalogueModel, settings: ServiceSettings): number {
+  const seconds = model.routing.timeoutSeconds;
+  return seconds === undefined ? settings.env.UPSTREAM_TIMEOUT_MS : seconds * 1000;
+}
+
+/**
  * Runs a call on the first source that takes it: the next one on connection errors, timeouts,
- * 429, 5xx and refusals of the operator's account (logged); a source that keeps failing is
- * skipped for a while. Failures reach the client as the spec's statuses. One per endpoint, so
- * a source's health is judged per capability.
+ * 429, 5xx and refusals of the operator's account (logged), until `signal` says no other source
+ * may be tried (upstream-billing.ts); a source that keeps failing is skipped for a while.
+ * Failures reach the client as the spec's statuses. One per endpoint, so a source's health is
+ * judged per capability.
  */
 export class UpstreamFallback {
   private readonly breaker = new CircuitBreaker();

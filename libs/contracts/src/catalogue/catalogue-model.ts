@@ -47,6 +47,11 @@ export interface ModelRouting {
   refusedRoles?: string[];
   /** The longest one stream of this model may run, in seconds (else the gateway's UPSTREAM_STREAM_MAX_MS). */
   maxStreamSeconds?: number;
+  /**
+   * How long one upstream call of this model may wait for its answer, or a stream for its next
+   * read, in seconds (else the gateway's UPSTREAM_TIMEOUT_MS): reasoning models may think for minutes.
+   */
+  timeoutSeconds?: number;
 }
 
 export interface CatalogueModel {

@@ -82,8 +82,8 @@ export class TokenCountPool {
 
   /**
    * Tasks are handed to the workers once the current turn of the event loop is over: posting
-   * copies every text (a few hundred microseconds for thousands of messages), and the upstream
-   * call that runs alongside a count is sent in the same turn, so it leaves first.
+   * copies every text (a few hundred microseconds for thousands of messages), and what the turn
+   * already has in hand goes first.
    */
   private ask(request: Request): Promise<Reply> {
     return new Promise((resolve, reject) => {

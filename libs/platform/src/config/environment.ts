@@ -50,6 +50,10 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1_000) KEY_CACHE_TTL_MS: number = 60_000;
   /** Usage batches one billing process applies at once; 0 makes it an API and key look-up replica only. */
   @Transform(toNumber) @IsInt() @Min(0) @Max(256) LEDGER_WORKERS: number = 16;
+  /**
+   * How long an upstream call waits for its answer (a stream: for each read), unless its model
+   * sets `routing.timeoutSeconds`; a call that runs into it after its prompt was sent is billed the prompt.
+   */
   @Transform(toNumber) @IsInt() @Min(1_000) UPSTREAM_TIMEOUT_MS: number = 120_000;
   /**
    * How long a stopping service lets running requests and streams (and queue workers their

@@ -69,7 +69,7 @@ export const MODEL_ENDPOINT_ERRORS = {
       billing: 'API keys cannot be verified right now: the billing service is not answering. Retry shortly.',
     },
   },
-  504: { description: 'The upstream did not answer within UPSTREAM_TIMEOUT_MS', messages: 'Gateway Timeout: openai did not answer within 120000 ms.' },
+  504: { description: 'The upstream did not answer within UPSTREAM_TIMEOUT_MS (or routing.timeoutSeconds of the model); its prompt is billed', messages: 'Gateway Timeout: openai did not answer within 120000 ms.' },
 } satisfies ErrorResponses;
 
 /**

@@ -463,7 +463,7 @@ describe('AnthropicStreamTranslator', () => {
   };
   const base = { id: 'msg_s', object: 'chat.completion.chunk', created: CREATED, model: 'claude-test' };
 
-  it('leaves thinking out when excluded, skips empty deltas, and emits finish "stop" at message_stop when no message_delta came', () => {
+  it('leaves thinking out of the answer when excluded (kept as hidden text for a count), skips empty deltas, and emits finish "stop" at message_stop when no message_delta came', () => {
     const chunks = translateStream(
       [
         start,
@@ -481,6 +481,7 @@ describe('AnthropicStreamTranslator', () => {
     );
     expect(chunks).toEqual([
       { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
+      { ...base, choices: [], hiddenText: 'secret' },
       { ...base, choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] },
       { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
       {

@@ -576,7 +576,9 @@ export class AnthropicStreamTranslator {
   }
 
   private thinking(text: string | undefined): UpstreamChatChunk[] {
-    return text && !this.options.excludeReasoning ? [this.chunk({ reasoning_content: text })] : [];
+    if (!text) return [];
+    if (!this.options.excludeReasoning) return [this.chunk({ reasoning_content: text })];
+    return [{ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], hiddenText: text }];
   }
 
   private chunk(delta: ChunkDelta, finishReason: string | null = null): UpstreamChatChunk {

@@ -533,9 +533,8 @@ export function translateAll<E, C>(events: readonly E[], translate: (event: E) =
 
 function translateTransportError(call: { provider: string; timeoutMs: number }, error: unknown): Error {
   if (error instanceof UpstreamLimitExceededError) return error;
-  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
-    return new UpstreamTimeoutError(call.provider, call.timeoutMs);
-  }
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) return new UpstreamTimeoutError(call.provider, call.timeoutMs, true);
+  if (error instanceof undiciErrors.ConnectTimeoutError) return new UpstreamTimeoutError(call.provider, call.timeoutMs, false);
   // By name: an abort can come from another realm (a DOMException), where instanceof fails.
   if ((error as { name?: unknown } | null)?.name === 'AbortError') return error as Error;
   const reason = error instanceof Error ? ((error as { code?: string }).code ?? error.message) : String(error);
