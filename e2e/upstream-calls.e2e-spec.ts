@@ -150,6 +150,15 @@ describe('upstream calls that do not end as asked', () => {
       expect(upstream.arrived() - before).toBe(1);
     });
 
+    it('counts tool schemas toward the context: a short message with a long tool schema is refused before it is sent', async () => {
+      const { key } = await harness.paidKey(10_000_000);
+      const before = upstream.arrived();
+      const tools = [{ type: 'function', function: { name: 'lookup', description: tooLongOnceCounted, parameters: { type: 'object', properties: {} } } }];
+      const refused = await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { model: 'test/narrow', tools, messages: [{ role: 'user', content: 'hi' }] } });
+      expectErrorBody(refused, 400, '/v1/chat/completions', /^Body validation error! messages: the prompt is (about|at least) \d+ tokens, more than the 2000-token context of test\/narrow\.$/);
+      expect(upstream.arrived() - before).toBe(0);
+    });
+
     it('sends a prompt that had to be counted and fits', async () => {
       const { key } = await harness.paidKey(10_000_000);
       const [chat, embeddings] = await Promise.all([

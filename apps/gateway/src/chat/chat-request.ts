@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto } from '@igw/contracts';
-import { checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas, promptTexts, whenCounted, type BudgetVerdict } from '@igw/domain';
+import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas, whenCounted, type BudgetVerdict } from '@igw/domain';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS } from '@igw/providers';
 import { GatewayException } from '@igw/platform';
 
@@ -39,7 +39,7 @@ export function assertOutputWithinModelLimit(model: CatalogueModel, body: ChatCo
 
 /**
  * Refuses a prompt that cannot fit the model's context. Nothing is counted while the body's
- * bytes would fit (no prompt has more tokens than bytes), nor where bounds on the message texts
+ * bytes would fit (no prompt has more tokens than bytes), nor where bounds on the prompt's texts
  * decide (token-budget.ts); the rest is counted once the key has been admitted (it can pay for
  * them) and before anything is sent, on the event loop when it is a little text, else in the
  * token counting workers (a Promise then).
@@ -48,7 +48,9 @@ export function assertPromptFitsContext(model: CatalogueModel, body: ChatComplet
   const requested = body.max_completion_tokens ?? body.max_tokens;
   const { contextLength } = model.info;
   if (!contextLength || bodyBytes + (requested ?? 0) <= contextLength) return;
-  const { texts, formatTokens } = promptTexts(body.messages);
+  // Tool schemas, tool calls and response formats take context as the messages do. Images are
+  // left out: what one takes is the upstream's to say, and the hold's allowance would over-refuse.
+  const { texts, formatTokens } = chatPromptTexts(body);
   const verdicts = checkTokenBudgets([{ texts, budget: contextLength - (requested ?? 0) - formatTokens }]);
   const refuseIfTooLong = ([verdict]: BudgetVerdict[]) => {
     if (verdict.fits) return;

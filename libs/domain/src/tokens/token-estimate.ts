@@ -127,7 +127,7 @@ export function estimateChatPromptTokens(request: EstimableChatPrompt): number {
  * token counting workers): the texts the tokenizer reads, and the tokens it adds without
  * counting (the chat format, and the allowance per image or audio part).
  */
-export function chatPromptTexts(request: EstimableChatPrompt): { texts: string[]; fixedTokens: number } {
+export function chatPromptTexts(request: EstimableChatPrompt): { texts: string[]; fixedTokens: number; formatTokens: number } {
   const { texts, formatTokens } = promptTexts(request.messages);
   for (const message of request.messages) {
     if (message.tool_calls !== undefined && message.tool_calls !== null) texts.push(jsonText(message.tool_calls));
@@ -135,7 +135,7 @@ export function chatPromptTexts(request: EstimableChatPrompt): { texts: string[]
   for (const schema of [request.tools, request.tool_choice, request.response_format]) {
     if (schema !== undefined && schema !== null && typeof schema !== 'string') texts.push(jsonText(schema));
   }
-  return { texts, fixedTokens: formatTokens + nonTextParts(request.messages) * NON_TEXT_PART_TOKENS };
+  return { texts, fixedTokens: formatTokens + nonTextParts(request.messages) * NON_TEXT_PART_TOKENS, formatTokens };
 }
 
 /** Message parts that are not text (images, audio, files). */
