@@ -35,7 +35,8 @@ describe('decisions, end to end', () => {
     harness = await startStandaloneHarness({
       CATALOGUE_FILE: path.join(__dirname, 'fixtures/decisions-catalogue.yaml'),
       UPSTREAM_TIMEOUT_MS: '10000',
-      DECISIONS_TIMEOUT_MS: '1500',
+      // Longer than the model timeout of test/jev-timeout (1 s, which undici's timers may overrun by up to a second) and the queue's round trip.
+      DECISIONS_TIMEOUT_MS: '4000',
       ...emulatedProviders(emulator.url),
       TYPESAFE_API_KEY: 'typesafe-key',
       TYPESAFE_BASE_URL: `${emulator.url}/v1`,
@@ -269,9 +270,22 @@ describe('decisions, end to end', () => {
 
   it('answers 504 when the decisions service does not reply in time, and bills what the worker had started', async () => {
     const response = await call(url(), { token: key, body: { model: 'test/jev-slow', state, questions: { q: jevQuestions.is_complaint } } });
-    expectErrorBody(response, 504, '/v1/decisions', /^Gateway Timeout: the decisions service did not answer within 1500 ms\.$/);
+    expectErrorBody(response, 504, '/v1/decisions', /^Gateway Timeout: the decisions service did not answer within 4000 ms\.$/);
     // The worker had taken the job: its content's count is billed, once.
     await eventually(async () => (await harness.usageEntries(accountId, 200)).some((row) => row.requestId === response.headers.get('x-request-id')), 10_000);
+  });
+
+  it("bills the prompt of an upstream call that ran into the model's timeout, and tries no other source", async () => {
+    const { key: timedOutKey, accountId: timedOut } = await harness.paidKey(100_000);
+    const response = await call(url(), { token: timedOutKey, body: { model: 'test/jev-timeout', state, questions: { q: jevQuestions.is_complaint } } });
+    expectErrorBody(response, 504, '/v1/decisions', /^Gateway Timeout: typesafe did not answer/);
+    // The prompt is billed by the gateway's own count of it (the upstream reported nothing): at least a token a word.
+    await eventually(async () => (await harness.usageEntries(timedOut, 10)).length === 1, 10_000);
+    const [row] = await harness.usageEntries(timedOut, 10);
+    const billedTokens = (row.units as { input_tokens: number }).input_tokens;
+    expect(billedTokens).toBeGreaterThanOrEqual(words(state) + words(jevQuestions.is_complaint.instructions));
+    expect(row).toMatchObject({ endpoint: 'decisions', model: 'test/jev-timeout', units: { input_tokens: billedTokens }, credits: -creditsFor(billedTokens) });
+    expect(emulator.requests.some((request) => (request.body as { model?: string }).model === 'jev-1.14@after-timeout')).toBe(false);
   });
 
   it('bills a client that left once the decision was under way what the upstream reports (the hardening rule)', async () => {

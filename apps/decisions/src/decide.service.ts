@@ -2,12 +2,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { DecideFailure, DecideJob, DecideReply, DecisionAnswer, DecisionUsage } from '@igw/contracts';
 import { fallbacksTaken, SERVICE_SETTINGS, timedUpstreamAttempt, type ServiceSettings } from '@igw/platform';
 import {
+  Cancellation,
   chatAdapterFor,
   CircuitBreaker,
   decisionsAdapterFor,
   planRoute,
   RequestTranslationError,
   runWithFallback,
+  timedOutAfterPromptSent,
   UpstreamHttpError,
   UpstreamLimitExceededError,
   UpstreamProtocolError,
@@ -60,6 +62,8 @@ export class DecideService {
   }
 
   private async viaDecisionsApi(job: DecideJob, targets: Target[], spent: DecisionUsage): Promise<{ answers: DecisionAnswer[]; usage: DecisionUsage }> {
+    // Aborted once an attempt is billed: no other source is tried for a prompt already paid for.
+    const billed = new Cancellation();
     const result = await runWithFallback(
       targets,
       (target) =>
@@ -68,11 +72,14 @@ export class DecideService {
         ).catch(
           (error: unknown) => {
             // An answer too large to read was still processed upstream: owed.
-            if (error instanceof UpstreamLimitExceededError && error.upstreamCharged) spent.input_tokens = job.estimatedInputTokens;
+            if ((error instanceof UpstreamLimitExceededError && error.upstreamCharged) || timedOutAfterPromptSent(error)) {
+              spent.input_tokens = job.estimatedInputTokens;
+              billed.abort();
+            }
             throw error;
           },
         ),
-      { breaker: this.decisionsBreaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, onFallback: countFallback },
+      { breaker: this.decisionsBreaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, onFallback: countFallback, signal: billed },
     );
     const usage = result.usage ?? { input_tokens: job.estimatedInputTokens, output_tokens: 0 };
     return { answers: result.answers, usage };
@@ -81,21 +88,28 @@ export class DecideService {
   private async viaLogprobs(job: DecideJob, targets: Target[], spent: DecisionUsage): Promise<{ answers: DecisionAnswer[]; usage: DecisionUsage }> {
     const fallback = new LogprobFallback(
       {
-        chat: (request) =>
-          runWithFallback(
+        chat: (request) => {
+          // Aborted once an attempt is billed (LogprobFallback bills a prompt that timed out upstream).
+          const billed = new Cancellation();
+          return runWithFallback(
             targets,
             async (target) => ({
               completion: await timedUpstreamAttempt('decisions', target.provider, () =>
                 chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs }),
-              ),
+              ).catch((error: unknown) => {
+                if (timedOutAfterPromptSent(error)) billed.abort();
+                throw error;
+              }),
               provider: target.provider,
             }),
             {
               breaker: this.chatBreaker,
               retryAfterCapMs: RETRY_AFTER_CAP_MS,
               onFallback: countFallback,
+              signal: billed,
             },
-          ),
+          );
+        },
       },
       contentParts(job.shape, job.request),
     );

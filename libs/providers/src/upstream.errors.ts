@@ -50,6 +50,14 @@ export class UpstreamTimeoutError extends Error {
   }
 }
 
+/**
+ * A call that timed out once its prompt was sent: the upstream may bill the work, so the prompt
+ * is owed and no other source is tried (the billing rule, apps/gateway/src/upstream/upstream-billing.ts).
+ */
+export function timedOutAfterPromptSent(error: unknown): boolean {
+  return error instanceof UpstreamTimeoutError && error.promptSent;
+}
+
 /** The upstream answered 2xx with a body that is not the expected shape. */
 export class UpstreamProtocolError extends Error {
   constructor(

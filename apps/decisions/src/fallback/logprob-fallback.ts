@@ -1,7 +1,7 @@
 import type { DecisionAnswer, DecisionQuestion, DecisionUsage } from '@igw/contracts';
 import { parseImageDataUrl, stateTexts } from '@igw/contracts';
 import { estimateChatPromptTokens } from '@igw/domain';
-import { RequestTranslationError, UpstreamProtocolError, type UpstreamChatCompletion } from '@igw/providers';
+import { RequestTranslationError, timedOutAfterPromptSent, UpstreamProtocolError, type UpstreamChatCompletion } from '@igw/providers';
 import { CHOICE_LABELS, combineRounds, labelDistribution, NOUL_LABELS, rounds, SCORE_LABELS, type TopLogprob } from './logprob-math';
 
 /**
@@ -123,7 +123,10 @@ export class LogprobFallback {
       { role: 'system', content: 'You judge content. Answer every question with a single label from its options.' },
       { role: 'user', content: [...this.content, { type: 'text', text: prompt }] },
     ];
-    const { completion, provider } = await this.limited(() => this.caller.chat({ messages, ...FALLBACK_CALL }));
+    const { completion, provider } = await this.limited(() => this.caller.chat({ messages, ...FALLBACK_CALL })).catch((error: unknown) => {
+      if (timedOutAfterPromptSent(error)) this.usage.input_tokens += estimateChatPromptTokens({ messages: messages as never });
+      throw error;
+    });
     const usage = completion.usage;
     this.usage.input_tokens += Number.isSafeInteger(usage?.prompt_tokens) ? usage!.prompt_tokens : estimateChatPromptTokens({ messages: messages as never });
     this.usage.output_tokens += Number.isSafeInteger(usage?.completion_tokens) ? usage!.completion_tokens : 1;

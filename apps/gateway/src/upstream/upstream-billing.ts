@@ -1,4 +1,4 @@
-import { Cancellation, UpstreamHttpError, UpstreamTimeoutError, type CancelSignal } from '@igw/providers';
+import { Cancellation, timedOutAfterPromptSent, UpstreamHttpError, type CancelSignal } from '@igw/providers';
 import type { UpstreamFallback, UpstreamTarget } from './upstream-route';
 
 /** How much of a failed call is billed by estimate (see `unreadUsage`). */
@@ -135,7 +135,7 @@ export class UpstreamCallBilling {
     if (!this.sentUpstream) return 'none';
     const failure = this.failure;
     if ((failure as { upstreamCharged?: unknown } | null)?.upstreamCharged === true) return 'answer-unread';
-    if (failure instanceof UpstreamTimeoutError && failure.promptSent) return 'prompt';
+    if (timedOutAfterPromptSent(failure)) return 'prompt';
     if (!(this.clientGone || this.cut) || failure instanceof UpstreamHttpError) return 'none';
     return 'prompt';
   }
