@@ -187,6 +187,17 @@ describe('the catalogue file', () => {
       [edit(chat(), { 'pricing.dimensions': ['service_tier'], 'pricing.variants': [{ dimensions: { service_tier: 'default' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }] }] })],
       /field "pricing\.variants\[0\]\.dimensions\.service_tier" must not be auto or default/,
     ],
+    [
+      'a service tier that leaves a unit unpriced',
+      [
+        edit(chat(), {
+          'pricing.units.1': { unit: 'output_tokens', price: 4, per: 1000000 },
+          'pricing.dimensions': ['service_tier'],
+          'pricing.variants': [{ dimensions: { service_tier: 'priority' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }] }],
+        }),
+      ],
+      /field "pricing\.variants\[0\]\.units" must price every unit the top-level units price \(no "output_tokens"\)/,
+    ],
     ['no routing source', [edit(chat(), { 'routing.sources': [] })], named('routing.sources')],
     ['a source without model', [edit(chat(), { 'routing.sources.0.model': undefined })], named('routing.sources[0].model')],
     ['an unknown refused role', [edit(chat(), { 'routing.refusedRoles': ['robot'] })], named('routing.refusedRoles[0]')],
@@ -244,7 +255,16 @@ describe('the catalogue file', () => {
         'pricing.units.1': { unit: 'input_tokens', price: 2, per: 1000000, promptTokensAbove: 200000 },
         'pricing.units.2': { unit: 'cache_write_1h_input_tokens', price: 2, per: 1000000 },
         'pricing.dimensions': ['service_tier'],
-        'pricing.variants': [{ dimensions: { service_tier: 'priority' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }, { unit: 'input_tokens', price: 4, per: 1000000, promptTokensAbove: 200000 }] }],
+        'pricing.variants': [
+          {
+            dimensions: { service_tier: 'priority' },
+            units: [
+              { unit: 'input_tokens', price: 2, per: 1000000 },
+              { unit: 'input_tokens', price: 4, per: 1000000, promptTokensAbove: 200000 },
+              { unit: 'cache_write_1h_input_tokens', price: 4, per: 1000000 },
+            ],
+          },
+        ],
       }),
     ],
   ])('accepts %s', async (_label, entry) => {

@@ -201,6 +201,13 @@ function checkPricing(value: unknown, kind: string, fail: Fail): ModelPricing {
   if (kind === 'chat-completions' && pricing.dimensions && (pricing.dimensions.length !== 1 || pricing.dimensions[0] !== CHAT_PRICE_DIMENSION)) {
     fail('pricing.dimensions', `must be [${CHAT_PRICE_DIMENSION}] for a chat model, whose prices vary by the request's service tier only`);
   }
+  if (kind === 'chat-completions') {
+    // A tier's list replaces the standard one: a unit it left out would be free at that tier.
+    pricing.variants?.forEach((variant, index) => {
+      const missing = pricing.units.find((unit) => !variant.units.some((priced) => priced.unit === unit.unit));
+      if (missing) fail(`pricing.variants[${index}].units`, `must price every unit the top-level units price (no "${missing.unit}")`);
+    });
+  }
   return pricing;
 }
 

@@ -120,8 +120,9 @@ function cacheControlUse(body: ChatCompletionRequestDto): CacheControlUse {
  * 1.25×): a request asking for them is refused where the entry prices none.
  */
 export function assertCacheLifetimesPriced(model: CatalogueModel, body: ChatCompletionRequestDto): void {
+  if (model.pricing?.units.some((unit) => unit.unit === ONE_HOUR_CACHE_WRITES)) return;
   const { oneHourAt } = cacheControlUse(body);
-  if (oneHourAt === undefined || model.pricing?.units.some((unit) => unit.unit === ONE_HOUR_CACHE_WRITES)) return;
+  if (oneHourAt === undefined) return;
   throw new GatewayException(
     HttpStatus.BAD_REQUEST,
     `${ErrorMessages.bodyValidationPrefix} ${oneHourAt}: the catalogue has no price for one-hour cache writes on ${model.id} (they cost more than five-minute ones). ${expectedOneOf(['5m'], '1h')}`,
