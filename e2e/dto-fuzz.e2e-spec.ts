@@ -100,6 +100,8 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
     harness = await startStandaloneHarness({
       CATALOGUE_FILE: path.join(__dirname, 'fixtures/chat-catalogue.yaml'),
       RATE_LIMIT_RPM: '1000000',
+      // The valid chat request carries metadata, which reaches the upstream only when allowed.
+      ALLOW_UPSTREAM_METADATA: 'true',
       ...emulatedProviders(emulator.url),
     });
     catalogue = harness.catalogue;

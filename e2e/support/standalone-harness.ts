@@ -14,7 +14,7 @@ export interface UsageEntry {
   units: Record<string, number> | null;
   credits: number;
   usd: string;
-  prices: Array<{ unit: string; price: number; per: number }> | null;
+  prices: Array<{ unit: string; price: number; per: number; promptTokensAbove?: number }> | null;
 }
 
 export interface StandaloneHarness {

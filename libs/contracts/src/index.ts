@@ -11,6 +11,7 @@ export * from './chat/azure-chat-completion-request.dto';
 export * from './chat/chat-request-acceptor';
 export * from './chat/chat-body';
 export { IsNumberField, numberIssues, type NumberRule } from './chat/chat-validators';
+export { expectedOneOf } from './chat/validation-issues';
 export * from './chat/chat-completion';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';

@@ -44,10 +44,17 @@ export function usageEventProblem(candidate: unknown, creditsPerUsd: number, now
   }
 
   if (!Array.isArray(event.prices)) return 'prices is not an array';
+  // A unit has one price per prompt-size threshold (none for its base price), as the catalogue loader checks.
+  const listed = new Set<string>();
   for (const [index, price] of event.prices.entries()) {
     if (!isRecord(price) || !isName(price.unit)) return `prices[${index}].unit is not a non-empty string`;
     if (typeof price.price !== 'number' || !Number.isFinite(price.price) || price.price < 0) return `prices[${index}].price is not a non-negative number`;
     if (!Number.isSafeInteger(price.per) || (price.per as number) < 1) return `prices[${index}].per is not a positive integer`;
+    const above = price.promptTokensAbove;
+    if (above !== undefined && (!Number.isSafeInteger(above) || (above as number) < 1)) return `prices[${index}].promptTokensAbove is not a positive integer`;
+    const key = `${price.unit}\u0000${above === undefined ? '' : String(above)}`;
+    if (listed.has(key)) return `prices[${index}] prices ${price.unit.slice(0, MAX_NAME_LENGTH)} a second time`;
+    listed.add(key);
   }
 
   if (typeof event.creditsMicro !== 'string' || !NON_NEGATIVE_INTEGER.test(event.creditsMicro)) return 'creditsMicro is not a non-negative integer';

@@ -161,6 +161,43 @@ describe('the catalogue file', () => {
       [edit(chat(), { 'pricing.units.1': { unit: 'web_search_calls', price: 10, per: 100 } })],
       /field "pricing\.units\[1\]\.per" must be 1 or 1000 for web_search_calls/,
     ],
+    [
+      'a prompt-size price without the unit\'s base price',
+      [edit(chat(), { 'pricing.units.0.promptTokensAbove': 200000 })],
+      /field "pricing\.units\[0\]\.promptTokensAbove" needs an entry of "input_tokens" without promptTokensAbove/,
+    ],
+    [
+      'a longer prompt priced lower',
+      [edit(chat(), { 'pricing.units.1': { unit: 'input_tokens', price: 0.5, per: 1000000, promptTokensAbove: 200000 } })],
+      /field "pricing\.units\[1\]\.price" must not be below the price of "input_tokens" for shorter prompts/,
+    ],
+    [
+      'one threshold priced twice',
+      [edit(chat(), { 'pricing.units.1': { unit: 'input_tokens', price: 2, per: 1000000, promptTokensAbove: 9 }, 'pricing.units.2': { unit: 'input_tokens', price: 3, per: 1000000, promptTokensAbove: 9 } })],
+      /field "pricing\.units\[2\]\.unit" prices "input_tokens" a second time above 9 prompt tokens/,
+    ],
+    ['a fractional threshold', [edit(chat(), { 'pricing.units.1': { unit: 'input_tokens', price: 2, per: 1000000, promptTokensAbove: 1.5 } })], named('pricing.units[1].promptTokensAbove')],
+    [
+      'a chat model priced by another dimension',
+      [edit(chat(), { 'pricing.dimensions': ['region'], 'pricing.variants': [{ dimensions: { region: 'eu' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }] }] })],
+      /field "pricing\.dimensions" must be \[service_tier\] for a chat model/,
+    ],
+    [
+      'a chat variant for the standard tier',
+      [edit(chat(), { 'pricing.dimensions': ['service_tier'], 'pricing.variants': [{ dimensions: { service_tier: 'default' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }] }] })],
+      /field "pricing\.variants\[0\]\.dimensions\.service_tier" must not be auto or default/,
+    ],
+    [
+      'a service tier that leaves a unit unpriced',
+      [
+        edit(chat(), {
+          'pricing.units.1': { unit: 'output_tokens', price: 4, per: 1000000 },
+          'pricing.dimensions': ['service_tier'],
+          'pricing.variants': [{ dimensions: { service_tier: 'priority' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }] }],
+        }),
+      ],
+      /field "pricing\.variants\[0\]\.units" must price every unit the top-level units price \(no "output_tokens"\)/,
+    ],
     ['no routing source', [edit(chat(), { 'routing.sources': [] })], named('routing.sources')],
     ['a source without model', [edit(chat(), { 'routing.sources.0.model': undefined })], named('routing.sources[0].model')],
     ['an unknown refused role', [edit(chat(), { 'routing.refusedRoles': ['robot'] })], named('routing.refusedRoles[0]')],
@@ -215,6 +252,24 @@ describe('the catalogue file', () => {
     ['calls per thousand', edit(chat(), { 'pricing.units.1': { unit: 'web_search_calls', price: 10, per: 1000 } })],
     ['calls one by one', edit(chat(), { 'pricing.units.1': { unit: 'web_search_calls', price: 0.01, per: 1 } })],
     ['seconds one by one', edit(image(), { type: 'openai/speech-to-text', 'pricing.units.0': { unit: 'audio_seconds', price: 0.0001, per: 1 } })],
+    [
+      'service tiers and prompt-size prices on a chat model',
+      edit(chat(), {
+        'pricing.units.1': { unit: 'input_tokens', price: 2, per: 1000000, promptTokensAbove: 200000 },
+        'pricing.units.2': { unit: 'cache_write_1h_input_tokens', price: 2, per: 1000000 },
+        'pricing.dimensions': ['service_tier'],
+        'pricing.variants': [
+          {
+            dimensions: { service_tier: 'priority' },
+            units: [
+              { unit: 'input_tokens', price: 2, per: 1000000 },
+              { unit: 'input_tokens', price: 4, per: 1000000, promptTokensAbove: 200000 },
+              { unit: 'cache_write_1h_input_tokens', price: 4, per: 1000000 },
+            ],
+          },
+        ],
+      }),
+    ],
   ])('accepts %s', async (_label, entry) => {
     const [model] = await readCatalogueFile(await fileWith(yamlOf(entry)));
     expect(model.pricing).toEqual(entry.pricing);

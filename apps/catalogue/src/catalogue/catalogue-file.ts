@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CatalogueModel, ModelInfo, ModelModalities, ModelPricing, ModelRouting, PriceUnit } from '@igw/contracts';
+import { CHAT_PRICE_DIMENSION, STANDARD_SERVICE_TIERS, type CatalogueModel, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit } from '@igw/contracts';
 import { parse } from 'yaml';
 
 /** The catalogue shipped with the project; CATALOGUE_FILE points elsewhere. */
@@ -98,7 +98,7 @@ export function checkCatalogueEntry(entry: unknown, where: string): CatalogueFil
     entry.capabilities === undefined
       ? undefined
       : checkList(entry.capabilities, 'capabilities', fail, (capability, field) => checkName(capability, field, fail));
-  const pricing = entry.pricing === undefined ? undefined : checkPricing(entry.pricing, fail);
+  const pricing = entry.pricing === undefined ? undefined : checkPricing(entry.pricing, kind, fail);
   const routing = checkRouting(entry.routing, fail);
   const resolvesTo = entry.resolvesTo === undefined ? undefined : checkName(entry.resolvesTo, 'resolvesTo', fail);
   return {
@@ -166,7 +166,7 @@ function checkModalities(value: unknown, fail: Fail): ModelModalities {
   };
 }
 
-function checkPricing(value: unknown, fail: Fail): ModelPricing {
+function checkPricing(value: unknown, kind: string, fail: Fail): ModelPricing {
   if (!isRecord(value)) return fail('pricing', 'must be {kind: fixed, currency: USD, units: [...]}');
   onlyKnownFields(value, PRICING_FIELDS, 'pricing.', fail);
   if (value.kind !== 'fixed') fail('pricing.kind', `must be "fixed" (got ${JSON.stringify(value.kind)})`);
@@ -192,7 +192,20 @@ function checkPricing(value: unknown, fail: Fail): ModelPricing {
         if (!dimensions.includes(name)) fail(`${field}.dimensions.${name}`, `is not one of pricing.dimensions (${dimensions.join(', ')})`);
         values[name] = checkText(dimensionValue, `${field}.dimensions.${name}`, fail);
       }
+      if (kind === 'chat-completions' && STANDARD_SERVICE_TIERS.includes(values[CHAT_PRICE_DIMENSION])) {
+        fail(`${field}.dimensions.${CHAT_PRICE_DIMENSION}`, `must not be ${STANDARD_SERVICE_TIERS.join(' or ')}: the top-level units price those tiers`);
+      }
       return { dimensions: values, units: checkUnits(variant.units, `${field}.units`, fail) };
+    });
+  }
+  if (kind === 'chat-completions' && pricing.dimensions && (pricing.dimensions.length !== 1 || pricing.dimensions[0] !== CHAT_PRICE_DIMENSION)) {
+    fail('pricing.dimensions', `must be [${CHAT_PRICE_DIMENSION}] for a chat model, whose prices vary by the request's service tier only`);
+  }
+  if (kind === 'chat-completions') {
+    // A tier's list replaces the standard one: a unit it left out would be free at that tier.
+    pricing.variants?.forEach((variant, index) => {
+      const missing = pricing.units.find((unit) => !variant.units.some((priced) => priced.unit === unit.unit));
+      if (missing) fail(`pricing.variants[${index}].units`, `must price every unit the top-level units price (no "${missing.unit}")`);
     });
   }
   return pricing;
@@ -212,7 +225,7 @@ function checkUnits(value: unknown, field: string, fail: Fail): PriceUnit[] {
     fail,
     (unit, unitField): PriceUnit => {
       if (!isRecord(unit)) return fail(unitField, 'must be {unit, price, per}');
-      onlyKnownFields(unit, ['unit', 'price', 'per'], `${unitField}.`, fail);
+      onlyKnownFields(unit, ['unit', 'price', 'per', 'promptTokensAbove'], `${unitField}.`, fail);
       const name = checkName(unit.unit, `${unitField}.unit`, fail);
       if (typeof unit.price !== 'number' || !Number.isFinite(unit.price) || unit.price < 0 || unit.price > MAX_PRICE_USD) {
         fail(`${unitField}.price`, `must be a number of USD from 0 to ${MAX_PRICE_USD} (got ${JSON.stringify(unit.price)})`);
@@ -224,16 +237,49 @@ function checkUnits(value: unknown, field: string, fail: Fail): PriceUnit[] {
       if (!allowed.values.includes(unit.per as number)) {
         fail(`${unitField}.per`, `must be ${allowed.values.join(' or ')} for ${name}, ${allowed.reason} (got ${unit.per as number})`);
       }
-      return { unit: name, price: unit.price as number, per: unit.per as number };
+      const price: PriceUnit = { unit: name, price: unit.price as number, per: unit.per as number };
+      if (unit.promptTokensAbove !== undefined) {
+        const above = unit.promptTokensAbove;
+        if (typeof above !== 'number' || !Number.isSafeInteger(above) || above < 1) {
+          fail(`${unitField}.promptTokensAbove`, `must be a whole number of prompt tokens, 1 or more (got ${JSON.stringify(above)})`);
+        }
+        price.promptTokensAbove = above as number;
+      }
+      return price;
     },
     { nonEmpty: true },
   );
-  const seen = new Set<string>();
-  units.forEach((unit, index) => {
-    if (seen.has(unit.unit)) fail(`${field}[${index}].unit`, `prices "${unit.unit}" a second time`);
-    seen.add(unit.unit);
-  });
+  checkPromptSizePrices(units, field, fail);
   return units;
+}
+
+/**
+ * A unit is priced once, plus once per prompt-size threshold. Each threshold needs the unit's
+ * base price below it, and a longer prompt never costs less per unit: a hold, priced at the
+ * longest prompt a request can send, is then never below its bill.
+ */
+function checkPromptSizePrices(units: PriceUnit[], field: string, fail: Fail): void {
+  const byUnit = new Map<string, Array<{ entry: PriceUnit; index: number }>>();
+  units.forEach((entry, index) => {
+    const entries = byUnit.get(entry.unit) ?? [];
+    const above = entry.promptTokensAbove;
+    if (entries.some((other) => other.entry.promptTokensAbove === above)) {
+      fail(`${field}[${index}].unit`, `prices "${entry.unit}" a second time${above === undefined ? '' : ` above ${above} prompt tokens`}`);
+    }
+    byUnit.set(entry.unit, [...entries, { entry, index }]);
+  });
+  for (const [unit, entries] of byUnit) {
+    const sorted = [...entries].sort((a, b) => (a.entry.promptTokensAbove ?? 0) - (b.entry.promptTokensAbove ?? 0));
+    if (sorted[0].entry.promptTokensAbove !== undefined) {
+      fail(`${field}[${sorted[0].index}].promptTokensAbove`, `needs an entry of "${unit}" without promptTokensAbove: its price for shorter prompts`);
+    }
+    for (let index = 1; index < sorted.length; index++) {
+      const [shorter, longer] = [sorted[index - 1].entry, sorted[index].entry];
+      if (longer.price / longer.per < shorter.price / shorter.per) {
+        fail(`${field}[${sorted[index].index}].price`, `must not be below the price of "${unit}" for shorter prompts (a longer prompt never costs less per unit)`);
+      }
+    }
+  }
 }
 
 /**

@@ -1,6 +1,14 @@
 import type { CatalogueModel, ChatCompletionRequestDto } from '@igw/contracts';
 import { estimatePromptTokens, NON_TEXT_PART_TOKENS, priceUsage, tokenCountPool } from '@igw/domain';
-import { assertPromptFitsContext, chatCostCeilingUnits, reasoningBudget, webSearchCallsCeiling } from './chat-request';
+import {
+  assertCacheLifetimesPriced,
+  assertOperatorAccountFields,
+  assertPromptFitsContext,
+  chatCostCeilingUnits,
+  pricedAtServiceTier,
+  reasoningBudget,
+  webSearchCallsCeiling,
+} from './chat-request';
 
 const model = (overrides: Partial<CatalogueModel> = {}): CatalogueModel => ({
   id: 'test/mini',
@@ -56,6 +64,94 @@ describe('chatCostCeilingUnits', () => {
     expect(chatCostCeilingUnits(model(), body({ max_tokens: 10, enable_search: true }), 10, ['anthropic']).web_search_calls).toBe(10);
     expect(chatCostCeilingUnits(model(), body({ max_tokens: 10, enable_search: true, search_options: { search_strategy: 'turbo' } }), 10, ['anthropic']).web_search_calls).toBe(1);
     expect(chatCostCeilingUnits(model(), body({ n: 3, max_tokens: 10, web_search_options: {} }), 10, ['openai']).web_search_calls).toBe(30);
+  });
+});
+
+describe('prices that depend on the request', () => {
+  const priority = [
+    { unit: 'input_tokens', price: 2, per: 1_000_000 },
+    { unit: 'output_tokens', price: 8, per: 1_000_000 },
+  ];
+  const tiered = model({
+    pricing: {
+      kind: 'fixed',
+      currency: 'USD',
+      units: [
+        { unit: 'input_tokens', price: 1, per: 1_000_000 },
+        { unit: 'input_tokens', price: 2, per: 1_000_000, promptTokensAbove: 200_000 },
+        { unit: 'cache_write_input_tokens', price: 1.25, per: 1_000_000 },
+        { unit: 'cache_write_1h_input_tokens', price: 2, per: 1_000_000 },
+        { unit: 'output_tokens', price: 4, per: 1_000_000 },
+      ],
+      dimensions: ['service_tier'],
+      variants: [{ dimensions: { service_tier: 'priority' }, units: priority }],
+    },
+  });
+  const cached = (ttl?: '5m' | '1h') => body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'long document', cache_control: { type: 'ephemeral', ...(ttl && { ttl }) } }] }] } as never);
+
+  it('prices a request at the variant of its service tier, the standard tiers at the top-level units', () => {
+    for (const tier of [undefined, 'auto', 'default']) expect(pricedAtServiceTier(tiered, body({ service_tier: tier }))).toBe(tiered);
+    const atPriority = pricedAtServiceTier(tiered, body({ service_tier: 'priority' }));
+    expect(atPriority.pricing?.units).toBe(priority);
+    expect(atPriority).toMatchObject({ id: tiered.id, routing: tiered.routing });
+    // One copy per entry and tier: its prices are prepared once.
+    expect(pricedAtServiceTier(tiered, body({ service_tier: 'priority' }))).toBe(atPriority);
+  });
+
+  it('refuses a service tier the catalogue does not price, naming those it does', () => {
+    expect(() => pricedAtServiceTier(tiered, body({ service_tier: 'flex' }))).toThrow(
+      "Body validation error! service_tier: the catalogue has no price for this tier on test/mini (a tier changes what the upstream charges). Expected one of 'auto', 'default', 'priority'. Received 'flex'",
+    );
+    expect(() => pricedAtServiceTier(model(), body({ service_tier: 'priority' }))).toThrow(/Expected one of 'auto', 'default'\. Received 'priority'$/);
+  });
+
+  it('refuses one-hour cache writes where the catalogue has no price for them', () => {
+    expect(() => assertCacheLifetimesPriced(tiered, cached('1h'))).not.toThrow();
+    expect(() => assertCacheLifetimesPriced(model(), cached('5m'))).not.toThrow();
+    expect(() => assertCacheLifetimesPriced(model(), cached('1h'))).toThrow(
+      "Body validation error! messages[0].content[0].cache_control.ttl: the catalogue has no price for one-hour cache writes on test/mini (they cost more than five-minute ones). Expected '5m'. Received '1h'",
+    );
+    const onTool = body({ tools: [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'g' }, cache_control: { type: 'ephemeral', ttl: '1h' } }] } as never);
+    expect(() => assertCacheLifetimesPriced(model(), onTool)).toThrow(/^Body validation error! tools\[1\]\.cache_control\.ttl: /);
+  });
+
+  it('holds the prompt at the dearest input price the request may incur', () => {
+    expect(chatCostCeilingUnits(tiered, body({ max_tokens: 10 }), 500, ['anthropic'])).toEqual({ input_tokens: 500, output_tokens: 10 });
+    expect(chatCostCeilingUnits(tiered, cached('5m'), 500, ['anthropic'])).toMatchObject({ input_tokens: 0, cache_write_input_tokens: 500 });
+    expect(chatCostCeilingUnits(tiered, cached('1h'), 500, ['anthropic'])).toMatchObject({ input_tokens: 0, cache_write_1h_input_tokens: 500 });
+    // Over 200,000 tokens the prompt's own price (2) is above the five-minute writes' (1.25).
+    expect(chatCostCeilingUnits(tiered, cached('5m'), 300_000, ['anthropic'])).toMatchObject({ input_tokens: 300_000 });
+  });
+
+  it('holds a prompt that may pass a prompt-size threshold at the dearer prices', () => {
+    const units = chatCostCeilingUnits(tiered, body({ max_tokens: 1_000 }), 300_000, ['google']);
+    // 300,000 × $2/M + 1,000 × $4/M.
+    expect(priceUsage(tiered.pricing, units, 1).usd).toBe('0.604');
+  });
+});
+
+describe('assertOperatorAccountFields', () => {
+  const nothingAllowed = { ALLOW_UPSTREAM_FILE_IDS: false, ALLOW_UPSTREAM_STORE: false, ALLOW_UPSTREAM_METADATA: false };
+  const everythingAllowed = { ALLOW_UPSTREAM_FILE_IDS: true, ALLOW_UPSTREAM_STORE: true, ALLOW_UPSTREAM_METADATA: true };
+  const withFile = (file: Record<string, unknown>) => body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file', file }] }] } as never);
+
+  it('refuses each field that reaches the operator\'s provider account, naming it and its setting', () => {
+    expect(() => assertOperatorAccountFields(body({ store: true }), nothingAllowed)).toThrow(
+      "Body validation error! store: not accepted by this gateway: it keeps the completion in the operator's own provider account (the operator allows it with ALLOW_UPSTREAM_STORE=true).",
+    );
+    expect(() => assertOperatorAccountFields(body({ metadata: { team: 'a' } }), nothingAllowed)).toThrow(/^Body validation error! metadata: .*ALLOW_UPSTREAM_METADATA=true\)\.$/);
+    expect(() => assertOperatorAccountFields(withFile({ file_id: 'file-abc' }), nothingAllowed)).toThrow(
+      /^Body validation error! messages\[0\]\.content\[1\]\.file\.file_id: .*ALLOW_UPSTREAM_FILE_IDS=true\); send the file itself as file_data\.$/,
+    );
+  });
+
+  it('lets through what stays out of that account, and each field its setting allows', () => {
+    for (const request of [body({ store: false }), withFile({ file_data: 'data:application/pdf;base64,JVBE' }), body()]) {
+      expect(() => assertOperatorAccountFields(request, nothingAllowed)).not.toThrow();
+    }
+    const all = body({ store: true, metadata: { team: 'a' }, messages: withFile({ file_id: 'file-abc' }).messages });
+    expect(() => assertOperatorAccountFields(all, everythingAllowed)).not.toThrow();
+    expect(() => assertOperatorAccountFields(all, { ...everythingAllowed, ALLOW_UPSTREAM_METADATA: false })).toThrow(/^Body validation error! metadata: /);
   });
 });
 

@@ -1,8 +1,8 @@
 import { HttpStatus } from '@nestjs/common';
-import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto } from '@igw/contracts';
+import { CHAT_PRICE_DIMENSION, ErrorMessages, expectedOneOf, STANDARD_SERVICE_TIERS, type CatalogueModel, type ChatCompletionRequestDto, type PriceUnit } from '@igw/contracts';
 import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas, whenCounted, type BudgetVerdict } from '@igw/domain';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS } from '@igw/providers';
-import { GatewayException } from '@igw/platform';
+import { GatewayException, type Environment } from '@igw/platform';
 
 const CHAT_ENDPOINT_KIND = 'chat-completions';
 /** Fields the gateway reads itself and never forwards. */
@@ -22,6 +22,111 @@ export function assertRolesAllowed(model: CatalogueModel, messages: ReadonlyArra
   if (index >= 0) {
     throw new GatewayException(HttpStatus.BAD_REQUEST, `Unsupported value: 'messages[${index}].role' does not support '${messages[index].role}' with this model.`);
   }
+}
+
+/** The operator's settings for chat fields that reach its own provider account. */
+export type OperatorAccountSettings = Pick<Environment, 'ALLOW_UPSTREAM_FILE_IDS' | 'ALLOW_UPSTREAM_STORE' | 'ALLOW_UPSTREAM_METADATA'>;
+
+/**
+ * Refuses the fields that would act in the operator's own provider account (the upstream's
+ * project the gateway's key belongs to) unless the operator allows them: a file part naming an
+ * uploaded file by `file_id` (any file of that project), `store: true` (the completion is kept
+ * there) and `metadata` (attached to what is kept there).
+ */
+export function assertOperatorAccountFields(body: ChatCompletionRequestDto, settings: OperatorAccountSettings): void {
+  const refuse = (field: string, why: string, setting: keyof OperatorAccountSettings, instead = ''): never => {
+    throw new GatewayException(
+      HttpStatus.BAD_REQUEST,
+      `${ErrorMessages.bodyValidationPrefix} ${field}: not accepted by this gateway: ${why} in the operator's own provider account (the operator allows it with ${setting}=true)${instead}.`,
+    );
+  };
+  if (body.store === true && !settings.ALLOW_UPSTREAM_STORE) refuse('store', 'it keeps the completion', 'ALLOW_UPSTREAM_STORE');
+  if (body.metadata !== undefined && body.metadata !== null && !settings.ALLOW_UPSTREAM_METADATA) refuse('metadata', 'it is attached to what the provider keeps', 'ALLOW_UPSTREAM_METADATA');
+  if (settings.ALLOW_UPSTREAM_FILE_IDS) return;
+  body.messages.forEach((message, index) => {
+    const content: unknown = message.content;
+    if (!Array.isArray(content)) return;
+    content.forEach((part: { type?: unknown; file?: { file_id?: unknown } | null } | null, partIndex) => {
+      if (part?.type === 'file' && part.file?.file_id !== undefined && part.file.file_id !== null) {
+        refuse(`messages[${index}].content[${partIndex}].file.file_id`, 'a file id names a file uploaded', 'ALLOW_UPSTREAM_FILE_IDS', '; send the file itself as file_data');
+      }
+    });
+  });
+}
+
+/** Per catalogue entry, its copy priced at each service tier it prices (entries are replaced, never changed, when the catalogue changes). */
+const entriesByServiceTier = new WeakMap<CatalogueModel, Map<string, CatalogueModel>>();
+
+/**
+ * The entry whose prices the request is charged: a service tier changes what the upstream
+ * charges (OpenAI's `priority` about twice the standard price, `flex` about half), so a tier
+ * other than the standard ones is priced by the entry's variant for it, and refused when it has
+ * none. The returned copy's units are the tier's (the hold, the bill and the usage event read them).
+ */
+export function pricedAtServiceTier(model: CatalogueModel, body: ChatCompletionRequestDto): CatalogueModel {
+  const tier = body.service_tier;
+  if (tier === undefined || tier === null || STANDARD_SERVICE_TIERS.includes(tier)) return model;
+  let byTier = entriesByServiceTier.get(model);
+  const known = byTier?.get(tier);
+  if (known) return known;
+  const variants = model.pricing?.variants ?? [];
+  const variant = variants.find((candidate) => candidate.dimensions[CHAT_PRICE_DIMENSION] === tier);
+  if (!model.pricing || !variant) {
+    const priced = [...STANDARD_SERVICE_TIERS, ...variants.map((candidate) => candidate.dimensions[CHAT_PRICE_DIMENSION]).filter((name) => name !== undefined)];
+    throw new GatewayException(
+      HttpStatus.BAD_REQUEST,
+      `${ErrorMessages.bodyValidationPrefix} service_tier: the catalogue has no price for this tier on ${model.id} (a tier changes what the upstream charges). ${expectedOneOf(priced, tier)}`,
+    );
+  }
+  const entry: CatalogueModel = { ...model, pricing: { ...model.pricing, units: variant.units } };
+  if (!byTier) entriesByServiceTier.set(model, (byTier = new Map()));
+  byTier.set(tier, entry);
+  return entry;
+}
+
+/** The unit one-hour cache writes are priced by (five-minute writes: `cache_write_input_tokens`). */
+const ONE_HOUR_CACHE_WRITES = 'cache_write_1h_input_tokens';
+
+/** Where a request asks for prompt caching: whether anywhere, and the path of its first one-hour `cache_control`. */
+interface CacheControlUse {
+  any: boolean;
+  oneHourAt?: string;
+}
+
+function cacheControlUse(body: ChatCompletionRequestDto): CacheControlUse {
+  const use: CacheControlUse = { any: false };
+  const see = (control: unknown, path: string): boolean => {
+    if (control === undefined || control === null) return false;
+    use.any = true;
+    if ((control as { ttl?: unknown }).ttl !== '1h') return false;
+    use.oneHourAt = `${path}.cache_control.ttl`;
+    return true;
+  };
+  const messages = body.messages;
+  for (let index = 0; index < messages.length; index++) {
+    const content: unknown = messages[index].content;
+    if (!Array.isArray(content)) continue;
+    for (let part = 0; part < content.length; part++) {
+      if (see((content[part] as { cache_control?: unknown } | null)?.cache_control, `messages[${index}].content[${part}]`)) return use;
+    }
+  }
+  const tools = (body.tools ?? []) as ReadonlyArray<{ cache_control?: unknown } | null>;
+  for (let index = 0; index < tools.length; index++) if (see(tools[index]?.cache_control, `tools[${index}]`)) return use;
+  return use;
+}
+
+/**
+ * One-hour cache writes cost more than five-minute ones (Anthropic: 2× the input price against
+ * 1.25×): a request asking for them is refused where the entry prices none.
+ */
+export function assertCacheLifetimesPriced(model: CatalogueModel, body: ChatCompletionRequestDto): void {
+  if (model.pricing?.units.some((unit) => unit.unit === ONE_HOUR_CACHE_WRITES)) return;
+  const { oneHourAt } = cacheControlUse(body);
+  if (oneHourAt === undefined) return;
+  throw new GatewayException(
+    HttpStatus.BAD_REQUEST,
+    `${ErrorMessages.bodyValidationPrefix} ${oneHourAt}: the catalogue has no price for one-hour cache writes on ${model.id} (they cost more than five-minute ones). ${expectedOneOf(['5m'], '1h')}`,
+  );
 }
 
 /** Refuses, before any upstream call, a request asking for more output than the model can give. Costs nothing. */
@@ -69,7 +174,9 @@ export type SourceKinds = ReadonlyArray<string>;
 /**
  * The most the request can cost, in the units chat is priced by:
  * - input: no prompt has more tokens than its body has UTF-8 bytes (tool schemas included),
- *   plus an allowance per image or audio part (sent by URL, it is not in the body's bytes);
+ *   plus an allowance per image or audio part (sent by URL, it is not in the body's bytes),
+ *   all at the dearest input price the request may incur (cache writes where it asks for
+ *   caching) and at the prompt-size prices of a prompt that long;
  * - output: `n` choices, each at most the output asked for, else the model's output limit
  *   (reasoning and audio tokens are output tokens, inside that limit), plus the reasoning
  *   budget asked for where the upstream may spend it beyond the limit (Gemini documents its
@@ -86,13 +193,38 @@ export function chatCostCeilingUnits(
   const explicit = body.max_completion_tokens ?? body.max_tokens;
   const limit = explicit ?? model.info.outputMax ?? model.info.contextLength ?? 0;
   const reasoningBeyondLimit = sourceKinds.includes('google') || model.type.startsWith('google/') ? reasoningBudget(body) : 0;
+  const input = bodyBytes + nonTextParts(body.messages) * NON_TEXT_PART_TOKENS;
   const units: Record<string, number> & { input_tokens: number; output_tokens: number } = {
-    input_tokens: bodyBytes + nonTextParts(body.messages) * NON_TEXT_PART_TOKENS,
+    input_tokens: 0,
     output_tokens: choices * (Math.ceil(limit) + reasoningBeyondLimit),
   };
+  units[dearestInputUnit(model.pricing?.units ?? [], body, input)] = input;
   const searches = webSearchCallsCeiling(body);
   if (searches > 0) units.web_search_calls = choices * searches;
   return units;
+}
+
+/**
+ * The input unit the ceiling's prompt is priced at: `input_tokens`, or a cache write unit the
+ * request may incur (it asks for caching) where that is dearer for a prompt of `promptTokens`.
+ */
+function dearestInputUnit(prices: readonly PriceUnit[], body: ChatCompletionRequestDto, promptTokens: number): string {
+  const caching = prices.some((price) => price.unit.startsWith('cache_write_')) ? cacheControlUse(body) : undefined;
+  if (!caching?.any) return 'input_tokens';
+  const candidates = ['input_tokens', 'cache_write_input_tokens', ...(caching.oneHourAt !== undefined ? [ONE_HOUR_CACHE_WRITES] : [])];
+  let dearest = 'input_tokens';
+  for (const unit of candidates) if (unitPriceAt(prices, unit, promptTokens) > unitPriceAt(prices, dearest, promptTokens)) dearest = unit;
+  return dearest;
+}
+
+/** USD per unit of `unit` for a prompt of `promptTokens` (its prompt-size price where one applies); 0 where unpriced. */
+function unitPriceAt(prices: readonly PriceUnit[], unit: string, promptTokens: number): number {
+  let applied: PriceUnit | undefined;
+  for (const price of prices) {
+    if (price.unit !== unit || (price.promptTokensAbove ?? -1) >= promptTokens) continue;
+    if (!applied || (price.promptTokensAbove ?? -1) > (applied.promptTokensAbove ?? -1)) applied = price;
+  }
+  return applied ? applied.price / applied.per : 0;
 }
 
 /** `n`, read defensively: at least one choice, a fraction rounded up. */

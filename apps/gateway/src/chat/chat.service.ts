@@ -7,7 +7,17 @@ import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../upstream/paid-request-pipeline';
 import { planTargets, selectSources, upstreamTimeoutMsOf, type UpstreamTarget } from '../upstream/upstream-route';
 import { toClientError } from '../upstream/upstream-error.mapper';
-import { assertChatModel, assertOutputWithinModelLimit, assertPromptFitsContext, assertRolesAllowed, chatCostCeilingUnits, upstreamRequest } from './chat-request';
+import {
+  assertCacheLifetimesPriced,
+  assertChatModel,
+  assertOperatorAccountFields,
+  assertOutputWithinModelLimit,
+  assertPromptFitsContext,
+  assertRolesAllowed,
+  chatCostCeilingUnits,
+  pricedAtServiceTier,
+  upstreamRequest,
+} from './chat-request';
 import { chatStreamEvents } from './chat-stream';
 
 export interface ChatCall {
@@ -99,11 +109,15 @@ export class ChatService {
   }
 
   private plan(call: ChatCall): ChatPlan {
-    const { model, revision } = this.pipeline.resolveModel(call.body.model);
-    assertChatModel(model);
-    assertRolesAllowed(model, call.body.messages);
-    assertOutputWithinModelLimit(model, call.body);
-    const targets = planTargets(model, selectSources(model, call.body.provider), this.settings);
+    const { model: entry, revision } = this.pipeline.resolveModel(call.body.model);
+    assertChatModel(entry);
+    assertRolesAllowed(entry, call.body.messages);
+    assertOutputWithinModelLimit(entry, call.body);
+    assertOperatorAccountFields(call.body, this.settings.env);
+    // Held, billed and journalled at the prices of the service tier asked for.
+    const model = pricedAtServiceTier(entry, call.body);
+    assertCacheLifetimesPriced(model, call.body);
+    const targets = planTargets(entry, selectSources(entry, call.body.provider), this.settings);
     const ceiling = chatCostCeilingUnits(
       model,
       call.body,

@@ -1,6 +1,6 @@
 import { HttpStatus, Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ErrorMessages, type AuthenticatedKey, type CatalogueModel } from '@igw/contracts';
-import { microToCredits, priceUsage } from '@igw/domain';
+import { microToCredits, priceUsage, promptTokensOf } from '@igw/domain';
 import {
   endSpanWithError,
   GatewayException,
@@ -181,7 +181,7 @@ export class AdmittedRequest {
   private count(units: Record<string, number>, credits: number): void {
     const model = modelLabel(this.call.model.id);
     const provider = this.provider ?? 'none';
-    const input = (units.input_tokens ?? 0) + (units.cache_read_input_tokens ?? 0) + (units.cache_write_input_tokens ?? 0);
+    const input = promptTokensOf(units);
     const output = units.output_tokens ?? 0;
     if (input > 0) tokensCounted.inc(tokensCounted.series(model, provider, 'input'), input);
     if (output > 0) tokensCounted.inc(tokensCounted.series(model, provider, 'output'), output);

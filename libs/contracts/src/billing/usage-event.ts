@@ -1,3 +1,5 @@
+import type { PriceUnit } from '../catalogue/catalogue-model';
+
 /**
  * One billable request, as the gateway priced it. The ledger applies it exactly once,
  * keyed by `requestId`. Money travels as strings of integers in micro-credits
@@ -16,8 +18,11 @@ export interface UsageEvent {
   usd: string;
   /** Catalogue revision whose prices were used. */
   catalogueRevision: number;
-  /** The price list applied (price USD per `per` units), so the ledger shows what was charged and why. */
-  prices: Array<{ unit: string; price: number; per: number }>;
+  /**
+   * The price list applied (price USD per `per` units; prices for longer prompts with their
+   * `promptTokensAbove`), so the ledger shows what was charged and why.
+   */
+  prices: PriceUnit[];
   occurredAt: string;
   /** The client's X-Client-Request-Id (printable ASCII, at most 128 characters), when it sent one. */
   clientRequestId?: string;

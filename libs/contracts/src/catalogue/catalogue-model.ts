@@ -20,12 +20,26 @@ export interface ModelModalities {
   output: string[];
 }
 
-/** Charge `price` USD for every `per` units of `unit`. */
+/**
+ * Charge `price` USD for every `per` units of `unit`. A unit may be listed again with
+ * `promptTokensAbove`: that price applies instead when the request's prompt (every unit named
+ * `*input_tokens`) has more tokens than that, the entry with the highest threshold below the
+ * prompt's size winning (e.g. Gemini 2.5 Pro's dearer prices for prompts over 200,000 tokens).
+ */
 export interface PriceUnit {
   unit: string;
   price: number;
   per: number;
+  promptTokensAbove?: number;
 }
+
+/**
+ * What a chat model's price variants vary by: the request's `service_tier` (e.g. `priority`,
+ * `flex`). A request that leaves it out, or asks for a standard tier, is priced with the
+ * top-level units; any other tier needs a variant that prices it.
+ */
+export const CHAT_PRICE_DIMENSION = 'service_tier';
+export const STANDARD_SERVICE_TIERS: readonly string[] = ['auto', 'default'];
 
 export interface ModelPricing {
   kind: 'fixed';

@@ -313,17 +313,17 @@ export class ChatCompletionRequestDto {
   @IsNumberField(CHAT_REQUEST_RULES.penalty)
   frequency_penalty?: number;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Key-value pairs attached to the request' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "Key-value pairs attached to the request; refused unless the operator allows them (ALLOW_UPSTREAM_METADATA), as they land in the operator's provider account" })
   @IsOptional()
   @IsObjectField()
   metadata?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'Whether the upstream stores the completion' })
+  @ApiPropertyOptional({ description: "Whether the upstream stores the completion; true is refused unless the operator allows it (ALLOW_UPSTREAM_STORE), as it is stored in the operator's provider account" })
   @IsOptional()
   @IsBooleanField()
   store?: boolean;
 
-  @ApiPropertyOptional({ example: 'auto', description: 'Upstream processing tier, e.g. auto, default, flex, priority' })
+  @ApiPropertyOptional({ example: 'auto', description: "Upstream processing tier, e.g. auto, default, flex, priority; billed at the catalogue's price for the tier, and refused when the model has none" })
   @IsOptional()
   @IsStringField()
   service_tier?: string;

@@ -26,7 +26,7 @@ export class CacheControlDto {
   @IsOneOf(CACHE_CONTROL_TYPES)
   type!: 'ephemeral';
 
-  @ApiPropertyOptional({ enum: [...CACHE_TTLS], description: 'How long the cached prefix lives', default: '5m' })
+  @ApiPropertyOptional({ enum: [...CACHE_TTLS], description: 'How long the cached prefix lives; `1h` is refused where the catalogue has no price for one-hour cache writes', default: '5m' })
   @IsOptional()
   @IsOneOf(CACHE_TTLS)
   ttl?: (typeof CACHE_TTLS)[number];
@@ -104,7 +104,7 @@ export class FileDataDto {
   @IsStringField({ nonEmpty: true })
   file_data?: string;
 
-  @ApiPropertyOptional({ description: 'Id of an uploaded file; this or file_data is required' })
+  @ApiPropertyOptional({ description: "Id of a file uploaded to the operator's provider account; this or file_data is required. Refused unless the operator allows it (ALLOW_UPSTREAM_FILE_IDS)" })
   @IsOptional()
   @IsStringField({ nonEmpty: true })
   file_id?: string;

@@ -20,6 +20,18 @@ describe('chatUnits', () => {
     expect(chatUnits(usage, new Set(['cache_read_input_tokens']))).toEqual({ input_tokens: 400, output_tokens: 50, cache_read_input_tokens: 600 });
   });
 
+  it('splits one-hour cache writes out of the writes where the price list prices them apart', () => {
+    const withHourWrites = { ...usage, prompt_tokens_details: { cached_tokens: 600, cache_write_tokens: 300, cache_write_1h_tokens: 200 } };
+    const all = new Set(['cache_read_input_tokens', 'cache_write_input_tokens', 'cache_write_1h_input_tokens']);
+    expect(chatUnits(withHourWrites, all)).toEqual({ input_tokens: 100, output_tokens: 50, cache_read_input_tokens: 600, cache_write_input_tokens: 100, cache_write_1h_input_tokens: 200 });
+    // Unpriced apart, one-hour writes are cache writes; unpriced writes are input.
+    expect(chatUnits(withHourWrites, new Set(['cache_write_input_tokens']))).toEqual({ input_tokens: 700, output_tokens: 50, cache_write_input_tokens: 300 });
+    expect(chatUnits(withHourWrites, new Set(['cache_write_1h_input_tokens']))).toEqual({ input_tokens: 800, output_tokens: 50, cache_write_1h_input_tokens: 200 });
+    // Never more one-hour writes than writes.
+    const overstated = { ...usage, prompt_tokens_details: { cache_write_tokens: 300, cache_write_1h_tokens: 900 } };
+    expect(chatUnits(overstated, all)).toEqual({ input_tokens: 700, output_tokens: 50, cache_write_1h_input_tokens: 300 });
+  });
+
   it('reads usage without details', () => {
     expect(chatUnits({ prompt_tokens: 7, completion_tokens: 3 }, new Set(['cache_read_input_tokens']))).toEqual({ input_tokens: 7, output_tokens: 3 });
   });

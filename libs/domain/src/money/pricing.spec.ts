@@ -1,6 +1,6 @@
 import { creditsToMicro, formatMicroCredits, microCreditsToUsd, microToCredits } from './credits';
 import { formatScaled, parseDecimal } from './decimal';
-import { priceUsage } from './pricing';
+import { priceUsage, promptTokensOf } from './pricing';
 
 const gpt4oMini = {
   units: [
@@ -44,6 +44,46 @@ describe('priceUsage', () => {
     const embeddings = { units: [{ unit: 'input_tokens', price: 0.02, per: 1_000_000 }] };
     const priced = priceUsage(embeddings, { input_tokens: 10, output_tokens: 99 }, 2_000_000);
     expect(formatMicroCredits(priced.creditsMicro)).toBe('0.4');
+  });
+
+  describe('prices for longer prompts (promptTokensAbove)', () => {
+    // Gemini 2.5 Pro: dearer input, cache reads and output for prompts over 200,000 tokens; searches alike.
+    const gemini25Pro = {
+      units: [
+        { unit: 'input_tokens', price: 1.25, per: 1_000_000 },
+        { unit: 'input_tokens', price: 2.5, per: 1_000_000, promptTokensAbove: 200_000 },
+        { unit: 'cache_read_input_tokens', price: 0.125, per: 1_000_000 },
+        { unit: 'cache_read_input_tokens', price: 0.25, per: 1_000_000, promptTokensAbove: 200_000 },
+        { unit: 'output_tokens', price: 10, per: 1_000_000 },
+        { unit: 'output_tokens', price: 15, per: 1_000_000, promptTokensAbove: 200_000 },
+        { unit: 'web_search_calls', price: 35, per: 1_000 },
+      ],
+    };
+    const usd = (units: Record<string, number>) => priceUsage(gemini25Pro, units, 2_000_000).usd;
+
+    it('charges the base prices up to the threshold, and the band\'s for every token of a longer prompt', () => {
+      expect(usd({ input_tokens: 200_000, output_tokens: 1_000 })).toBe('0.26'); // 0.25 + 0.01
+      expect(usd({ input_tokens: 200_001, output_tokens: 1_000 })).toBe('0.5150025'); // 200,001 × 2.5/M + 1,000 × 15/M
+      expect(usd({ input_tokens: 200_001, output_tokens: 1_000, web_search_calls: 2 })).toBe('0.5850025');
+    });
+
+    it('measures the prompt by every *input_tokens unit: cache reads count toward the threshold', () => {
+      expect(promptTokensOf({ input_tokens: 150_000, cache_read_input_tokens: 60_000, output_tokens: 9 })).toBe(210_000);
+      // 150,000 × 2.5/M + 60,000 × 0.25/M: the band, though neither unit alone passes it.
+      expect(usd({ input_tokens: 150_000, cache_read_input_tokens: 60_000 })).toBe('0.39');
+    });
+
+    it('takes the highest threshold the prompt passes, whatever the order of the list', () => {
+      const stepped = {
+        units: [
+          { unit: 't_input_tokens', price: 3, per: 1_000_000, promptTokensAbove: 1_000 },
+          { unit: 't_input_tokens', price: 1, per: 1_000_000 },
+          { unit: 't_input_tokens', price: 2, per: 1_000_000, promptTokensAbove: 100 },
+        ],
+      };
+      const credits = (tokens: number) => formatMicroCredits(priceUsage(stepped, { t_input_tokens: tokens }, 1_000_000).creditsMicro);
+      expect([credits(100), credits(101), credits(1_000), credits(1_001)]).toEqual(['100', '202', '2000', '3003']);
+    });
   });
 
   it('rounds once to the micro-credit, half away from zero', () => {

@@ -1,9 +1,22 @@
 import { divideRounded, parseDecimal, pow10 } from './decimal';
 import { CREDIT_SCALE, microCreditsToUsd } from './credits';
 
-/** The part of a catalogue price list that pricing reads: `price` USD per `per` units of `unit`. */
+/**
+ * The part of a catalogue price list that pricing reads: `price` USD per `per` units of `unit`,
+ * or, for an entry with `promptTokensAbove`, per unit of a request whose prompt is longer.
+ */
 export interface PriceList {
-  units: ReadonlyArray<{ unit: string; price: number | string; per: number }>;
+  units: ReadonlyArray<{ unit: string; price: number | string; per: number; promptTokensAbove?: number }>;
+}
+
+/**
+ * The size of a request's prompt, which chooses among prompt-size prices: every unit named
+ * `*input_tokens` (plain, cache reads, cache writes of either lifetime) is a prompt token.
+ */
+export function promptTokensOf(units: Readonly<Record<string, number>>): number {
+  let tokens = 0;
+  for (const unit in units) if (unit.endsWith('input_tokens')) tokens += units[unit];
+  return tokens;
 }
 
 export interface PricedUsage {
@@ -19,6 +32,8 @@ interface PreparedPrice {
   unit: string;
   factor: bigint;
   denominator: bigint;
+  /** The prompt size this price starts above; -1 for a unit's base price. */
+  above: number;
 }
 
 /** Price lists are catalogue entries, priced again on every request: each is prepared once per credit ratio. */
@@ -34,8 +49,11 @@ function preparedPrices(pricing: PriceList, creditsPerUsd: number): PreparedPric
       unit: entry.unit,
       factor: price.units * ratio.units * pow10(CREDIT_SCALE + GUARD_SCALE),
       denominator: pow10(price.scale + ratio.scale) * BigInt(entry.per),
+      above: entry.promptTokensAbove ?? -1,
     };
   });
+  // Highest threshold first: a unit's first entry whose threshold the prompt passes is its price.
+  prices.sort((a, b) => b.above - a.above);
   preparedLists.set(pricing, { creditsPerUsd, prices });
   return prices;
 }
@@ -43,11 +61,21 @@ function preparedPrices(pricing: PriceList, creditsPerUsd: number): PreparedPric
 /**
  * Prices metered units with a catalogue price list. Every price is read with its `per`
  * (USD for `per` units); units the price list does not name are free (e.g. the output
- * tokens of an embedding model). Rounds once, to the micro-credit, half away from zero.
+ * tokens of an embedding model). A unit listed with prompt-size thresholds is charged at the
+ * entry with the highest threshold below the prompt's size (`promptTokensOf`), for all of its
+ * count. Rounds once, to the micro-credit, half away from zero.
  */
 export function priceUsage(pricing: PriceList | undefined, units: Record<string, number>, creditsPerUsd: number): PricedUsage {
   let guarded = 0n;
-  for (const price of pricing ? preparedPrices(pricing, creditsPerUsd) : []) {
+  const prices = pricing ? preparedPrices(pricing, creditsPerUsd) : [];
+  const banded = prices.length > 0 && prices[0].above >= 0;
+  const prompt = banded ? promptTokensOf(units) : 0;
+  const priced = banded ? new Set<string>() : undefined;
+  for (const price of prices) {
+    if (priced) {
+      if (price.above >= prompt || priced.has(price.unit)) continue;
+      priced.add(price.unit);
+    }
     const count = units[price.unit];
     if (!count) continue;
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`Unit count for ${price.unit} must be a non-negative integer`);

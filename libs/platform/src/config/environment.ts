@@ -71,6 +71,13 @@ export class Environment {
   @IsIn(['pretty', 'json'], { message: 'LOG_FORMAT must be pretty or json' }) LOG_FORMAT: 'pretty' | 'json' = 'pretty';
   /** Adds each request's prompt (chat messages, embedding input) to its access-log line: off, as prompts are the clients' data. */
   @Transform(toBoolean) @IsBoolean({ message: 'LOG_PROMPTS must be true or false' }) LOG_PROMPTS: boolean = false;
+  /**
+   * Chat fields that reach the operator's own provider account, refused unless enabled: `file_id`
+   * (file parts naming files uploaded there), `store: true` (completions stored there) and `metadata`.
+   */
+  @Transform(toBoolean) @IsBoolean({ message: 'ALLOW_UPSTREAM_FILE_IDS must be true or false' }) ALLOW_UPSTREAM_FILE_IDS: boolean = false;
+  @Transform(toBoolean) @IsBoolean({ message: 'ALLOW_UPSTREAM_STORE must be true or false' }) ALLOW_UPSTREAM_STORE: boolean = false;
+  @Transform(toBoolean) @IsBoolean({ message: 'ALLOW_UPSTREAM_METADATA must be true or false' }) ALLOW_UPSTREAM_METADATA: boolean = false;
   /** Where traces go (OTLP over HTTP, e.g. http://otel-collector:4318); unset: no traces are recorded. */
   @IsOptional() @Transform(emptyToUndefined) @Matches(/^https?:\/\//, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL' })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;

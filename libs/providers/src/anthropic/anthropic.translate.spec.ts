@@ -445,6 +445,12 @@ describe('fromAnthropicResponse', () => {
     });
     expect(toOpenAiUsage({ input_tokens: 5, cache_read_input_tokens: null, output_tokens: 1 }).prompt_tokens).toBe(5);
   });
+
+  it('tells the cache writes of one-hour lifetime apart, which Anthropic bills dearer', () => {
+    const usage = toOpenAiUsage({ input_tokens: 5, cache_creation_input_tokens: 30, cache_creation: { ephemeral_5m_input_tokens: 10, ephemeral_1h_input_tokens: 20 }, output_tokens: 7 });
+    expect(usage.prompt_tokens).toBe(35);
+    expect(usage.prompt_tokens_details).toEqual({ cached_tokens: 0, cache_write_tokens: 30, cache_write_1h_tokens: 20 });
+  });
 });
 
 describe('AnthropicStreamTranslator', () => {

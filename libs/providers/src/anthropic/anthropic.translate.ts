@@ -37,8 +37,8 @@
 // collect citations from `citations_delta` events and send them all in one chunk
 // `delta: {annotations: [...]}` just before the finish chunk, as OpenAI sends its search
 // annotations in a late chunk of their own. Usage counts cache reads and writes
-// as prompt tokens and reports them in `prompt_tokens_details` (`cache_write_tokens` is an
-// extra field the gateway prices).
+// as prompt tokens and reports them in `prompt_tokens_details` (`cache_write_tokens` and, when
+// some were written for an hour, `cache_write_1h_tokens` are extra fields the gateway prices).
 import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
 import type { SseEvent } from '../transport/sse';
 import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
@@ -83,9 +83,9 @@ export class AnthropicTranslationError extends RequestTranslationError {
   }
 }
 
-/** OpenAI usage plus the cache-write count Anthropic bills separately. */
+/** OpenAI usage plus the cache-write counts Anthropic bills separately (one-hour writes only when there were any). */
 export interface AnthropicOpenAiUsage extends UpstreamUsage {
-  prompt_tokens_details: { cached_tokens: number; cache_write_tokens: number };
+  prompt_tokens_details: { cached_tokens: number; cache_write_tokens: number; cache_write_1h_tokens?: number };
   completion_tokens_details: { reasoning_tokens: null };
 }
 
@@ -347,17 +347,21 @@ function webSearchCalls(requests: number | undefined): { web_search_calls?: numb
   return typeof requests === 'number' && Number.isSafeInteger(requests) && requests > 0 ? { web_search_calls: requests } : {};
 }
 
-/** OpenAI usage for Anthropic's; prompt tokens include cache reads and writes; web searches as `web_search_calls`. */
+/**
+ * OpenAI usage for Anthropic's; prompt tokens include cache reads and writes, the writes of
+ * one-hour lifetime (billed dearer) told apart from `cache_creation`; web searches as `web_search_calls`.
+ */
 export function toOpenAiUsage(usage: Partial<AnthropicUsage>): AnthropicOpenAiUsage {
   const cached = usage.cache_read_input_tokens ?? 0;
   const written = usage.cache_creation_input_tokens ?? 0;
+  const writtenForAnHour = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
   const prompt = (usage.input_tokens ?? 0) + cached + written;
   const completion = usage.output_tokens ?? 0;
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cached, cache_write_tokens: written },
+    prompt_tokens_details: { cached_tokens: cached, cache_write_tokens: written, ...(writtenForAnHour > 0 && { cache_write_1h_tokens: writtenForAnHour }) },
     completion_tokens_details: { reasoning_tokens: null },
     ...webSearchCalls(usage.server_tool_use?.web_search_requests),
   };
