@@ -5,9 +5,7 @@
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
 import { isRetriableUpstreamError } from './fallback';
-import { inlineImageUrls } from './media/inline-image-urls';
 import { wavDurationSeconds } from './media/audio-facts';
-import { imageDimensions } from './media/image-facts';
 import type { ProviderTarget } from './provider.types';
 import { findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
 import { UpstreamHttpError, UpstreamLimitExceededError } from './upstream.errors';
@@ -98,20 +96,13 @@ describe('image generation', () => {
     expect(result.usage).toEqual({ images: 2, width: 1024, height: 1536, megapixels: (2 * 1024 * 1536) / 1e6, inputTokens: 2, outputTokens: 2112 });
   });
 
-  it('a URL answer is fetched into base64 by inlineImageUrls, without the API key', async () => {
+  it('a server that answers by URL leaves the bytes to the gateway, which fetches them under the media address policy', async () => {
     // An OpenAI-compatible server defaulting to URLs (the adapter asks b64_json of DALL·E only).
     const flux = target('together', 'flux-schnell');
     const result = await imagesOf('together').generate(flux, { model: 'flux-schnell', prompt: 'a fox', size: '512x768', steps: 4, options: { response_format: 'url' } }, OPTIONS);
     expect(result.usage).toEqual({ images: 1, width: 512, height: 768, megapixels: (512 * 768) / 1e6, steps: 4 });
     expect(result.images[0].base64).toBeUndefined();
     expect(result.images[0].url).toMatch(/\/media\/images\/512x768\/\d+\.png$/);
-    const inlined = await inlineImageUrls(flux, result, OPTIONS);
-    const bytes = Buffer.from(inlined.images[0].base64!, 'base64');
-    expect(imageDimensions(bytes)).toEqual({ width: 512, height: 768 });
-    expect(inlined.images[0]).toMatchObject({ mimeType: 'image/png', width: 512, height: 768 });
-    const fetched = emulator.requests.at(-1)!;
-    expect(fetched.method).toBe('GET');
-    expect(fetched.headers.authorization).toBeUndefined();
   });
 
   it('Azure OpenAI generates through its deployment', async () => {
@@ -176,24 +167,5 @@ describe('failures the fallback chain acts on', () => {
     expect(failure).toBeInstanceOf(UpstreamLimitExceededError);
     expect(failure).toMatchObject({ upstreamCharged: true });
     expect(isRetriableUpstreamError(failure)).toBe(false);
-  });
-});
-
-describe('inlineImageUrls', () => {
-  it('refuses a URL that does not answer with image bytes, whatever its content type says', async () => {
-    const flux = target('together', 'flux');
-    const notImage = { model: 'flux', images: [{ url: `${emulator.url}/media/sample.wav`, mimeType: 'image/png' }], usage: { images: 1 } };
-    await expect(inlineImageUrls(flux, notImage, OPTIONS)).rejects.toThrow(/did not answer with a PNG, JPEG, WebP or GIF/);
-    const noScheme = { ...notImage, images: [{ url: 'file:///etc/passwd', mimeType: 'image/png' }] };
-    await expect(inlineImageUrls(flux, noScheme, OPTIONS)).rejects.toThrow(/scheme file:/);
-    const missing = { ...notImage, images: [{ url: `${emulator.url}/media/images/1x1/99999999.png`, mimeType: 'image/png' }] };
-    await expect(inlineImageUrls(flux, missing, OPTIONS)).rejects.toMatchObject({ status: 404 });
-  });
-
-  it('leaves results that already carry bytes untouched, without a request', async () => {
-    const before = emulator.requests.length;
-    const result = { model: 'm', images: [{ base64: 'AA==', mimeType: 'image/png' }], usage: { images: 1 } };
-    expect(await inlineImageUrls(target('openai', 'm'), result, OPTIONS)).toBe(result);
-    expect(emulator.requests.length).toBe(before);
   });
 });

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
-import { encodeMultipart, getBytes, postBytes, postJsonForBytes, postMultipart } from './http-client';
+import { encodeMultipart, postBytes, postJsonForBytes, postMultipart } from './http-client';
 import { DEFAULT_UPSTREAM_LIMITS } from './upstream-limits';
 
-// The binary, multipart and GET exchanges the media adapters use: the same limits, timeouts,
+// The binary and multipart exchanges the media adapters use: the same limits, timeouts,
 // cancellation and error mapping as postJson, against a real local server.
 
 type Route = (request: IncomingMessage, body: Buffer, response: ServerResponse) => void;
@@ -96,8 +96,8 @@ describe('postMultipart', () => {
   });
 });
 
-describe('postJsonForBytes and getBytes', () => {
-  it('return the answer bytes and their content type', async () => {
+describe('postJsonForBytes', () => {
+  it('returns the answer bytes and their content type', async () => {
     const wav = Buffer.from('RIFF\x00\x00\x00\x00WAVE', 'latin1');
     routes.set('/speech', (request, body, response) => {
       expect(JSON.parse(body.toString('utf8'))).toEqual({ text: 'hi' });
@@ -109,13 +109,11 @@ describe('postJsonForBytes and getBytes', () => {
     expect(spoken.contentType).toBe('audio/wav');
     expect(spoken.body.equals(wav)).toBe(true);
 
-    routes.set('/image.png', (request, _body, response) => {
-      expect(request.method).toBe('GET');
+    routes.set('/image.png', (_request, _body, response) => {
       response.writeHead(200, { 'Content-Type': 'IMAGE/PNG' });
       response.end(Buffer.from([0x89, 0x50]));
     });
-    const image = await getBytes({ ...common('/image.png'), headers: {} });
-    expect(image).toEqual({ body: Buffer.from([0x89, 0x50]), contentType: 'image/png' });
+    expect(await postJsonForBytes({ ...common('/image.png'), body: {} })).toEqual({ body: Buffer.from([0x89, 0x50]), contentType: 'image/png' });
   });
 
   it('refuses an answer past maxResponseBytes and closes the connection', async () => {
@@ -132,13 +130,12 @@ describe('postJsonForBytes and getBytes', () => {
     const failed = postJsonForBytes({ ...common('/endless'), body: { text: 'hi' }, limits });
     await expect(failed).rejects.toBeInstanceOf(UpstreamLimitExceededError);
     await expect(failed).rejects.toMatchObject({ upstreamCharged: true });
-    await expect(getBytes({ ...common('/endless'), limits })).rejects.toBeInstanceOf(UpstreamLimitExceededError);
   });
 
   it('stops when the caller aborts, with an AbortError', async () => {
     routes.set('/slow', () => undefined);
     const controller = new AbortController();
-    const pending = getBytes({ ...common('/slow'), signal: controller.signal });
+    const pending = postJsonForBytes({ ...common('/slow'), body: {}, signal: controller.signal });
     setTimeout(() => controller.abort(), 20);
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });
@@ -148,7 +145,7 @@ describe('postJsonForBytes and getBytes', () => {
       response.writeHead(404, { 'content-type': 'application/xml' });
       response.end('<Error>BlobNotFound</Error>');
     });
-    await expect(getBytes(common('/gone'))).rejects.toEqual(expect.any(UpstreamHttpError));
-    await expect(getBytes(common('/gone'))).rejects.toMatchObject({ status: 404, upstreamMessage: '<Error>BlobNotFound</Error>' });
+    await expect(postJsonForBytes({ ...common('/gone'), body: {} })).rejects.toEqual(expect.any(UpstreamHttpError));
+    await expect(postJsonForBytes({ ...common('/gone'), body: {} })).rejects.toMatchObject({ status: 404, upstreamMessage: '<Error>BlobNotFound</Error>' });
   });
 });

@@ -41,9 +41,6 @@ export interface MultipartRequest extends Omit<JsonRequest, 'body'> {
   files: readonly MultipartFile[];
 }
 
-/** A GET of bytes (an image an upstream answered with a URL for). */
-export type GetRequest = Omit<JsonRequest, 'body'>;
-
 /** A whole binary answer: the bytes and what the upstream says they are. */
 export interface BytesAnswer {
   body: Buffer;
@@ -51,27 +48,26 @@ export interface BytesAnswer {
   contentType: string;
 }
 
-/** What `exchange` puts on the wire: the method, the encoded body and its type. */
+/** What `exchange` POSTs: the encoded body and its type. */
 interface WireCall extends Omit<JsonRequest, 'body'> {
-  method: 'GET' | 'POST';
-  body?: string | Buffer;
-  contentType?: string;
+  body: string | Buffer;
+  contentType: string;
 }
 
 /** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
 export async function postJson<T>(call: JsonRequest): Promise<T> {
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST', body: encodeJson(call.body), contentType: 'application/json' }, 'application/json'));
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, body: encodeJson(call.body), contentType: 'application/json' }, 'application/json'));
 }
 
 /** POSTs raw bytes (with their content type) and returns the parsed JSON answer; failures as postJson's. */
 export async function postBytes<T>(call: BytesRequest): Promise<T> {
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST' }, 'application/json'));
+  return parseJsonAnswer<T>(call, await exchangeOrThrow(call, 'application/json'));
 }
 
 /** POSTs a multipart/form-data body and returns the parsed JSON answer; failures as postJson's. */
 export async function postMultipart<T>(call: MultipartRequest): Promise<T> {
   const { body, contentType } = encodeMultipart(call.fields, call.files);
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST', body, contentType }, 'application/json'));
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, body, contentType }, 'application/json'));
 }
 
 /**
@@ -79,13 +75,7 @@ export async function postMultipart<T>(call: MultipartRequest): Promise<T> {
  * `accept` says what the caller takes (default any); failures as postJson's.
  */
 export async function postJsonForBytes(call: JsonRequest, accept = '*/*'): Promise<BytesAnswer> {
-  const answer = await exchangeOrThrow({ ...call, method: 'POST', body: encodeJson(call.body), contentType: 'application/json' }, accept);
-  return { body: answer.body, contentType: answer.contentType };
-}
-
-/** GETs bytes (an image an upstream gave a URL for), within the same limits, timeouts and errors. */
-export async function getBytes(call: GetRequest, accept = '*/*'): Promise<BytesAnswer> {
-  const answer = await exchangeOrThrow({ ...call, method: 'GET' }, accept);
+  const answer = await exchangeOrThrow({ ...call, body: encodeJson(call.body), contentType: 'application/json' }, accept);
   return { body: answer.body, contentType: answer.contentType };
 }
 
@@ -257,8 +247,8 @@ function exchange(call: WireCall, accept: string): Promise<WholeAnswer> {
       {
         origin,
         path,
-        method: call.method,
-        headers: call.contentType === undefined ? { accept, ...call.headers } : { 'content-type': call.contentType, accept, ...call.headers },
+        method: 'POST',
+        headers: { 'content-type': call.contentType, accept, ...call.headers },
         body: call.body,
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
