@@ -5,7 +5,7 @@
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
 import { isRetriableUpstreamError } from './fallback';
-import { wavDurationSeconds } from './media/audio-facts';
+import { audioDurationSeconds } from './media/audio-facts';
 import type { ProviderTarget } from './provider.types';
 import { findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
 import { UpstreamHttpError, UpstreamLimitExceededError } from './upstream.errors';
@@ -42,14 +42,14 @@ describe('speech and transcription round trips', () => {
   ])('%s %s speaks a WAV that %s %s transcribes back to the same text and length', async (speaker, voiceModel, listener, listenModel) => {
     const spoken = await speechOf(speaker).synthesize(target(speaker, voiceModel), { model: voiceModel, text }, OPTIONS);
     expect(spoken).toMatchObject({ contentType: 'audio/wav', format: 'wav', characters: text.length });
-    const seconds = wavDurationSeconds(spoken.audio)!;
+    const seconds = (await audioDurationSeconds(spoken.audio))!;
     expect(seconds).toBeCloseTo(text.length * 0.0625, 6);
 
     const heard = await transcriptionOf(listener).transcribe(target(listener, listenModel), { model: listenModel, audio: spoken.audio, contentType: spoken.contentType }, OPTIONS);
     expect(heard.transcript).toBe(text);
-    expect(heard.durationSeconds).toBeCloseTo(seconds, 6);
-    // GPT-4o transcribe reports no duration: the adapter reads it from the WAV itself.
-    expect(heard.durationSource).toBe(listenModel === 'gpt-4o-transcribe' ? 'audio-header' : 'upstream');
+    // GPT-4o transcribe reports no duration: the gateway bills the length it read from the audio.
+    if (listenModel === 'gpt-4o-transcribe') expect(heard.durationSeconds).toBeUndefined();
+    else expect(heard.durationSeconds).toBeCloseTo(seconds, 6);
     expect(heard.words?.map((word) => word.punctuatedWord ?? word.word).join(' ')).toBe(listenModel === 'gpt-4o-transcribe' ? undefined : text);
   });
 
@@ -57,7 +57,7 @@ describe('speech and transcription round trips', () => {
     const spoken = await speechOf('azure').synthesize(target('azure', 'tts-prod'), { model: 'tts-prod', text }, OPTIONS);
     expect(emulator.requests.at(-1)).toMatchObject({ path: '/openai/deployments/tts-prod/audio/speech?api-version=2024-10-21', headers: { 'api-key': KEY } });
     const heard = await transcriptionOf('azure').transcribe(target('azure', 'whisper'), { model: 'whisper', audio: spoken.audio, contentType: 'audio/wav' }, OPTIONS);
-    expect(heard).toMatchObject({ transcript: text, durationSource: 'upstream' });
+    expect(heard).toMatchObject({ transcript: text, durationSeconds: expect.closeTo(text.length * 0.0625, 6) });
     expect(emulator.requests.at(-1)).toMatchObject({ path: '/openai/deployments/whisper/audio/transcriptions?api-version=2024-10-21', body: { model: 'whisper', response_format: 'verbose_json' } });
   });
 

@@ -4,8 +4,8 @@ import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSe
 import {
   MediaFetchFailedError,
   MediaFetchRefusedError,
+  audioDurationSeconds,
   transcriptionAdapterFor,
-  wavDurationSeconds,
   type CancelSignal,
   type FetchedMedia,
   type UpstreamTranscriptionResult,
@@ -30,9 +30,9 @@ export interface TranscriptionCall {
  * POST /stt. Admission first: the hold is `max_duration_seconds` (default and cap
  * STT_MAX_AUDIO_SECONDS) of audio, and must fit before the gateway fetches anything. Then the
  * audio is fetched under the media address policy (a refusal or failure is the client's 400),
- * a WAV longer than the maximum is refused (400, nothing billed), and the audio is transcribed.
- * Billed: the seconds of audio, rounded up, at least 1, at most the maximum. The length is the
- * provider's, else the WAV header's, else estimated from the size at 128 kbit/s.
+ * its length is read from its bytes, audio longer than the maximum is refused (400, nothing
+ * billed), and the audio is transcribed. Billed: audioSeconds, never capped by the hold: the
+ * hold decides admission, never the price.
  */
 @Injectable()
 export class TranscriptionService {
@@ -53,19 +53,18 @@ export class TranscriptionService {
     const maxSeconds = body.max_duration_seconds ?? limit;
     const targets = mediaTargets(model, body.provider, this.settings, { name: 'speech-to-text', supports: (kind) => transcriptionAdapterFor(kind) !== undefined });
     let audio: FetchedMedia;
-    // The audio's length when the call's answer does not say (the WAV header's, else estimated from the size).
-    let fallbackSeconds = 0;
+    // The length read from the audio's bytes, when they carry one.
+    let measuredSeconds: number | undefined;
     return this.pipeline.run(call, { endpoint: 'stt', model, catalogueRevision: revision, targets, ceiling: { audio_seconds: maxSeconds } }, {
       beforeCall: async () => {
         audio = await this.fetchAudio(body.url, call.signal);
-        const headerSeconds = wavDurationSeconds(audio.bytes);
-        if (headerSeconds !== undefined && Math.ceil(headerSeconds) > maxSeconds) {
+        measuredSeconds = await audioDurationSeconds(audio.bytes);
+        if (measuredSeconds !== undefined && billableSeconds(measuredSeconds) > maxSeconds) {
           throw new GatewayException(
             HttpStatus.BAD_REQUEST,
-            `${ErrorMessages.bodyValidationPrefix} url: the audio lasts ${Math.ceil(headerSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (max_duration_seconds, at most STT_MAX_AUDIO_SECONDS).`,
+            `${ErrorMessages.bodyValidationPrefix} url: the audio lasts ${billableSeconds(measuredSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (max_duration_seconds, at most STT_MAX_AUDIO_SECONDS).`,
           );
         }
-        fallbackSeconds = headerSeconds ?? audio.bytes.length / ESTIMATED_AUDIO_BYTES_PER_SECOND;
       },
       send: (target, signal) =>
         transcriptionAdapterFor(target.definition.kind)!.transcribe(
@@ -73,10 +72,10 @@ export class TranscriptionService {
           { model: target.model, audio: audio.bytes, contentType: audio.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
           { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
         ),
-      unreadUnits: () => ({ audio_seconds: billableSeconds(fallbackSeconds, maxSeconds) }),
+      unreadUnits: () => ({ audio_seconds: billableSeconds(audioSeconds(undefined, measuredSeconds, audio.bytes.length)) }),
       settle: (result, admitted) => {
-        const duration = result.durationSeconds ?? fallbackSeconds;
-        const billedSeconds = billableSeconds(duration, maxSeconds);
+        const duration = audioSeconds(result.durationSeconds, measuredSeconds, audio.bytes.length);
+        const billedSeconds = billableSeconds(duration);
         const usage = admitted.settle({ audio_seconds: billedSeconds });
         return resultOf(call, model.id, result, duration, { ...usage, audio_seconds: billedSeconds });
       },
@@ -98,10 +97,20 @@ export class TranscriptionService {
   }
 }
 
-/** Whole seconds, rounded up (a started second counts), at least 1, never past what was held. */
-export function billableSeconds(seconds: number, maxSeconds: number): number {
+/**
+ * The audio's length: the longer of the provider's figure and the one read from the file (a
+ * header can understate what a decoder hears), either alone when only one is known, else
+ * estimated from the size at 128 kbit/s.
+ */
+export function audioSeconds(reportedSeconds: number | undefined, measuredSeconds: number | undefined, bytes: number): number {
+  if (reportedSeconds === undefined && measuredSeconds === undefined) return bytes / ESTIMATED_AUDIO_BYTES_PER_SECOND;
+  return Math.max(reportedSeconds ?? 0, measuredSeconds ?? 0);
+}
+
+/** Whole seconds, rounded up (a started second counts), at least 1. */
+export function billableSeconds(seconds: number): number {
   if (!Number.isFinite(seconds) || seconds <= 0) return 1;
-  return Math.min(maxSeconds, Math.max(1, Math.ceil(seconds - 1e-9)));
+  return Math.max(1, Math.ceil(seconds - 1e-9));
 }
 
 function resultOf(call: TranscriptionCall, modelId: string, result: UpstreamTranscriptionResult, duration: number, usage: TranscriptionResultDto['meta']['usage']): TranscriptionResultDto {
