@@ -67,8 +67,11 @@ describe('postMultipart', () => {
   it('sends fields (a list repeats its name) and files that the platform parser reads back exactly', async () => {
     let form: FormData | undefined;
     let type = '';
+    let headers: IncomingMessage['headers'] = {};
     routes.set('/upload', (request, body, response) => {
       type = String(request.headers['content-type']);
+      headers = request.headers;
+      expect(Number(headers['content-length'])).toBe(body.length);
       void new Response(body, { headers: { 'content-type': type } }).formData().then((parsed) => {
         form = parsed;
         response.writeHead(200, { 'content-type': 'application/json' });
@@ -82,6 +85,8 @@ describe('postMultipart', () => {
     });
     expect(answer).toEqual({ text: 'hi' });
     expect(type).toMatch(/^multipart\/form-data; boundary=----igw[0-9a-f]{24}$/);
+    // Its length announced, not chunked: not every upstream takes a chunked upload.
+    expect(headers['transfer-encoding']).toBeUndefined();
     expect(form!.get('model')).toBe('whisper-1');
     expect(form!.getAll('timestamp_granularities[]')).toEqual(['word', 'segment']);
     expect(form!.has('language')).toBe(false);
@@ -93,6 +98,14 @@ describe('postMultipart', () => {
 
   it('uses a fresh boundary each time', () => {
     expect(encodeMultipart({}, []).contentType).not.toBe(encodeMultipart({}, []).contentType);
+  });
+
+  it("sends a file's own bytes as one of its parts: an upload holds the audio once, not a copy of it", () => {
+    const fetched = Buffer.from(new ArrayBuffer(64 * 1024));
+    fetched.fill(7);
+    const { parts } = encodeMultipart({ model: 'whisper-1' }, [{ field: 'file', filename: 'a.mp3', contentType: 'audio/mpeg', data: fetched }]);
+    expect(parts.filter((part) => part.buffer === fetched.buffer)).toEqual([fetched]);
+    expect(parts.reduce((total, part) => total + part.length, 0) - fetched.length).toBeLessThan(1_024);
   });
 });
 
