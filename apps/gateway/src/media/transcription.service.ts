@@ -2,16 +2,16 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { ErrorMessages, type AuthenticatedKey, type TranscriptionRequestDto, type TranscriptionResultDto, type TranscriptWordDto } from '@igw/contracts';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import {
+  MediaBudgetExhaustedError,
   MediaFetchFailedError,
   MediaFetchRefusedError,
   audioDurationSeconds,
   transcriptionAdapterFor,
   type CancelSignal,
-  type FetchedMedia,
   type UpstreamTranscriptionResult,
 } from '@igw/providers';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
-import { MediaFetcher } from './media-fetcher';
+import { MediaFetcher, type HeldMedia } from './media-fetcher';
 import { assertModelKind, mediaTargets } from './media-routing';
 
 /** What audio of unknown length is assumed to be: 128 kbit/s, a typical MP3 of speech. */
@@ -29,8 +29,9 @@ export interface TranscriptionCall {
 /**
  * POST /stt. Admission first: the hold is `max_duration_seconds` (default and cap
  * STT_MAX_AUDIO_SECONDS) of audio, and must fit before the gateway fetches anything. Then the
- * audio is fetched under the media address policy (a refusal or failure is the client's 400),
- * its length is read from its bytes, audio longer than the maximum is refused (400, nothing
+ * audio is fetched under the media address policy (a refusal or failure is the client's 400;
+ * no room in the process's media budget, a 503 with `retry-after`) and counted in that budget
+ * until the request is over (the upload sends that one copy), its length is read from its bytes, audio longer than the maximum is refused (400, nothing
  * billed), and the audio is transcribed. Billed: audioSeconds, never capped by the hold: the
  * hold decides admission, never the price.
  */
@@ -52,38 +53,44 @@ export class TranscriptionService {
     }
     const maxSeconds = body.max_duration_seconds ?? limit;
     const targets = mediaTargets(model, body.provider, this.settings, { name: 'speech-to-text', supports: (kind) => transcriptionAdapterFor(kind) !== undefined });
-    let audio: FetchedMedia;
+    // Fetched after admission (beforeCall), so the steps after it read it with `!`.
+    let audio: HeldMedia | undefined;
     // The length read from the audio's bytes, when they carry one.
     let measuredSeconds: number | undefined;
-    return this.pipeline.run(call, { endpoint: 'stt', model, catalogueRevision: revision, targets, ceiling: { audio_seconds: maxSeconds } }, {
-      beforeCall: async () => {
-        audio = await this.fetchAudio(body.url, call.signal);
-        measuredSeconds = await audioDurationSeconds(audio.bytes);
-        if (measuredSeconds !== undefined && billableSeconds(measuredSeconds) > maxSeconds) {
-          throw new GatewayException(
-            HttpStatus.BAD_REQUEST,
-            `${ErrorMessages.bodyValidationPrefix} url: the audio lasts ${billableSeconds(measuredSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (max_duration_seconds, at most STT_MAX_AUDIO_SECONDS).`,
-          );
-        }
-      },
-      send: (target, signal) =>
-        transcriptionAdapterFor(target.definition.kind)!.transcribe(
-          target,
-          { model: target.model, audio: audio.bytes, contentType: audio.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
-          { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
-        ),
-      unreadUnits: () => ({ audio_seconds: billableSeconds(audioSeconds(undefined, measuredSeconds, audio.bytes.length)) }),
-      settle: (result, admitted) => {
-        const duration = audioSeconds(result.durationSeconds, measuredSeconds, audio.bytes.length);
-        const billedSeconds = billableSeconds(duration);
-        const usage = admitted.settle({ audio_seconds: billedSeconds });
-        return resultOf(call, model.id, result, duration, { ...usage, audio_seconds: billedSeconds });
-      },
-    });
+    try {
+      return await this.pipeline.run(call, { endpoint: 'stt', model, catalogueRevision: revision, targets, ceiling: { audio_seconds: maxSeconds } }, {
+        beforeCall: async () => {
+          audio = await this.fetchAudio(body.url, call.signal);
+          measuredSeconds = await audioDurationSeconds(audio.bytes);
+          if (measuredSeconds !== undefined && billableSeconds(measuredSeconds) > maxSeconds) {
+            throw new GatewayException(
+              HttpStatus.BAD_REQUEST,
+              `${ErrorMessages.bodyValidationPrefix} url: the audio lasts ${billableSeconds(measuredSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (max_duration_seconds, at most STT_MAX_AUDIO_SECONDS).`,
+            );
+          }
+        },
+        send: (target, signal) =>
+          transcriptionAdapterFor(target.definition.kind)!.transcribe(
+            target,
+            { model: target.model, audio: audio!.bytes, contentType: audio!.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
+            { timeoutMs: this.settings.env.UPSTREAM_TIMEOUT_MS, signal },
+          ),
+        unreadUnits: () => ({ audio_seconds: billableSeconds(audioSeconds(undefined, measuredSeconds, audio!.bytes.length)) }),
+        settle: (result, admitted) => {
+          const duration = audioSeconds(result.durationSeconds, measuredSeconds, audio!.bytes.length);
+          const billedSeconds = billableSeconds(duration);
+          const usage = admitted.settle({ audio_seconds: billedSeconds });
+          return resultOf(call, model.id, result, duration, { ...usage, audio_seconds: billedSeconds });
+        },
+      });
+    } finally {
+      // The upload is over, or never began: the bytes leave the budget (a fetch that failed gave its own back).
+      audio?.release();
+    }
   }
 
-  /** The client chose the URL: whatever stops the fetch is a 400 naming it. */
-  private async fetchAudio(url: string, signal: CancelSignal): Promise<FetchedMedia> {
+  /** The client chose the URL: whatever stops the fetch is a 400 naming it, but a full media budget (the gateway's state) is a 503. */
+  private async fetchAudio(url: string, signal: CancelSignal): Promise<HeldMedia> {
     try {
       const audio = await this.fetcher.fetch(url, signal);
       if (audio.bytes.length === 0) throw new MediaFetchFailedError('http-status', 'answered with an empty file');
@@ -91,6 +98,12 @@ export class TranscriptionService {
     } catch (error) {
       if (error instanceof MediaFetchRefusedError || error instanceof MediaFetchFailedError) {
         throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} url: ${error.detail}`, { cause: error });
+      }
+      if (error instanceof MediaBudgetExhaustedError) {
+        throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: the audio at url ${error.detail}; try again shortly.`, {
+          cause: error,
+          headers: { 'retry-after': '1' },
+        });
       }
       throw error;
     }
