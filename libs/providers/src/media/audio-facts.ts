@@ -1,5 +1,3 @@
-import { parseFromTokenizer } from 'music-metadata';
-import { fromBuffer } from 'strtok3';
 import type { SpeechFormat } from '../provider.types';
 
 /**
@@ -19,6 +17,8 @@ const READS_PER_TURN = 1_000;
  * the provider's figure).
  */
 export async function audioDurationSeconds(bytes: Buffer): Promise<number | undefined> {
+  // Loaded on first use: only a gateway that transcribes pays for the parsers (about 40 ms, 16 MB).
+  const [{ parseFromTokenizer }, { fromBuffer }] = await Promise.all([import('music-metadata'), import('strtok3')]);
   const tokenizer = fromBuffer(bytes);
   // Every read of a buffer tokenizer (tokens, numbers, buffers) is a peek: counting it bounds the parse.
   const peek = tokenizer.peekBuffer.bind(tokenizer);
