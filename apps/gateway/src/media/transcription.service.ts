@@ -31,9 +31,10 @@ export interface TranscriptionCall {
  * STT_MAX_AUDIO_SECONDS) of audio, and must fit before the gateway fetches anything. Then the
  * audio is fetched under the media address policy (a refusal or failure is the client's 400;
  * no room in the process's media budget, a 503 with `retry-after`) and counted in that budget
- * until the request is over (the upload sends that one copy), its length is read from its bytes, audio longer than the maximum is refused (400, nothing
- * billed), and the audio is transcribed. Billed: audioSeconds, never capped by the hold: the
- * hold decides admission, never the price.
+ * until the request is over (the upload sends that one copy). Its length is read from its
+ * bytes: audio longer than the maximum is refused (400, nothing billed); the rest is
+ * transcribed. Billed: audioSeconds, never capped by the hold: the hold decides admission,
+ * never the price.
  */
 @Injectable()
 export class TranscriptionService {

@@ -111,16 +111,17 @@ export class MediaFetchRefusedError extends Error {
   }
 }
 
+const BUDGET_EXHAUSTED = 'could not be fetched now: the gateway holds as much fetched media as it may at once';
+
 /**
  * The process holds as much fetched media as its budget allows: the fetch stopped, and the same
  * request may succeed a moment later. `detail` completes `url: ...`.
  */
 export class MediaBudgetExhaustedError extends Error {
-  readonly detail = 'could not be fetched now: the gateway holds as much fetched media as it may at once';
+  readonly detail = BUDGET_EXHAUSTED;
 
   constructor() {
-    super();
-    this.message = this.detail;
+    super(BUDGET_EXHAUSTED);
     this.name = 'MediaBudgetExhaustedError';
   }
 }
@@ -253,7 +254,9 @@ async function fetchHop(hop: AdmittedHop, options: MediaFetchOptions, signal: Ab
     let length = 0;
     for await (const chunk of body as AsyncIterable<Buffer>) {
       length += chunk.length;
-      const refusal = length > options.maxBytes ? tooLarge() : options.lease && !options.lease.claim(chunk.length) ? new MediaBudgetExhaustedError() : undefined;
+      let refusal: Error | undefined;
+      if (length > options.maxBytes) refusal = tooLarge();
+      else if (options.lease && !options.lease.claim(chunk.length)) refusal = new MediaBudgetExhaustedError();
       if (refusal) {
         chunks.length = 0;
         discard(body);
