@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { ErrorMessages } from '@igw/contracts';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { makeMp3 } from '../tools/emulator/src/media/mp3';
 import { call, eventually, expectErrorBody } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
@@ -16,6 +17,8 @@ interface Transcription {
 const CREDITS_PER_SECOND = 200;
 const SAMPLE_TRANSCRIPT = 'The quick brown fox jumps over the lazy dog.';
 const MAX_BYTES = 400_000;
+/** The gateway holds at most this much fetched media at once: one file of MAX_BYTES fits. */
+const IN_FLIGHT_MAX_BYTES = 500_000;
 
 /**
  * POST /stt against the standalone gateway: OpenAI transcriptions and Deepgram played by the
@@ -33,6 +36,9 @@ describe('speech to text (POST /stt)', () => {
   let trapUrl: string;
   let trapHits = 0;
   const mediaHits: string[] = [];
+  /** /held.mp3 sends all but its last 50,000 bytes, then waits for this. */
+  let finishHeld: Promise<void> = Promise.resolve();
+  let heldSent = false;
 
   const listen = async (server: Server) => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -45,6 +51,8 @@ describe('speech to text (POST /stt)', () => {
     const sample = await relay('/media/sample.wav');
     const fiveSeconds = await relay('/media/tone.wav?seconds=5');
     const tenSeconds = await relay('/media/tone.wav?seconds=10');
+    // 300 KB: a provider that estimates its length from the size at 128 kbit/s hears under 19 s.
+    const fiveMinutes = makeMp3(300);
     trap = createServer((_request, response) => {
       trapHits++;
       response.writeHead(200, { 'content-type': 'audio/wav' });
@@ -61,6 +69,15 @@ describe('speech to text (POST /stt)', () => {
       if (route === '/sample.wav') return send(sample);
       if (route === '/five-seconds.wav') return send(fiveSeconds);
       if (route === '/ten-seconds.wav') return send(tenSeconds);
+      if (route === '/five-minutes.mp3') return send(fiveMinutes, 'audio/mpeg');
+      // The same MP3 labelled as something else: its length is read from its bytes.
+      if (route === '/five-minutes.bin') return send(fiveMinutes, 'application/octet-stream');
+      if (route === '/held.mp3') {
+        response.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': String(fiveMinutes.length) });
+        response.write(fiveMinutes.subarray(0, fiveMinutes.length - 50_000), () => (heldSent = true));
+        void finishHeld.then(() => response.end(fiveMinutes.subarray(fiveMinutes.length - 50_000)));
+        return;
+      }
       // 3 s at 128 kbit/s, in no format the gateway reads: its length is estimated.
       if (route === '/speech.mp3') return send(Buffer.concat([Buffer.from('EMULATED mp3 AUDIO\n'), Buffer.alloc(48_000 - 19)]), 'audio/mpeg');
       if (route === '/redirect-here') {
@@ -93,7 +110,9 @@ describe('speech to text (POST /stt)', () => {
       RATE_LIMIT_RPM: '100000',
       MEDIA_FETCH_ALLOWLIST: new URL(mediaUrl).host,
       MEDIA_FETCH_MAX_BYTES: String(MAX_BYTES),
-      MEDIA_FETCH_TIMEOUT_MS: '1000',
+      // Long enough for /held.mp3 to wait while the test fills the budget; /slow.wav takes longer.
+      MEDIA_FETCH_TIMEOUT_MS: '3000',
+      MEDIA_IN_FLIGHT_MAX_BYTES: String(IN_FLIGHT_MAX_BYTES),
       STT_MAX_AUDIO_SECONDS: '600',
     });
   }, 120_000);
@@ -140,7 +159,7 @@ describe('speech to text (POST /stt)', () => {
     expect(emulator.requests.at(-1)!.path).toMatch(/^\/v1\/listen\?model=nova-3&smart_format=true/);
   });
 
-  it('bills audio whose provider reports no length from the WAV header, else estimates it from the size', async () => {
+  it("bills audio whose provider reports no length by the file's own length, else estimates it from the size", async () => {
     const { accountId, key } = await app.paidKey(1_000_000);
     const wav = await transcribe(key, { model: 'test/transcribe', url: `${mediaUrl}/five-seconds.wav` });
     expect(wav.status).toBe(200);
@@ -207,6 +226,76 @@ describe('speech to text (POST /stt)', () => {
     const refused = await transcribe(key, { model: 'whisper', url: `${mediaUrl}/five-seconds.wav`, max_duration_seconds: 4 });
     expectErrorBody(refused, 400, '/stt', /^Body validation error! url: the audio lasts 5 s, longer than the 4 s this request may transcribe/);
     expect(upstreamCalls()).toBe(upstream);
+  });
+
+  it.each(['/five-minutes.mp3', '/five-minutes.bin'])(
+    'refuses a five-minute MP3 (%s) sent with max_duration_seconds 1 before transcribing it, billing nothing',
+    async (file) => {
+      const { accountId, key } = await app.paidKey(1_000_000);
+      const upstream = upstreamCalls();
+      const refused = await transcribe(key, { model: 'whisper', url: `${mediaUrl}${file}`, max_duration_seconds: 1 });
+      expectErrorBody(refused, 400, '/stt', /^Body validation error! url: the audio lasts 300 s, longer than the 1 s this request may transcribe/);
+      expect(upstreamCalls()).toBe(upstream);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await ledger(accountId)).toHaveLength(0);
+      expect(await app.balance(key)).toBe(1_000_000);
+    },
+  );
+
+  it('bills a five-minute MP3 within the limit for its real length, though the provider heard less', async () => {
+    const { accountId, key } = await app.paidKey(1_000_000);
+    const answer = await transcribe(key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` });
+    expect(answer.status).toBe(200);
+    // The emulated Whisper estimates 300,000 bytes at 128 kbit/s: 18.75 s.
+    expect(emulator.requests.at(-1)!.files).toEqual([expect.objectContaining({ filename: 'audio.mp3', bytes: 300_000 })]);
+    expect(answer.body.metadata.duration).toBe(300);
+    expect(answer.body.meta.usage).toEqual({ credits_used: 300 * CREDITS_PER_SECOND, usd_spent: 0.03, audio_seconds: 300 });
+    await ledgerHas(accountId, 1);
+    expect((await ledger(accountId))[0].units).toEqual({ audio_seconds: 300 });
+  });
+
+  it("bills audio whose length cannot be read by the provider's figure, even past the hold", async () => {
+    // 48,000 bytes in no format the gateway reads, held at 1 s; the provider hears 3 s.
+    const { accountId, key } = await app.paidKey(1_000_000);
+    const answer = await transcribe(key, { model: 'whisper', url: `${mediaUrl}/speech.mp3`, max_duration_seconds: 1 });
+    expect(answer.status).toBe(200);
+    expect(answer.body.metadata.duration).toBe(3);
+    expect(answer.body.meta.usage).toEqual({ credits_used: 3 * CREDITS_PER_SECOND, usd_spent: 0.0003, audio_seconds: 3 });
+    await ledgerHas(accountId, 1);
+    expect((await ledger(accountId))[0].units).toEqual({ audio_seconds: 3 });
+    await eventually(async () => (await app.balance(key)) === 1_000_000 - 3 * CREDITS_PER_SECOND, 20_000, 50);
+  });
+
+  it('refuses audio past the media the gateway may hold at once with 503 and retry-after, billing nothing, until the holder is done', async () => {
+    const holder = await app.paidKey(1_000_000);
+    const { accountId, key } = await app.paidKey(1_000_000);
+    let finish!: () => void;
+    finishHeld = new Promise<void>((resolve) => (finish = resolve));
+    heldSent = false;
+    const held = transcribe(holder.key, { model: 'whisper', url: `${mediaUrl}/held.mp3` });
+    await eventually(async () => heldSent, 10_000, 10);
+    // Once the gateway has read the held file's 250,000 bytes, 300,000 more do not fit in 500,000.
+    let answered = 0;
+    let refused: Awaited<ReturnType<typeof transcribe>> | undefined;
+    await eventually(
+      async () => {
+        const attempt = await transcribe(key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` });
+        if (attempt.status === 200) answered++;
+        else refused = attempt;
+        return refused !== undefined;
+      },
+      10_000,
+      10,
+    );
+    expectErrorBody(refused!, 503, '/stt', /^Service Unavailable: the audio at url could not be fetched now: the gateway holds as much fetched media as it may at once; try again shortly\.$/);
+    expect(refused!.headers.get('retry-after')).toBe('1');
+    finish();
+    expect((await held).status).toBe(200);
+    // The held request gave its bytes back when it was over: the same request now goes through.
+    expect((await transcribe(key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` })).status).toBe(200);
+    await ledgerHas(accountId, answered + 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await ledger(accountId)).toHaveLength(answered + 1);
   });
 
   it('holds max_duration_seconds of audio, which must fit before anything is fetched (403)', async () => {

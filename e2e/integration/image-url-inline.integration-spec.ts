@@ -38,8 +38,10 @@ describe('images answered by URL', () => {
     await new Promise((resolve) => other.close(resolve));
   });
 
-  const fetcherAllowing = (allowlist: string, maxBytes = 1024 * 1024) =>
-    new MediaFetcher({ env: { MEDIA_FETCH_MAX_BYTES: maxBytes, MEDIA_FETCH_TIMEOUT_MS: 5_000, MEDIA_FETCH_ALLOWLIST: allowlist } } as unknown as ServiceSettings);
+  const fetcherAllowing = (allowlist: string, maxBytes = 1024 * 1024, inFlightMaxBytes = 4 * maxBytes) =>
+    new MediaFetcher({
+      env: { MEDIA_FETCH_MAX_BYTES: maxBytes, MEDIA_FETCH_TIMEOUT_MS: 5_000, MEDIA_FETCH_ALLOWLIST: allowlist, MEDIA_IN_FLIGHT_MAX_BYTES: inFlightMaxBytes },
+    } as unknown as ServiceSettings);
   const emulatorHost = () => new URL(emulator.url).host;
   const urlImage = (url: string) => ({ url, mimeType: 'image/png' });
 
@@ -70,6 +72,19 @@ describe('images answered by URL', () => {
     await expect(inlineImage(fetcherAllowing(emulatorHost()), urlImage(`${emulator.url}/media/sample.wav`), new Cancellation())).rejects.toMatchObject({
       status: 502,
       message: 'Bad Gateway: the upstream answered with an image URL that did not answer with a PNG, JPEG, WebP or GIF image.',
+    });
+  });
+
+  it("holds an image in the process's media budget only until it is inlined; an image past the budget is a 502", async () => {
+    const png = makePng(64, 32, 7);
+    const url = `${emulator.url}/media/images/64x32/7.png`;
+    const roomForOne = fetcherAllowing(emulatorHost(), 1024 * 1024, png.length);
+    for (let round = 0; round < 3; round++) {
+      expect((await inlineImage(roomForOne, urlImage(url), new Cancellation())).base64).toBe(png.toString('base64'));
+    }
+    await expect(inlineImage(fetcherAllowing(emulatorHost(), 1024 * 1024, png.length - 1), urlImage(url), new Cancellation())).rejects.toMatchObject({
+      status: 502,
+      message: 'Bad Gateway: the upstream answered with an image URL that could not be fetched now: the gateway holds as much fetched media as it may at once.',
     });
   });
 });

@@ -17,5 +17,5 @@ export {
 } from './anthropic/anthropic.translate';
 export { GEMINI_THINKING_BUDGETS } from './google/gemini.translate';
 export * from './decisions/decisions.adapters';
-export { wavDurationSeconds, characterCount, speechContentType } from './media/audio-facts';
+export { audioDurationSeconds, characterCount, speechContentType } from './media/audio-facts';
 export { imageDimensions, imageMimeType, parseSize } from './media/image-facts';

@@ -5,9 +5,7 @@
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
 import { isRetriableUpstreamError } from './fallback';
-import { inlineImageUrls } from './media/inline-image-urls';
-import { wavDurationSeconds } from './media/audio-facts';
-import { imageDimensions } from './media/image-facts';
+import { audioDurationSeconds } from './media/audio-facts';
 import type { ProviderTarget } from './provider.types';
 import { findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
 import { UpstreamHttpError, UpstreamLimitExceededError } from './upstream.errors';
@@ -44,14 +42,14 @@ describe('speech and transcription round trips', () => {
   ])('%s %s speaks a WAV that %s %s transcribes back to the same text and length', async (speaker, voiceModel, listener, listenModel) => {
     const spoken = await speechOf(speaker).synthesize(target(speaker, voiceModel), { model: voiceModel, text }, OPTIONS);
     expect(spoken).toMatchObject({ contentType: 'audio/wav', format: 'wav', characters: text.length });
-    const seconds = wavDurationSeconds(spoken.audio)!;
+    const seconds = (await audioDurationSeconds(spoken.audio))!;
     expect(seconds).toBeCloseTo(text.length * 0.0625, 6);
 
     const heard = await transcriptionOf(listener).transcribe(target(listener, listenModel), { model: listenModel, audio: spoken.audio, contentType: spoken.contentType }, OPTIONS);
     expect(heard.transcript).toBe(text);
-    expect(heard.durationSeconds).toBeCloseTo(seconds, 6);
-    // GPT-4o transcribe reports no duration: the adapter reads it from the WAV itself.
-    expect(heard.durationSource).toBe(listenModel === 'gpt-4o-transcribe' ? 'audio-header' : 'upstream');
+    // GPT-4o transcribe reports no duration: the gateway bills the length it read from the audio.
+    if (listenModel === 'gpt-4o-transcribe') expect(heard.durationSeconds).toBeUndefined();
+    else expect(heard.durationSeconds).toBeCloseTo(seconds, 6);
     expect(heard.words?.map((word) => word.punctuatedWord ?? word.word).join(' ')).toBe(listenModel === 'gpt-4o-transcribe' ? undefined : text);
   });
 
@@ -59,7 +57,7 @@ describe('speech and transcription round trips', () => {
     const spoken = await speechOf('azure').synthesize(target('azure', 'tts-prod'), { model: 'tts-prod', text }, OPTIONS);
     expect(emulator.requests.at(-1)).toMatchObject({ path: '/openai/deployments/tts-prod/audio/speech?api-version=2024-10-21', headers: { 'api-key': KEY } });
     const heard = await transcriptionOf('azure').transcribe(target('azure', 'whisper'), { model: 'whisper', audio: spoken.audio, contentType: 'audio/wav' }, OPTIONS);
-    expect(heard).toMatchObject({ transcript: text, durationSource: 'upstream' });
+    expect(heard).toMatchObject({ transcript: text, durationSeconds: expect.closeTo(text.length * 0.0625, 6) });
     expect(emulator.requests.at(-1)).toMatchObject({ path: '/openai/deployments/whisper/audio/transcriptions?api-version=2024-10-21', body: { model: 'whisper', response_format: 'verbose_json' } });
   });
 
@@ -98,20 +96,13 @@ describe('image generation', () => {
     expect(result.usage).toEqual({ images: 2, width: 1024, height: 1536, megapixels: (2 * 1024 * 1536) / 1e6, inputTokens: 2, outputTokens: 2112 });
   });
 
-  it('a URL answer is fetched into base64 by inlineImageUrls, without the API key', async () => {
+  it('a server that answers by URL leaves the bytes to the gateway, which fetches them under the media address policy', async () => {
     // An OpenAI-compatible server defaulting to URLs (the adapter asks b64_json of DALL·E only).
     const flux = target('together', 'flux-schnell');
     const result = await imagesOf('together').generate(flux, { model: 'flux-schnell', prompt: 'a fox', size: '512x768', steps: 4, options: { response_format: 'url' } }, OPTIONS);
     expect(result.usage).toEqual({ images: 1, width: 512, height: 768, megapixels: (512 * 768) / 1e6, steps: 4 });
     expect(result.images[0].base64).toBeUndefined();
     expect(result.images[0].url).toMatch(/\/media\/images\/512x768\/\d+\.png$/);
-    const inlined = await inlineImageUrls(flux, result, OPTIONS);
-    const bytes = Buffer.from(inlined.images[0].base64!, 'base64');
-    expect(imageDimensions(bytes)).toEqual({ width: 512, height: 768 });
-    expect(inlined.images[0]).toMatchObject({ mimeType: 'image/png', width: 512, height: 768 });
-    const fetched = emulator.requests.at(-1)!;
-    expect(fetched.method).toBe('GET');
-    expect(fetched.headers.authorization).toBeUndefined();
   });
 
   it('Azure OpenAI generates through its deployment', async () => {
@@ -176,24 +167,5 @@ describe('failures the fallback chain acts on', () => {
     expect(failure).toBeInstanceOf(UpstreamLimitExceededError);
     expect(failure).toMatchObject({ upstreamCharged: true });
     expect(isRetriableUpstreamError(failure)).toBe(false);
-  });
-});
-
-describe('inlineImageUrls', () => {
-  it('refuses a URL that does not answer with image bytes, whatever its content type says', async () => {
-    const flux = target('together', 'flux');
-    const notImage = { model: 'flux', images: [{ url: `${emulator.url}/media/sample.wav`, mimeType: 'image/png' }], usage: { images: 1 } };
-    await expect(inlineImageUrls(flux, notImage, OPTIONS)).rejects.toThrow(/did not answer with a PNG, JPEG, WebP or GIF/);
-    const noScheme = { ...notImage, images: [{ url: 'file:///etc/passwd', mimeType: 'image/png' }] };
-    await expect(inlineImageUrls(flux, noScheme, OPTIONS)).rejects.toThrow(/scheme file:/);
-    const missing = { ...notImage, images: [{ url: `${emulator.url}/media/images/1x1/99999999.png`, mimeType: 'image/png' }] };
-    await expect(inlineImageUrls(flux, missing, OPTIONS)).rejects.toMatchObject({ status: 404 });
-  });
-
-  it('leaves results that already carry bytes untouched, without a request', async () => {
-    const before = emulator.requests.length;
-    const result = { model: 'm', images: [{ base64: 'AA==', mimeType: 'image/png' }], usage: { images: 1 } };
-    expect(await inlineImageUrls(target('openai', 'm'), result, OPTIONS)).toBe(result);
-    expect(emulator.requests.length).toBe(before);
   });
 });

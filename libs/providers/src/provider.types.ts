@@ -245,13 +245,8 @@ export interface TranscribedWord {
 export interface UpstreamTranscriptionResult {
   model: string;
   transcript: string;
-  /**
-   * Length of the audio in seconds, what billing counts: as the provider reported it, else read
-   * from the audio's own header (WAV), else undefined (the caller decides how to bill then).
-   */
+  /** Length of the audio in seconds as the provider reported it; undefined when it reported none. */
   durationSeconds?: number;
-  /** Where `durationSeconds` came from. */
-  durationSource?: 'upstream' | 'audio-header';
   language?: string;
   confidence?: number;
   words?: TranscribedWord[];

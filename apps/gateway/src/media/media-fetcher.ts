@@ -1,24 +1,43 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
-import { fetchMedia, parseAllowlist, type AllowlistEntry, type CancelSignal, type FetchedMedia } from '@igw/providers';
+import { fetchMedia, MediaMemoryBudget, parseAllowlist, type AllowlistEntry, type CancelSignal, type FetchedMedia } from '@igw/providers';
+
+/** Fetched bytes counted in the process's media budget until `release` (idempotent) gives them back. */
+export interface HeldMedia extends FetchedMedia {
+  release(): void;
+}
 
 /**
- * fetchMedia with the deployment's limits (MEDIA_FETCH_MAX_BYTES, MEDIA_FETCH_TIMEOUT_MS) and
- * allowlist (MEDIA_FETCH_ALLOWLIST, parsed once): the only way the gateway's endpoints fetch an
- * address a client or an upstream chose.
+ * fetchMedia with the deployment's limits (MEDIA_FETCH_MAX_BYTES, MEDIA_FETCH_TIMEOUT_MS),
+ * allowlist (MEDIA_FETCH_ALLOWLIST, parsed once) and the process's media budget
+ * (MEDIA_IN_FLIGHT_MAX_BYTES): the only way the gateway's endpoints fetch an address a client or
+ * an upstream chose.
  */
 @Injectable()
 export class MediaFetcher {
   private readonly allowlist: readonly AllowlistEntry[];
+  private readonly budget: MediaMemoryBudget;
 
   constructor(@Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings) {
     this.allowlist = parseAllowlist(settings.env.MEDIA_FETCH_ALLOWLIST);
+    this.budget = new MediaMemoryBudget(settings.env.MEDIA_IN_FLIGHT_MAX_BYTES);
   }
 
-  /** Rejects with MediaFetchRefusedError or MediaFetchFailedError; `signal` (the client leaving) stops the fetch. */
-  fetch(url: string, signal: CancelSignal): Promise<FetchedMedia> {
+  /**
+   * Rejects with MediaFetchRefusedError, MediaFetchFailedError or MediaBudgetExhaustedError;
+   * `signal` (the client leaving) stops the fetch. The caller releases what it got once its
+   * request no longer holds the bytes.
+   */
+  async fetch(url: string, signal: CancelSignal): Promise<HeldMedia> {
     const { MEDIA_FETCH_MAX_BYTES, MEDIA_FETCH_TIMEOUT_MS } = this.settings.env;
-    return fetchMedia(url, { maxBytes: MEDIA_FETCH_MAX_BYTES, timeoutMs: MEDIA_FETCH_TIMEOUT_MS, allowlist: this.allowlist, signal: abortSignalOf(signal) });
+    const lease = this.budget.lease();
+    try {
+      const media = await fetchMedia(url, { maxBytes: MEDIA_FETCH_MAX_BYTES, timeoutMs: MEDIA_FETCH_TIMEOUT_MS, allowlist: this.allowlist, signal: abortSignalOf(signal), lease });
+      return { ...media, release: lease.release };
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
   }
 }
 

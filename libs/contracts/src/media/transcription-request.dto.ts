@@ -43,7 +43,7 @@ export class TranscriptionRequestDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
-    description: 'The longest audio this request may transcribe, in seconds (default and maximum: STT_MAX_AUDIO_SECONDS, 3600). Its price is held while the request runs, so a lower value lets a small balance transcribe short audio; a WAV found longer is refused with a 400 before transcription, and no audio is billed beyond it.',
+    description: 'The longest audio this request may transcribe, in seconds (default and maximum: STT_MAX_AUDIO_SECONDS, 3600). Its price is held while the request runs, so a lower value lets a small balance transcribe short audio; audio whose length, read from its bytes (WAV, MP3, Ogg, M4A, FLAC, WebM), is longer is refused with a 400 before transcription. Audio whose length cannot be read is billed for what the provider reports, even beyond it: the hold decides admission, never the price.',
   })
   @NullMeansAbsent()
   @IsOptional()
@@ -83,14 +83,14 @@ export class TranscriptResultsDto {
 export class TranscriptMetadataDto {
   @ApiProperty({ description: "The gateway's request id (x-request-id)" }) request_id!: string;
   @ApiProperty({ description: 'ISO 8601' }) created!: string;
-  @ApiProperty({ description: 'Seconds of audio: the provider\'s figure, else read from the WAV header, else estimated from the size at 128 kbit/s', example: 2 })
+  @ApiProperty({ description: "Seconds of audio: the longer of the provider's figure and the length read from the file, else estimated from the size at 128 kbit/s", example: 2 })
   duration!: number;
   @ApiProperty({ example: 1 }) channels!: number;
   @ApiProperty({ description: 'The catalogue id of the model', example: 'openai/whisper-1' }) model!: string;
 }
 
 export class TranscriptionMetaUsageDto extends MediaUsageDto {
-  @ApiProperty({ description: 'Seconds billed: the duration rounded up, at least 1, at most max_duration_seconds', example: 2 }) audio_seconds!: number;
+  @ApiProperty({ description: 'Seconds billed: the duration rounded up, at least 1 (audio whose length could not be read before transcribing is billed past max_duration_seconds when it lasts longer)', example: 2 }) audio_seconds!: number;
 }
 
 export class TranscriptionMetaDto {

@@ -94,6 +94,12 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1_024) MEDIA_FETCH_MAX_BYTES: number = 25 * 1024 * 1024;
   /** The longest one media fetch may take, redirects and body included (30 s). */
   @Transform(toNumber) @IsInt() @Min(100) MEDIA_FETCH_TIMEOUT_MS: number = 30_000;
+  /**
+   * Fetched media one gateway process holds at once (256 MiB), from the first byte read until
+   * its request is over: past it a speech-to-text request gets 503 with `retry-after`. At least
+   * MEDIA_FETCH_MAX_BYTES, so a file of the largest size can be fetched.
+   */
+  @Transform(toNumber) @IsInt() @Min(1_024) MEDIA_IN_FLIGHT_MAX_BYTES: number = 256 * 1024 * 1024;
   /** Comma-separated `host` or `host:port` entries fetched even when they resolve to loopback, private or other forbidden addresses (IPv6 in brackets). */
   @IsOptional() @Transform(emptyToUndefined) @IsString()
   @Matches(/^\s*(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?(\s*,\s*(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?)*\s*,?\s*$/, {
@@ -152,6 +158,9 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Loaded
   if (errors.length > 0) {
     const details = errors.flatMap((error) => Object.values(error.constraints ?? {})).join('; ');
     throw new EnvironmentError(`Invalid configuration: ${details}`);
+  }
+  if (env.MEDIA_IN_FLIGHT_MAX_BYTES < env.MEDIA_FETCH_MAX_BYTES) {
+    throw new EnvironmentError('Invalid configuration: MEDIA_IN_FLIGHT_MAX_BYTES must be at least MEDIA_FETCH_MAX_BYTES');
   }
   try {
     trustedRanges(env.TRUSTED_PROXIES);

@@ -1,4 +1,3 @@
-import { wavDurationSeconds } from '../media/audio-facts';
 import type {
   CallOptions,
   ProviderTarget,
@@ -49,15 +48,8 @@ export function fromDeepgramListenResponse(provider: string, request: UpstreamTr
   const best = channel?.alternatives?.[0];
   if (!best || typeof best.transcript !== 'string') throw new UpstreamProtocolError(provider, 'no transcript in results.channels[0].alternatives[0]');
   const reported = response.metadata?.duration;
-  const measured = typeof reported === 'number' ? undefined : wavDurationSeconds(request.audio);
   const result: UpstreamTranscriptionResult = { model: request.model, transcript: best.transcript, raw: { ...response } };
-  if (typeof reported === 'number' && Number.isFinite(reported)) {
-    result.durationSeconds = reported;
-    result.durationSource = 'upstream';
-  } else if (measured !== undefined) {
-    result.durationSeconds = measured;
-    result.durationSource = 'audio-header';
-  }
+  if (typeof reported === 'number' && Number.isFinite(reported)) result.durationSeconds = reported;
   if (typeof best.confidence === 'number') result.confidence = best.confidence;
   const language = channel?.detected_language ?? request.language;
   if (language !== undefined) result.language = language;

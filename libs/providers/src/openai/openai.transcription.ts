@@ -1,4 +1,4 @@
-import { audioFilename, wavDurationSeconds } from '../media/audio-facts';
+import { audioFilename } from '../media/audio-facts';
 import type {
   CallOptions,
   ProviderTarget,
@@ -29,8 +29,8 @@ export interface OpenAiTranscriptionResponse {
 
 /**
  * Only Whisper answers `verbose_json` (duration, language, word timings); the GPT-4o
- * transcribe models refuse it and answer `json` with token usage but no duration, which is
- * then read from the audio itself.
+ * transcribe models refuse it and answer `json` with token usage but no duration (the
+ * gateway then bills the length it read from the audio itself).
  */
 function takesVerboseJson(model: string): boolean {
   return model.startsWith('whisper');
@@ -49,21 +49,12 @@ export function toOpenAiTranscriptionFields(request: UpstreamTranscriptionReques
   };
 }
 
-export function fromOpenAiTranscriptionResponse(
-  provider: string,
-  request: UpstreamTranscriptionRequest,
-  response: OpenAiTranscriptionResponse,
-): UpstreamTranscriptionResult {
+export function fromOpenAiTranscriptionResponse(provider: string, request: UpstreamTranscriptionRequest, response: OpenAiTranscriptionResponse): UpstreamTranscriptionResult {
   if (!response || typeof response.text !== 'string') throw new UpstreamProtocolError(provider, 'no text in the transcription answer');
   const { text, words, ...raw } = response;
   const reported = typeof response.duration === 'number' ? response.duration : response.usage?.type === 'duration' ? response.usage.seconds : undefined;
-  const measured = reported === undefined ? wavDurationSeconds(request.audio) : undefined;
-  const durationSeconds = reported ?? measured;
   const result: UpstreamTranscriptionResult = { model: request.model, transcript: text.trim(), raw };
-  if (durationSeconds !== undefined && Number.isFinite(durationSeconds)) {
-    result.durationSeconds = durationSeconds;
-    result.durationSource = reported !== undefined ? 'upstream' : 'audio-header';
-  }
+  if (reported !== undefined && Number.isFinite(reported)) result.durationSeconds = reported;
   if (typeof response.language === 'string') result.language = response.language;
   if (Array.isArray(words)) {
     result.words = words

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
-import { encodeMultipart, getBytes, postBytes, postJsonForBytes, postMultipart } from './http-client';
+import { encodeMultipart, postBytes, postJsonForBytes, postMultipart } from './http-client';
 import { DEFAULT_UPSTREAM_LIMITS } from './upstream-limits';
 
-// The binary, multipart and GET exchanges the media adapters use: the same limits, timeouts,
+// The binary and multipart exchanges the media adapters use: the same limits, timeouts,
 // cancellation and error mapping as postJson, against a real local server.
 
 type Route = (request: IncomingMessage, body: Buffer, response: ServerResponse) => void;
@@ -67,8 +67,11 @@ describe('postMultipart', () => {
   it('sends fields (a list repeats its name) and files that the platform parser reads back exactly', async () => {
     let form: FormData | undefined;
     let type = '';
+    let headers: IncomingMessage['headers'] = {};
     routes.set('/upload', (request, body, response) => {
       type = String(request.headers['content-type']);
+      headers = request.headers;
+      expect(Number(headers['content-length'])).toBe(body.length);
       void new Response(body, { headers: { 'content-type': type } }).formData().then((parsed) => {
         form = parsed;
         response.writeHead(200, { 'content-type': 'application/json' });
@@ -82,6 +85,8 @@ describe('postMultipart', () => {
     });
     expect(answer).toEqual({ text: 'hi' });
     expect(type).toMatch(/^multipart\/form-data; boundary=----igw[0-9a-f]{24}$/);
+    // Its length announced, not chunked: not every upstream takes a chunked upload.
+    expect(headers['transfer-encoding']).toBeUndefined();
     expect(form!.get('model')).toBe('whisper-1');
     expect(form!.getAll('timestamp_granularities[]')).toEqual(['word', 'segment']);
     expect(form!.has('language')).toBe(false);
@@ -94,10 +99,18 @@ describe('postMultipart', () => {
   it('uses a fresh boundary each time', () => {
     expect(encodeMultipart({}, []).contentType).not.toBe(encodeMultipart({}, []).contentType);
   });
+
+  it("sends a file's own bytes as one of its parts: an upload holds the audio once, not a copy of it", () => {
+    const fetched = Buffer.from(new ArrayBuffer(64 * 1024));
+    fetched.fill(7);
+    const { parts } = encodeMultipart({ model: 'whisper-1' }, [{ field: 'file', filename: 'a.mp3', contentType: 'audio/mpeg', data: fetched }]);
+    expect(parts.filter((part) => part.buffer === fetched.buffer)).toEqual([fetched]);
+    expect(parts.reduce((total, part) => total + part.length, 0) - fetched.length).toBeLessThan(1_024);
+  });
 });
 
-describe('postJsonForBytes and getBytes', () => {
-  it('return the answer bytes and their content type', async () => {
+describe('postJsonForBytes', () => {
+  it('returns the answer bytes and their content type', async () => {
     const wav = Buffer.from('RIFF\x00\x00\x00\x00WAVE', 'latin1');
     routes.set('/speech', (request, body, response) => {
       expect(JSON.parse(body.toString('utf8'))).toEqual({ text: 'hi' });
@@ -109,13 +122,11 @@ describe('postJsonForBytes and getBytes', () => {
     expect(spoken.contentType).toBe('audio/wav');
     expect(spoken.body.equals(wav)).toBe(true);
 
-    routes.set('/image.png', (request, _body, response) => {
-      expect(request.method).toBe('GET');
+    routes.set('/image.png', (_request, _body, response) => {
       response.writeHead(200, { 'Content-Type': 'IMAGE/PNG' });
       response.end(Buffer.from([0x89, 0x50]));
     });
-    const image = await getBytes({ ...common('/image.png'), headers: {} });
-    expect(image).toEqual({ body: Buffer.from([0x89, 0x50]), contentType: 'image/png' });
+    expect(await postJsonForBytes({ ...common('/image.png'), body: {} })).toEqual({ body: Buffer.from([0x89, 0x50]), contentType: 'image/png' });
   });
 
   it('refuses an answer past maxResponseBytes and closes the connection', async () => {
@@ -132,13 +143,12 @@ describe('postJsonForBytes and getBytes', () => {
     const failed = postJsonForBytes({ ...common('/endless'), body: { text: 'hi' }, limits });
     await expect(failed).rejects.toBeInstanceOf(UpstreamLimitExceededError);
     await expect(failed).rejects.toMatchObject({ upstreamCharged: true });
-    await expect(getBytes({ ...common('/endless'), limits })).rejects.toBeInstanceOf(UpstreamLimitExceededError);
   });
 
   it('stops when the caller aborts, with an AbortError', async () => {
     routes.set('/slow', () => undefined);
     const controller = new AbortController();
-    const pending = getBytes({ ...common('/slow'), signal: controller.signal });
+    const pending = postJsonForBytes({ ...common('/slow'), body: {}, signal: controller.signal });
     setTimeout(() => controller.abort(), 20);
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });
@@ -148,7 +158,7 @@ describe('postJsonForBytes and getBytes', () => {
       response.writeHead(404, { 'content-type': 'application/xml' });
       response.end('<Error>BlobNotFound</Error>');
     });
-    await expect(getBytes(common('/gone'))).rejects.toEqual(expect.any(UpstreamHttpError));
-    await expect(getBytes(common('/gone'))).rejects.toMatchObject({ status: 404, upstreamMessage: '<Error>BlobNotFound</Error>' });
+    await expect(postJsonForBytes({ ...common('/gone'), body: {} })).rejects.toEqual(expect.any(UpstreamHttpError));
+    await expect(postJsonForBytes({ ...common('/gone'), body: {} })).rejects.toMatchObject({ status: 404, upstreamMessage: '<Error>BlobNotFound</Error>' });
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { encodeJson } from '@igw/contracts';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
@@ -41,9 +42,6 @@ export interface MultipartRequest extends Omit<JsonRequest, 'body'> {
   files: readonly MultipartFile[];
 }
 
-/** A GET of bytes (an image an upstream answered with a URL for). */
-export type GetRequest = Omit<JsonRequest, 'body'>;
-
 /** A whole binary answer: the bytes and what the upstream says they are. */
 export interface BytesAnswer {
   body: Buffer;
@@ -51,27 +49,29 @@ export interface BytesAnswer {
   contentType: string;
 }
 
-/** What `exchange` puts on the wire: the method, the encoded body and its type. */
+/** What `exchange` POSTs: the encoded body (whole, or a stream of parts with their length) and its type. */
 interface WireCall extends Omit<JsonRequest, 'body'> {
-  method: 'GET' | 'POST';
-  body?: string | Buffer;
-  contentType?: string;
+  body: string | Buffer | Readable;
+  contentType: string;
+  /** A stream's length: undici would otherwise send it chunked, which not every upstream takes. */
+  contentLength?: number;
 }
 
 /** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
 export async function postJson<T>(call: JsonRequest): Promise<T> {
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST', body: encodeJson(call.body), contentType: 'application/json' }, 'application/json'));
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, body: encodeJson(call.body), contentType: 'application/json' }, 'application/json'));
 }
 
 /** POSTs raw bytes (with their content type) and returns the parsed JSON answer; failures as postJson's. */
 export async function postBytes<T>(call: BytesRequest): Promise<T> {
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST' }, 'application/json'));
+  return parseJsonAnswer<T>(call, await exchangeOrThrow(call, 'application/json'));
 }
 
 /** POSTs a multipart/form-data body and returns the parsed JSON answer; failures as postJson's. */
 export async function postMultipart<T>(call: MultipartRequest): Promise<T> {
-  const { body, contentType } = encodeMultipart(call.fields, call.files);
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, method: 'POST', body, contentType }, 'application/json'));
+  const { parts, contentType } = encodeMultipart(call.fields, call.files);
+  const body = { body: Readable.from(parts), contentLength: byteLength(parts), contentType };
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, ...body }, 'application/json'));
 }
 
 /**
@@ -79,13 +79,7 @@ export async function postMultipart<T>(call: MultipartRequest): Promise<T> {
  * `accept` says what the caller takes (default any); failures as postJson's.
  */
 export async function postJsonForBytes(call: JsonRequest, accept = '*/*'): Promise<BytesAnswer> {
-  const answer = await exchangeOrThrow({ ...call, method: 'POST', body: encodeJson(call.body), contentType: 'application/json' }, accept);
-  return { body: answer.body, contentType: answer.contentType };
-}
-
-/** GETs bytes (an image an upstream gave a URL for), within the same limits, timeouts and errors. */
-export async function getBytes(call: GetRequest, accept = '*/*'): Promise<BytesAnswer> {
-  const answer = await exchangeOrThrow({ ...call, method: 'GET' }, accept);
+  const answer = await exchangeOrThrow({ ...call, body: encodeJson(call.body), contentType: 'application/json' }, accept);
   return { body: answer.body, contentType: answer.contentType };
 }
 
@@ -114,11 +108,18 @@ function textOf(body: Buffer): string {
   return body.toString('utf8', start);
 }
 
+/** A multipart/form-data body as the parts it is sent in: the files' own buffers among them. */
+export interface MultipartBody {
+  parts: readonly Buffer[];
+  contentType: string;
+}
+
 /**
  * A multipart/form-data body. The boundary is random, so it cannot occur in a file by accident;
- * names and filenames have their quotes and line breaks escaped as browsers do.
+ * names and filenames have their quotes and line breaks escaped as browsers do. A file's bytes
+ * are one of the parts, not copied: an upload of 25 MiB of audio holds 25 MiB, not twice that.
  */
-export function encodeMultipart(fields: MultipartRequest['fields'], files: readonly MultipartFile[]): { body: Buffer; contentType: string } {
+export function encodeMultipart(fields: MultipartRequest['fields'], files: readonly MultipartFile[]): MultipartBody {
   const boundary = `----igw${randomBytes(12).toString('hex')}`;
   const parts: Buffer[] = [];
   const quoted = (value: string) => value.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
@@ -139,7 +140,7 @@ export function encodeMultipart(fields: MultipartRequest['fields'], files: reado
     );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`, 'ascii'));
-  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+  return { parts, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 interface WholeAnswer {
@@ -257,8 +258,8 @@ function exchange(call: WireCall, accept: string): Promise<WholeAnswer> {
       {
         origin,
         path,
-        method: call.method,
-        headers: call.contentType === undefined ? { accept, ...call.headers } : { 'content-type': call.contentType, accept, ...call.headers },
+        method: 'POST',
+        headers: { 'content-type': call.contentType, accept, ...call.headers, ...(call.contentLength !== undefined && { 'content-length': String(call.contentLength) }) },
         body: call.body,
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
@@ -266,6 +267,12 @@ function exchange(call: WireCall, accept: string): Promise<WholeAnswer> {
       handler,
     );
   });
+}
+
+function byteLength(parts: readonly Buffer[]): number {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  return length;
 }
 
 function abortReason(signal: CancelSignal | undefined): Error {

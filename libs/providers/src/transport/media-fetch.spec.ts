@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseAllowlist } from './address-policy';
-import { fetchMedia, MediaFetchFailedError, MediaFetchRefusedError, type MediaFetchOptions } from './media-fetch';
+import { fetchMedia, MediaBudgetExhaustedError, MediaFetchFailedError, MediaFetchRefusedError, MediaMemoryBudget, type MediaFetchOptions } from './media-fetch';
 
 // Real HTTP servers on 127.0.0.1 only. The allowlist names exactly the media server's
 // 127.0.0.1:<port>; every forbidden target is another loopback port or address, and a second
@@ -306,5 +306,52 @@ describe('fetchMedia', () => {
     controller.abort();
     expect(await failure(fetching)).toMatchObject({ reason: 'aborted' });
     await (served.get('/held') as Served).closed;
+  });
+});
+
+describe('the media memory budget', () => {
+  it('claims what a fetch reads until it is released, and gives it back once', async () => {
+    const budget = new MediaMemoryBudget(MAX_BYTES);
+    const file = Buffer.alloc(40 * 1024, 3);
+    const url = route('/budgeted.bin', (_request, response) => response.end(file));
+    const lease = budget.lease();
+    const fetched = await fetchMedia(url, options({ lease }));
+    expect(fetched.bytes.equals(file)).toBe(true);
+    expect(budget.heldBytes).toBe(file.length);
+    lease.release();
+    lease.release();
+    expect(budget.heldBytes).toBe(0);
+  });
+
+  it('stops a fetch whose bytes would take the process past its budget, and closes the connection', async () => {
+    const budget = new MediaMemoryBudget(MAX_BYTES);
+    const holding = budget.lease();
+    expect(holding.claim(MAX_BYTES - 8 * 1024)).toBe(true);
+    const url = route('/over-budget', (_request, response, entry) => {
+      response.writeHead(200, { 'content-type': 'audio/mpeg' });
+      writeForever(response, entry, Buffer.alloc(4 * 1024, 2));
+    });
+    const lease = budget.lease();
+    const error = await fetchMedia(url, options({ lease })).catch((reason: unknown) => reason);
+    expect(error).toBeInstanceOf(MediaBudgetExhaustedError);
+    expect(error).toMatchObject({ detail: 'could not be fetched now: the gateway holds as much fetched media as it may at once' });
+    const entry = served.get('/over-budget') as Served;
+    await entry.closed;
+    expect(entry.closedEarly).toBe(true);
+    expect(budget.heldBytes).toBeLessThanOrEqual(MAX_BYTES);
+    lease.release();
+    holding.release();
+    expect(budget.heldBytes).toBe(0);
+    // Room again: the same fetch of a file that fits goes through.
+    const small = route('/fits.bin', (_request, response) => response.end(Buffer.alloc(1024)));
+    expect((await fetchMedia(small, options({ lease: budget.lease() }))).bytes.length).toBe(1024);
+  });
+
+  it('refuses claims on a released lease', () => {
+    const budget = new MediaMemoryBudget(1024);
+    const lease = budget.lease();
+    lease.release();
+    expect(lease.claim(1)).toBe(false);
+    expect(budget.heldBytes).toBe(0);
   });
 });

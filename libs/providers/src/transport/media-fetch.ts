@@ -16,7 +16,9 @@ import { describeBytes, describeDuration } from './upstream-limits';
  * `lookup` is pinned to them), so a name that re-resolves elsewhere between check and connect
  * (DNS rebinding) cannot move it. The body is capped at `maxBytes` (a larger declared length
  * is refused before reading; a larger body closes the connection as soon as it passes the
- * cap) and the whole fetch, all hops and the body included, at `timeoutMs`.
+ * cap) and the whole fetch, all hops and the body included, at `timeoutMs`. With a `lease` of
+ * the replica's MediaMemoryBudget, the body's bytes are claimed as they arrive: past the budget
+ * the connection is closed at once (MediaBudgetExhaustedError).
  *
  * Failures are one of two errors, both meant for the client when the client chose the URL:
  * - MediaFetchRefusedError: the gateway will not fetch it (policy, too many redirects, too large);
@@ -25,6 +27,8 @@ import { describeBytes, describeDuration } from './upstream-limits';
  * (`Body validation error! url: <detail>`): a 5xx would blame the gateway for the client's
  * server and invite retries of a request that cannot succeed. When an upstream chose the URL
  * (an image answered by URL), both mean the upstream's answer was unusable: a 502.
+ * The third, MediaBudgetExhaustedError, is the gateway's own state, not the URL's: for
+ * `POST /stt` a 503 with `retry-after`, as the same request may succeed a moment later.
  */
 
 export interface MediaFetchOptions {
@@ -40,6 +44,50 @@ export interface MediaFetchOptions {
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
   /** The caller giving up (the client went away): the fetch stops and rejects with MediaFetchFailedError `aborted`. */
   signal?: AbortSignal;
+  /** Claims the body's bytes from the replica's budget as they arrive; the caller releases it. */
+  lease?: MediaLease;
+}
+
+/** One fetch's share of a MediaMemoryBudget: what it claimed, given back at once by `release` (idempotent). */
+export interface MediaLease {
+  /** False, claiming nothing, when the budget has no room for `bytes` more (or the lease was released). */
+  claim(bytes: number): boolean;
+  release(): void;
+}
+
+/**
+ * The fetched media one process holds at once (MEDIA_IN_FLIGHT_MAX_BYTES): each fetch claims
+ * its bytes as they arrive and gives them back when its request no longer holds them (a
+ * speech-to-text upload is over, an image is inlined), so concurrent fetches cannot take more
+ * memory than the budget, whoever sends them.
+ */
+export class MediaMemoryBudget {
+  private held = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Bytes claimed and not yet given back. */
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  lease(): MediaLease {
+    let claimed = 0;
+    let released = false;
+    return {
+      claim: (bytes) => {
+        if (released || this.held + bytes > this.maxBytes) return false;
+        this.held += bytes;
+        claimed += bytes;
+        return true;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        this.held -= claimed;
+      },
+    };
+  }
 }
 
 export interface FetchedMedia {
@@ -60,6 +108,21 @@ export class MediaFetchRefusedError extends Error {
   ) {
     super(detail);
     this.name = 'MediaFetchRefusedError';
+  }
+}
+
+const BUDGET_EXHAUSTED = 'could not be fetched now: the gateway holds as much fetched media as it may at once';
+
+/**
+ * The process holds as much fetched media as its budget allows: the fetch stopped, and the same
+ * request may succeed a moment later. `detail` completes `url: ...`.
+ */
+export class MediaBudgetExhaustedError extends Error {
+  readonly detail = BUDGET_EXHAUSTED;
+
+  constructor() {
+    super(BUDGET_EXHAUSTED);
+    this.name = 'MediaBudgetExhaustedError';
   }
 }
 
@@ -191,10 +254,13 @@ async function fetchHop(hop: AdmittedHop, options: MediaFetchOptions, signal: Ab
     let length = 0;
     for await (const chunk of body as AsyncIterable<Buffer>) {
       length += chunk.length;
-      if (length > options.maxBytes) {
+      let refusal: Error | undefined;
+      if (length > options.maxBytes) refusal = tooLarge();
+      else if (options.lease && !options.lease.claim(chunk.length)) refusal = new MediaBudgetExhaustedError();
+      if (refusal) {
         chunks.length = 0;
         discard(body);
-        throw tooLarge();
+        throw refusal;
       }
       chunks.push(chunk);
     }
@@ -202,7 +268,7 @@ async function fetchHop(hop: AdmittedHop, options: MediaFetchOptions, signal: Ab
     return { kind: 'media', media: { bytes: Buffer.concat(chunks, length), ...(contentType !== undefined && { contentType }), finalUrl: hop.url.href } };
   } catch (error) {
     if (signal.aborted) throw signal.reason;
-    if (error instanceof MediaFetchRefusedError || error instanceof MediaFetchFailedError) throw error;
+    if (error instanceof MediaFetchRefusedError || error instanceof MediaFetchFailedError || error instanceof MediaBudgetExhaustedError) throw error;
     const code = errorCode(error);
     if (/Timeout/i.test(code)) throw new MediaFetchFailedError('timeout', `could not be fetched within the gateway's limit of ${describeDuration(options.timeoutMs)}`);
     throw new MediaFetchFailedError('unreachable', `could not be fetched: the connection failed (${code})`);
