@@ -22,13 +22,12 @@ describe('audioDurationSeconds', () => {
     const costly = makeMp3(70_000 * MP3_FRAME_SECONDS, [8, 16]);
     let turns = 0;
     const ticker = setInterval(() => turns++, 1);
-    const started = Date.now();
     try {
       expect(await audioDurationSeconds(costly)).toBeUndefined();
     } finally {
       clearInterval(ticker);
     }
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // The parse hands the event loop back as it goes: other requests' timers ran meanwhile.
     expect(turns).toBeGreaterThan(0);
   });
 });
