@@ -2,9 +2,8 @@ import type { SpeechFormat } from '../provider.types';
 
 /**
  * Reads one parse may make (a frame or page header, a box, a tag each; an MP3 frame costs four):
- * about 60,000 MP3 frames, 25 minutes of variable-rate audio with no length header, in about
- * half a second. A file that needs more (tiny frames, thousands of empty pages) has no readable
- * length.
+ * about 60,000 MP3 frames, 25 minutes of variable-rate audio with no length header. A file
+ * that needs more (tiny frames, thousands of empty pages) has no readable length.
  */
 const MAX_READS_PER_PARSE = 250_000;
 /** Reads between two turns of the event loop: a few milliseconds of parsing, so other requests go on meanwhile. */
