@@ -232,12 +232,24 @@ export class MessagingService implements BeforeApplicationShutdown, OnApplicatio
     });
   }
 
+  /**
+   * BullMQ's PostgreSQL backend keeps the failure of its first connection for good: a queue (or
+   * queue events, or relay) made while the database was away would fail every call after it came
+   * back, and /readyz with it. One that never got ready is forgotten and closed, so the next use
+   * makes a new one.
+   */
   private queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = this.backend.createQueue(name);
-      queue.on('error', (error: Error) => this.reportError(`Queue ${name}`, error));
-      this.queues.set(name, queue);
+      const created = this.backend.createQueue(name);
+      created.on('error', (error: Error) => this.reportError(`Queue ${name}`, error));
+      this.queues.set(name, created);
+      created.waitUntilReady().catch(() => {
+        if (this.queues.get(name) !== created) return;
+        this.queues.delete(name);
+        void created.close().catch(() => undefined);
+      });
+      queue = created;
     }
     return queue;
   }
@@ -247,8 +259,15 @@ export class MessagingService implements BeforeApplicationShutdown, OnApplicatio
     if (!events) {
       const created = this.backend.createQueueEvents(name);
       created.on('error', (error: Error) => this.reportError(`Queue events ${name}`, error));
-      events = created.waitUntilReady().then(() => created);
-      this.queueEvents.set(name, events);
+      const ready = created.waitUntilReady().then(() => created);
+      this.queueEvents.set(name, ready);
+      // Forgotten when it never got ready, as a queue is (see `queue`).
+      ready.catch(() => {
+        if (this.queueEvents.get(name) !== ready) return;
+        this.queueEvents.delete(name);
+        void created.close().catch(() => undefined);
+      });
+      events = ready;
     }
     return events;
   }
@@ -263,7 +282,14 @@ export class MessagingService implements BeforeApplicationShutdown, OnApplicatio
     if (!this.relayPromise) {
       const relay = this.backend.createRelay(this.options.serviceName);
       relay.on('error', (error: Error) => this.reportError('Relay', error));
-      this.relayPromise = relay.waitUntilReady().then(() => relay);
+      const ready = relay.waitUntilReady().then(() => relay);
+      this.relayPromise = ready;
+      // Forgotten when it never got ready, as a queue is (see `queue`).
+      ready.catch(() => {
+        if (this.relayPromise !== ready) return;
+        this.relayPromise = undefined;
+        void relay.close().catch(() => undefined);
+      });
     }
     return this.relayPromise;
   }
