@@ -4,7 +4,7 @@ import type { Environment } from '../config/environment';
 import { GatewayException } from '../errors/gateway.exception';
 import { clientAddressResolver, type ClientConnection } from '../http/client-address';
 import { BoundedExpiringSet } from './bounded-expiring-set';
-import { clientKey, KeyLookupGate, type LookupTicket } from './key-lookup-gate';
+import { KeyLookupGate, type LookupTicket } from './key-lookup-gate';
 
 /** How long an unknown key is remembered as unknown; creations clear it early by broadcast. */
 const NEGATIVE_TTL_MS = 5_000;
@@ -47,7 +47,7 @@ export class KeyLookupBudget {
 
   /** The address whose budget a request's look-ups spend. */
   clientOf(connection: ClientConnection | undefined): string {
-    return clientKey(connection && this.clientAddressOf(connection));
+    return (connection && this.clientAddressOf(connection)) ?? 'unknown';
   }
 
   /**

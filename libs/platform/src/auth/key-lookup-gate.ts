@@ -200,9 +200,3 @@ export class KeyLookupGate {
     }
   }
 }
-
-/** One budget per client address: an IPv4 address reached over IPv6 (`::ffff:1.2.3.4`) counts as itself. */
-export function clientKey(address: string | undefined): string {
-  if (!address) return 'unknown';
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
-}
