@@ -1,9 +1,9 @@
 import { HttpStatus } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { ErrorMessages } from '@igw/contracts';
 import type { Environment } from '../config/environment';
 import { GatewayException } from '../errors/gateway.exception';
 import { clientAddressResolver, type ClientConnection } from '../http/client-address';
-import { BoundedExpiringSet } from './bounded-expiring-set';
 import { KeyLookupGate, type LookupTicket } from './key-lookup-gate';
 
 /** How long an unknown key is remembered as unknown; creations clear it early by broadcast. */
@@ -26,7 +26,7 @@ type LookupSettings = Pick<
  */
 export class KeyLookupBudget {
   /** Hashes of keys found unknown; the owner adds them, and clears one when its key is created. */
-  readonly unknown = new BoundedExpiringSet(NEGATIVE_CACHE_ENTRIES, NEGATIVE_TTL_MS);
+  readonly unknown = new LRUCache<string, true>({ max: NEGATIVE_CACHE_ENTRIES, ttl: NEGATIVE_TTL_MS });
   private readonly gate: KeyLookupGate;
   private readonly clientAddressOf: (client: ClientConnection) => string | undefined;
 
