@@ -101,7 +101,7 @@ export function classifyAddress(address: string): AddressVerdict {
       return classifyIpv4(ipaddr.IPv4.parse(bare));
     case 6:
       // ipaddr.js reads the deprecated IPv4-compatible `::a.b.c.d` as IPv4-mapped; `::0:a.b.c.d` is the same address, read as written.
-      return classifyIpv6(ipaddr.IPv6.parse(bare.replace(/^::(?=[\d.]+(%.*)?$)/, '::0:')));
+      return classifyIpv6(ipaddr.IPv6.parse(bare.replace(/^::(?=\d+\.[\d.]+(%.*)?$)/, '::0:')));
     default:
       return forbidden('not an IP address');
   }
