@@ -131,8 +131,8 @@ describe('docker-compose.yml', () => {
       expect(setting).toBe(proxyAddress);
       // As the gateway reads it: the proxy is believed, any other container of the network is not.
       const trusted = trustedRanges(setting)!;
-      expect(trusted.check(proxyAddress)).toBe(true);
-      expect(trusted.check(anotherContainer)).toBe(false);
+      expect(trusted(proxyAddress)).toBe(true);
+      expect(trusted(anotherContainer)).toBe(false);
     }
   });
 

@@ -9,7 +9,6 @@ export * from './errors/gateway.exception';
 export * from './errors/all-exceptions.filter';
 export * from './auth/api-key';
 export * from './auth/api-key-authenticator';
-export * from './auth/bounded-expiring-set';
 export * from './auth/key-lookup-gate';
 export * from './auth/key-lookup-budget';
 export * from './auth/api-key.guard';

@@ -15,7 +15,9 @@ export function isRetriableUpstreamError(error: unknown): boolean {
 
 /**
  * Skips a source that keeps failing: after `threshold` failures in a row it is open (skipped)
- * for `cooldownMs`, then one attempt is let through again; a success closes it.
+ * for `cooldownMs`, then one attempt is let through again; a success closes it. Not cockatiel's
+ * circuitBreaker: it learns only from calls it runs and refuses them while open, so the attempt
+ * runWithFallback makes when every source is open could not be made or would not close it.
  */
 export class CircuitBreaker {
   private readonly states = new Map<string, { failures: number; openUntil: number }>();
@@ -70,7 +72,8 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * Tries the sources in order. Connection errors, timeouts, 429, 5xx and refusals of the
  * operator's account (401, 402, 403) move on to the next source; any other failure (the
  * request's own fault) ends the attempt at once. Sources the breaker has open are skipped,
- * unless every source is open.
+ * unless every source is open. The single wait for a short `retry-after` stays a few lines
+ * of this loop: with the breaker above ours, a cockatiel retry policy would add a library for them alone.
  */
 export async function runWithFallback<T, S extends { provider: string; model: string }>(
   sources: readonly S[],

@@ -1,9 +1,9 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
+import { LRUCache } from 'lru-cache';
 import {
   ApiKeyAuthenticator,
-  BoundedExpiringSet,
   GatewayException,
   hashApiKey,
   isWellFormedApiKey,
@@ -27,7 +27,7 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
    * at once) spend no client's budget, so a flood from a client's address (or from everyone
    * behind one proxy) does not lock out keys in use.
    */
-  private readonly found: BoundedExpiringSet;
+  private readonly found: LRUCache<string, true>;
 
   constructor(
     private readonly keys: KeysService,
@@ -36,11 +36,13 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   ) {
     super();
     this.lookUps = new KeyLookupBudget(settings.env, databaseNotAnswering);
-    this.found = new BoundedExpiringSet(FOUND_KEYS_REMEMBERED, settings.env.KEY_CACHE_TTL_MS);
+    this.found = new LRUCache({ max: FOUND_KEYS_REMEMBERED, ttl: settings.env.KEY_CACHE_TTL_MS });
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.messaging.subscribe('billing.keys.created', ({ keyHash }) => this.lookUps.unknown.delete(keyHash));
+    await this.messaging.subscribe('billing.keys.created', ({ keyHash }) => {
+      this.lookUps.unknown.delete(keyHash);
+    });
     // A creation may have been missed while the relay node was away.
     this.messaging.onRelayRecovered(() => this.lookUps.unknown.clear());
   }
@@ -49,15 +51,15 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     // Checked by the guard too; repeated so no caller can make billing query a key that cannot exist.
     if (!isWellFormedApiKey(presentedKey)) return null;
     const keyHash = hashApiKey(presentedKey);
-    if (this.lookUps.unknown.has(keyHash, Date.now())) return null;
-    const charged = !this.found.has(keyHash, Date.now());
+    if (this.lookUps.unknown.has(keyHash)) return null;
+    const charged = !this.found.has(keyHash);
     const resolved = await this.lookUps.lookUp(this.lookUps.clientOf(client), charged, () => this.keys.resolve(keyHash));
     if (!resolved) {
       this.found.delete(keyHash);
-      this.lookUps.unknown.add(keyHash, Date.now());
+      this.lookUps.unknown.set(keyHash, true);
       return null;
     }
-    this.found.add(keyHash, Date.now());
+    this.found.set(keyHash, true);
     return {
       keyId: resolved.keyId,
       accountId: resolved.accountId,

@@ -58,7 +58,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   async onApplicationBootstrap(): Promise<void> {
     await this.messaging.subscribe('billing.keys.revoked', ({ keyHash }) => {
       this.keys.delete(keyHash);
-      this.lookUps.unknown.add(keyHash, Date.now());
+      this.lookUps.unknown.set(keyHash, true);
       const pending = this.pending.get(keyHash);
       if (pending) pending.revoked = true;
     });
@@ -88,7 +88,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     const keyHash = hashApiKey(presentedKey);
     const cached = this.keys.get(keyHash);
     if (cached && cached.expiresAt > Date.now() && !cached.stale) return this.withBalance(cached);
-    if (this.lookUps.unknown.has(keyHash, Date.now())) return null;
+    if (this.lookUps.unknown.has(keyHash)) return null;
 
     let entry: CachedKey | null;
     try {
@@ -147,7 +147,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       const keep = !doubtful && !pending.unkeepable;
       if (!resolved) {
         this.keys.delete(keyHash);
-        if (keep) this.lookUps.unknown.add(keyHash, Date.now());
+        if (keep) this.lookUps.unknown.set(keyHash, true);
         return null;
       }
       this.observeBalance(resolved.accountId, {

@@ -1,10 +1,10 @@
 import { HttpStatus } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { ErrorMessages } from '@igw/contracts';
 import type { Environment } from '../config/environment';
 import { GatewayException } from '../errors/gateway.exception';
 import { clientAddressResolver, type ClientConnection } from '../http/client-address';
-import { BoundedExpiringSet } from './bounded-expiring-set';
-import { clientKey, KeyLookupGate, type LookupTicket } from './key-lookup-gate';
+import { KeyLookupGate, type LookupTicket } from './key-lookup-gate';
 
 /** How long an unknown key is remembered as unknown; creations clear it early by broadcast. */
 const NEGATIVE_TTL_MS = 5_000;
@@ -26,7 +26,7 @@ type LookupSettings = Pick<
  */
 export class KeyLookupBudget {
   /** Hashes of keys found unknown; the owner adds them, and clears one when its key is created. */
-  readonly unknown = new BoundedExpiringSet(NEGATIVE_CACHE_ENTRIES, NEGATIVE_TTL_MS);
+  readonly unknown = new LRUCache<string, true>({ max: NEGATIVE_CACHE_ENTRIES, ttl: NEGATIVE_TTL_MS });
   private readonly gate: KeyLookupGate;
   private readonly clientAddressOf: (client: ClientConnection) => string | undefined;
 
@@ -47,7 +47,7 @@ export class KeyLookupBudget {
 
   /** The address whose budget a request's look-ups spend. */
   clientOf(connection: ClientConnection | undefined): string {
-    return clientKey(connection && this.clientAddressOf(connection));
+    return (connection && this.clientAddressOf(connection)) ?? 'unknown';
   }
 
   /**

@@ -1,5 +1,7 @@
-import { BlockList, isIP } from 'node:net';
-import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import ipaddr from 'ipaddr.js';
+import proxyaddr from 'proxy-addr';
 
 /** What the client's address is read from. */
 export interface ClientConnection {
@@ -8,50 +10,57 @@ export interface ClientConnection {
 }
 
 /**
- * The function that tells a request's client address. With no trusted proxies it is the
- * connection's address. Behind reverse proxies listed in `trustedProxies` (comma-separated
- * addresses and CIDR ranges, e.g. `10.0.0.0/8, 127.0.0.1`), `X-Forwarded-For` is read from
- * the right, skipping trusted hops: the first address not trusted is the client (any client
- * can write the header's left part, so only what trusted proxies appended counts).
+ * The function that tells a request's client address, in one spelling (an IPv4 client on a
+ * dual-stack socket, `::ffff:10.1.2.3`, as itself). With no trusted proxies it is the connection's address. Behind
+ * reverse proxies listed in `trustedProxies` (comma-separated addresses and CIDR ranges, e.g.
+ * `10.0.0.0/8, 127.0.0.1`), `X-Forwarded-For` is read from the right, skipping trusted hops:
+ * the first address not trusted is the client (any client can write the header's left part,
+ * so only what trusted proxies appended counts). proxy-addr does the reading, as for Express.
  */
 export function clientAddressResolver(trustedProxies: string | undefined): (request: ClientConnection) => string | undefined {
-  const trusted = trustedRanges(trustedProxies);
-  if (!trusted) return (request) => request.socket?.remoteAddress;
-  const isTrusted = (address: string) => trusted.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  const isTrustedProxy = trustedRanges(trustedProxies);
+  if (!isTrustedProxy) return (request) => canonical(request.socket?.remoteAddress);
+  // Hops in node:net's forms only: ipaddr.js (under proxy-addr) would also read `0x7f.1` as an address.
+  const trust = (address: string) => isIP(address) !== 0 && isTrustedProxy(address);
   return (request) => {
-    let client = unmapped(request.socket?.remoteAddress);
-    if (!client || !isTrusted(client)) return client;
-    const header = request.headers['x-forwarded-for'];
-    const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
-    for (let index = hops.length - 1; index >= 0; index--) {
-      const hop = unmapped(hops[index].trim());
-      // A hop that is no address ends what can be believed: the last trusted proxy is the client.
-      if (!hop || isIP(hop) === 0) return client;
-      client = hop;
-      if (!isTrusted(hop)) return hop;
-    }
-    return client;
+    if (!request.socket?.remoteAddress) return undefined;
+    // The connection's address, then X-Forwarded-For's from the right, up to the first one not trusted.
+    const hops = proxyaddr.all(withOneForwardedFor(request) as IncomingMessage, trust);
+    const last = hops[hops.length - 1];
+    // A hop that is no address ends what can be believed: the last trusted proxy is the client.
+    return canonical(hops.length > 1 && isIP(last) === 0 ? hops[hops.length - 2] : last);
   };
 }
 
-/** The ranges of TRUSTED_PROXIES, or undefined when none is set; throws naming an entry that is not an address or range. */
-export function trustedRanges(trustedProxies: string | undefined): BlockList | undefined {
+/**
+ * Whether an address is one of TRUSTED_PROXIES, or undefined when none is set; throws naming an
+ * entry that is not an IP address (node:net's forms) or a CIDR range with a prefix length
+ * (proxy-addr's netmasks and names such as `loopback` are not part of the setting).
+ */
+export function trustedRanges(trustedProxies: string | undefined): ((address: string) => boolean) | undefined {
   const entries = (trustedProxies ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
   if (entries.length === 0) return undefined;
-  const list = new BlockList();
   for (const entry of entries) {
     const [address, prefix, ...rest] = entry.split('/');
-    const family = isIP(address);
-    const bits = prefix === undefined ? (family === 6 ? 128 : 32) : Number(prefix);
-    if (family === 0 || rest.length > 0 || !/^\d{1,3}$/.test(String(bits)) || bits > (family === 6 ? 128 : 32)) {
-      throw new Error(`TRUSTED_PROXIES: '${entry}' is not an IP address or a CIDR range (e.g. 10.0.0.0/8 or fd00::/8)`);
+    let valid = isIP(address) !== 0 && rest.length === 0 && (prefix === undefined || /^\d{1,3}$/.test(prefix));
+    try {
+      if (valid) proxyaddr.compile(entry);
+    } catch {
+      valid = false;
     }
-    list.addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');
+    if (!valid) throw new Error(`TRUSTED_PROXIES: '${entry}' is not an IP address or a CIDR range (e.g. 10.0.0.0/8 or fd00::/8)`);
   }
-  return list;
+  const trusted = proxyaddr.compile(entries);
+  return (address) => trusted(address, 0);
 }
 
-/** `::ffff:10.1.2.3` (an IPv4 client on a dual-stack socket) as `10.1.2.3`. */
-function unmapped(address: string | undefined): string | undefined {
-  return address?.toLowerCase().startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+/** forwarded (under proxy-addr) reads the header as one line, which is how Node gives it; a caller's list is joined. */
+function withOneForwardedFor(request: ClientConnection): ClientConnection {
+  const header = request.headers['x-forwarded-for'];
+  return Array.isArray(header) ? { socket: request.socket, headers: { 'x-forwarded-for': header.join(',') } } : request;
+}
+
+/** One spelling per address, so one client has one budget: IPv6 compressed and lower case, IPv4-mapped as IPv4. */
+function canonical(address: string | undefined): string | undefined {
+  return address && isIP(address) !== 0 ? ipaddr.process(address).toString() : address;
 }

@@ -23,6 +23,8 @@ export class DirectoryLockedError extends Error {}
  * with the same numbering); on any host, when the file has not been touched for
  * LOCK_STALE_MS (a process on another host, e.g. a recreated container sharing the volume).
  * Released on close; a crash leaves the file, which the next start recognises as stale.
+ * Not proper-lockfile: it judges a lock by its age alone, so a start right after its holder was
+ * killed would be refused for the whole stale period, where the pid check here takes over at once.
  */
 export class DirectoryLock {
   private heartbeat?: NodeJS.Timeout;

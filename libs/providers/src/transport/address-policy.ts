@@ -1,4 +1,5 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Which addresses the gateway may fetch when a client (or an upstream) names the URL. Pure:
@@ -28,19 +29,17 @@ export type AddressVerdict = { allowed: true } | { allowed: false; category: For
 const ALLOWED: AddressVerdict = { allowed: true };
 const forbidden = (category: ForbiddenCategory): AddressVerdict => ({ allowed: false, category });
 
-interface Range<T extends number | bigint> {
-  base: T;
-  bits: number;
-  category: ForbiddenCategory;
-}
+type ForbiddenRange<T extends ipaddr.IPv4 | ipaddr.IPv6> = { range: [T, number]; category: ForbiddenCategory };
 
-function ipv4Range(cidr: string, category: ForbiddenCategory): Range<number> {
-  const [base, bits] = cidr.split('/');
-  return { base: parseIpv4(base) as number, bits: Number(bits), category };
-}
+const ipv4Range = (cidr: string, category: ForbiddenCategory): ForbiddenRange<ipaddr.IPv4> => ({ range: ipaddr.IPv4.parseCIDR(cidr), category });
+const ipv6Range = (cidr: string, category: ForbiddenCategory): ForbiddenRange<ipaddr.IPv6> => ({ range: ipaddr.IPv6.parseCIDR(cidr), category });
 
-/** First match wins, so the specific metadata addresses come before the blocks holding them. */
-const FORBIDDEN_IPV4: readonly Range<number>[] = [
+/**
+ * First match wins, so the specific metadata addresses come before the blocks holding them.
+ * Our own table rather than ipaddr.js's `range()`: its names are not the categories a refusal
+ * promises (it calls documentation and benchmarking blocks reserved, and knows no metadata address).
+ */
+const FORBIDDEN_IPV4: readonly ForbiddenRange<ipaddr.IPv4>[] = [
   ipv4Range('169.254.169.254/32', 'cloud metadata'), // AWS, GCP, Azure, Oracle, DigitalOcean...
   ipv4Range('168.63.129.16/32', 'cloud metadata'), // Azure's host platform (a public address)
   ipv4Range('100.100.100.200/32', 'cloud metadata'), // Alibaba Cloud
@@ -62,13 +61,8 @@ const FORBIDDEN_IPV4: readonly Range<number>[] = [
   ipv4Range('240.0.0.0/4', 'reserved'),
 ];
 
-function ipv6Range(cidr: string, category: ForbiddenCategory): Range<bigint> {
-  const [base, bits] = cidr.split('/');
-  return { base: parseIpv6(base) as bigint, bits: Number(bits), category };
-}
-
 /** Checked after the forms that embed an IPv4 address; anything outside 2000::/3 is refused after these. */
-const FORBIDDEN_IPV6: readonly Range<bigint>[] = [
+const FORBIDDEN_IPV6: readonly ForbiddenRange<ipaddr.IPv6>[] = [
   ipv6Range('::/128', 'unspecified'),
   ipv6Range('::1/128', 'loopback'),
   ipv6Range('fd00:ec2::254/128', 'cloud metadata'), // AWS's IPv6 metadata endpoint
@@ -83,15 +77,14 @@ const FORBIDDEN_IPV6: readonly Range<bigint>[] = [
   ipv6Range('ff00::/8', 'multicast'),
 ];
 
-const GLOBAL_UNICAST_IPV6 = ipv6Range('2000::/3', 'reserved');
-/** Forms whose last 32 bits are an IPv4 address reached through them: judged by that address. */
-const IPV4_MAPPED = ipv6Range('::ffff:0:0/96', 'reserved');
-const NAT64 = ipv6Range('64:ff9b::/96', 'reserved');
+const GLOBAL_UNICAST_IPV6 = ipaddr.IPv6.parseCIDR('2000::/3');
+/** NAT64: its last 32 bits are an IPv4 address reached through it, judged as that address (as IPv4-mapped ones are). */
+const NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 /** Deprecated forms that also carry an IPv4 address: refused whatever it is, named by it when it is forbidden. */
-const IPV4_COMPATIBLE = ipv6Range('::/96', 'reserved');
-const IPV4_TRANSLATED = ipv6Range('::ffff:0:0:0/96', 'reserved');
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+const IPV4_TRANSLATED = ipaddr.IPv6.parseCIDR('::ffff:0:0:0/96');
 /** 6to4 carries its IPv4 address in bits 16-47. */
-const SIX_TO_FOUR = ipv6Range('2002::/16', 'reserved');
+const SIX_TO_FOUR = ipaddr.IPv6.parseCIDR('2002::/16');
 
 /**
  * Whether the gateway may connect to this address (as `dns.lookup` or a URL's host gives it:
@@ -100,73 +93,43 @@ const SIX_TO_FOUR = ipv6Range('2002::/16', 'reserved');
  */
 export function classifyAddress(address: string): AddressVerdict {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  const ipv4 = parseIpv4(bare);
-  if (ipv4 !== undefined) return classifyIpv4(ipv4);
-  const ipv6 = parseIpv6(bare);
-  if (ipv6 !== undefined) return classifyIpv6(ipv6);
-  return forbidden('not an IP address');
+  // node:net decides what is an address: ipaddr.js alone would also read `2130706433` or
+  // `010.0.0.1` (as 8.0.0.1, where URLs mean 10.0.0.1); URLs and dns.lookup give dotted forms,
+  // and checkUrl leaves decimal, octal and hex IPv4 to WHATWG URL, so anything else fails closed.
+  switch (isIP(bare)) {
+    case 4:
+      return classifyIpv4(ipaddr.IPv4.parse(bare));
+    case 6:
+      // ipaddr.js reads the deprecated IPv4-compatible `::a.b.c.d` as IPv4-mapped; `::0:a.b.c.d` is the same address, read as written.
+      return classifyIpv6(ipaddr.IPv6.parse(bare.replace(/^::(?=\d+\.[\d.]+(%.*)?$)/, '::0:')));
+    default:
+      return forbidden('not an IP address');
+  }
 }
 
-function classifyIpv4(address: number): AddressVerdict {
-  const match = FORBIDDEN_IPV4.find((range) => inIpv4Range(address, range));
+function classifyIpv4(address: ipaddr.IPv4): AddressVerdict {
+  const match = FORBIDDEN_IPV4.find(({ range }) => address.match(range));
   return match ? forbidden(match.category) : ALLOWED;
 }
 
-function classifyIpv6(address: bigint): AddressVerdict {
-  const embedded = Number(address & 0xffff_ffffn);
-  if (inIpv6Range(address, IPV4_MAPPED) || inIpv6Range(address, NAT64)) return classifyIpv4(embedded);
-  const fixed = FORBIDDEN_IPV6.find((range) => inIpv6Range(address, range));
+function classifyIpv6(address: ipaddr.IPv6): AddressVerdict {
+  const bytes = address.toByteArray();
+  const embedded = ipaddr.fromByteArray(bytes.slice(12)) as ipaddr.IPv4;
+  if (address.isIPv4MappedAddress() || address.match(NAT64)) return classifyIpv4(embedded);
+  const fixed = FORBIDDEN_IPV6.find(({ range }) => address.match(range));
   if (fixed) return forbidden(fixed.category);
-  if (inIpv6Range(address, IPV4_COMPATIBLE) || inIpv6Range(address, IPV4_TRANSLATED)) {
+  if (address.match(IPV4_COMPATIBLE) || address.match(IPV4_TRANSLATED)) {
     const verdict = classifyIpv4(embedded);
     return verdict.allowed ? forbidden('reserved') : verdict;
   }
-  if (inIpv6Range(address, SIX_TO_FOUR)) return classifyIpv4(Number((address >> 80n) & 0xffff_ffffn));
-  return inIpv6Range(address, GLOBAL_UNICAST_IPV6) ? ALLOWED : forbidden('reserved');
+  if (address.match(SIX_TO_FOUR)) return classifyIpv4(ipaddr.fromByteArray(bytes.slice(2, 6)) as ipaddr.IPv4);
+  return address.match(GLOBAL_UNICAST_IPV6) ? ALLOWED : forbidden('reserved');
 }
 
 /** `a loopback address`, `an unspecified address`: the words a refusal uses. */
 export function describeCategory(category: ForbiddenCategory): string {
   if (category === 'not an IP address') return 'something that is not an IP address';
   return `${/^[aeiou]/.test(category) ? 'an' : 'a'} ${category} address`;
-}
-
-function inIpv4Range(address: number, range: Range<number>): boolean {
-  if (range.bits === 0) return true;
-  const mask = range.bits === 32 ? 0xffff_ffff : ~(0xffff_ffff >>> range.bits) >>> 0;
-  return ((address & mask) >>> 0) === ((range.base & mask) >>> 0);
-}
-
-function inIpv6Range(address: bigint, range: Range<bigint>): boolean {
-  const shift = BigInt(128 - range.bits);
-  return address >> shift === range.base >> shift;
-}
-
-/** Dotted-quad IPv4 only (the form URLs and `dns.lookup` produce), as an unsigned 32-bit number. */
-export function parseIpv4(text: string): number | undefined {
-  if (!isIPv4(text)) return undefined;
-  return text.split('.').reduce((value, part) => value * 256 + Number(part), 0);
-}
-
-/** IPv6 (an IPv4 tail and a zone id allowed) as a 128-bit number. */
-export function parseIpv6(text: string): bigint | undefined {
-  const withoutZone = text.includes('%') ? text.slice(0, text.indexOf('%')) : text;
-  if (!isIPv6(withoutZone)) return undefined;
-  let groups = withoutZone;
-  const lastColon = groups.lastIndexOf(':');
-  const tail = groups.slice(lastColon + 1);
-  if (tail.includes('.')) {
-    const ipv4 = parseIpv4(tail);
-    if (ipv4 === undefined) return undefined;
-    groups = `${groups.slice(0, lastColon + 1)}${(ipv4 >>> 16).toString(16)}:${(ipv4 & 0xffff).toString(16)}`;
-  }
-  const [head, rest] = groups.split('::');
-  const headParts = head ? head.split(':') : [];
-  const restParts = rest === undefined ? [] : rest ? rest.split(':') : [];
-  const missing = 8 - headParts.length - restParts.length;
-  const parts = rest === undefined ? headParts : [...headParts, ...Array<string>(missing).fill('0'), ...restParts];
-  if (parts.length !== 8) return undefined;
-  return parts.reduce((value, part) => (value << 16n) | BigInt(parseInt(part, 16)), 0n);
 }
 
 /** One `MEDIA_FETCH_ALLOWLIST` entry: a host as URLs spell it (lower case, IPv4 dotted, IPv6 bracketed), and a port if named. */
@@ -264,7 +227,7 @@ export function checkUrl(input: string | URL, allowlist: readonly AllowlistEntry
 /** The URL's host when it is an IP address (brackets removed), else undefined. */
 function literalOf(url: URL): string | undefined {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  return isIPv4(host) || isIPv6(host) ? host : undefined;
+  return isIP(host) === 0 ? undefined : host;
 }
 
 /**
