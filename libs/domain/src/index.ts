@@ -6,6 +6,5 @@ export * from './catalogue/catalogue-query';
 export * from './tokens/token-estimate';
 export * from './money/chat-units';
 export * from './tools/tool-schemas';
-export * from './random/seeded-random';
 export * from './tokens/token-budget';
 export * from './tokens/token-count-pool';
