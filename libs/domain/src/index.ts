@@ -3,8 +3,5 @@ export * from './money/credits';
 export * from './money/pricing';
 export * from './catalogue/catalogue-index';
 export * from './catalogue/catalogue-query';
-export * from './tokens/token-estimate';
 export * from './money/chat-units';
 export * from './tools/tool-schemas';
-export * from './tokens/token-budget';
-export * from './tokens/token-count-pool';
