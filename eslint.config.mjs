@@ -17,11 +17,13 @@ const depConstraints = [
   // type axis
   { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts'] },
   { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain'] },
-  { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts', 'type:domain'] },
-  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts', 'type:domain'] },
+  // The tokenizer and its worker pool: beside domain, neither importing the other (pricing needs no tokenizer).
+  { sourceTag: 'type:tokenizer', onlyDependOnLibsWithTags: ['type:tokenizer'] },
+  { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts', 'type:domain', 'type:tokenizer'] },
+  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts', 'type:domain', 'type:tokenizer'] },
   // apps/standalone composes the four service apps in one process (and, in demo mode, the emulator tool).
-  { sourceTag: 'type:composer', onlyDependOnLibsWithTags: ['type:app', 'type:tool', 'type:lib', 'type:contracts', 'type:domain'] },
-  { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:tool', 'type:app', 'type:lib', 'type:contracts', 'type:domain'] },
+  { sourceTag: 'type:composer', onlyDependOnLibsWithTags: ['type:app', 'type:tool', 'type:lib', 'type:contracts', 'type:domain', 'type:tokenizer'] },
+  { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:tool', 'type:app', 'type:lib', 'type:contracts', 'type:domain', 'type:tokenizer'] },
   { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['*'] },
   // scope axis
   { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },

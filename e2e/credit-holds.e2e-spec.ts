@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { ErrorMessages } from '@igw/contracts';
-import { countTokens, creditsToMicro, estimateChatPromptTokens } from '@igw/domain';
+import { creditsToMicro } from '@igw/domain';
+import { countTokens, estimateChatPromptTokens } from '@igw/tokenizer';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';

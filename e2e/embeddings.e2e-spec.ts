@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { AzureOpenAI, OpenAI } from 'openai';
-import { countTokens } from '@igw/domain';
+import { countTokens } from '@igw/tokenizer';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { embeddingVector } from '../tools/emulator/src/openai/embeddings';
 import { call, eventually, expectErrorBody } from './support/http';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { countTokens, estimateChatPromptTokens } from '@igw/domain';
+import { countTokens, estimateChatPromptTokens } from '@igw/tokenizer';
 import { call, eventually, expectErrorBody } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 

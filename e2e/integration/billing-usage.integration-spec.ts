@@ -2,7 +2,6 @@ import type { INestApplication } from '@nestjs/common';
 import { QueueName, usageBatchOf, type ResolvedKey, type UsageBatch, type UsageEvent } from '@igw/contracts';
 import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
-import { seededRandom } from '@igw/domain';
 import { hashApiKey, loadEnvironment } from '@igw/platform';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -10,6 +9,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { startBilling } from '../../apps/billing/src/billing.app';
 import { reconcileBalances } from '../../apps/billing/src/ledger/reconciliation';
+import { seededRandom } from '../../tools/emulator/src/seeded-random';
 import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
 
 const ADMIN_TOKEN = 'integration-admin-token-usage-0123456789';

@@ -7,9 +7,15 @@ import { GatewayModule } from '../../gateway/src/gateway.module';
 
 const TOKEN = 'admin-token-0123456789abcdef';
 
+/** The providers a module and the modules it was configured with (its dynamic imports) are given. */
+function providersOf(module: DynamicModule): Provider[] {
+  const imported = (module.imports ?? []).filter((entry): entry is DynamicModule => typeof entry === 'object' && entry !== null && 'module' in entry);
+  return [...(module.providers ?? []), ...imported.flatMap(providersOf)];
+}
+
 /** Everything a module is given to hold: its providers' values. */
 function heldValues(module: DynamicModule): unknown[] {
-  return (module.providers ?? []).flatMap((provider: Provider) => (typeof provider === 'object' && 'useValue' in provider ? [provider.useValue] : []));
+  return providersOf(module).flatMap((provider) => (typeof provider === 'object' && 'useValue' in provider ? [provider.useValue] : []));
 }
 
 const holdsToken = (module: DynamicModule) => heldValues(module).some((value) => JSON.stringify(value)?.includes(TOKEN));
@@ -30,7 +36,7 @@ describe('who holds the admin token', () => {
   ])('%s holds no admin token, though its environment had one', (_name, build) => {
     const module = build();
     expect(holdsToken(module)).toBe(false);
-    const held = heldValues(module).find((_, index) => (module.providers![index] as { provide?: unknown }).provide === SERVICE_SETTINGS) as ServiceSettings;
+    const held = (providersOf(module).find((provider) => typeof provider === 'object' && provider.provide === SERVICE_SETTINGS) as { useValue: ServiceSettings }).useValue;
     expect(held.env).not.toHaveProperty('ADMIN_TOKEN');
     expect(held.env.PORT).toBe(env.PORT);
   });

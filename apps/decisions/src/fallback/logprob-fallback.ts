@@ -1,7 +1,7 @@
 import type { DecisionAnswer, DecisionQuestion, DecisionUsage } from '@igw/contracts';
 import { parseImageDataUrl, stateTexts } from '@igw/contracts';
-import { estimateChatPromptTokens } from '@igw/domain';
 import { RequestTranslationError, timedOutAfterPromptSent, UpstreamProtocolError, type UpstreamChatCompletion } from '@igw/providers';
+import { estimateChatPromptTokens } from '@igw/tokenizer';
 import { CHOICE_LABELS, combineRounds, labelDistribution, NOUL_LABELS, rounds, SCORE_LABELS, type TopLogprob } from './logprob-math';
 
 /**

@@ -58,22 +58,30 @@ const EXTENSIONS: Array<[string, Extension]> = [
   ['TracingMiddleware', { middleware: (consumer) => consumer.apply(TracingMiddleware).forRoutes('*') }],
 ];
 
-/** The gateway's chat route with a stand-in service and key check, started as the gateway starts. */
-function startChatApp(fastPath: boolean, extension: Extension = {}): Promise<INestApplication> {
-  class ExtendedModule {
+/**
+ * The gateway's chat route with a stand-in service and key check, started as the gateway starts.
+ * The extension sits in the chat module itself, or (`elsewhere`) in a feature module of its own
+ * beside it, as the gateway composes its features.
+ */
+function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = false): Promise<INestApplication> {
+  class ExtensionModule {
     configure(consumer: MiddlewareConsumer) {
       extension.middleware?.(consumer);
     }
   }
+  Module({ providers: (extension.providers ?? []) as never[] })(ExtensionModule);
+  class ChatModule {}
   Module({
+    imports: elsewhere ? [] : [ExtensionModule],
     controllers: [ChatController],
     providers: [
       { provide: ChatService, useValue: { complete: (_call: ChatCall, deliver: (completion: unknown) => void) => (deliver({ ok: true }), Promise.resolve()) } },
       { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } },
-      ...((extension.providers ?? []) as never[]),
     ],
-  })(ExtendedModule);
-  return startHttpApp(ExtendedModule, {
+  })(ChatModule);
+  class AppModule {}
+  Module({ imports: elsewhere ? [ChatModule, ExtensionModule] : [ChatModule] })(AppModule);
+  return startHttpApp(AppModule, {
     name: 'gateway',
     host: '127.0.0.1',
     port: 0,
@@ -116,11 +124,14 @@ describe('the chat fast path and the extensions of the gateway', () => {
     expect(controllerCalls).toHaveBeenCalledTimes(1);
   });
 
-  it.each(EXTENSIONS)('refuses to start, naming %s, when the fast path would skip it', async (name, extension) => {
-    await expect(startChatApp(true, extension)).rejects.toThrow(
-      new RegExp(`^The chat fast path serves POST /v1/chat/completions and /chat/completions outside Express and Nest, so it would skip the [a-z ]*${name}.*Set CHAT_FAST_PATH=false`),
-    );
-  });
+  it.each(EXTENSIONS.flatMap(([name, extension]) => [[name, 'the chat module', extension, false] as const, [name, 'another feature module', extension, true] as const]))(
+    'refuses to start, naming %s added in %s, when the fast path would skip it',
+    async (name, _where, extension, elsewhere) => {
+      await expect(startChatApp(true, extension, elsewhere)).rejects.toThrow(
+        new RegExp(`^The chat fast path serves POST /v1/chat/completions and /chat/completions outside Express and Nest, so it would skip the [a-z ]*${name}.*Set CHAT_FAST_PATH=false`),
+      );
+    },
+  );
 
   it.each(EXTENSIONS)('with CHAT_FAST_PATH=false, starts with %s and runs it on every chat request', async (name, extension) => {
     app = await startChatApp(false, extension);

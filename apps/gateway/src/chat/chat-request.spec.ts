@@ -1,5 +1,6 @@
 import type { CatalogueModel, ChatCompletionRequestDto } from '@igw/contracts';
-import { estimatePromptTokens, NON_TEXT_PART_TOKENS, priceUsage, tokenCountPool } from '@igw/domain';
+import { priceUsage } from '@igw/domain';
+import { estimatePromptTokens, NON_TEXT_PART_TOKENS, tokenCountPool } from '@igw/tokenizer';
 import {
   assertCacheLifetimesPriced,
   assertOperatorAccountFields,

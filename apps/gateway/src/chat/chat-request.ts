@@ -1,6 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { CHAT_PRICE_DIMENSION, ErrorMessages, expectedOneOf, STANDARD_SERVICE_TIERS, type CatalogueModel, type ChatCompletionRequestDto, type PriceUnit } from '@igw/contracts';
-import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, normalizeToolSchemas, whenCounted, type BudgetVerdict } from '@igw/domain';
+import { normalizeToolSchemas } from '@igw/domain';
+import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS } from '@igw/providers';
 import { GatewayException, type Environment } from '@igw/platform';
 

@@ -1,5 +1,5 @@
-import { countTokens, estimateChatPromptTokens } from '@igw/domain';
 import type { UpstreamChatChunk } from '@igw/providers';
+import { countTokens, estimateChatPromptTokens } from '@igw/tokenizer';
 import { chatStreamEvents, type StreamSettlement } from './chat-stream';
 
 const chunk = (delta: UpstreamChatChunk['choices'][number]['delta'], usage?: UpstreamChatChunk['usage']): UpstreamChatChunk => ({

@@ -1,4 +1,4 @@
-import { chatPromptTexts, countAllOffLoop, StreamedTokenCounter, whenCounted, type EstimableChatPrompt } from '@igw/domain';
+import { chatPromptTexts, countAllOffLoop, StreamedTokenCounter, whenCounted, type EstimableChatPrompt } from '@igw/tokenizer';
 import type { UpstreamChatChunk, UpstreamChunkBatch, UpstreamUsage } from '@igw/providers';
 
 export interface StreamSettlement {

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
-import { chatPromptTexts, chatUnits, countEachOffLoop, whenCounted } from '@igw/domain';
+import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
+import { chatPromptTexts, countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../upstream/paid-request-pipeline';
 import { planTargets, selectSources, upstreamTimeoutMsOf, type UpstreamTarget } from '../upstream/upstream-route';

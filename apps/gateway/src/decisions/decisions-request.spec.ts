@@ -1,6 +1,6 @@
 import type { CatalogueModel, DecisionRequestDto } from '@igw/contracts';
 import { jevQuestions } from '@igw/contracts';
-import { NON_TEXT_PART_TOKENS } from '@igw/domain';
+import { NON_TEXT_PART_TOKENS } from '@igw/tokenizer';
 import { assertShape, decisionQuestions, decisionShapeOf, inputTokensOf, utf8Bytes } from './decisions-request';
 
 const model = (overrides: Partial<CatalogueModel>): CatalogueModel => ({

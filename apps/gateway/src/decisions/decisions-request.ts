@@ -12,8 +12,8 @@ import {
   type DecisionRequestDto,
   type DecisionShape,
 } from '@igw/contracts';
-import { checkTokenBudgets, NON_TEXT_PART_TOKENS, whenCounted, type BudgetVerdict } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
+import { checkTokenBudgets, NON_TEXT_PART_TOKENS, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 
 /** Catalogue tag of a decision model that takes the Luna shape (`input`, questions as an array). */
 export const LUNA_SHAPE_TAG = 'decisions:shape-v2';

@@ -16,7 +16,7 @@ import {
 import { MessagingService, RpcTimeoutError } from '@igw/messaging';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
-import { countEachOffLoop, whenCounted } from '@igw/domain';
+import { countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { toClientError } from '../upstream/upstream-error.mapper';
 import { selectSources, upstreamTimeoutMsOf } from '../upstream/upstream-route';

@@ -1,6 +1,6 @@
 import type { CatalogueModel } from '@igw/contracts';
-import { tokenCountPool } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
+import { tokenCountPool } from '@igw/tokenizer';
 import { assertDimensions, assertEmbeddingModel, assertWithinContext, defaultDimensions, embeddingSources, inputList } from './embeddings-request';
 import { encodeEmbedding, toBase64Float32 } from './embedding-encoding';
 

@@ -1,8 +1,8 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type EmbeddingInput } from '@igw/contracts';
-import { checkTokenBudgets, whenCounted, type BudgetCheck, type BudgetVerdict } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 import { embeddingsAdapterFor, findProvider } from '@igw/providers';
+import { checkTokenBudgets, whenCounted, type BudgetCheck, type BudgetVerdict } from '@igw/tokenizer';
 
 const EMBEDDINGS_ENDPOINT_KIND = 'embeddings';
 /** Catalogue tag giving an embedding model's default vector length, e.g. `dimensions:1536`. */

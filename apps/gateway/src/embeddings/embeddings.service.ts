@@ -3,7 +3,7 @@ import type { EmbeddingListDto, EmbeddingRequestDto } from '@igw/contracts';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
-import { countAllOffLoop, whenCounted } from '@igw/domain';
+import { countAllOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../limits/request-meter';
 import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
 import { planTargets, selectSources, upstreamTimeoutMsOf } from '../upstream/upstream-route';

@@ -29,13 +29,13 @@ import {
   numberIssues,
   type NumberRule,
   type StringRule,
-} from './chat-validators';
-import { describeValue, describeWrongType } from './validation-issues';
+} from '../validation/field-validators';
+import { describeValue, describeWrongType } from '../validation/validation-issues';
 
 export * from './chat-content.dto';
 export * from './chat-messages.dto';
 export * from './chat-tools.dto';
-export { describeValue, describeWrongType, describeWrongValue, expectedOneOf, validationIssues, type ValidationIssue } from './validation-issues';
+export { describeValue, describeWrongType, describeWrongValue, expectedOneOf, validationIssues, type ValidationIssue } from '../validation/validation-issues';
 
 export const MAX_STOP_SEQUENCES = 4;
 export const REASONING_EFFORTS = ['none', 'low', 'medium', 'high'] as const;

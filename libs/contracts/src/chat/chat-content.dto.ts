@@ -12,8 +12,8 @@ import {
   NestedObject,
   unknownVariant,
   type DtoClass,
-} from './chat-validators';
-import { describeWrongType, relativeIssueLine } from './validation-issues';
+} from '../validation/field-validators';
+import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
 
 // Allowed values named once: the validators below and the fast acceptor (chat-request-acceptor.ts) read them.
 export const CACHE_CONTROL_TYPES = ['ephemeral'] as const;

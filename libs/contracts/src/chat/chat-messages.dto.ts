@@ -11,8 +11,8 @@ import {
   type UserContent,
 } from './chat-content.dto';
 import { AssistantToolCalls, CustomToolCallDto, FunctionToolCallDto, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
-import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant } from './chat-validators';
-import { describeWrongType } from './validation-issues';
+import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant } from '../validation/field-validators';
+import { describeWrongType } from '../validation/validation-issues';
 
 /** Every role a message may have; `developer` is OpenAI's newer name for `system`. */
 export const CHAT_ROLES = ['system', 'user', 'assistant', 'tool', 'developer'] as const;

@@ -28,7 +28,7 @@ type NumberRule = { min?: number; max?: number; integer?: boolean };
 
 const SEED = Number(process.env.CHAT_ACCEPTOR_SEED ?? 20_250_601);
 
-/** Mulberry32, as `seededRandom` in libs/domain (contracts import no lib of ours): the same seed, the same corpus. */
+/** Mulberry32, as `seededRandom` in tools/emulator (contracts import nothing of ours): the same seed, the same corpus. */
 function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {

@@ -44,7 +44,7 @@ import {
   ToolChoiceCustomDto,
   ToolChoiceFunctionDto,
 } from './chat-tools.dto';
-import { numberIssues, stringIssues, type DtoClass, type NumberRule, type StringRule } from './chat-validators';
+import { numberIssues, stringIssues, type DtoClass, type NumberRule, type StringRule } from '../validation/field-validators';
 
 /**
  * The fast path of chat request validation.

@@ -19,8 +19,8 @@ import {
   stringIssues,
   unknownVariant,
   type DtoClass,
-} from './chat-validators';
-import { describeValue, describeWrongType, expectedOneOf, quoteList, relativeIssueLine } from './validation-issues';
+} from '../validation/field-validators';
+import { describeValue, describeWrongType, expectedOneOf, quoteList, relativeIssueLine } from '../validation/validation-issues';
 
 // ---------------------------------------------------------------------------------------------
 // Tools (request `tools`): function tools, custom tools, and any other object with a `type`.

@@ -1,5 +1,5 @@
-import { isRecord } from '../chat/chat-validators';
-import { describeWrongType, describeWrongValue, expectedOneOf, relativeIssueLine } from '../chat/validation-issues';
+import { isRecord } from '../validation/field-validators';
+import { describeWrongType, describeWrongValue, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
 
 /**
  * The two request shapes of POST /v1/decisions (spec: "POST /v1/decisions") and their bounds.

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional } from 'class-validator';
-import { Checked, IsNumberField, IsOneOf, IsStringField } from '../chat/chat-validators';
-import { describeWrongType, relativeIssueLine } from '../chat/validation-issues';
+import { Checked, IsNumberField, IsOneOf, IsStringField } from '../validation/field-validators';
+import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
 
 /** OpenAI's limit on the number of inputs of one embeddings request. */
 export const MAX_EMBEDDING_INPUTS = 2048;

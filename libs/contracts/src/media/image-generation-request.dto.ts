@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, IsNumberField, IsOneOf, IsStringField } from '../chat/chat-validators';
-import { describeWrongType, describeWrongValue } from '../chat/validation-issues';
+import { Checked, IsNumberField, IsOneOf, IsStringField } from '../validation/field-validators';
+import { describeWrongType, describeWrongValue } from '../validation/validation-issues';
 import { IsTextOfAtMost, NullMeansAbsent, PROVIDER_FIELD_DESCRIPTION } from './media-fields';
 
 /** GPT Image's prompt limit (DALL·E 3 takes 4,000; its upstream 400 reaches the client). */

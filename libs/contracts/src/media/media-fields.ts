@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
-import { Checked } from '../chat/chat-validators';
-import { describeWrongType } from '../chat/validation-issues';
+import { Checked } from '../validation/field-validators';
+import { describeWrongType } from '../validation/validation-issues';
 
 /** Characters as price lists count them: Unicode code points, not UTF-16 units. */
 export function codePointCount(text: string): number {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsBooleanField, IsNumberField, IsStringField } from '../chat/chat-validators';
+import { IsBooleanField, IsNumberField, IsStringField } from '../validation/field-validators';
 import { NullMeansAbsent, PROVIDER_FIELD_DESCRIPTION } from './media-fields';
 import { MediaUsageDto } from './media-results';
 

@@ -1,5 +1,5 @@
 import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
-import { validationIssues } from '../chat/validation-issues';
+import { validationIssues } from './validation-issues';
 import { ErrorMessages } from '../errors/error-body.dto';
 
 const PIPE_OPTIONS = { transform: true, whitelist: true, forbidUnknownValues: false, validationError: { target: false, value: true } };

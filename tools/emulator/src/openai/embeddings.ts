@@ -7,7 +7,7 @@
 // else 1536. prompt_tokens = words in all inputs (token-array inputs: their length).
 // A `@no-usage` model-name suffix (../controls.ts) omits `usage`.
 import type { RequestContext } from '../context';
-import { seededRandom } from '@igw/domain';
+import { seededRandom } from '../seeded-random';
 import { countWords, hashText, isRecord, optionalPositiveInt } from '../util';
 
 const MAX_INPUTS = 2048;

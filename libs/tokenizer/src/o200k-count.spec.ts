@@ -57,7 +57,7 @@ describe('counting o200k tokens', () => {
   });
 
   it("counts real text, this repository's source files and documents, as gpt-tokenizer does", () => {
-    const root = path.resolve(__dirname, '../../../..');
+    const root = path.resolve(__dirname, '../../..');
     const files = [
       'README.md',
       ...readdirSync(path.join(root, 'docs')).map((name) => `docs/${name}`),

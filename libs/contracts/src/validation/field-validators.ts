@@ -9,7 +9,7 @@ import {
 } from './validation-issues';
 
 /**
- * Validation decorators of the chat contract. Each one writes its own message in the
+ * Validation decorators of the request contracts. Each one writes its own message in the
  * `Expected ... Received ...` style (see validation-issues.ts) and checks one field
  * completely, so a bad field gets one message, not one per failed rule.
  */

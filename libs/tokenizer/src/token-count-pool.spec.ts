@@ -112,7 +112,7 @@ describe('checkTokenBudgets', () => {
 
 describe('the built pool (dist/, as the services run it)', () => {
   it('counts in its compiled worker, and an idle worker does not keep the process from exiting', async () => {
-    const built = path.resolve(__dirname, '../../../../dist/libs/domain/src/tokens/token-count-pool.js');
+    const built = path.resolve(__dirname, '../../../dist/libs/tokenizer/src/token-count-pool.js');
     const script = `
       const { tokenCountPool } = require(${JSON.stringify(built)});
       const text = 'lorem ipsum dolor sit amet '.repeat(2000);

@@ -1,0 +1,3 @@
+export * from './token-estimate';
+export * from './token-budget';
+export * from './token-count-pool';
