@@ -50,7 +50,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
   }
 
   /**
-   * Resolves after the first read of the stream: Anthropic reports overload and other failures
+   * Resolves after the first chunks of the stream: Anthropic reports overload and other failures
    * as an `error` event right after a 200 head, and such a stream rejects here like an error
    * status does, so the caller can still fall back. The body is read to its end even after
    * message_stop, so the connection can be reused.
@@ -66,7 +66,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
       limits: target.limits,
     };
     const translator = new AnthropicStreamTranslator(target.provider, { excludeReasoning: isReasoningExcluded(request) });
-    return openChunkStream(call, new AnthropicChunks(target.provider, translator), { firstReadDecides: true });
+    return openChunkStream(call, new AnthropicChunks(target.provider, translator), { awaitFirstChunks: true });
   }
 }
 

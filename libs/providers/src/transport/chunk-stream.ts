@@ -40,11 +40,12 @@ export interface ChunkTranslator {
 
 export interface ChunkStreamOptions {
   /**
-   * Resolve only after the first read, rejecting on any failure in it: an upstream that reports
-   * overload as an event right after its 200 head (Anthropic) is then refused like an error
-   * status, while the caller can still fall back (nothing reached the client yet).
+   * Resolve only once the stream's first chunks were read (or it ended), rejecting on a failure
+   * before or among them: an upstream that reports overload as an event right after its 200 head
+   * (Anthropic) is then refused like an error status, while the caller can still fall back
+   * (nothing reached the client yet).
    */
-  firstReadDecides?: boolean;
+  awaitFirstChunks?: boolean;
 }
 
 /**
@@ -54,7 +55,7 @@ export interface ChunkStreamOptions {
  */
 export async function openChunkStream(call: JsonRequest, translator: ChunkTranslator, options: ChunkStreamOptions = {}): Promise<ChunkStream> {
   const stream = new ChunkBatches((await openEventBatches(call))[Symbol.asyncIterator](), translator);
-  if (options.firstReadDecides) await stream.readFirst();
+  if (options.awaitFirstChunks) await stream.readFirst();
   return stream;
 }
 
@@ -118,7 +119,7 @@ class ChunkBatches implements AsyncIterableIterator<readonly StreamedChunk[]> {
     return Promise.resolve(this.events.return?.()).then(() => OVER);
   }
 
-  /** Reads the first batch ahead; a failure anywhere in that read rejects (the events stopped). */
+  /** Reads the first batch ahead; a failure before it or among its chunks rejects (the events stopped). */
   async readFirst(): Promise<void> {
     const first = await this.next();
     const failure = this.failure;
