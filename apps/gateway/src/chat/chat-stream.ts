@@ -45,7 +45,8 @@ export async function* chatStreamEvents(stream: ChunkStream, options: ChatStream
           continue;
         }
         if (chunk.usage) {
-          // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's usage.
+          // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's
+          // usage. (A chunk with usage is always serialized, so the writer writes these changes.)
           const withMeta = chunk as UpstreamChatChunk & { meta?: unknown };
           withMeta.usage = { ...tally.usage!, web_search_calls: undefined };
           withMeta.meta = { usage: tally.settleReported() };

@@ -188,7 +188,7 @@ export class ChunkWriter {
     this.renamed = `"model":${JSON.stringify(model)}`;
   }
 
-  /** The chunk's JSON. A chunk without `raw` is the stream's own: it is renamed in place. */
+  /** The chunk's JSON. A chunk serialized is the stream's own (parsed or translated for it alone): it is renamed in place. */
   json({ chunk, raw }: StreamedChunk): string {
     const edited = raw === undefined || chunk.usage ? undefined : this.edited(raw, chunk);
     if (edited !== undefined) return edited;
