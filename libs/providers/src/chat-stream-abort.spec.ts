@@ -37,7 +37,7 @@ describe.each<[ProviderKind, string, string]>([
     const marker = `${model}@endless-stream@chunk-delay=100`;
     const target: ProviderTarget = { provider: kind, model: marker, baseUrl: `${emulator.url}${basePath}`, apiKey: 'key' };
     const signal = new Cancellation();
-    const batches = await chatAdapterFor(kind).streamBatches(target, { model: marker, messages: [{ role: 'user', content: 'go on forever' }] }, { timeoutMs: 10_000, signal });
+    const batches = await chatAdapterFor(kind).stream(target, { model: marker, messages: [{ role: 'user', content: 'go on forever' }] }, { timeoutMs: 10_000, signal });
     const iterator = batches[Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     const recorded = emulator.requests.findLast((request) => decodeURIComponent(request.path).includes(marker) || JSON.stringify(request.body ?? '').includes(marker))!;

@@ -3,6 +3,7 @@ export * from './upstream.errors';
 export * from './registry';
 export * from './routing';
 export * from './transport/sse';
+export { ChunkWriter, type ChunkStream, type StreamedChunk } from './transport/chunk-stream';
 export * from './transport/cancellation';
 export * from './transport/upstream-limits';
 export * from './transport/address-policy';

@@ -150,7 +150,7 @@ describe('media adapters', () => {
         .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(UpstreamUnavailableError);
       expect(isRetriableUpstreamError(failure)).toBe(true);
-      await expect(chatAdapterFor(definition.kind).streamBatches(target(provider, 'm'), { model: 'm', messages: [] }, OPTIONS)).rejects.toThrow(/no chat completions API/);
+      await expect(chatAdapterFor(definition.kind).stream(target(provider, 'm'), { model: 'm', messages: [] }, OPTIONS)).rejects.toThrow(/no chat completions API/);
     }
     expect(received).toHaveLength(0);
   });

@@ -1,4 +1,6 @@
+import type { JsonSource } from '@igw/contracts';
 import type { CancelSignal } from './transport/cancellation';
+import type { ChunkStream } from './transport/chunk-stream';
 import type { UpstreamLimits } from './transport/upstream-limits';
 
 /** Where one upstream call goes: a provider with its resolved address and key. */
@@ -50,8 +52,13 @@ export interface UpstreamChatCompletion {
   system_fingerprint?: string | null;
 }
 
-/** The OpenAI-shaped chat request the gateway sends on (model already replaced by the source's). */
-export type UpstreamChatRequest = Record<string, unknown> & { model: string; messages: unknown[] };
+/**
+ * The OpenAI-shaped chat request the gateway sends on (model already replaced by the source's).
+ * `messagesJson` is not a field of it: it is the client's own JSON text of `messages`, when the
+ * gateway kept it, which an adapter sending `messages` as they are sends in their place while
+ * the two still agree (`JsonRequest.bodySources`).
+ */
+export type UpstreamChatRequest = Record<string, unknown> & { model: string; messages: unknown[]; messagesJson?: JsonSource };
 
 /** A streamed piece of a chat completion, in OpenAI's `chat.completion.chunk` shape. */
 export interface UpstreamChatChunk {
@@ -95,14 +102,6 @@ export interface UpstreamChatChunk {
   system_fingerprint?: string | null;
 }
 
-/**
- * The chunks of one read of a stream. An adapter that read them as JSON text (OpenAI's format)
- * lists that text too: `json[i]` is `batch[i]` exactly as the upstream wrote it (undefined
- * where the adapter changed the chunk after reading it), so a reader that forwards a chunk
- * with a field or two changed may edit its text rather than serialize the chunk again.
- */
-export type UpstreamChunkBatch = UpstreamChatChunk[] & { json?: ReadonlyArray<string | undefined> };
-
 export interface CallOptions {
   signal?: CancelSignal;
   timeoutMs: number;
@@ -114,13 +113,11 @@ export interface ChatAdapter {
   /**
    * Opens a stream. The promise settles once the upstream has answered: it rejects with an
    * Upstream*Error when the upstream refused (so the caller may fall back to another source
-   * before anything reached the client), and resolves with the chunks otherwise, in batches:
-   * those translated from one read of the upstream connection together, so a reader spends one
-   * promise per read rather than per chunk. Batches are never empty. The chunks are
-   * OpenAI-shaped; the last one carries `usage`. Aborting `options.signal` ends the stream and
-   * closes the upstream connection.
+   * before anything reached the client), and resolves with the chunks otherwise (OpenAI-shaped,
+   * the last one carrying `usage`; see chunk-stream.ts, where an adapter's translator plugs in).
+   * Aborting `options.signal` ends the stream and closes the upstream connection.
    */
-  streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChunkBatch>>;
+  stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream>;
 }
 
 /**

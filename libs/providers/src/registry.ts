@@ -74,7 +74,7 @@ class NoChatAdapter implements ChatAdapter {
     throw new UpstreamUnavailableError(target.provider, `a ${this.kind} provider has no chat completions API`);
   }
 
-  async streamBatches(target: ProviderTarget, _request: unknown, _options: CallOptions): Promise<never> {
+  async stream(target: ProviderTarget, _request: unknown, _options: CallOptions): Promise<never> {
     throw new UpstreamUnavailableError(target.provider, `a ${this.kind} provider has no chat completions API`);
   }
 }

@@ -4,7 +4,7 @@
 // app as usual: the gateway then refuses to start, naming each one the fast path would skip,
 // until you set CHAT_FAST_PATH=false or call it in serveChat below and list it in `runs`.
 import type { ServerResponse } from 'node:http';
-import { keepJsonSource, validateChatBody } from '@igw/contracts';
+import { JsonSource, validateChatBody } from '@igw/contracts';
 import {
   ApiKeyAuthenticator,
   ApiKeyGuard,
@@ -49,8 +49,7 @@ export function chatDirectRoute({ app, bodyLimitBytes }: DirectRouteContext): Di
       const raw = await readJsonBody(request);
       const body = await validateChatBody(raw.parsed, { azure: false });
       // A long conversation goes upstream as the client wrote it when nothing in it changed.
-      keepJsonSource(body.messages, raw, 'messages');
-      await respondToChat(chat, body, request, response);
+      await respondToChat(chat, body, request, response, JsonSource.ofMember(raw, 'messages'));
     } catch (error) {
       sendErrorResponse(request, response, error);
     }

@@ -1,8 +1,8 @@
 import { HttpStatus } from '@nestjs/common';
-import { CHAT_PRICE_DIMENSION, ErrorMessages, expectedOneOf, STANDARD_SERVICE_TIERS, type CatalogueModel, type ChatCompletionRequestDto, type PriceUnit } from '@igw/contracts';
+import { CHAT_PRICE_DIMENSION, ErrorMessages, expectedOneOf, STANDARD_SERVICE_TIERS, type CatalogueModel, type ChatCompletionRequestDto, type JsonSource, type PriceUnit } from '@igw/contracts';
 import { normalizeToolSchemas } from '@igw/domain';
 import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS, type UpstreamChatRequest } from '@igw/providers';
 import { GatewayException, type Environment } from '@igw/platform';
 
 const CHAT_ENDPOINT_KIND = 'chat-completions';
@@ -254,8 +254,11 @@ export function webSearchCallsCeiling(body: ChatCompletionRequestDto): number {
   return strategy !== undefined ? ANTHROPIC_SEARCH_MAX_USES[strategy] : ANTHROPIC_DEFAULT_SEARCH_MAX_USES;
 }
 
-/** The OpenAI-shaped request for one source: the client's fields minus the gateway's own. */
-export function upstreamRequest(body: ChatCompletionRequestDto, upstreamModel: string): Record<string, unknown> & { model: string; messages: unknown[] } {
+/**
+ * The OpenAI-shaped request for one source: the client's fields minus the gateway's own, with
+ * the client's own text of its messages when the route kept it.
+ */
+export function upstreamRequest(body: ChatCompletionRequestDto, upstreamModel: string, messagesJson?: JsonSource): UpstreamChatRequest {
   // Built in one object (no copies): the client's fields in their order, then `model`.
   const fields = body as unknown as Record<string, unknown>;
   const request: Record<string, unknown> = {};
@@ -266,5 +269,6 @@ export function upstreamRequest(body: ChatCompletionRequestDto, upstreamModel: s
   if (body.normalize_tool_schemas === true && Array.isArray(request.tools)) request.tools = normalizeToolSchemas(request.tools);
   request.model = upstreamModel;
   request.messages = body.messages;
-  return request as Record<string, unknown> & { model: string; messages: unknown[] };
+  if (messagesJson !== undefined) request.messagesJson = messagesJson;
+  return request as UpstreamChatRequest;
 }

@@ -1,4 +1,4 @@
-import type { ChatCompletionRequestDto } from '@igw/contracts';
+import type { ChatCompletionRequestDto, JsonSource } from '@igw/contracts';
 import type { ServerResponse } from 'node:http';
 import { sendJson, type ServedRequest } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
@@ -7,9 +7,9 @@ import type { ChatCall, ChatService } from './chat.service';
 /**
  * Answers a chat request as JSON or as server-sent events. Events are written as they
  * arrive (those of one turn of the event loop together); a client that goes away aborts the
- * upstream call.
+ * upstream call. `messagesJson` is the client's own text of `body.messages`, when the route kept it.
  */
-export async function respondToChat(chat: ChatService, body: ChatCompletionRequestDto, request: ServedRequest, response: ServerResponse): Promise<void> {
+export async function respondToChat(chat: ChatService, body: ChatCompletionRequestDto, request: ServedRequest, response: ServerResponse, messagesJson?: JsonSource): Promise<void> {
   const cancellation = new Cancellation();
   response.on('close', () => {
     if (!response.writableFinished) cancellation.abort();
@@ -19,6 +19,7 @@ export async function respondToChat(chat: ChatService, body: ChatCompletionReque
     context: request.context,
     auth: request.context!.auth!,
     body,
+    messagesJson,
     // The body as read (never its content-length, which a chunked body has not): tool schemas and every other field count.
     bodyBytes: request.context!.bodyBytes!,
     signal: cancellation,

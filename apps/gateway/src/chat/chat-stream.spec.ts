@@ -1,4 +1,4 @@
-import type { UpstreamChatChunk } from '@igw/providers';
+import type { StreamedChunk, UpstreamChatChunk } from '@igw/providers';
 import { countTokens, estimateChatPromptTokens } from '@igw/tokenizer';
 import { chatStreamEvents, type StreamSettlement } from './chat-stream';
 
@@ -12,7 +12,7 @@ const chunk = (delta: UpstreamChatChunk['choices'][number]['delta'], usage?: Ups
 });
 
 /** Chunks handed out one by one (batches of one) as the test releases them. */
-function gatedChunks(chunks: UpstreamChatChunk[]): { iterable: AsyncIterable<UpstreamChatChunk[]>; release(count: number): void; readonly read: number } {
+function gatedChunks(chunks: UpstreamChatChunk[]): { iterable: AsyncIterable<StreamedChunk[]>; release(count: number): void; readonly read: number } {
   let allowed = 0;
   let read = 0;
   let wake: (() => void) | undefined;
@@ -22,7 +22,7 @@ function gatedChunks(chunks: UpstreamChatChunk[]): { iterable: AsyncIterable<Ups
         for (const next of chunks) {
           while (read >= allowed) await new Promise<void>((resolve) => (wake = resolve));
           read++;
-          yield [next];
+          yield [{ chunk: next }];
         }
       },
     },
@@ -46,8 +46,8 @@ describe('chatStreamEvents settlement', () => {
     const settlements: StreamSettlement[] = [];
     const events = chatStreamEvents(
       (async function* () {
-        yield [chunk({ reasoning_content: 'First I think about the order carefully.' }), chunk({ content: 'Looking it up.' })];
-        yield [chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '{"id":"A-17"}' } }] })];
+        yield [{ chunk: chunk({ reasoning_content: 'First I think about the order carefully.' }) }, { chunk: chunk({ content: 'Looking it up.' }) }];
+        yield [{ chunk: chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '{"id":"A-17"}' } }] }) }];
       })(),
       { modelId: 'm', includeUsage: false, prompt, settle: (s) => (settlements.push(s), { credits_used: 0, usd_spent: 0 }), describeError: () => 'x' },
     );
@@ -70,7 +70,7 @@ describe('chatStreamEvents settlement', () => {
     const written: string[] = [];
     const events = chatStreamEvents(
       (async function* () {
-        yield [chunk({ content: 'Short answer.' })];
+        yield [{ chunk: chunk({ content: 'Short answer.' }) }];
       })(),
       { modelId: 'm', includeUsage: false, prompt: longPrompt, settle: (s) => (settlements.push(s), written.push('settled'), { credits_used: 0, usd_spent: 0 }), describeError: () => 'x' },
     );
@@ -117,12 +117,9 @@ describe('chatStreamEvents and hidden reasoning', () => {
 });
 
 describe('chatStreamEvents forwarding upstream text', () => {
-  /** The client's events for these upstream texts, read as one batch with their text (`json`) or without it. */
+  /** The client's events for these upstream texts, read as one batch with their text (`raw`) or without it. */
   async function clientEvents(texts: string[], includeUsage: boolean, withText: boolean): Promise<string[]> {
-    const batch = Object.assign(
-      texts.map((text) => JSON.parse(text) as UpstreamChatChunk),
-      withText ? { json: texts } : {},
-    );
+    const batch: StreamedChunk[] = texts.map((text) => ({ chunk: JSON.parse(text) as UpstreamChatChunk, raw: withText ? text : undefined }));
     const events = chatStreamEvents(
       (async function* () {
         yield batch;
@@ -136,20 +133,10 @@ describe('chatStreamEvents forwarding upstream text', () => {
 
   const plain = (content: string, tail = ',"usage":null') =>
     `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","system_fingerprint":"fp","choices":[{"index":0,"delta":{"content":"${content}"},"finish_reason":null}]${tail}}`;
+  // The writer's own cases are in chunk-stream.spec.ts: here, what the stream does with it.
   const texts = [
     plain('\\u00e9t\\u00e9'),
     plain('no usage field', ''),
-    plain('usage not last', ',"usage":null,"x":1'),
-    // A model named inside the choices before the chunk's own, a model written with escapes, named twice.
-    '{"id":"c1","choices":[{"index":0,"delta":{"content":"a","model":"inner"},"finish_reason":null}],"model":"gpt-4o-mini","usage":null}',
-    '{"id":"c1","model":"gpt\\u002d4o-mini","choices":[{"index":0,"delta":{"content":"b"},"finish_reason":null}],"usage":null}',
-    '{"id":"c1","model":"gpt-4o-mini","model":"other","choices":[{"index":0,"delta":{"content":"c"},"finish_reason":null}],"usage":null}',
-    '{"id":"c1","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"c"},"finish_reason":null}],"model":"gpt-4o-mini","usage":null}',
-    // The chunk's own key written with an escape, only a nested one plainly.
-    '{"id":"c1","choices":[{"index":0,"delta":{"content":"c","model":"gpt-4o-mini"},"finish_reason":null}],"mod\\u0065l":"gpt-4o-mini","usage":null}',
-    // Usage named twice: the last one counts.
-    '{"id":"c1","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"e"},"finish_reason":null}],"usage":{"prompt_tokens":1},"usage":null}',
-    '{"id":"c1", "model" : "gpt-4o-mini", "choices":[{"index":0,"delta":{"content":"d"},"finish_reason":null}], "usage" : null}',
     '{"id":"c1","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}',
   ];
 
@@ -163,5 +150,7 @@ describe('chatStreamEvents forwarding upstream text', () => {
     expect(edited[0]).toContain('"content":"\\u00e9t\\u00e9"');
     expect(edited[0]).toContain('"model":"catalogue-id"');
     expect(edited[0].includes('"usage":null')).toBe(includeUsage);
+    // The usage chunk, with what it cost, only for a client that asked for it.
+    expect(edited.slice(2)).toEqual(includeUsage ? [expect.stringContaining('"meta":{"usage":{"credits_used":7,"usd_spent":0.5}}'), 'data: [DONE]'] : ['data: [DONE]']);
   });
 });

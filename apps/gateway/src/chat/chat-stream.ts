@@ -1,5 +1,5 @@
 import { chatPromptTexts, countAllOffLoop, StreamedTokenCounter, whenCounted, type EstimableChatPrompt } from '@igw/tokenizer';
-import type { UpstreamChatChunk, UpstreamChunkBatch, UpstreamUsage } from '@igw/providers';
+import { ChunkWriter, type ChunkStream, type UpstreamChatChunk, type UpstreamUsage } from '@igw/providers';
 
 export interface StreamSettlement {
   usage: UpstreamUsage;
@@ -28,41 +28,30 @@ export interface ChatStreamOptions {
  * that stops early (its client left) ends the upstream stream, billed for what was read of it
  * by then (upstream-billing.ts).
  */
-export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatch>, options: ChatStreamOptions): AsyncGenerator<string> {
-  const iterator = batches[Symbol.asyncIterator]();
+export async function* chatStreamEvents(stream: ChunkStream, options: ChatStreamOptions): AsyncGenerator<string> {
+  const iterator = stream[Symbol.asyncIterator]();
   const tally = new StreamTally(options);
-  const forwarded = new ForwardedText(options);
+  const writer = new ChunkWriter(options.modelId, options.includeUsage);
   let upstreamOver = false;
   try {
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
       let events = '';
-      const batch = next.value;
-      const json = batch.json;
-      for (let index = 0; index < batch.length; index++) {
-        const chunk = batch[index];
+      for (const item of next.value) {
+        const chunk = item.chunk;
         tally.read(chunk);
         if (chunk.hiddenText !== undefined) continue;
-        const usageOnly = chunk.choices.length === 0;
-        if (usageOnly && !options.includeUsage) continue;
-        // Most chunks need only their model renamed: their upstream text, edited, when it can be.
-        const text = json?.[index] === undefined || chunk.usage ? undefined : forwarded.of(json[index]!, chunk);
-        if (text !== undefined) {
-          events += `data: ${text}\n\n`;
+        if (!options.includeUsage) {
+          if (chunk.choices.length > 0) events += `data: ${writer.json(item)}\n\n`;
           continue;
         }
-        // The chunk is this stream's own (parsed or translated for it alone): it is renamed in
-        // place, which keeps its fields in their order without copying it.
-        const out = chunk as UpstreamChatChunk & { meta?: unknown };
-        out.model = options.modelId;
-        // `undefined` leaves the field out of the JSON just as `delete` would, without turning
-        // the object into a slow dictionary before it is serialised.
-        if (!options.includeUsage) out.usage = undefined;
-        else if (chunk.usage) {
-          // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's usage.
-          out.usage = { ...tally.usage!, web_search_calls: undefined };
-          out.meta = { usage: tally.settleReported() };
+        if (chunk.usage) {
+          // The search count is the gateway's own field: it shows in meta.usage, not in OpenAI's
+          // usage. (A chunk with usage is always serialized, so the writer writes these changes.)
+          const withMeta = chunk as UpstreamChatChunk & { meta?: unknown };
+          withMeta.usage = { ...tally.usage!, web_search_calls: undefined };
+          withMeta.meta = { usage: tally.settleReported() };
         }
-        events += `data: ${JSON.stringify(out)}\n\n`;
+        events += `data: ${writer.json(item)}\n\n`;
       }
       if (events !== '') yield events;
     }
@@ -78,53 +67,6 @@ export async function* chatStreamEvents(batches: AsyncIterable<UpstreamChunkBatc
     await tally.settle();
   }
 }
-
-/**
- * A chunk's text for the client made from its upstream text by editing it, when that gives what
- * serializing the chunk as chatStreamEvents changes it would (the same JSON, if not always the
- * same bytes): the model renamed and, for a client that did not ask for usage, the `usage: null`
- * left out. Undefined where the text is not plainly enough written to be sure (its `model` key
- * not the first thing of its kind at the top level, written otherwise than JSON.stringify would,
- * named twice; its `usage` not last), for the caller to serialize the chunk instead.
- */
-class ForwardedText {
-  private readonly renamed: string;
-  private upstreamModel: string | undefined;
-  private upstreamMember = '';
-
-  constructor(private readonly options: Pick<ChatStreamOptions, 'modelId' | 'includeUsage'>) {
-    this.renamed = `"model":${JSON.stringify(options.modelId)}`;
-  }
-
-  /** For a chunk without usage (its `usage` null or absent). */
-  of(json: string, chunk: UpstreamChatChunk): string | undefined {
-    if (typeof chunk.model !== 'string') return undefined;
-    if (chunk.model !== this.upstreamModel) {
-      this.upstreamModel = chunk.model;
-      this.upstreamMember = `"model":${JSON.stringify(chunk.model)}`;
-    }
-    const at = json.indexOf('"model":');
-    const valueEnd = at + this.upstreamMember.length;
-    // (Two strings compared: V8's startsWith is several times slower on a long text.)
-    if (at < 1 || json.slice(at, valueEnd) !== this.upstreamMember) return undefined;
-    // A quote after `{` or `,` opens a string, here a key; with no object or array opened
-    // between the chunk's own brace and it, the key is the chunk's own.
-    const previous = json.charCodeAt(at - 1);
-    if ((previous !== 44 /* , */ && previous !== 123) /* { */ || json.charCodeAt(0) !== 123) return undefined;
-    const nested = json.indexOf('{', 1);
-    const list = json.indexOf('[');
-    if ((nested !== -1 && nested < at) || (list !== -1 && list < at)) return undefined;
-    // JSON.parse takes the last of keys named twice: there must be no other.
-    if (json.indexOf('"model":', valueEnd) !== -1) return undefined;
-    if (this.options.includeUsage || chunk.usage === undefined) return json.slice(0, at) + this.renamed + json.slice(valueEnd);
-    // `"usage":null` as the last member (just before the closing brace) is the chunk's own.
-    const usageAt = json.length - USAGE_NULL_LAST.length;
-    if (usageAt < valueEnd || json.slice(usageAt) !== USAGE_NULL_LAST || json.indexOf('"usage":') !== usageAt + 1) return undefined;
-    return `${json.slice(0, at)}${this.renamed}${json.slice(valueEnd, usageAt)}}`;
-  }
-}
-
-const USAGE_NULL_LAST = ',"usage":null}';
 
 /**
  * What a stream generated so far, counted as it arrives (memory bounded however long the

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, UsageDto } from '@igw/contracts';
+import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, JsonSource, UsageDto } from '@igw/contracts';
 import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
@@ -27,6 +27,8 @@ export interface ChatCall {
   context?: RequestContext;
   auth: AuthenticatedKey;
   body: ChatCompletionRequestDto;
+  /** The client's own JSON text of `body.messages`, when the route kept it (a long conversation), to send upstream in their place while the two agree. */
+  messagesJson?: JsonSource;
   /** Size of the request body, for the cheap context-length pre-check. */
   bodyBytes: number;
   signal: CancelSignal;
@@ -53,7 +55,7 @@ export class ChatService {
   async complete(call: ChatCall, deliver: (completion: ChatCompletionDto) => void): Promise<void> {
     const plan = this.plan(call);
     await this.pipeline.run(call, plan, {
-      ...this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model), this.callOptions(plan, signal))),
+      ...this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model, call.messagesJson), this.callOptions(plan, signal))),
       settle: (completion, admitted) => {
         const usage = usageOf(completion, call.body);
         const answer = (counted: UpstreamUsage) => completionOf(completion, plan.model, counted, settle(plan.model, counted, admitted));
@@ -76,7 +78,7 @@ export class ChatService {
     const opened = await this.pipeline.open(
       call,
       plan,
-      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).streamBatches(target, upstreamRequest(call.body, target.model), this.callOptions(plan, signal))),
+      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model, call.messagesJson), this.callOptions(plan, signal))),
     );
     return chatStreamEvents(notingFirstChunk(opened.result, opened.admitted), {
       modelId: plan.model.id,

@@ -1,5 +1,5 @@
 import { acceptChatCompletionRequest } from '../chat/chat-request-acceptor';
-import { encodeJson, keepJsonSource, keysIfSameJson } from './verbatim-json';
+import { encodeJson, JsonSource, keysIfSameJson } from './verbatim-json';
 
 /** A conversation long enough for its text to be kept (over 16 KB). */
 const turns = (count = 200) => Array.from({ length: count }, (_, index) => ({ role: index % 2 ? 'assistant' : 'user', content: `turn ${index} `.repeat(12) }));
@@ -9,15 +9,15 @@ function forwarded(text: string, change?: (messages: Array<Record<string, unknow
   const bytes = Buffer.from(text);
   const parsed = JSON.parse(text) as Record<string, unknown>;
   const body = acceptChatCompletionRequest(JSON.parse(JSON.stringify(parsed)))!;
-  keepJsonSource(body.messages, { text, bytes, parsed }, 'messages');
+  const source = JsonSource.ofMember({ text, bytes, parsed }, 'messages');
   change?.(body.messages as unknown as Array<Record<string, unknown>>);
   const upstream = { model: 'gpt-4o-mini', messages: body.messages, stream: false };
-  return { sent: JSON.stringify(upstream), written: encodeJson(upstream) };
+  return { sent: JSON.stringify(upstream), written: encodeJson(upstream, source && { messages: source }) };
 }
 
 const asText = (written: string | Buffer) => (typeof written === 'string' ? written : written.toString('utf8'));
 
-describe('encodeJson with a kept source', () => {
+describe('encodeJson with the source of a member', () => {
   it("writes the client's own text of a long conversation, which parses to what JSON.stringify writes", () => {
     // Spaced out and with escapes JSON.stringify would not write: the client's text shows through.
     const text = JSON.stringify({ model: 'mini', messages: turns() }, null, 1).replace('"turn 0', '"\\u0074urn 0');
@@ -37,9 +37,9 @@ describe('encodeJson with a kept source', () => {
       const decoded = bytes.toString('utf8');
       const parsed = JSON.parse(decoded) as Record<string, unknown>;
       const body = acceptChatCompletionRequest(JSON.parse(JSON.stringify(parsed)))!;
-      keepJsonSource(body.messages, { text: decoded, bytes, parsed }, 'messages');
+      const source = JsonSource.ofMember({ text: decoded, bytes, parsed }, 'messages')!;
       const upstream = { model: 'gpt-4o-mini', messages: body.messages };
-      const written = encodeJson(upstream);
+      const written = encodeJson(upstream, { messages: source });
       expect(Buffer.isBuffer(written)).toBe(true);
       expect(JSON.parse(asText(written))).toEqual(JSON.parse(JSON.stringify(upstream)));
       expect(asText(written)).toContain(decoded.includes('\ufffd') ? '"\ufffdturn 0' : '"turn 0');
@@ -71,20 +71,25 @@ describe('encodeJson with a kept source', () => {
     expect(asText(written)).toBe(sent);
   });
 
-  it('serializes a short conversation as JSON.stringify does (its text is not kept)', () => {
+  it('keeps no source of a short conversation, which is serialized as JSON.stringify does', () => {
     const text = JSON.stringify({ model: 'mini', messages: turns(4) }, null, 2);
+    expect(JsonSource.ofMember({ text, bytes: Buffer.from(text), parsed: JSON.parse(text) }, 'messages')).toBeUndefined();
     const { sent, written } = forwarded(text);
     expect(written).toBe(sent);
   });
 
-  it('writes only the members it was given, in the body it was given', () => {
+  it('writes the source only as the member it was given for, in the body it was given', () => {
     const text = JSON.stringify({ model: 'mini', messages: turns() });
     const parsed = JSON.parse(text) as Record<string, unknown>;
     const body = acceptChatCompletionRequest(JSON.parse(JSON.stringify(parsed)))!;
-    keepJsonSource(body.messages, { text, bytes: Buffer.from(text), parsed }, 'messages');
-    expect(JSON.parse(asText(encodeJson({ messages: body.messages })))).toEqual({ messages: parsed.messages });
-    expect(JSON.parse(asText(encodeJson({ a: 1, messages: body.messages, b: [2] })))).toEqual({ a: 1, b: [2], messages: parsed.messages });
-    expect(encodeJson([body.messages])).toBe(JSON.stringify([body.messages]));
+    const sources = { messages: JsonSource.ofMember({ text, bytes: Buffer.from(text), parsed }, 'messages')! };
+    expect(Buffer.isBuffer(encodeJson({ messages: body.messages }, sources))).toBe(true);
+    expect(JSON.parse(asText(encodeJson({ messages: body.messages }, sources)))).toEqual({ messages: parsed.messages });
+    expect(JSON.parse(asText(encodeJson({ a: 1, messages: body.messages, b: [2] }, sources)))).toEqual({ a: 1, b: [2], messages: parsed.messages });
+    // Under another key, with no source given, or in no object: serialized.
+    expect(encodeJson({ history: body.messages }, sources)).toBe(JSON.stringify({ history: body.messages }));
+    expect(encodeJson({ messages: body.messages })).toBe(JSON.stringify({ messages: body.messages }));
+    expect(encodeJson([body.messages], sources)).toBe(JSON.stringify([body.messages]));
   });
 });
 

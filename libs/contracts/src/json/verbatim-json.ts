@@ -1,56 +1,63 @@
 import { isAscii } from 'node:buffer';
 import { topLevelMember } from './json-text';
 
-/**
- * The client's own JSON of a value the gateway forwards unchanged (a chat request's `messages`),
- * so that the upstream body carries those bytes rather than the value serialized again:
- * `JSON.stringify` and UTF-8 encoding cost about a millisecond per 250 KB on the request's
- * thread. What JSON.parse made of the text is kept with it, and the bytes are written only
- * when, at that moment, the value is still what the text says (see `encodeJson`).
- */
-interface JsonSource {
-  /** The UTF-8 bytes of the value's JSON text. */
-  bytes: Buffer;
-  /** What JSON.parse made of the text. */
-  parsed: unknown;
-  /** The object keys written in the text, at every depth: more than `parsed` has when a key was written twice. */
-  keys: number;
-}
-
-const sources = new WeakMap<object, JsonSource>();
-
 /** Members shorter than this are serialized as usual: looking for their text costs about what it saves. */
 const SMALLEST_KEPT_CHARACTERS = 16_384;
 
 /**
- * Keeps the JSON text of the member `key` of a parsed body (`text`, decoded from `bytes`) as the
- * source of `value`, the gateway's own copy of that member, when the member is long enough to be
- * worth it and written plainly (see topLevelMember).
+ * The client's own JSON of a value the gateway forwards unchanged (a chat request's `messages`),
+ * so that the upstream body carries those bytes rather than the value serialized again:
+ * `JSON.stringify` and UTF-8 encoding cost about a millisecond per 250 KB on the request's
+ * thread. What JSON.parse made of the text is kept with it, and the bytes are handed out only
+ * for a value that, at that moment, still says what the text says (`bytesFor`).
  */
-export function keepJsonSource(value: object, body: { text: string; bytes: Buffer; parsed: unknown }, key: string): void {
-  if (body.text.length < SMALLEST_KEPT_CHARACTERS) return;
-  const parsed = (body.parsed as Record<string, unknown> | null)?.[key];
-  if (typeof parsed !== 'object' || parsed === null) return;
-  const span = topLevelMember(body.text, key);
-  if (!span || span.end - span.start < SMALLEST_KEPT_CHARACTERS) return;
-  // An ASCII body's characters are its bytes; any other text is encoded again (it is what JSON.parse read).
-  const bytes = isAscii(body.bytes) ? body.bytes.subarray(span.start, span.end) : Buffer.from(body.text.slice(span.start, span.end));
-  sources.set(value, { bytes, parsed, keys: span.keys });
+export class JsonSource {
+  private constructor(
+    /** The UTF-8 bytes of the value's JSON text. */
+    private readonly bytes: Buffer,
+    /** What JSON.parse made of the text. */
+    private readonly parsed: unknown,
+    /** The object keys written in the text, at every depth: more than `parsed` has when a key was written twice. */
+    private readonly keys: number,
+  ) {}
+
+  /**
+   * The JSON text of the member `key` of a parsed body (`text`, decoded from `bytes`), when the
+   * member is long enough to be worth it and written plainly (see topLevelMember).
+   */
+  static ofMember(body: { text: string; bytes: Buffer; parsed: unknown }, key: string): JsonSource | undefined {
+    if (body.text.length < SMALLEST_KEPT_CHARACTERS) return undefined;
+    const parsed = (body.parsed as Record<string, unknown> | null)?.[key];
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const span = topLevelMember(body.text, key);
+    if (!span || span.end - span.start < SMALLEST_KEPT_CHARACTERS) return undefined;
+    // An ASCII body's characters are its bytes; any other text is encoded again (it is what JSON.parse read).
+    const bytes = isAscii(body.bytes) ? body.bytes.subarray(span.start, span.end) : Buffer.from(body.text.slice(span.start, span.end));
+    return new JsonSource(bytes, parsed, span.keys);
+  }
+
+  /**
+   * The bytes, when JSON.stringify of `value` (the gateway's own copy, validated) would parse to
+   * what they parse to and they name no key twice; otherwise undefined, and the value is to be
+   * serialized as usual.
+   */
+  bytesFor(value: unknown): Buffer | undefined {
+    return keysIfSameJson(value, this.parsed) === this.keys ? this.bytes : undefined;
+  }
 }
 
 /**
- * A body as JSON, like JSON.stringify, except that a top-level member whose value has a kept
- * source, and still says what that source says, is written as the source's bytes (after the
- * other members). Returns a Buffer when it wrote one.
+ * A body as JSON, like JSON.stringify, except that a top-level member given a source in
+ * `sources`, and still saying what that source says, is written as the source's bytes (after
+ * the other members). Returns a Buffer when it wrote one.
  */
-export function encodeJson(value: unknown): string | Buffer {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return JSON.stringify(value);
+export function encodeJson(value: unknown, sources?: Readonly<Record<string, JsonSource>>): string | Buffer {
+  if (sources === undefined || typeof value !== 'object' || value === null || Array.isArray(value)) return JSON.stringify(value);
   const body = value as Record<string, unknown>;
   let verbatim: Array<[string, Buffer]> | undefined;
-  for (const key of Object.keys(body)) {
-    const member = body[key];
-    const source = typeof member === 'object' && member !== null ? sources.get(member) : undefined;
-    if (source && keysIfSameJson(member, source.parsed) === source.keys) (verbatim ??= []).push([key, source.bytes]);
+  for (const key of Object.keys(sources)) {
+    const bytes = Object.hasOwn(body, key) ? sources[key].bytesFor(body[key]) : undefined;
+    if (bytes) (verbatim ??= []).push([key, bytes]);
   }
   if (!verbatim) return JSON.stringify(value);
   const rest: Record<string, unknown> = {};

@@ -1,4 +1,4 @@
-import { eachOf } from '../transport/http-client';
+import { chunksOf } from '../transport/chunk-stream.testing';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 // The adapter is tested against the repository's emulator, started in-process (as e2e/ does).
@@ -165,7 +165,7 @@ describe('AnthropicChatAdapter.chat', () => {
 
 describe('AnthropicChatAdapter.stream', () => {
   it('streams OpenAI chunks with one id, a role chunk first, a finish chunk and usage last', async () => {
-    const chunks = await collect(eachOf(await adapter.streamBatches(target(), request(), OPTIONS)));
+    const chunks = await collect(chunksOf(await adapter.stream(target(), request(), OPTIONS)));
     expect(emulator.requests[emulator.requests.length - 1].body).toMatchObject({ stream: true });
 
     const ids = new Set(chunks.map((chunk) => `${chunk.id} ${chunk.created} ${chunk.model}`));
@@ -187,7 +187,7 @@ describe('AnthropicChatAdapter.stream', () => {
   });
 
   it('streams a tool call as an id chunk followed by argument pieces', async () => {
-    const chunks = await collect(eachOf(await adapter.streamBatches(target(), request({ messages: [{ role: 'user', content: 'weather please' }], tools: [weatherTool] }), OPTIONS)));
+    const chunks = await collect(chunksOf(await adapter.stream(target(), request({ messages: [{ role: 'user', content: 'weather please' }], tools: [weatherTool] }), OPTIONS)));
     const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
     expect(calls[0]).toEqual({ index: 0, id: expect.stringMatching(/^toolu_/), type: 'function', function: { name: 'get_weather', arguments: '' } });
     expect(calls.slice(1).every((call) => call.index === 0 && call.id === undefined)).toBe(true);
@@ -196,14 +196,14 @@ describe('AnthropicChatAdapter.stream', () => {
   });
 
   it('streams thinking as reasoning_content', async () => {
-    const chunks = await collect(eachOf(await adapter.streamBatches(target(), request({ reasoning_effort: 'medium' }), OPTIONS)));
+    const chunks = await collect(chunksOf(await adapter.stream(target(), request({ reasoning_effort: 'medium' }), OPTIONS)));
     expect(chunks[1].choices[0].delta).toEqual({ reasoning_content: 'Considering the request.' });
     expect(chunks[chunks.length - 1].usage?.completion_tokens).toBe(3 + 12);
   });
 
   it.each([429, 529])('rejects before streaming when the emulator answers %d', async (status) => {
     proxy.headers = { 'x-emulator-status': String(status) };
-    const error = await rejection(adapter.streamBatches(viaProxy(), request(), OPTIONS));
+    const error = await rejection(adapter.stream(viaProxy(), request(), OPTIONS));
     expect(error).toBeInstanceOf(UpstreamHttpError);
     expect(error).toMatchObject({ status });
   });
@@ -212,7 +212,7 @@ describe('AnthropicChatAdapter.stream', () => {
     proxy.headers = { 'x-emulator-chunk-delay-ms': '200' };
     const controller = new AbortController();
     const disconnects = proxy.disconnects;
-    const chunks = eachOf(await adapter.streamBatches(viaProxy(), request(), { ...OPTIONS, signal: controller.signal }));
+    const chunks = chunksOf(await adapter.stream(viaProxy(), request(), { ...OPTIONS, signal: controller.signal }));
     const iterator = chunks[Symbol.asyncIterator]();
     expect((await iterator.next()).value?.choices[0].delta.role).toBe('assistant');
     expect((await iterator.next()).value?.choices[0].delta.content).toBe('Hello');
@@ -231,7 +231,7 @@ describe('AnthropicChatAdapter.stream', () => {
   it('closes the upstream connection when the consumer stops early', async () => {
     proxy.headers = { 'x-emulator-chunk-delay-ms': '50' };
     const disconnects = proxy.disconnects;
-    for await (const chunk of eachOf(await adapter.streamBatches(viaProxy(), request(), OPTIONS))) {
+    for await (const chunk of chunksOf(await adapter.stream(viaProxy(), request(), OPTIONS))) {
       if (chunk.choices[0]?.delta.content === 'Hello') break;
     }
     await proxy.waitForDisconnects(disconnects + 1);
@@ -264,7 +264,7 @@ describe('AnthropicChatAdapter.stream against a scripted SSE server', () => {
   it('rejects the open itself when the first read holds an error event (so the caller can fall back)', async () => {
     const server = await scripted(overloaded);
     try {
-      expect(await rejection(adapter.streamBatches(target({ baseUrl: server.url }), request(), OPTIONS))).toMatchObject({ name: 'UpstreamHttpError', status: 503, upstreamMessage: 'Overloaded' });
+      expect(await rejection(adapter.stream(target({ baseUrl: server.url }), request(), OPTIONS))).toMatchObject({ name: 'UpstreamHttpError', status: 503, upstreamMessage: 'Overloaded' });
     } finally {
       await server.close();
     }
@@ -273,7 +273,7 @@ describe('AnthropicChatAdapter.stream against a scripted SSE server', () => {
   it('rejects the open when an error event follows content in the first read: nothing reached the client yet', async () => {
     const server = await scripted(messageStart + textDelta + overloaded);
     try {
-      expect(await rejection(adapter.streamBatches(target({ baseUrl: server.url }), request(), OPTIONS))).toMatchObject({ name: 'UpstreamHttpError', status: 503 });
+      expect(await rejection(adapter.stream(target({ baseUrl: server.url }), request(), OPTIONS))).toMatchObject({ name: 'UpstreamHttpError', status: 503 });
     } finally {
       await server.close();
     }
@@ -285,7 +285,7 @@ describe('AnthropicChatAdapter.stream against a scripted SSE server', () => {
       const chunks: UpstreamChatChunk[] = [];
       const error = await rejection(
         (async () => {
-          for await (const chunk of eachOf(await adapter.streamBatches(target({ baseUrl: server.url }), request(), OPTIONS))) chunks.push(chunk);
+          for await (const chunk of chunksOf(await adapter.stream(target({ baseUrl: server.url }), request(), OPTIONS))) chunks.push(chunk);
         })(),
       );
       expect(error).toBeInstanceOf(UpstreamHttpError);
@@ -298,7 +298,7 @@ describe('AnthropicChatAdapter.stream against a scripted SSE server', () => {
   it('throws UpstreamProtocolError when the stream ends before message_stop', async () => {
     const server = await scripted(messageStart + textDelta);
     try {
-      expect(await rejection(collect(eachOf(await adapter.streamBatches(target({ baseUrl: server.url }), request(), OPTIONS))))).toBeInstanceOf(UpstreamProtocolError);
+      expect(await rejection(collect(chunksOf(await adapter.stream(target({ baseUrl: server.url }), request(), OPTIONS))))).toBeInstanceOf(UpstreamProtocolError);
     } finally {
       await server.close();
     }
@@ -374,7 +374,7 @@ describe('AnthropicChatAdapter with enable_search, against the emulator', () => 
   });
 
   it('streams the same text and one annotations chunk before the finish chunk', async () => {
-    const chunks = await collect(eachOf(await adapter.streamBatches(target(), searched, OPTIONS)));
+    const chunks = await collect(chunksOf(await adapter.stream(target(), searched, OPTIONS)));
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(text);
     expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => Object.keys(choice.delta))).flat()).not.toContain('tool_calls');
     const at = chunks.findIndex((chunk) => chunk.choices[0]?.delta.annotations !== undefined);

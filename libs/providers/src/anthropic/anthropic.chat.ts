@@ -1,5 +1,6 @@
-import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
-import { openEventBatches, postJson, translateAll, translatedBatches } from '../transport/http-client';
+import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
+import { openChunkStream, type ChunkStream, type ChunkTranslator, type EmitChunk } from '../transport/chunk-stream';
+import { postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamProtocolError } from '../upstream.errors';
 import {
@@ -49,34 +50,38 @@ export class AnthropicChatAdapter implements ChatAdapter {
   }
 
   /**
-   * Resolves after the first read of the stream: Anthropic reports overload and other failures
+   * Resolves after the first chunks of the stream: Anthropic reports overload and other failures
    * as an `error` event right after a 200 head, and such a stream rejects here like an error
-   * status does, so the caller can still fall back.
+   * status does, so the caller can still fall back. The body is read to its end even after
+   * message_stop, so the connection can be reused.
    */
-  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
-    const body = toAnthropicRequest(request, { stream: true });
-    const batches = await openEventBatches({
+  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
+    const call = {
       provider: target.provider,
       url: anthropicMessagesUrl(target.baseUrl),
       headers: anthropicHeaders(target),
-      body,
+      body: toAnthropicRequest(request, { stream: true }),
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       limits: target.limits,
-    });
+    };
     const translator = new AnthropicStreamTranslator(target.provider, { excludeReasoning: isReasoningExcluded(request) });
-    const translate = (event: SseEvent) => translator.push(parseStreamEvent(target.provider, event));
-    const events = batches[Symbol.asyncIterator]();
-    let first: UpstreamChatChunk[];
-    try {
-      const next = await events.next();
-      if (next.done) translator.end();
-      first = next.done ? [] : translateAll(next.value, translate);
-    } catch (error) {
-      await events.return?.();
-      throw error;
-    }
-    // Read to the end of the body even after message_stop, so the connection can be reused.
-    return translatedBatches(events, translate, () => (translator.end(), []), first);
+    return openChunkStream(call, new AnthropicChunks(target.provider, translator), { awaitFirstChunks: true });
+  }
+}
+
+/** Anthropic's events, translated one by one; a stream that ends before message_stop throws. */
+class AnthropicChunks implements ChunkTranslator {
+  constructor(
+    private readonly provider: string,
+    private readonly translator: AnthropicStreamTranslator,
+  ) {}
+
+  read(event: SseEvent, emit: EmitChunk): void {
+    for (const chunk of this.translator.push(parseStreamEvent(this.provider, event))) emit(chunk);
+  }
+
+  end(): void {
+    this.translator.end();
   }
 }

@@ -1,4 +1,4 @@
-import { eachOf } from '../transport/http-client';
+import { chunksOf } from '../transport/chunk-stream.testing';
 // The Azure OpenAI adapter (../azure) against the emulator's Azure route: URL, api-version,
 // `api-key`, non-streamed and streamed answers (usage in the last chunk). It lives here because
 // the emulator may not import the providers lib (that would make the two projects a cycle).
@@ -48,7 +48,7 @@ describe('AzureOpenAiChatAdapter against the emulator', () => {
 
   it('streams with usage in the last chunk', async () => {
     const chunks: UpstreamChatChunk[] = [];
-    for await (const chunk of eachOf(await adapter.streamBatches(target(), request, OPTIONS))) chunks.push(chunk);
+    for await (const chunk of chunksOf(await adapter.stream(target(), request, OPTIONS))) chunks.push(chunk);
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(REPLY);
     expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason)).filter((reason) => reason !== null)).toEqual(['stop']);
     const last = chunks[chunks.length - 1];

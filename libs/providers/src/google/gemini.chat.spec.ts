@@ -1,4 +1,4 @@
-import { eachOf } from '../transport/http-client';
+import { chunksOf } from '../transport/chunk-stream.testing';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 // The emulator is a tool project; this spec drives the adapter against it in-process.
@@ -100,7 +100,7 @@ describe('GeminiChatAdapter against the emulator', () => {
 
   it('streams OpenAI chunks: role first, the words, the finish reason, then usage alone', async () => {
     const chunks = await collect(
-      eachOf(await adapter.streamBatches(
+      chunksOf(await adapter.stream(
         target(),
         chatRequest([
           { role: 'system', content: SYSTEM },
@@ -153,7 +153,7 @@ describe('GeminiChatAdapter against the emulator', () => {
   });
 
   it('streams a tool call as one complete tool_calls delta', async () => {
-    const chunks = await collect(eachOf(await adapter.streamBatches(target(), chatRequest([{ role: 'user', content: 'weather?' }], { tools: [weatherTool] }), OPTIONS)));
+    const chunks = await collect(chunksOf(await adapter.stream(target(), chatRequest([{ role: 'user', content: 'weather?' }], { tools: [weatherTool] }), OPTIONS)));
     const calls = chunks.flatMap((chunk) => chunk.choices.flatMap((choice) => choice.delta.tool_calls ?? []));
     expect(calls).toEqual([{ index: 0, id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }]);
     expect(chunks.map((chunk) => chunk.choices[0]?.finish_reason).filter(Boolean)).toEqual(['tool_calls']);
@@ -175,7 +175,7 @@ describe('GeminiChatAdapter against the emulator', () => {
         { type: 'url_citation', url_citation: { start_index: 0, end_index: content.length - 1, title: 'Emulated source', url: 'https://example.com/emulated' } },
       ],
     });
-    const chunks = await collect(eachOf(await adapter.streamBatches(target(), chatRequest([{ role: 'user', content: 'Café news' }], { enable_search: true }), OPTIONS)));
+    const chunks = await collect(chunksOf(await adapter.stream(target(), chatRequest([{ role: 'user', content: 'Café news' }], { enable_search: true }), OPTIONS)));
     const annotations = chunks.flatMap((chunk) => (chunk.choices[0]?.delta.annotations as unknown[] | undefined) ?? []);
     expect(annotations).toEqual(completion.choices[0].message.annotations);
     // Each query of the grounding metadata is one web search call, billed per call.
@@ -189,7 +189,7 @@ describe('GeminiChatAdapter against the emulator', () => {
     const chat = adapter.chat(target({ baseUrl: `${proxyUrl}/v1beta` }), request, OPTIONS);
     await expect(chat).rejects.toBeInstanceOf(UpstreamHttpError);
     await expect(chat).rejects.toMatchObject({ status, provider: 'google', retryAfterSeconds: status === 429 ? 1 : undefined });
-    await expect(adapter.streamBatches(target({ baseUrl: `${proxyUrl}/v1beta` }), request, OPTIONS)).rejects.toMatchObject({ status });
+    await expect(adapter.stream(target({ baseUrl: `${proxyUrl}/v1beta` }), request, OPTIONS)).rejects.toMatchObject({ status });
   });
 
   it('maps a SAFETY finish and logprobs end to end', async () => {
@@ -205,13 +205,13 @@ describe('GeminiChatAdapter against the emulator', () => {
   it('honours the emulator model-name controls a gateway can send (@status=, @no-usage)', async () => {
     const failing = adapter.chat(target({ model: 'gemini-2.5-flash@status=503' }), chatRequest([{ role: 'user', content: 'hi' }]), OPTIONS);
     await expect(failing).rejects.toMatchObject({ status: 503 });
-    const chunks = await collect(eachOf(await adapter.streamBatches(target({ model: 'gemini-2.5-flash@no-usage' }), chatRequest([{ role: 'user', content: 'hi' }]), OPTIONS)));
+    const chunks = await collect(chunksOf(await adapter.stream(target({ model: 'gemini-2.5-flash@no-usage' }), chatRequest([{ role: 'user', content: 'hi' }]), OPTIONS)));
     expect(chunks[chunks.length - 1].choices[0].finish_reason).toBe('stop');
     expect(chunks.some((chunk) => chunk.usage !== undefined)).toBe(false);
   });
 
   it('fails a stream the upstream cuts before its finish reason', async () => {
-    const chunks = eachOf(await adapter.streamBatches(target({ model: 'gemini-2.5-flash@fail-after=2' }), chatRequest([{ role: 'user', content: 'hi' }]), OPTIONS));
+    const chunks = chunksOf(await adapter.stream(target({ model: 'gemini-2.5-flash@fail-after=2' }), chatRequest([{ role: 'user', content: 'hi' }]), OPTIONS));
     // The connection is cut mid-body: a transport failure, not a short but "complete" answer.
     await expect(collect(chunks)).rejects.toBeInstanceOf(UpstreamUnavailableError);
   });
@@ -230,7 +230,7 @@ describe('GeminiChatAdapter against the emulator', () => {
       { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] },
     ]);
     await expect(adapter.chat(target(), bad, OPTIONS)).rejects.toBeInstanceOf(GeminiTranslationError);
-    await expect(adapter.streamBatches(target(), bad, OPTIONS)).rejects.toBeInstanceOf(GeminiTranslationError);
+    await expect(adapter.stream(target(), bad, OPTIONS)).rejects.toBeInstanceOf(GeminiTranslationError);
     expect(emulator.requests.length).toBe(before);
   });
 });

@@ -1,5 +1,6 @@
-import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
-import { openEventBatches, postJson, translatedBatches } from '../transport/http-client';
+import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
+import { openChunkStream, type ChunkStream, type ChunkTranslator, type EmitChunk } from '../transport/chunk-stream';
+import { postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest, translationContext } from './gemini.translate';
@@ -42,41 +43,45 @@ export class GeminiChatAdapter implements ChatAdapter {
     return fromGeminiResponse(response, translationContext(target.model));
   }
 
-  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChatChunk[]>> {
-    const body = toGeminiRequest(request);
-    const events = await openEventBatches({
+  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
+    const call = {
       provider: target.provider,
       url: `${geminiUrl(target, 'streamGenerateContent')}?alt=sse`,
       headers: headers(target),
-      body,
+      body: toGeminiRequest(request),
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       limits: target.limits,
-    });
-    return geminiChunkBatches(target.provider, events, new GeminiStreamTranslator(translationContext(target.model)));
+    };
+    return openChunkStream(call, new GeminiChunks(target.provider, new GeminiStreamTranslator(translationContext(target.model))));
   }
 }
 
-/** The chunks of a Gemini SSE stream, a batch per read; throws Upstream*Error on error events, bad JSON or a cut stream. */
-export function geminiChunkBatches(provider: string, events: AsyncIterable<SseEvent[]>, translator: GeminiStreamTranslator): AsyncIterable<UpstreamChatChunk[]> {
-  const translate = (event: SseEvent) => {
+/** The chunks of a Gemini SSE stream; throws Upstream*Error on error events, bad JSON or a stream cut short. Exported for its tests. */
+export class GeminiChunks implements ChunkTranslator {
+  constructor(
+    private readonly provider: string,
+    private readonly translator: GeminiStreamTranslator,
+  ) {}
+
+  read(event: SseEvent, emit: EmitChunk): void {
     let payload: unknown;
     try {
       payload = JSON.parse(event.data);
     } catch {
-      throw new UpstreamProtocolError(provider, 'a stream event is not JSON');
+      throw new UpstreamProtocolError(this.provider, 'a stream event is not JSON');
     }
-    if (!isObject(payload)) throw new UpstreamProtocolError(provider, 'a stream event is not a JSON object');
+    if (!isObject(payload)) throw new UpstreamProtocolError(this.provider, 'a stream event is not a JSON object');
     const error = (payload as { error?: { message?: string } }).error;
-    if (error !== undefined) throw new UpstreamHttpError(provider, 502, error.message ?? 'error event in the stream');
-    return translator.push(payload as GeminiGenerateContentResponse);
-  };
-  const finish = () => {
+    if (error !== undefined) throw new UpstreamHttpError(this.provider, 502, error.message ?? 'error event in the stream');
+    for (const chunk of this.translator.push(payload as GeminiGenerateContentResponse)) emit(chunk);
+  }
+
+  end(emit: EmitChunk): void {
     // A stream cut short (no finish reason) must not pass for a complete answer.
-    if (!translator.complete) throw new UpstreamProtocolError(provider, 'the stream ended before a finish reason');
-    return translator.finish();
-  };
-  return translatedBatches(events[Symbol.asyncIterator](), translate, finish);
+    if (!this.translator.complete) throw new UpstreamProtocolError(this.provider, 'the stream ended before a finish reason');
+    for (const chunk of this.translator.finish()) emit(chunk);
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> & GeminiGenerateContentResponse {

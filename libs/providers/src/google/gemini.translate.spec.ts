@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { UpstreamChatChunk, UpstreamChatRequest } from '../provider.types';
+import { chunkBatches } from '../transport/chunk-stream';
 import { parseSse } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
-import { geminiChunkBatches } from './gemini.chat';
+import { GeminiChunks } from './gemini.chat';
 import {
   fromGeminiResponse,
   GeminiStreamTranslator,
@@ -40,7 +41,9 @@ async function* oneEventPerRead<T>(events: AsyncIterable<T>): AsyncGenerator<T[]
 
 async function translateStream(text: string, context = testContext()): Promise<UpstreamChatChunk[]> {
   const chunks: UpstreamChatChunk[] = [];
-  for await (const batch of geminiChunkBatches('google', oneEventPerRead(parseSse(sseSource(text))), new GeminiStreamTranslator(context))) chunks.push(...batch);
+  for await (const batch of chunkBatches(oneEventPerRead(parseSse(sseSource(text))), new GeminiChunks('google', new GeminiStreamTranslator(context)))) {
+    for (const { chunk } of batch) chunks.push(chunk);
+  }
   return chunks;
 }
 

@@ -1,4 +1,4 @@
-import { eachOf } from '../transport/http-client';
+import { chunksOf } from '../transport/chunk-stream.testing';
 // The OpenAI-format adapter against the emulator: what goes out for web search, per provider.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../../tools/emulator/src/emulator';
@@ -40,7 +40,7 @@ describe('web search in the OpenAI wire format', () => {
       expect(completion.choices[0].message.annotations).toEqual([expect.objectContaining({ type: 'url_citation' })]);
 
       const chunks = [];
-      for await (const chunk of eachOf(await adapter.streamBatches(target, request, { timeoutMs: 5_000 }))) chunks.push(chunk);
+      for await (const chunk of chunksOf(await adapter.stream(target, request, { timeoutMs: 5_000 }))) chunks.push(chunk);
       expect(emulator.requests.at(-1)!.body).toMatchObject({ web_search_options: { search_context_size: 'high' }, stream: true });
       expect(emulator.requests.at(-1)!.body).not.toHaveProperty('enable_search');
       expect(chunks.length).toBeGreaterThan(1);

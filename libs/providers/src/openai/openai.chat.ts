@@ -1,5 +1,6 @@
-import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChunkBatch } from '../provider.types';
-import { openEventBatches, postJson } from '../transport/http-client';
+import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
+import { openChunkStream, type ChunkStream, type ChunkTranslator, type EmitChunk } from '../transport/chunk-stream';
+import { postJson, type JsonRequest } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 
@@ -38,21 +39,14 @@ export function withSearchDialect(provider: string, request: UpstreamChatRequest
 
 /**
  * OpenAI and every server that speaks its wire format (Groq, Together, Mistral, DeepSeek,
- * xAI, OpenRouter, vLLM, Ollama, llama.cpp, Azure OpenAI): the request goes out as is.
+ * xAI, OpenRouter, vLLM, Ollama, llama.cpp, Azure OpenAI): the request goes out as is, and so
+ * does the client's own text of its messages when the gateway kept it.
  */
 export class OpenAiChatAdapter implements ChatAdapter {
   constructor(private readonly endpoint: OpenAiEndpoint = OPENAI_ENDPOINT) {}
 
   async chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
-    const completion = await postJson<UpstreamChatCompletion>({
-      provider: target.provider,
-      url: this.endpoint.url(target),
-      headers: this.endpoint.headers(target),
-      body: { ...withSearchDialect(target.provider, request), stream: false },
-      timeoutMs: options.timeoutMs,
-      signal: options.signal,
-      limits: target.limits,
-    });
+    const completion = await postJson<UpstreamChatCompletion>(this.call(target, request, options, false));
     if (!completion || !Array.isArray(completion.choices)) {
       throw new UpstreamProtocolError(target.provider, 'no choices in the chat completion');
     }
@@ -60,18 +54,25 @@ export class OpenAiChatAdapter implements ChatAdapter {
     return completion;
   }
 
-  async streamBatches(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<AsyncIterable<UpstreamChunkBatch>> {
-    const events = await openEventBatches({
+  async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
+    return openChunkStream(this.call(target, request, options, true), new OpenAiChunks(target.provider, searches(target.provider, request)));
+  }
+
+  private call(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions, stream: boolean): JsonRequest {
+    const { messagesJson, ...body } = withSearchDialect(target.provider, request);
+    body.stream = stream;
+    // Usage is always requested, so a stream is billed exactly like a non-streamed answer.
+    if (stream) body.stream_options = { include_usage: true };
+    return {
       provider: target.provider,
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
-      // Usage is always requested, so a stream is billed exactly like a non-streamed answer.
-      body: { ...withSearchDialect(target.provider, request), stream: true, stream_options: { include_usage: true } },
+      body,
+      bodySources: messagesJson && { messages: messagesJson },
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       limits: target.limits,
-    });
-    return openAiChunkBatches(target.provider, events, searches(target.provider, request));
+    };
   }
 }
 
@@ -85,51 +86,28 @@ function searches(provider: string, request: UpstreamChatRequest): boolean {
 }
 
 /**
- * The chunks of each batch of events, parsed in one synchronous pass, with their text
- * (`UpstreamChunkBatch.json`); `[DONE]` ends the stream (what follows it is not read). A
- * malformed event or an error event stops reading (closing the connection) and rejects.
+ * An OpenAI stream's chunks, each passed on with its upstream text; `[DONE]` closes the stream.
+ * A malformed event or an error event throws.
  */
-function openAiChunkBatches(provider: string, events: AsyncIterable<SseEvent[]>, searched: boolean): AsyncIterable<UpstreamChunkBatch> {
-  const source = events[Symbol.asyncIterator]();
-  const reader = new OpenAiChunkReader(provider, searched);
-  let over = false;
-  const stop = (): Promise<IteratorResult<UpstreamChunkBatch>> => {
-    over = true;
-    return Promise.resolve(source.return?.(undefined)).then(() => ({ value: undefined, done: true }));
-  };
-  const next = (): Promise<IteratorResult<UpstreamChunkBatch>> => {
-    if (over) return Promise.resolve({ value: undefined, done: true });
-    return source.next().then((result) => {
-      if (result.done) {
-        over = true;
-        return { value: undefined, done: true };
-      }
-      const chunks: UpstreamChunkBatch = [];
-      const json: Array<string | undefined> = [];
-      try {
-        for (const event of result.value) {
-          if (event.data === '[DONE]') {
-            over = true;
-            break;
-          }
-          const chunk = reader.read(event.data);
-          chunks.push(chunk);
-          // A search's usage chunk was given its count: its text no longer says what the chunk does.
-          json.push(searched && chunk.usage ? undefined : event.data);
-        }
-      } catch (error) {
-        return stop().then(() => Promise.reject(error));
-      }
-      chunks.json = json;
-      if (over) {
-        void source.return?.(undefined);
-        return chunks.length > 0 ? { value: chunks, done: false } : { value: undefined, done: true };
-      }
-      return chunks.length > 0 ? { value: chunks, done: false } : next();
-    });
-  };
-  const iterator: AsyncIterator<UpstreamChunkBatch> = { next, return: stop };
-  return { [Symbol.asyncIterator]: () => iterator };
+class OpenAiChunks implements ChunkTranslator {
+  private readonly reader: OpenAiChunkReader;
+
+  constructor(
+    provider: string,
+    private readonly searched: boolean,
+  ) {
+    this.reader = new OpenAiChunkReader(provider, searched);
+  }
+
+  read(event: SseEvent, emit: EmitChunk): boolean {
+    if (event.data === '[DONE]') return true;
+    const chunk = this.reader.read(event.data);
+    // A search's usage chunk was given its count: its text no longer says what the chunk does.
+    emit(chunk, this.searched && chunk.usage ? undefined : event.data);
+    return false;
+  }
+
+  end(): void {}
 }
 
 /** New content shapes tried per stream while none of them fits a later chunk (see OpenAiChunkReader). */

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import { Cancellation, type CancelSignal } from './cancellation';
-import { eachOf, openEventBatches, postJson, translatedBatches, type JsonRequest } from './http-client';
+import { eachOf, openEventBatches, postJson, type JsonRequest } from './http-client';
 
 /** The events one at a time. */
 const openEventStream = async (call: JsonRequest) => eachOf(await openEventBatches(call));
@@ -131,41 +131,5 @@ describe('openEventStream', () => {
     abort();
     await expect(next).rejects.toMatchObject({ name: 'AbortError' });
     await closed;
-  });
-});
-
-describe('translatedBatches', () => {
-  async function* reads<T>(...batches: T[][]): AsyncGenerator<T[]> {
-    yield* batches;
-  }
-  const failing = (event: string) => {
-    if (event === 'bad') throw new Error('bad event');
-    return event === 'empty' ? [] : [event.toUpperCase()];
-  };
-
-  it('gives one batch per read, skips reads that give nothing, and ends with the closing chunks', async () => {
-    const batches: string[][] = [];
-    for await (const batch of translatedBatches(reads(['a', 'b'], ['empty'], ['c']), failing, () => ['END'], ['first'])) batches.push(batch);
-    expect(batches).toEqual([['first'], ['A', 'B'], ['C'], ['END']]);
-  });
-
-  it('hands out the chunks of a read translated before a failure, then throws it, and stops the reads', async () => {
-    let stopped = false;
-    async function* stoppable(): AsyncGenerator<string[]> {
-      try {
-        yield ['a', 'bad', 'c'];
-        yield ['never'];
-      } finally {
-        stopped = true;
-      }
-    }
-    const batches: string[][] = [];
-    await expect(
-      (async () => {
-        for await (const batch of translatedBatches(stoppable(), failing, () => [])) batches.push(batch);
-      })(),
-    ).rejects.toThrow('bad event');
-    expect(batches).toEqual([['A']]);
-    expect(stopped).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { encodeJson } from '@igw/contracts';
+import { encodeJson, type JsonSource } from '@igw/contracts';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import type { CancelSignal } from './cancellation';
@@ -15,6 +15,11 @@ export interface JsonRequest {
   url: string;
   headers: Record<string, string>;
   body: unknown;
+  /**
+   * The client's own JSON text of members of `body` (a chat's `messages`), sent in place of
+   * those members serialized again while they still say what it says (see encodeJson).
+   */
+  bodySources?: Readonly<Record<string, JsonSource>>;
   timeoutMs: number;
   signal?: CancelSignal;
   /** How much of the answer to read; the defaults when absent. */
@@ -22,7 +27,7 @@ export interface JsonRequest {
 }
 
 /** A POST whose body is raw bytes (audio for Deepgram's `/v1/listen`), sent with its content type. */
-export interface BytesRequest extends Omit<JsonRequest, 'body'> {
+export interface BytesRequest extends Omit<JsonRequest, 'body' | 'bodySources'> {
   body: Buffer;
   contentType: string;
 }
@@ -37,7 +42,7 @@ export interface MultipartFile {
 }
 
 /** A multipart/form-data POST (OpenAI transcriptions, Stability images). Array fields repeat the name. */
-export interface MultipartRequest extends Omit<JsonRequest, 'body'> {
+export interface MultipartRequest extends Omit<JsonRequest, 'body' | 'bodySources'> {
   fields: Record<string, string | readonly string[] | undefined>;
   files: readonly MultipartFile[];
 }
@@ -50,7 +55,7 @@ export interface BytesAnswer {
 }
 
 /** What `exchange` POSTs: the encoded body (whole, or a stream of parts with their length) and its type. */
-interface WireCall extends Omit<JsonRequest, 'body'> {
+interface WireCall extends Omit<JsonRequest, 'body' | 'bodySources'> {
   body: string | Buffer | Readable;
   contentType: string;
   /** A stream's length: undici would otherwise send it chunked, which not every upstream takes. */
@@ -59,7 +64,7 @@ interface WireCall extends Omit<JsonRequest, 'body'> {
 
 /** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
 export async function postJson<T>(call: JsonRequest): Promise<T> {
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, body: encodeJson(call.body), contentType: 'application/json' }, 'application/json'));
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, body: encodeJson(call.body, call.bodySources), contentType: 'application/json' }, 'application/json'));
 }
 
 /** POSTs raw bytes (with their content type) and returns the parsed JSON answer; failures as postJson's. */
@@ -79,7 +84,7 @@ export async function postMultipart<T>(call: MultipartRequest): Promise<T> {
  * `accept` says what the caller takes (default any); failures as postJson's.
  */
 export async function postJsonForBytes(call: JsonRequest, accept = '*/*'): Promise<BytesAnswer> {
-  const answer = await exchangeOrThrow({ ...call, body: encodeJson(call.body), contentType: 'application/json' }, accept);
+  const answer = await exchangeOrThrow({ ...call, body: encodeJson(call.body, call.bodySources), contentType: 'application/json' }, accept);
   return { body: answer.body, contentType: answer.contentType };
 }
 
@@ -461,7 +466,7 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
         path,
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.headers },
-        body: encodeJson(call.body),
+        body: encodeJson(call.body, call.bodySources),
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
       },
@@ -501,41 +506,6 @@ export function eachOf<T>(batches: AsyncIterable<readonly T[]>): AsyncIterable<T
     },
   };
   return { [Symbol.asyncIterator]: () => iterator };
-}
-
-/**
- * The chunks of a stream whose events a stateful translator turns into chunks one event at a
- * time (`translate`), as one batch per batch of events; reads that give no chunk are skipped.
- * Chunks translated before a failure are handed out before it. `finish` gives the chunks that
- * close the stream, or throws for a stream cut short. Stopping early stops the events.
- */
-export async function* translatedBatches<E, C>(events: AsyncIterator<E[]>, translate: (event: E) => C[], finish: () => C[], first: C[] = []): AsyncGenerator<C[]> {
-  try {
-    if (first.length > 0) yield first;
-    for (let next = await events.next(); !next.done; next = await events.next()) {
-      const chunks: C[] = [];
-      let failure: unknown;
-      try {
-        for (const event of next.value) for (const chunk of translate(event)) chunks.push(chunk);
-      } catch (error) {
-        failure = error;
-      }
-      if (chunks.length > 0) yield chunks;
-      if (failure !== undefined) throw failure;
-    }
-    const closing = finish();
-    if (closing.length > 0) yield closing;
-  } finally {
-    // Stopping early (or aborting) ends the events, which closes the upstream connection.
-    await events.return?.();
-  }
-}
-
-/** The chunks of one batch of events, or the first failure to translate one. */
-export function translateAll<E, C>(events: readonly E[], translate: (event: E) => C[]): C[] {
-  const chunks: C[] = [];
-  for (const event of events) for (const chunk of translate(event)) chunks.push(chunk);
-  return chunks;
 }
 
 function translateTransportError(call: { provider: string; timeoutMs: number }, error: unknown): Error {
