@@ -3,16 +3,19 @@ import { ApiKeyAuthenticator } from '@igw/platform';
 import { GatewayKeyAuthenticator } from './auth/gateway-key.authenticator';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { limitStoreProvider } from './limits/limit-store.provider';
-import { RequestMeter } from './limits/request-meter';
+import { RequestAdmission } from './limits/request-admission';
+import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
+import { RequestTelemetry } from './telemetry/request-telemetry';
 import { TokenCountingShutdown } from './tokens/token-counting.shutdown';
-import { PaidRequestPipeline } from './upstream/paid-request-pipeline';
+import { UsageCharging } from './usage/usage-charging';
 import { UsageRecorder } from './usage/usage-recorder.service';
 
 /**
- * What every paid endpoint stands on: the API-key check, the limits and credit holds, the
- * paid-request pipeline with its pricing and usage recording, the catalogue snapshot and the
- * token counting workers. A feature module imports it for the pipeline, the snapshot and the
- * authenticator its routes' guard asks; the rest stays inside.
+ * What every paid endpoint stands on: the API-key check, the paid-request pipeline and the
+ * three it composes for each admitted request (admission: limits and credit holds; charging:
+ * pricing and usage recording for the ledger; telemetry: metrics and spans), the catalogue
+ * snapshot and the token counting workers. A feature module imports it for the pipeline, the
+ * snapshot and the authenticator its routes' guard asks; the rest stays inside.
  */
 @Module({
   providers: [
@@ -21,7 +24,9 @@ import { UsageRecorder } from './usage/usage-recorder.service';
     { provide: ApiKeyAuthenticator, useExisting: GatewayKeyAuthenticator },
     UsageRecorder,
     limitStoreProvider,
-    RequestMeter,
+    RequestAdmission,
+    UsageCharging,
+    RequestTelemetry,
     PaidRequestPipeline,
     TokenCountingShutdown,
   ],

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { drainAndClose, startHttpApp, type DirectRoute, type DirectRouteContext, type Environment, type ServiceSettings } from '@igw/platform';
 import { chatDirectRoute } from './chat/chat-direct-route';
 import { GatewayModule } from './gateway.module';
-import { PaidRequestPipeline } from './upstream/paid-request-pipeline';
+import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 
 /** Starts the public gateway (base_url). */
 export function startGateway(settings: ServiceSettings): Promise<INestApplication> {

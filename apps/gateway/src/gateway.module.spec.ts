@@ -3,8 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { loadEnvironment, type ServiceSettings } from '@igw/platform';
 import { GatewayCoreModule } from './gateway-core.module';
 import { GatewayModule } from './gateway.module';
-import { RequestMeter } from './limits/request-meter';
-import { PaidRequestPipeline } from './upstream/paid-request-pipeline';
+import { RequestAdmission } from './limits/request-admission';
+import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 
 // Preview mode resolves every module's providers, controllers and guards without creating
 // them: no queue, no Redis, no catalogue needed to see that the wiring holds.
@@ -19,22 +19,22 @@ describe('the gateway modules', () => {
     await context.close();
   });
 
-  it('keep the core to itself: a feature module gets the pipeline, not the meter behind it', async () => {
+  it('keep the core to itself: a feature module gets the pipeline, not the admission behind it', async () => {
     @Injectable()
     class UsesPipeline {
       constructor(readonly pipeline: PaidRequestPipeline) {}
     }
     @Injectable()
-    class UsesMeter {
-      constructor(readonly meter: RequestMeter) {}
+    class UsesAdmission {
+      constructor(readonly admission: RequestAdmission) {}
     }
     @Module({ imports: [GatewayModule.forRoot(settings), GatewayCoreModule], providers: [UsesPipeline] })
     class PipelineFeature {}
-    @Module({ imports: [GatewayModule.forRoot(settings), GatewayCoreModule], providers: [UsesMeter] })
-    class MeterFeature {}
+    @Module({ imports: [GatewayModule.forRoot(settings), GatewayCoreModule], providers: [UsesAdmission] })
+    class AdmissionFeature {}
 
     const context = await NestFactory.createApplicationContext(PipelineFeature, preview);
     await context.close();
-    await expect(NestFactory.createApplicationContext(MeterFeature, preview)).rejects.toThrow(/RequestMeter/);
+    await expect(NestFactory.createApplicationContext(AdmissionFeature, preview)).rejects.toThrow(/RequestAdmission/);
   });
 });

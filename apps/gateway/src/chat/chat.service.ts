@@ -4,10 +4,11 @@ import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { chatPromptTexts, countEachOffLoop, whenCounted } from '@igw/tokenizer';
-import type { AdmittedRequest, ChargedUsage } from '../limits/request-meter';
-import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../upstream/paid-request-pipeline';
-import { planTargets, selectSources, upstreamTimeoutMsOf, type UpstreamTarget } from '../upstream/upstream-route';
-import { toClientError } from '../upstream/upstream-error.mapper';
+import type { AdmittedRequest } from '../paid-requests/admitted-request';
+import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../paid-requests/paid-request-pipeline';
+import { planTargets, selectSources, upstreamTimeoutMsOf, type UpstreamTarget } from '../paid-requests/upstream-route';
+import { toClientError } from '../paid-requests/upstream-error.mapper';
+import type { ChargedUsage } from '../usage/usage-charging';
 import {
   assertCacheLifetimesPriced,
   assertChatModel,

@@ -17,9 +17,9 @@ import { MessagingService, RpcTimeoutError } from '@igw/messaging';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
 import { countEachOffLoop, whenCounted } from '@igw/tokenizer';
-import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
-import { toClientError } from '../upstream/upstream-error.mapper';
-import { selectSources, upstreamTimeoutMsOf } from '../upstream/upstream-route';
+import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { toClientError } from '../paid-requests/upstream-error.mapper';
+import { selectSources, upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { assertShape, assertWithinContext, decisionQuestions, decisionShapeOf, inputTokensOf, LOGPROBS_TAG, measuredTexts, utf8Bytes } from './decisions-request';
 
 export interface DecisionsCall {

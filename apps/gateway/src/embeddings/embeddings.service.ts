@@ -4,9 +4,9 @@ import type { AuthenticatedKey } from '@igw/contracts';
 import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
 import { countAllOffLoop, whenCounted } from '@igw/tokenizer';
-import type { AdmittedRequest } from '../limits/request-meter';
-import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
-import { planTargets, selectSources, upstreamTimeoutMsOf } from '../upstream/upstream-route';
+import type { AdmittedRequest } from '../paid-requests/admitted-request';
+import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { planTargets, selectSources, upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { encodeEmbedding } from './embedding-encoding';
 import { assertDimensions, assertEmbeddingModel, assertWithinContext, embeddingSources, inputList } from './embeddings-request';
 

@@ -11,8 +11,8 @@ import {
 } from '@igw/contracts';
 import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { imagesAdapterFor, parseSize, type CancelSignal, type UpstreamImage, type UpstreamImageResult } from '@igw/providers';
-import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
-import { upstreamTimeoutMsOf } from '../upstream/upstream-route';
+import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { cheaperOf, defaultQuality, imagePriceUnits, imageUnits } from './image-pricing';
 import { inlineImage } from './image-inline';
 import { MediaFetcher } from './media-fetcher';

@@ -2,7 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { GatewayException, type ServiceSettings } from '@igw/platform';
 import { findProvider, type ProviderKind } from '@igw/providers';
-import { planTargets, selectSources, type UpstreamTarget } from '../upstream/upstream-route';
+import { planTargets, selectSources, type UpstreamTarget } from '../paid-requests/upstream-route';
 
 /** The endpoint kinds of catalogue types (`<family>/<endpoint-kind>`) the media endpoints serve. */
 export type MediaEndpointKind = 'text-to-speech' | 'image-generations' | 'speech-to-text';

@@ -2,9 +2,9 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { codePointCount, ErrorMessages, type AuthenticatedKey, type SpeechRequestDto } from '@igw/contracts';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import { speechAdapterFor, type CancelSignal } from '@igw/providers';
-import type { ChargedUsage } from '../limits/request-meter';
-import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
-import { upstreamTimeoutMsOf } from '../upstream/upstream-route';
+import type { ChargedUsage } from '../usage/usage-charging';
+import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { assertModelKind, mediaTargets } from './media-routing';
 
 export interface SpeechCall {

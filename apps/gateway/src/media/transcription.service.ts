@@ -10,8 +10,8 @@ import {
   type CancelSignal,
   type UpstreamTranscriptionResult,
 } from '@igw/providers';
-import { PaidRequestPipeline } from '../upstream/paid-request-pipeline';
-import { upstreamTimeoutMsOf } from '../upstream/upstream-route';
+import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { MediaFetcher, type HeldMedia } from './media-fetcher';
 import { assertModelKind, mediaTargets } from './media-routing';
 

@@ -3,7 +3,7 @@ import { QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { SERVICE_SETTINGS, usageJournalDirectory, type ServiceSettings } from '@igw/platform';
 import type { JobsOptions } from 'bullmq';
-import { usageSources } from '../upstream/gateway-metrics';
+import { usageSources } from '../telemetry/gateway-metrics';
 import { UsageBatchBuffer } from './usage-batch-buffer';
 import { UsageJournal, type JournalSegment } from './usage-journal';
 

@@ -3,11 +3,11 @@ import { NestFactory } from '@nestjs/core';
 import type { CatalogueModel } from '@igw/contracts';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { GatewayException, loadEnvironment, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
-import { UsageRecorder } from '../usage/usage-recorder.service';
 import { InMemoryLimitStore } from './in-memory-limit-store';
 import { LIMIT_STORE, limitStoreProvider } from './limit-store.provider';
 import type { Admission, AdmissionResult, Departure, LimitStore } from './limit-store.types';
-import { RequestMeter, type MeteredCall } from './request-meter';
+import type { PaidCall } from '../paid-requests/admitted-request';
+import { RequestAdmission } from './request-admission';
 
 const model: CatalogueModel = {
   id: 'test/mini',
@@ -27,7 +27,7 @@ const auth: AuthenticatedKey = {
   balance: { balanceMicro: 10n ** 15n, version: 1, usageSpentMicro: 0n },
 };
 let requestCount = 0;
-const call = (): MeteredCall => ({ requestId: `req-${++requestCount}`, auth, endpoint: 'chat.completions', model, catalogueRevision: 1 });
+const call = (): PaidCall => ({ requestId: `req-${++requestCount}`, auth, endpoint: 'chat.completions', model, catalogueRevision: 1 });
 
 /** A LimitStore that answers what it is told and remembers what it was asked. */
 class ScriptedStore implements LimitStore {
@@ -59,53 +59,52 @@ const refusal = (admission: Promise<unknown>) =>
     (error: unknown) => (error instanceof GatewayException ? { status: error.getStatus(), headers: error.headers } : { error }),
   );
 
-/** The meter as the gateway module provides it, with `store` in place of the configured one when given. */
-async function meterContext(environment: NodeJS.ProcessEnv, store?: LimitStore) {
+/** Admission as the core module provides it, with `store` in place of the configured one when given. */
+async function admissionContext(environment: NodeJS.ProcessEnv, store?: LimitStore) {
   const settings = { env: loadEnvironment(environment).env, providers: {}, queue: { kind: 'postgres', url: 'unused', schema: 'unused' } } as ServiceSettings;
   const providers: Provider[] = [
     { provide: SERVICE_SETTINGS, useValue: settings },
-    { provide: UsageRecorder, useValue: { record: () => undefined } },
     store ? { provide: LIMIT_STORE, useValue: store } : limitStoreProvider,
-    RequestMeter,
+    RequestAdmission,
   ];
   @Module({})
-  class MeterModule {
+  class AdmissionModule {
     static with(): DynamicModule {
-      return { module: MeterModule, providers };
+      return { module: AdmissionModule, providers };
     }
   }
-  const context = await NestFactory.createApplicationContext(MeterModule.with(), { logger: false });
-  return { context, meter: context.get(RequestMeter) };
+  const context = await NestFactory.createApplicationContext(AdmissionModule.with(), { logger: false });
+  return { context, admission: context.get(RequestAdmission) };
 }
 
-describe('RequestMeter and its LIMIT_STORE', () => {
+describe('RequestAdmission and its LIMIT_STORE', () => {
   it('counts in the process without REDIS_URL', async () => {
-    const { context, meter } = await meterContext({ RATE_LIMIT_CONCURRENCY: '1' });
+    const { context, admission } = await admissionContext({ RATE_LIMIT_CONCURRENCY: '1' });
     try {
       expect(context.get(LIMIT_STORE)).toBeInstanceOf(InMemoryLimitStore);
-      const first = await meter.admit(call(), { output_tokens: 10 });
-      expect(await refusal(meter.admit(call(), { output_tokens: 10 }))).toMatchObject({ status: 429 });
-      first.finish();
-      expect(await meter.admit(call(), { output_tokens: 10 })).toBeDefined();
+      const first = await admission.admit(call(), { output_tokens: 10 });
+      expect(await refusal(admission.admit(call(), { output_tokens: 10 }))).toMatchObject({ status: 429 });
+      first.release();
+      expect(await admission.admit(call(), { output_tokens: 10 })).toBeDefined();
     } finally {
       await context.close();
     }
   });
 
-  it('admits, refuses and gives back through the store it is given, and closes it', async () => {
+  it('admits, refuses and gives back through the store it is given, once, and closes it', async () => {
     const store = new ScriptedStore({ allowed: true });
-    const { context, meter } = await meterContext({}, store);
-    const request = await meter.admit(call(), { output_tokens: 1_000 });
-    const [admission] = store.admissions;
-    expect(admission).toMatchObject({ perMinute: { key: 'key:k1:minute' }, concurrency: { key: 'key:k1:running' }, credits: { accountId: 'a1' } });
-    request.settle({ output_tokens: 200 });
-    request.finish();
-    request.finish();
+    const { context, admission } = await admissionContext({}, store);
+    const hold = await admission.admit(call(), { output_tokens: 1_000 });
+    const [asked] = store.admissions;
+    expect(asked).toMatchObject({ perMinute: { key: 'key:k1:minute' }, concurrency: { key: 'key:k1:running' }, credits: { accountId: 'a1' } });
+    hold.spend(asked.credits!.amountMicro / 5n);
+    hold.release();
+    hold.release();
     expect(store.departures).toEqual([
       {
         concurrencyKey: 'key:k1:running',
-        slotId: admission.concurrency.slotId,
-        credits: { accountId: 'a1', holdId: admission.concurrency.slotId, amountMicro: admission.credits!.amountMicro, spentMicro: admission.credits!.amountMicro / 5n },
+        slotId: asked.concurrency.slotId,
+        credits: { accountId: 'a1', holdId: asked.concurrency.slotId, amountMicro: asked.credits!.amountMicro, spentMicro: asked.credits!.amountMicro / 5n },
       },
     ]);
     await context.close();
@@ -113,11 +112,11 @@ describe('RequestMeter and its LIMIT_STORE', () => {
   });
 
   it('turns the store\'s refusal into the 429 with retry-after, or the 403 for credits', async () => {
-    const busy = await meterContext({}, new ScriptedStore({ allowed: false, reason: 'per-minute', retryAfterSeconds: 17 }));
-    expect(await refusal(busy.meter.admit(call(), {}))).toEqual({ status: 429, headers: { 'retry-after': '17' } });
+    const busy = await admissionContext({}, new ScriptedStore({ allowed: false, reason: 'per-minute', retryAfterSeconds: 17 }));
+    expect(await refusal(busy.admission.admit(call(), {}))).toEqual({ status: 429, headers: { 'retry-after': '17' } });
     await busy.context.close();
-    const broke = await meterContext({}, new ScriptedStore({ allowed: false, reason: 'credits', retryAfterSeconds: 0 }));
-    expect(await refusal(broke.meter.admit(call(), {}))).toEqual({ status: 403, headers: {} });
+    const broke = await admissionContext({}, new ScriptedStore({ allowed: false, reason: 'credits', retryAfterSeconds: 0 }));
+    expect(await refusal(broke.admission.admit(call(), {}))).toEqual({ status: 403, headers: {} });
     await broke.context.close();
   });
 });

@@ -1,22 +1,22 @@
 import { Cancellation, UpstreamHttpError, UpstreamTimeoutError } from '@igw/providers';
 import type { ServiceSettings } from '@igw/platform';
 import type { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
-import type { RequestMeter } from '../limits/request-meter';
+import type { RequestAdmission, RequestHold } from '../limits/request-admission';
+import { RequestTelemetry } from '../telemetry/request-telemetry';
+import type { UsageCharging } from '../usage/usage-charging';
 import { PaidRequestPipeline, type RequestPlan } from './paid-request-pipeline';
 import type { UpstreamTarget } from './upstream-route';
 
-/** Records what the pipeline asks of the meter, in order. */
-function recordingMeter(events: string[]) {
-  return {
-    admit: jest.fn(async (_call: unknown, ceiling: Record<string, number>) => {
-      events.push(`admit ${JSON.stringify(ceiling)}`);
-      return {
-        settle: (units: Record<string, number>) => (events.push(`settle ${JSON.stringify(units)}`), { credits_used: 1, usd_spent: 0.000001 }),
-        finish: () => events.push('finish'),
-        attempt: (_target: unknown, send: () => Promise<unknown>) => send(),
-      };
-    }),
-  };
+/** Admission and charging that record what the pipeline asks of them, in order. */
+function recording(events: string[]) {
+  const hold = { spend: () => undefined, release: () => events.push('finish') } as unknown as RequestHold;
+  const admission = {
+    admit: jest.fn(async (_call: unknown, ceiling: Record<string, number>) => (events.push(`admit ${JSON.stringify(ceiling)}`), hold)),
+  } as unknown as RequestAdmission;
+  const charging = {
+    charge: (_call: unknown, units: Record<string, number>) => (events.push(`settle ${JSON.stringify(units)}`), { usage: { credits_used: 1, usd_spent: 0.000001 }, creditsMicro: 1n }),
+  } as unknown as UsageCharging;
+  return { admission, charging };
 }
 
 const settings = { env: { UPSTREAM_TIMEOUT_MS: 1_000 } } as unknown as ServiceSettings;
@@ -25,7 +25,8 @@ const plan: RequestPlan = { endpoint: 'test', model: { id: 'm' } as RequestPlan[
 const request = () => ({ requestId: 'r1', auth: { keyId: 'k', accountId: 'a' } as never, signal: new Cancellation() });
 
 function pipelineWith(events: string[]) {
-  return new PaidRequestPipeline({} as CatalogueSnapshotService, recordingMeter(events) as unknown as RequestMeter, settings);
+  const { admission, charging } = recording(events);
+  return new PaidRequestPipeline({} as CatalogueSnapshotService, admission, charging, new RequestTelemetry(), settings);
 }
 
 describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {

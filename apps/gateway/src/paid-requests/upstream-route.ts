@@ -2,7 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { fallbacksTaken, GatewayException, type ServiceSettings } from '@igw/platform';
 import { CircuitBreaker, planRoute, runWithFallback, type CancelSignal, type RoutePlan, type UpstreamLimits } from '@igw/providers';
-import type { BreakerState } from './gateway-metrics';
+import type { BreakerState } from '../telemetry/gateway-metrics';
 import { logAccountRefusal, toClientError } from './upstream-error.mapper';
 
 /** A `retry-after` up to this long is waited for; longer ones move on to the next source. */

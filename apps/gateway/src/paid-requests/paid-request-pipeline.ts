@@ -3,8 +3,11 @@ import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
 import { IdleSignal, SERVICE_SETTINGS, type InFlightWork, type RequestContext, type ServiceSettings } from '@igw/platform';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
-import { RequestMeter, type AdmittedRequest } from '../limits/request-meter';
-import { breakerSources, type BreakerState } from './gateway-metrics';
+import { RequestAdmission } from '../limits/request-admission';
+import { breakerSources, type BreakerState } from '../telemetry/gateway-metrics';
+import { RequestTelemetry } from '../telemetry/request-telemetry';
+import { UsageCharging } from '../usage/usage-charging';
+import { AdmittedRequest, type PaidCall } from './admitted-request';
 import { UpstreamCallBilling, type UnreadUsage, type WhenClientLeaves } from './upstream-billing';
 import { UpstreamFallback, type UpstreamTarget } from './upstream-route';
 
@@ -106,7 +109,9 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
 
   constructor(
     private readonly catalogue: CatalogueSnapshotService,
-    private readonly meter: RequestMeter,
+    private readonly admission: RequestAdmission,
+    private readonly charging: UsageCharging,
+    private readonly telemetry: RequestTelemetry,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {
     breakerSources.add(this.breakerStates);
@@ -184,16 +189,16 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
     if (this.calls.delete(billing) && this.calls.size === 0) this.idle.idle();
   }
 
-  private admit(request: PaidRequest, plan: RequestPlan): Promise<AdmittedRequest> {
+  /** Admission holds the request's slot and credits; charging and telemetry follow it from there. */
+  private async admit(request: PaidRequest, plan: RequestPlan): Promise<AdmittedRequest> {
     const { context } = request;
     if (context) {
       context.model = plan.model.id;
       if (this.settings.env.LOG_PROMPTS) context.prompt = plan.prompt;
     }
-    return this.meter.admit(
-      { requestId: request.requestId, auth: request.auth, endpoint: plan.endpoint, model: plan.model, catalogueRevision: plan.catalogueRevision, context },
-      plan.ceiling,
-    );
+    const call: PaidCall = { requestId: request.requestId, auth: request.auth, endpoint: plan.endpoint, model: plan.model, catalogueRevision: plan.catalogueRevision, context };
+    const hold = await this.admission.admit(call, plan.ceiling);
+    return new AdmittedRequest(call, hold, this.charging, this.telemetry.admitted(call));
   }
 
   private async call<T>(plan: RequestPlan, steps: UpstreamSteps<T>, billing: UpstreamCallBilling, admitted: AdmittedRequest): Promise<T> {

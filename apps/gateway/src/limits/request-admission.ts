@@ -1,0 +1,176 @@
+import { HttpStatus, Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { ErrorMessages } from '@igw/contracts';
+import { priceUsage } from '@igw/domain';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import type { PaidCall } from '../paid-requests/admitted-request';
+import { InMemoryLimitStore } from './in-memory-limit-store';
+import { LIMIT_STORE } from './limit-store.provider';
+import type { Admission, AdmissionResult, LimitStore } from './limit-store.types';
+
+/**
+ * A request's slot and hold are renewed this often per lapse (REQUEST_HOLD_LAPSE_MS): a
+ * renewal or two may be lost (Redis briefly away) before they lapse under a running request.
+ */
+const RENEWALS_PER_LAPSE = 3;
+/**
+ * A request never finished (a bug) stops renewing after this long, so it cannot keep its
+ * key's slot and its account's hold for ever; no request runs this long.
+ */
+const LONGEST_RENEWED_MS = 24 * 3_600_000;
+
+/**
+ * The holds of a replica's running requests, which one timer renews (a timer per request
+ * would cost every request its creation and clearing, for the few that run long). A request
+ * admitted just after a tick is renewed at the next: never later than a third of the lapse
+ * after its admission or last renewal.
+ */
+export class RunningRequests {
+  private readonly running = new Set<RequestHold>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(readonly lapseMs: number) {}
+
+  add(hold: RequestHold): void {
+    this.running.add(hold);
+    if (this.timer) return;
+    this.timer = setInterval(() => this.renewAll(), Math.max(1, Math.floor(this.lapseMs / RENEWALS_PER_LAPSE)));
+    this.timer.unref();
+  }
+
+  delete(hold: RequestHold): void {
+    this.running.delete(hold);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.running.clear();
+  }
+
+  private renewAll(): void {
+    const now = Date.now();
+    for (const hold of this.running) if (!hold.renew(now)) this.running.delete(hold);
+    if (this.running.size === 0) this.close();
+  }
+}
+
+/**
+ * What an admitted request holds while it runs: its key's concurrency slot and its account's
+ * credit hold, in the store that admitted it. `release` gives both back, once, counting what
+ * was `spend`t as spent.
+ */
+export class RequestHold {
+  private spentMicro = 0n;
+  private released = false;
+  private readonly admittedAt = Date.now();
+
+  constructor(
+    private readonly store: LimitStore,
+    private readonly concurrencyKey: string,
+    private readonly credits: { accountId: string; holdId: string; amountMicro: bigint },
+    /** Renews the slot and hold until released; without, they live as long as the store was told at admission. */
+    private readonly running?: RunningRequests,
+  ) {
+    running?.add(this);
+  }
+
+  /** Credits charged to the request, counted as spent when the hold is released. */
+  spend(creditsMicro: bigint): void {
+    this.spentMicro += creditsMicro;
+  }
+
+  /**
+   * A replica that dies leaves its requests' slots and holds to lapse; a request that lives
+   * (a long stream) pushes their lapse on until it finishes, however long it runs. Returns
+   * whether it still needs renewing.
+   */
+  renew(now: number): boolean {
+    if (this.released || !this.running || now - this.admittedAt > LONGEST_RENEWED_MS) return false;
+    this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: this.credits, ttlMs: this.running.lapseMs }, now);
+    return true;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.running?.delete(this);
+    this.store.finish({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: { ...this.credits, spentMicro: this.spentMicro } });
+  }
+}
+
+/**
+ * Admits paid requests: per API key, requests per minute and requests in flight; per free
+ * account, requests per hour; per account, credits, holding each request's most expensive
+ * outcome while it runs. Over a rate limit: 429 with `retry-after`; nothing left to spend: 403.
+ * Everything is checked and counted in one step in the LIMIT_STORE (see limit-store.provider.ts):
+ * shared by every replica when REDIS_URL is set, kept in the process otherwise.
+ */
+@Injectable()
+export class RequestAdmission implements OnApplicationShutdown {
+  private readonly logger = new Logger(RequestAdmission.name);
+  /** Every replica's own counters while the store is unreachable. */
+  private readonly local = new InMemoryLimitStore();
+  private readonly running: RunningRequests;
+  private degraded = false;
+
+  constructor(
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+    @Inject(LIMIT_STORE) private readonly store: LimitStore,
+  ) {
+    this.running = new RunningRequests(settings.env.REQUEST_HOLD_LAPSE_MS);
+  }
+
+  /**
+   * Admits the request or throws the 403/429 that says why not. The most it can cost (its
+   * `ceilingUnits` at the model's prices) is held until the hold is released.
+   */
+  async admit(call: PaidCall, ceilingUnits: Record<string, number>): Promise<RequestHold> {
+    const { env } = this.settings;
+    const { auth, requestId } = call;
+    const costCeilingMicro = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro;
+    const abandonedAfterMs = env.REQUEST_HOLD_LAPSE_MS;
+    const concurrencyKey = `key:${auth.keyId}:running`;
+    const admission: Admission = {
+      perMinute: { key: `key:${auth.keyId}:minute`, limit: auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM },
+      concurrency: { key: concurrencyKey, limit: auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, ttlMs: abandonedAfterMs, slotId: requestId },
+      freeHourly: auth.plan === 'free' ? { key: `account:${auth.accountId}:hour`, limit: env.FREE_TIER_HOURLY_LIMIT } : undefined,
+      credits: { accountId: auth.accountId, snapshot: auth.balance, holdId: requestId, amountMicro: costCeilingMicro, ttlMs: abandonedAfterMs },
+    };
+    const { store, result } = await this.admitSomewhere(admission);
+    if (!result.allowed) {
+      if (result.reason === 'credits') throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.creditsExhausted);
+      const message = result.reason === 'free-hourly' ? ErrorMessages.freeTierExhausted(env.FREE_TIER_HOURLY_LIMIT) : ErrorMessages.tooManyRequests;
+      throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers: { 'retry-after': String(result.retryAfterSeconds) } });
+    }
+    return new RequestHold(store, concurrencyKey, { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro }, this.running);
+  }
+
+  /**
+   * In the store when it answers. While it does not (Redis away), requests are still served
+   * (the queue may be down too, and the usage journal keeps their events): limits and holds
+   * are then counted per replica, which loosens them by the number of replicas until it is back.
+   */
+  private async admitSomewhere(admission: Admission): Promise<{ store: LimitStore; result: AdmissionResult }> {
+    const shared = this.store;
+    if (shared.reachable) {
+      try {
+        const result = await shared.admit(admission, Date.now());
+        if (this.degraded) this.logger.log('Redis answers again: limits and credit holds are shared by all replicas again');
+        this.degraded = false;
+        return { store: shared, result };
+      } catch {
+        // Fall through to the local counters.
+      }
+    }
+    if (!this.degraded) {
+      this.degraded = true;
+      this.logger.warn('Redis is unreachable: limits and credit holds are counted by this replica alone until it is back');
+    }
+    return { store: this.local, result: await this.local.admit(admission, Date.now()) };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running.close();
+    await Promise.all([this.local.close(), this.store.close()]);
+  }
+}

@@ -1,0 +1,82 @@
+import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
+import type { RequestContext } from '@igw/platform';
+import type { RequestHold } from '../limits/request-admission';
+import type { ChargedUsage, UsageCharging } from '../usage/usage-charging';
+
+/** A paid request as admission, charging and telemetry see it. */
+export interface PaidCall {
+  requestId: string;
+  auth: AuthenticatedKey;
+  /** The ledger's name for the endpoint, e.g. `chat.completions`. */
+  endpoint: string;
+  /** The entry as read when the request started: its prices are the ones charged. */
+  model: CatalogueModel;
+  catalogueRevision: number;
+  /** The HTTP request's context: what it ran and used goes there for its access-log line. */
+  context?: RequestContext;
+}
+
+/** Hears what happens to one admitted request, in order, until it finishes (telemetry: request-telemetry.ts). */
+export interface PaidRequestListener {
+  /** An upstream attempt starts on `provider`'s `upstreamModel`; `attemptAnswered` or `attemptFailed` follows. */
+  attemptStarted(provider: string, upstreamModel: string): void;
+  /** The attempt answered: its provider is the request's from then on. */
+  attemptAnswered(): void;
+  attemptFailed(error: unknown): void;
+  /** A stream's first chunk arrived. */
+  firstChunk(): void;
+  /** Usage was charged: `units` as priced, `credits` as the client's meta.usage says. */
+  settled(units: Record<string, number>, credits: number): void;
+  finished(): void;
+}
+
+/**
+ * One admitted request, as the pipeline and the endpoints use it: `attempt` runs its upstream
+ * calls, `settle` charges what it used (usage-charging.ts), `finish` gives back its slot and
+ * hold (request-admission.ts) counting what was charged as spent, once, however it ended. Its
+ * listener hears each of these.
+ */
+export class AdmittedRequest {
+  private finished = false;
+
+  constructor(
+    private readonly call: PaidCall,
+    private readonly hold: RequestHold,
+    private readonly charging: UsageCharging,
+    private readonly listener: PaidRequestListener,
+  ) {}
+
+  /** Runs one upstream attempt on `target`: the source that answers is the request's provider from then on. */
+  async attempt<T>(target: { model: string; definition: { name: string } }, send: () => Promise<T>): Promise<T> {
+    this.listener.attemptStarted(target.definition.name, target.model);
+    let result: T;
+    try {
+      result = await send();
+    } catch (error) {
+      this.listener.attemptFailed(error);
+      throw error;
+    }
+    this.listener.attemptAnswered();
+    return result;
+  }
+
+  /** A stream's first chunk arrived (its time to first token). */
+  firstChunk(): void {
+    this.listener.firstChunk();
+  }
+
+  /** Charges `units` at the model's prices of the request's start, and returns meta.usage. */
+  settle(units: Record<string, number>): ChargedUsage {
+    const charge = this.charging.charge(this.call, units);
+    this.hold.spend(charge.creditsMicro);
+    this.listener.settled(units, charge.usage.credits_used);
+    return charge.usage;
+  }
+
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.listener.finished();
+    this.hold.release();
+  }
+}
