@@ -5,9 +5,9 @@ import type { AuthenticatedKey } from '@igw/contracts';
 import { GatewayException, loadEnvironment, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { InMemoryLimitStore } from './in-memory-limit-store';
 import { LIMIT_STORE, limitStoreProvider } from './limit-store.provider';
-import type { Admission, AdmissionResult, Departure, LimitStore } from './limit-store.types';
+import type { Admission, AdmissionResult, Departure, LimitStore, Renewal } from './limit-store.types';
 import type { PaidCall } from '../paid-requests/admitted-request';
-import { RequestAdmission } from './request-admission';
+import { RequestAdmission, RequestHold, RunningRequests } from './request-admission';
 
 const model: CatalogueModel = {
   id: 'test/mini',
@@ -43,7 +43,10 @@ class ScriptedStore implements LimitStore {
   finish(departure: Departure): void {
     this.departures.push(departure);
   }
-  renew(): void {}
+  readonly renewals: Array<{ slotId: string; ttlMs: number; now: number }> = [];
+  renew(renewal: Renewal, now: number): void {
+    this.renewals.push({ slotId: renewal.slotId, ttlMs: renewal.ttlMs, now });
+  }
   async available(): Promise<bigint | undefined> {
     return undefined;
   }
@@ -118,5 +121,26 @@ describe('RequestAdmission and its LIMIT_STORE', () => {
     const broke = await admissionContext({}, new ScriptedStore({ allowed: false, reason: 'credits', retryAfterSeconds: 0 }));
     expect(await refusal(broke.admission.admit(call(), {}))).toEqual({ status: 403, headers: {} });
     await broke.context.close();
+  });
+
+  it('renews a running hold every third of the lapse until it is released', () => {
+    jest.useFakeTimers({ now: 1_000_000 });
+    const running = new RunningRequests(3_000);
+    try {
+      const store = new ScriptedStore({ allowed: true });
+      const hold = new RequestHold(store, 'key:k1:running', { accountId: 'a1', holdId: 'req-renewed', amountMicro: 5n }, running);
+      jest.advanceTimersByTime(999);
+      expect(store.renewals).toEqual([]);
+      jest.advanceTimersByTime(1);
+      expect(store.renewals).toEqual([{ slotId: 'req-renewed', ttlMs: 3_000, now: 1_001_000 }]);
+      jest.advanceTimersByTime(2_000);
+      expect(store.renewals.map(({ now }) => now)).toEqual([1_001_000, 1_002_000, 1_003_000]);
+      hold.release();
+      jest.advanceTimersByTime(3_000);
+      expect(store.renewals).toHaveLength(3);
+    } finally {
+      running.close();
+      jest.useRealTimers();
+    }
   });
 });
