@@ -10,7 +10,7 @@ const COMMAND_TIMEOUT_MS = 200;
 
 /**
  * Every path of the Redis limit store ends while Redis keeps its connection open and answers
- * nothing: admissions, departures, renewals, the credits look-up and close. Admissions fail like on a closed connection, so the meter counts
+ * nothing: admissions, departures, renewals, the credits look-up and close. Admissions fail like on a closed connection, so admission counts
  * locally; once Redis answers again the store is reachable again, and nothing it could not
  * send is left counted there.
  */
@@ -85,7 +85,7 @@ describeOnRedis('the redis limit store and a Redis that stops answering', () => 
     expect(await s.admit(narrow('f1'), now)).toMatchObject({ allowed: true });
 
     proxy.freeze();
-    // The meter would admit f2 locally now; the script call is held back, not lost.
+    // Admission would admit f2 locally now; the script call is held back, not lost.
     expect(await outcome(s.admit(narrow('f2'), now))).toEqual({ error: 'Command timed out' });
     proxy.restore();
     // Redis runs f2's admission late: its slot and hold are taken there.

@@ -60,7 +60,7 @@ export type AdmissionResult = { allowed: true } | { allowed: false; reason: Refu
  * before this store existed) `settled` catches up.
  */
 export interface LimitStore {
-  /** False while the store's server is known to be unreachable (the meter then counts in the process). */
+  /** False while the store's server is known to be unreachable (admission then counts in the process). */
   readonly reachable: boolean;
   admit(admission: Admission, now: number): Promise<AdmissionResult>;
   /**

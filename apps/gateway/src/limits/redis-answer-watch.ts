@@ -60,7 +60,7 @@ export class RedisAnswerWatch {
     probe();
   }
 
-  /** Resolves once connected, or after `timeoutMs` in any case (the meter copes with an unreachable Redis). */
+  /** Resolves once connected, or after `timeoutMs` in any case (admission copes with an unreachable Redis). */
   async whenReachable(timeoutMs: number): Promise<void> {
     if (this.reachable) return;
     await new Promise<void>((resolve) => {

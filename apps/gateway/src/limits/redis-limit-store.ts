@@ -17,7 +17,7 @@ export interface RedisLimitStoreOptions {
   /**
    * Longest a command may go unanswered. Redis that accepts commands and never answers (a
    * frozen server, a network that drops everything) then fails calls like a closed connection:
-   * the store is no longer `reachable` (the meter counts locally) until a probe is answered.
+   * the store is no longer `reachable` (admission counts locally) until a probe is answered.
    */
   commandTimeoutMs?: number;
 }
@@ -33,9 +33,9 @@ const ADMITTED: AdmissionResult = { allowed: true };
 
 /**
  * The client options the store counts on. Commands are not queued while disconnected, nor
- * waited for beyond their timeout: the meter turns to its local counters instead. (ioredis
+ * waited for beyond their timeout: admission turns to its local counters instead. (ioredis
  * keeps a command that timed out in its queue, so a late answer is still matched to it and to
- * nothing else.) Nor sent again on a new connection: a request the meter admitted locally once
+ * nothing else.) Nor sent again on a new connection: a request admitted locally once
  * its admission timed out must not be counted in Redis as well, minutes later.
  */
 export const limitStoreRedisOptions = (commandTimeoutMs = COMMAND_TIMEOUT_MS): RedisOptions => ({
@@ -80,7 +80,7 @@ export class RedisLimitStore implements LimitStore {
   private closing = false;
   /**
    * Departures for admissions whose call failed: Redis may have run them all the same (a
-   * timeout says nothing about whether the script ran), while the meter admitted them
+   * timeout says nothing about whether the script ran), while admission admitted them
    * elsewhere. They go with every call until one succeeds; a departure of a slot or hold that
    * was never taken changes nothing.
    */
