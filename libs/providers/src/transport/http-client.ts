@@ -123,6 +123,8 @@ export interface MultipartBody {
  * A multipart/form-data body. The boundary is random, so it cannot occur in a file by accident;
  * names and filenames have their quotes and line breaks escaped as browsers do. A file's bytes
  * are one of the parts, not copied: an upload of 25 MiB of audio holds 25 MiB, not twice that.
+ * Written here rather than with undici's FormData because that takes a file only as a Blob, and
+ * `new Blob([buffer])` copies the bytes (Node has no Blob over a Buffer in memory, only `fs.openAsBlob` over a file).
  */
 export function encodeMultipart(fields: MultipartRequest['fields'], files: readonly MultipartFile[]): MultipartBody {
   const boundary = `----igw${randomBytes(12).toString('hex')}`;

@@ -46,6 +46,15 @@ describe('parseSse', () => {
     const line = `data: ${'y'.repeat(40)}\n`;
     await expect(collect([line.repeat(3) + '\n'], 100)).rejects.toThrow(SseEventTooLargeError);
     expect(await collect([(line.repeat(2) + '\n').repeat(5)], 100)).toHaveLength(5);
+    // The same lines, a read each: the event's data held between reads counts as well.
+    await expect(collect([line, line, line, '\n'], 100)).rejects.toThrow(SseEventTooLargeError);
+  });
+
+  it('returns the events a piece completed before the one too large, and throws for it next', () => {
+    const parser = new SseParser({ maxEventChars: 100 });
+    expect(parser.push(`data: a\n\ndata: ${'x'.repeat(200)}`)).toEqual([{ event: undefined, data: 'a' }]);
+    expect(() => parser.push('\n\n')).toThrow(SseEventTooLargeError);
+    expect(() => parser.end()).toThrow(SseEventTooLargeError);
   });
 
   it('decodes characters cut between reads and skips a byte order mark opening the stream (only there)', () => {

@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 
 /** One server-sent event: the `event` field when present and the joined `data` lines. */
 export interface SseEvent {
@@ -23,107 +24,69 @@ export class SseEventTooLargeError extends Error {
 }
 
 /**
- * Parses a server-sent events byte stream incrementally (LF or CRLF line ends, multi-line
- * data, comments), synchronously: `push` takes the next piece of the body and returns the
- * events it completed, so a reader handles all the events of one network read in one go.
+ * Parses a server-sent events byte stream incrementally with `eventsource-parser`, synchronously:
+ * `push` takes the next piece of the body and returns the events it completed, so a reader
+ * handles all the events of one network read in one go. The pieces are decoded here (a UTF-8
+ * character cut between two reads is held back; StringDecoder is several times cheaper than
+ * TextDecoder's streaming mode) and a byte order mark opening the stream is skipped.
  */
 export class SseParser {
-  private readonly maxEventChars: number;
-  /** UTF-8 across piece boundaries (a character cut between two reads is held back); several times cheaper than TextDecoder's streaming mode. */
   private readonly decoder = new StringDecoder('utf8');
+  private readonly parser: EventSourceParser;
   /** Nothing decoded yet: a byte order mark opening the stream is skipped, as the spec (and TextDecoder) does. */
   private atStart = true;
-  private buffer = '';
-  /** Where to look for the next line end: a long line arriving in pieces is scanned once, not once per piece. */
-  private searchFrom = 0;
-  private event: string | undefined;
-  private data: string | undefined;
-  private dataChars = 0;
+  /** The events the piece being read completed. */
+  private events: SseEvent[] = [];
   /** An event too large, met after others of the same piece: those are returned first, this thrown next. */
   private failure: SseEventTooLargeError | undefined;
 
   constructor(options: SseOptions = {}) {
-    this.maxEventChars = options.maxEventChars ?? Infinity;
+    const maxEventChars = options.maxEventChars ?? Infinity;
+    this.parser = createParser({
+      // The library bounds what it holds between pieces (an unfinished line and the data lines of
+      // an event not yet ended); an event begun and ended within one piece is bounded here.
+      maxBufferSize: Number.isFinite(maxEventChars) ? maxEventChars : undefined,
+      onEvent: (event) => {
+        if (event.data.length > maxEventChars) throw new SseEventTooLargeError(maxEventChars);
+        this.events.push(event);
+      },
+      // Unknown fields and malformed `retry` values are ignored, as an EventSource does.
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') throw new SseEventTooLargeError(maxEventChars);
+      },
+    });
   }
 
   /** The events completed by this piece of the body (often none, or several). Throws SseEventTooLargeError. */
   push(piece: Uint8Array | string): SseEvent[] {
     if (this.failure) throw this.failure;
-    const events: SseEvent[] = [];
-    try {
-      this.read(piece, events);
-    } catch (error) {
-      if (events.length === 0 || !(error instanceof SseEventTooLargeError)) throw error;
-      this.failure = error;
-    }
-    return events;
-  }
-
-  private read(piece: Uint8Array | string, events: SseEvent[]): void {
     let text = typeof piece === 'string' ? piece : this.decoder.write(piece);
-    if (this.atStart && text !== '') {
+    if (this.atStart) {
+      if (text === '') return [];
       this.atStart = false;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }
-    const buffer = this.buffer + text;
-    let lineStart = 0;
-    let newline: number;
-    while ((newline = buffer.indexOf('\n', this.searchFrom)) >= 0) {
-      const lineEnd = newline > lineStart && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
-      // A data line (nearly every line) is read where it is: its value is the one string made of it.
-      if (lineEnd > lineStart + 4 && isDataField(buffer, lineStart)) this.readData(buffer.slice(lineStart + (buffer.charCodeAt(lineStart + 5) === 32 && lineEnd > lineStart + 5 ? 6 : 5), lineEnd));
-      else this.readLine(buffer.slice(lineStart, lineEnd), events);
-      lineStart = newline + 1;
-      this.searchFrom = lineStart;
-    }
-    this.buffer = lineStart === 0 ? buffer : buffer.slice(lineStart);
-    this.searchFrom = this.buffer.length;
-    if (this.dataChars + this.buffer.length > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
+    return this.read(text);
   }
 
   /** At the end of the body: a stream cut after its last line but before the blank line still delivers that event. */
   end(): SseEvent[] {
     if (this.failure) throw this.failure;
-    const last = this.buffer.replace(/\r$/, '');
-    this.buffer = '';
-    this.searchFrom = 0;
-    if (last.startsWith('data:')) this.addData(last.slice(last[5] === ' ' ? 6 : 5));
-    const events: SseEvent[] = [];
-    if (this.data !== undefined) events.push({ event: this.event, data: this.data });
-    this.data = undefined;
+    return this.read('\n\n');
+  }
+
+  private read(text: string): SseEvent[] {
+    try {
+      this.parser.feed(text);
+    } catch (error) {
+      if (!(error instanceof SseEventTooLargeError)) throw error;
+      this.failure = error;
+      if (this.events.length === 0) throw error;
+    }
+    const events = this.events;
+    this.events = [];
     return events;
   }
-
-  private readLine(line: string, events: SseEvent[]): void {
-    if (line === '') {
-      if (this.data !== undefined) events.push({ event: this.event, data: this.data });
-      this.event = undefined;
-      this.data = undefined;
-      this.dataChars = 0;
-      return;
-    }
-    if (line.charCodeAt(0) === 58 /* : */) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + (line.charCodeAt(colon + 1) === 32 ? 2 : 1));
-    if (field === 'data') this.readData(value);
-    else if (field === 'event') this.event = value;
-  }
-
-  private readData(value: string): void {
-    this.addData(value);
-    if (this.dataChars > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
-  }
-
-  private addData(value: string): void {
-    this.data = this.data === undefined ? value : `${this.data}\n${value}`;
-    this.dataChars += value.length + 1;
-  }
-}
-
-/** Whether the line at `at` starts with `data:` (compared by character: startsWith costs more). */
-function isDataField(text: string, at: number): boolean {
-  return text.charCodeAt(at) === 100 && text.charCodeAt(at + 1) === 97 && text.charCodeAt(at + 2) === 116 && text.charCodeAt(at + 3) === 97 && text.charCodeAt(at + 4) === 58;
 }
 
 /** The events of a server-sent events byte stream, one by one as their blank lines arrive (see SseParser). */
