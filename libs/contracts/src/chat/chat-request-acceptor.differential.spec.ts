@@ -11,6 +11,8 @@ import { acceptAzureChatCompletionRequest, acceptChatCompletionRequest } from '.
 // a case added there is checked against the fast acceptor here without being copied.
 import './chat-completion-request.validation.spec';
 import './chat-completion-request.dto.spec';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { seededRandom } from '../../../../tools/emulator/src/seeded-random';
 
 // The fast acceptor (libs/contracts/src/chat/chat-request-acceptor.ts) against the pipe it
 // stands in for, body by body: whenever the acceptor returns a value, the pipe must accept the
@@ -28,17 +30,6 @@ type NumberRule = { min?: number; max?: number; integer?: boolean };
 
 const SEED = Number(process.env.CHAT_ACCEPTOR_SEED ?? 20_250_601);
 
-/** Mulberry32, as `seededRandom` in tools/emulator (contracts import nothing of ours): the same seed, the same corpus. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 const GENERATED_VALID = 1_000;
 const MUTATED = 2_000;
 
