@@ -52,7 +52,7 @@ export class UpstreamTimeoutError extends Error {
 
 /**
  * A call that timed out once its prompt was sent: the upstream may bill the work, so the prompt
- * is owed and no other source is tried (the billing rule, apps/gateway/src/upstream/upstream-billing.ts).
+ * is owed and no other source is tried (the billing rule, apps/gateway/src/paid-requests/upstream-billing.ts).
  */
 export function timedOutAfterPromptSent(error: unknown): boolean {
   return error instanceof UpstreamTimeoutError && error.promptSent;
