@@ -87,7 +87,7 @@ function hasBody(headers: IncomingHttpHeaders): boolean {
  * The API takes no compressed body: the official SDKs never send one, and refusing them keeps
  * every size limit a plain count of the bytes read, with nothing to inflate.
  */
-export function refuseEncodedBody(headers: IncomingHttpHeaders): void {
+function refuseEncodedBody(headers: IncomingHttpHeaders): void {
   const encoding = headers['content-encoding'];
   if (encoding === undefined || encoding.toLowerCase() === 'identity' || !hasBody(headers)) return;
   throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, compressedBodyMessage(encoding.slice(0, 32)));

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import { Cancellation, type CancelSignal } from './cancellation';
-import { eachOf, openEventBatches, postJson, type JsonRequest } from './http-client';
+import { eachOf } from './chunk-stream.testing';
+import { openEventBatches, postJson, type JsonRequest } from './http-client';
 
 /** The events one at a time. */
 const openEventStream = async (call: JsonRequest) => eachOf(await openEventBatches(call));

@@ -483,33 +483,6 @@ const QUEUED_CHARS_LIMIT = 1024 * 1024;
 /** Ends a stream's reading early without a stack trace per stream: the error is never shown, only the connection closed. */
 const STOPPED_READING = new Error('the gateway stopped reading the stream');
 
-/**
- * The items of batches one by one, without an async generator (several promises per item):
- * an item already read is handed out at once. Stopping early stops the batches.
- */
-export function eachOf<T>(batches: AsyncIterable<readonly T[]>): AsyncIterable<T> {
-  const source = batches[Symbol.asyncIterator]();
-  let batch: readonly T[] = [];
-  let index = 0;
-  const next = (): Promise<IteratorResult<T>> => {
-    if (index < batch.length) return Promise.resolve({ value: batch[index++], done: false });
-    return source.next().then((result) => {
-      if (result.done) return { value: undefined, done: true };
-      batch = result.value;
-      index = 0;
-      return next();
-    });
-  };
-  const iterator: AsyncIterator<T> = {
-    next,
-    return: async () => {
-      await source.return?.(undefined);
-      return { value: undefined, done: true };
-    },
-  };
-  return { [Symbol.asyncIterator]: () => iterator };
-}
-
 function translateTransportError(call: { provider: string; timeoutMs: number }, error: unknown): Error {
   if (error instanceof UpstreamLimitExceededError) return error;
   if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) return new UpstreamTimeoutError(call.provider, call.timeoutMs, true);
