@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { CHAT_PRICE_DIMENSION, ErrorMessages, expectedOneOf, STANDARD_SERVICE_TIERS, type CatalogueModel, type ChatCompletionRequestDto, type JsonSource, type PriceUnit } from '@igw/contracts';
-import { normalizeToolSchemas } from '@igw/domain';
+import { normalizeToolSchemas, priceFor } from '@igw/domain';
 import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS, type UpstreamChatRequest } from '@igw/providers';
 import { GatewayException, type Environment } from '@igw/platform';
@@ -220,12 +220,8 @@ function dearestInputUnit(prices: readonly PriceUnit[], body: ChatCompletionRequ
 
 /** USD per unit of `unit` for a prompt of `promptTokens` (its prompt-size price where one applies); 0 where unpriced. */
 function unitPriceAt(prices: readonly PriceUnit[], unit: string, promptTokens: number): number {
-  let applied: PriceUnit | undefined;
-  for (const price of prices) {
-    if (price.unit !== unit || (price.promptTokensAbove ?? -1) >= promptTokens) continue;
-    if (!applied || (price.promptTokensAbove ?? -1) > (applied.promptTokensAbove ?? -1)) applied = price;
-  }
-  return applied ? applied.price / applied.per : 0;
+  const price = priceFor(prices, unit, promptTokens);
+  return price ? price.price / price.per : 0;
 }
 
 /** `n`, read defensively: at least one choice, a fraction rounded up. */

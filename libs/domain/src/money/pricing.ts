@@ -24,6 +24,9 @@ export interface PricedUsage {
   usd: string;
 }
 
+/** What an unpriced request is priced with. */
+const NO_PRICES: Pick<PreparedList, 'prices' | 'banded'> = { prices: [], banded: false };
+
 /** Intermediate precision below the micro-credit, so per-unit rounding never accumulates. */
 const GUARD_SCALE = 18;
 
@@ -32,16 +35,22 @@ interface PreparedPrice {
   unit: string;
   factor: bigint;
   denominator: bigint;
-  /** The prompt size this price starts above; -1 for a unit's base price. */
-  above: number;
+  promptTokensAbove?: number;
+}
+
+/** A price list made ready: its prices, and whether any of them is for longer prompts only. */
+interface PreparedList {
+  creditsPerUsd: number;
+  prices: PreparedPrice[];
+  banded: boolean;
 }
 
 /** Price lists are catalogue entries, priced again on every request: each is prepared once per credit ratio. */
-const preparedLists = new WeakMap<PriceList, { creditsPerUsd: number; prices: PreparedPrice[] }>();
+const preparedLists = new WeakMap<PriceList, PreparedList>();
 
-function preparedPrices(pricing: PriceList, creditsPerUsd: number): PreparedPrice[] {
+function preparedList(pricing: PriceList, creditsPerUsd: number): PreparedList {
   const cached = preparedLists.get(pricing);
-  if (cached && cached.creditsPerUsd === creditsPerUsd) return cached.prices;
+  if (cached && cached.creditsPerUsd === creditsPerUsd) return cached;
   const ratio = parseDecimal(creditsPerUsd);
   const prices = pricing.units.map((entry) => {
     const price = parseDecimal(entry.price);
@@ -49,33 +58,41 @@ function preparedPrices(pricing: PriceList, creditsPerUsd: number): PreparedPric
       unit: entry.unit,
       factor: price.units * ratio.units * pow10(CREDIT_SCALE + GUARD_SCALE),
       denominator: pow10(price.scale + ratio.scale) * BigInt(entry.per),
-      above: entry.promptTokensAbove ?? -1,
+      promptTokensAbove: entry.promptTokensAbove,
     };
   });
-  // Highest threshold first: a unit's first entry whose threshold the prompt passes is its price.
-  prices.sort((a, b) => b.above - a.above);
-  preparedLists.set(pricing, { creditsPerUsd, prices });
-  return prices;
+  const prepared = { creditsPerUsd, prices, banded: prices.some((price) => price.promptTokensAbove !== undefined) };
+  preparedLists.set(pricing, prepared);
+  return prepared;
+}
+
+/**
+ * The entry that prices `unit` for a request whose prompt has `promptTokens` tokens: of the
+ * unit's entries whose `promptTokensAbove` the prompt passes (an entry without one always
+ * does), the one with the highest; undefined when the list does not price the unit.
+ */
+export function priceFor<P extends { unit: string; promptTokensAbove?: number }>(prices: readonly P[], unit: string, promptTokens: number): P | undefined {
+  let applied: P | undefined;
+  for (const price of prices) {
+    if (price.unit !== unit || (price.promptTokensAbove ?? -1) >= promptTokens) continue;
+    if (!applied || (price.promptTokensAbove ?? -1) > (applied.promptTokensAbove ?? -1)) applied = price;
+  }
+  return applied;
 }
 
 /**
  * Prices metered units with a catalogue price list. Every price is read with its `per`
  * (USD for `per` units); units the price list does not name are free (e.g. the output
  * tokens of an embedding model). A unit listed with prompt-size thresholds is charged at the
- * entry with the highest threshold below the prompt's size (`promptTokensOf`), for all of its
- * count. Rounds once, to the micro-credit, half away from zero.
+ * entry `priceFor` picks for the prompt's size (`promptTokensOf`), for all of its count.
+ * Rounds once, to the micro-credit, half away from zero.
  */
 export function priceUsage(pricing: PriceList | undefined, units: Record<string, number>, creditsPerUsd: number): PricedUsage {
   let guarded = 0n;
-  const prices = pricing ? preparedPrices(pricing, creditsPerUsd) : [];
-  const banded = prices.length > 0 && prices[0].above >= 0;
+  const { prices, banded } = pricing ? preparedList(pricing, creditsPerUsd) : NO_PRICES;
   const prompt = banded ? promptTokensOf(units) : 0;
-  const priced = banded ? new Set<string>() : undefined;
   for (const price of prices) {
-    if (priced) {
-      if (price.above >= prompt || priced.has(price.unit)) continue;
-      priced.add(price.unit);
-    }
+    if (banded && priceFor(prices, price.unit, prompt) !== price) continue;
     const count = units[price.unit];
     if (!count) continue;
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`Unit count for ${price.unit} must be a non-negative integer`);
