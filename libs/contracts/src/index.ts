@@ -8,7 +8,6 @@ export * from './messaging/queues';
 export * from './messaging/topics';
 export * from './chat/chat-completion-request.dto';
 export * from './chat/azure-chat-completion-request.dto';
-export * from './chat/chat-request-acceptor';
 export * from './chat/chat-body';
 export { IsNumberField, numberIssues, type NumberRule } from './validation/field-validators';
 export { expectedOneOf } from './validation/validation-issues';

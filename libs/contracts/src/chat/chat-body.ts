@@ -5,7 +5,8 @@ import { appValidationPipe, BodyValidationErrors, errorTreeValidationPipe, forma
 import { AzureChatCompletionRequestDto } from './azure-chat-completion-request.dto';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
 import type { ChatMessage } from './chat-messages.dto';
-import { acceptAzureChatCompletionRequest, acceptChatCompletionRequest, acceptChatMessage } from './chat-request-acceptor';
+import { acceptChatMessage } from './chat-messages.dto';
+import { acceptDto } from '../validation/dto-acceptor';
 
 export interface ChatBodyOptions {
   /** The Azure-style path (`AzureChatCompletionRequestDto`: `model` may be left out). */
@@ -23,17 +24,18 @@ export const PIPE_CHECKED_ITEMS = 256;
 
 /**
  * A chat completion body, validated: the DTO the global validation pipe would return, or the
- * BadRequestException it throws. The fast acceptor answers the bodies it is sure about; any
- * other body goes through the app's own pipe, which alone words the errors. A long conversation
- * goes to the pipe with only the messages the acceptor is unsure of (validateLongChatBody).
+ * BadRequestException it throws. The compiled acceptance (dto-acceptor.ts) answers the bodies
+ * it is sure about; any other body goes through the app's own pipe, which alone words the
+ * errors. A long conversation goes to the pipe with only the messages the compiled acceptance
+ * is unsure of (validateLongChatBody).
  */
 export function validateChatBody(body: unknown, options: { azure: false }): Promise<ChatCompletionRequestDto>;
 export function validateChatBody(body: unknown, options: { azure: true }): Promise<AzureChatCompletionRequestDto>;
 export function validateChatBody(body: unknown, options: ChatBodyOptions): Promise<ChatRequest>;
 export async function validateChatBody(body: unknown, { azure }: ChatBodyOptions): Promise<ChatRequest> {
-  const accepted = azure ? acceptAzureChatCompletionRequest(body) : acceptChatCompletionRequest(body);
-  if (accepted) return accepted;
   const metatype = azure ? AzureChatCompletionRequestDto : ChatCompletionRequestDto;
+  const accepted = acceptDto<ChatRequest>(metatype, body);
+  if (accepted) return accepted;
   const messages = (body as { messages?: unknown } | null)?.messages;
   if (Array.isArray(messages) && itemsOf(messages) > PIPE_CHECKED_ITEMS) {
     return validateLongChatBody(body as Record<string, unknown>, messages, metatype);

@@ -1,4 +1,4 @@
-import { plainToInstance, Transform } from 'class-transformer';
+import { plainToInstance } from 'class-transformer';
 import { ValidateBy, ValidateNested, validateSync, type ValidationArguments, type ValidationOptions } from 'class-validator';
 import {
   describeWrongType,
@@ -7,6 +7,7 @@ import {
   relativeIssueLine,
   validationIssues,
 } from './validation-issues';
+import { acceptDto, compiledValidation, dtoTransform, type DtoClass } from './dto-acceptor';
 
 /**
  * Validation decorators of the request contracts. Each one writes its own message in the
@@ -14,8 +15,7 @@ import {
  * completely, so a bad field gets one message, not one per failed rule.
  */
 
-/** A DTO class; instances are what class-transformer builds and class-validator checks. */
-export type DtoClass = new () => object;
+export type { DtoClass } from './dto-acceptor';
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -153,12 +153,6 @@ export function IsArrayField(rule: ArrayRule): PropertyDecorator {
   return Checked('isArrayField', (value) => arrayIssues(value, rule));
 }
 
-/** The class of a polymorphic item by its discriminator; `fallback` for anything else. */
-export function pickVariant(item: Record<string, unknown>, discriminator: string, variants: Readonly<Record<string, DtoClass>>, fallback: DtoClass): DtoClass {
-  const tag = item[discriminator];
-  return typeof tag === 'string' && Object.hasOwn(variants, tag) ? variants[tag] : fallback;
-}
-
 /**
  * A class whose only rule is that `discriminator` is one of `allowed`: what an item with an
  * unknown discriminator becomes, so it fails with `Expected one of ... Received ...`.
@@ -169,37 +163,28 @@ export function unknownVariant(discriminator: string, allowed: readonly string[]
   return UnknownVariant;
 }
 
-/** Reads the client's (untransformed) value of the property being transformed. */
-export function rawValue(params: { obj: unknown; key: string }): unknown {
-  return isRecord(params.obj) ? params.obj[params.key] : undefined;
-}
-
 /**
- * Turns each object item of an array into the class its discriminator names. Anything else
- * keeps class-transformer's own copy (`params.value`): the validated body never shares
+ * Turns each object item of an array into the class its discriminator names (`fallback` for
+ * any other). Anything else keeps class-transformer's own copy: the validated body never shares
  * objects with the client's, so dropping undeclared fields cannot touch the original.
  */
 export function ArrayOfVariants(discriminator: string, variants: Readonly<Record<string, DtoClass>>, fallback: DtoClass): PropertyDecorator {
-  return Transform(
-    (params) => {
-      const raw = rawValue(params);
-      const copy: unknown = params.value;
-      if (!Array.isArray(raw) || !Array.isArray(copy)) return copy;
-      return raw.map((item: unknown, index) => (isRecord(item) ? plainToInstance(pickVariant(item, discriminator, variants, fallback), item) : copy[index]));
-    },
-    { toClassOnly: true },
-  );
+  return dtoTransform({ kind: 'array', discriminator, variants, fallback });
+}
+
+/** Turns an object into the class its discriminator names; anything else keeps class-transformer's copy. */
+export function ObjectOfVariants(discriminator: string, variants: Readonly<Record<string, DtoClass>>): PropertyDecorator {
+  return dtoTransform({ kind: 'variant', discriminator, variants });
 }
 
 /** Turns the value into an instance of `type()` when it is an object; anything else keeps class-transformer's copy. */
 export function ObjectOf(type: () => DtoClass): PropertyDecorator {
-  return Transform(
-    (params) => {
-      const raw = rawValue(params);
-      return isRecord(raw) ? plainToInstance(type(), raw) : params.value;
-    },
-    { toClassOnly: true },
-  );
+  return dtoTransform({ kind: 'object', type });
+}
+
+/** null means the default, as in OpenAI's nullable fields; the services read only the value. */
+export function NullMeansAbsent(): PropertyDecorator {
+  return dtoTransform({ kind: 'value', map: (value) => (value === null ? undefined : value) });
 }
 
 /** A nested object validated against its class (undeclared fields inside it are dropped). */
@@ -217,6 +202,7 @@ export function NestedObject(type: () => DtoClass, expected = 'an object'): Prop
  * With `strip`, undeclared fields of the instance are dropped, as the pipe's whitelist would.
  */
 export function instanceIssues(instance: object, at: string, strip: boolean): string[] {
+  if (compiledValidation.validInstance(instance, strip)) return [];
   const errors = validateSync(instance, { whitelist: strip, forbidUnknownValues: false, validationError: { target: false, value: true } });
   return validationIssues(errors).map((issue) => relativeIssueLine(joinRelative(at, issue.path), issue.message));
 }
@@ -225,4 +211,10 @@ function joinRelative(at: string, path: string): string {
   if (!path) return at;
   if (path.startsWith('[')) return `${at}${path}`;
   return `${at}.${path}`;
+}
+
+/** The issues of a plain object as an instance of `type`, which keeps every field (nothing is dropped). */
+export function plainIssues(type: DtoClass, plain: Record<string, unknown>, at: string): string[] {
+  if (acceptDto(type, plain) !== undefined) return [];
+  return instanceIssues(plainToInstance(type, plain), at, false);
 }
