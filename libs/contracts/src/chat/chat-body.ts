@@ -16,9 +16,9 @@ export interface ChatBodyOptions {
 type ChatRequest = ChatCompletionRequestDto | AzureChatCompletionRequestDto;
 
 /**
- * Messages, content parts and tool calls the validation pipe is given of one body at most. The
- * pipe spends ~30 µs on each, all in one turn of the event loop: 200,000 empty messages (600 KB)
- * held a replica for over five seconds.
+ * Messages, content parts and tool calls the validation pipe is given of one body at most: the
+ * pipe's class-transformer and class-validator work on all of them in one turn of the event
+ * loop, so a body of a few hundred kilobytes of empty messages would hold a replica for seconds.
  */
 export const PIPE_CHECKED_ITEMS = 256;
 
@@ -44,8 +44,8 @@ export async function validateChatBody(body: unknown, { azure }: ChatBodyOptions
 }
 
 /**
- * A body whose messages hold more than PIPE_CHECKED_ITEMS items. The messages the acceptor is
- * sure of are taken as it reads them; the pipe checks the rest of the body with only the others
+ * A body whose messages hold more than PIPE_CHECKED_ITEMS items. The messages the compiled
+ * acceptance is sure of are taken as it reads them; the pipe checks the rest of the body with only the others
  * (or the first message, when it is sure of all), their paths renumbered to the client's. Where
  * those others hold more than PIPE_CHECKED_ITEMS items, the pipe checks the first of them (and
  * the messages past them are not read): the issues it finds are the answer, and if it finds none

@@ -1,6 +1,6 @@
 import { plainToInstance, Transform, TransformationType } from 'class-transformer';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
-import { getMetadataStorage, ValidationTypes, type ValidationArguments } from 'class-validator';
+import { getMetadataStorage, IS_OPTIONAL, ValidationTypes, type ValidationArguments } from 'class-validator';
 
 /**
  * Request DTOs validated without class-transformer and class-validator doing the work, yet by
@@ -111,7 +111,9 @@ interface Constraint {
 
 interface Property {
   name: string;
-  /** IsOptional and ValidateIf: every one must hold for the property to be checked. */
+  /** IsOptional: null and undefined skip every check. */
+  optional: boolean;
+  /** ValidateIf: every one must hold for the property to be checked. */
   conditions: Array<(object: object, value: unknown) => boolean>;
   constraints: Constraint[];
   nested: boolean;
@@ -119,6 +121,7 @@ interface Property {
 }
 
 interface Plan {
+  targetName: string;
   byName: ReadonlyMap<string, Property>;
   properties: readonly Property[];
 }
@@ -147,10 +150,11 @@ function compile(type: AnyClass): Plan | typeof UNCOMPILABLE {
     if (!KNOWN_TYPES.has(metadata.type)) return UNCOMPILABLE;
     let property = byName.get(metadata.propertyName);
     if (!property) {
-      property = { name: metadata.propertyName, conditions: [], constraints: [], nested: false };
+      property = { name: metadata.propertyName, optional: false, conditions: [], constraints: [], nested: false };
       byName.set(metadata.propertyName, property);
     }
-    if (metadata.type === ValidationTypes.CONDITIONAL_VALIDATION) property.conditions.push(metadata.constraints[0] as Property['conditions'][number]);
+    if (metadata.type === ValidationTypes.CONDITIONAL_VALIDATION && metadata.name === IS_OPTIONAL) property.optional = true;
+    else if (metadata.type === ValidationTypes.CONDITIONAL_VALIDATION) property.conditions.push(metadata.constraints[0] as Property['conditions'][number]);
     else if (metadata.type === ValidationTypes.NESTED_VALIDATION) property.nested = true;
     else {
       for (const constraint of storage.getTargetValidatorConstraints(metadata.constraintCls)) {
@@ -172,7 +176,7 @@ function compile(type: AnyClass): Plan | typeof UNCOMPILABLE {
     }
   }
   if (defaultMetadataStorage.getExposedMetadatas(type).length > 0 || defaultMetadataStorage.getExcludedMetadatas(type).length > 0) return UNCOMPILABLE;
-  return { byName, properties: [...byName.values()] };
+  return { targetName: type.name, byName, properties: [...byName.values()] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,18 +295,25 @@ function isValid(object: Source, plan: Plan, strip: boolean): boolean {
   if (strip) for (const key of Object.keys(object)) if (!plan.byName.has(key)) delete object[key];
   for (const property of plan.properties) {
     const value = object[property.name];
+    if (property.optional && (value === null || value === undefined)) continue;
     let checked = true;
     for (const condition of property.conditions) checked = condition(object, value) && checked;
     if (!checked) continue;
-    for (const constraint of property.constraints) if (!meets(constraint, object, property.name, value)) return false;
+    const { constraints } = property;
+    if (constraints.length > 0) {
+      // One arguments object for the property's constraints: they read it, none keeps it.
+      const args: ValidationArguments = { targetName: plan.targetName, property: property.name, object, value, constraints: [] };
+      for (const constraint of constraints) if (!meets(constraint, args)) return false;
+    }
     if (property.nested && value !== undefined && !nestedValid(value, strip)) return false;
   }
   return true;
 }
 
-function meets(constraint: Constraint, object: Source, property: string, value: unknown): boolean {
-  if (constraint.condition && !constraint.condition(object, value)) return true;
-  const args: ValidationArguments = { targetName: object.constructor.name, property, object, value, constraints: constraint.constraints };
+function meets(constraint: Constraint, args: ValidationArguments): boolean {
+  const { value } = args;
+  if (constraint.condition && !constraint.condition(args.object, value)) return true;
+  args.constraints = constraint.constraints;
   if (!constraint.each || !Array.isArray(value)) return answer(constraint.validate(value, args));
   for (const item of value) if (!answer(constraint.validate(item, args))) return false;
   return true;

@@ -142,11 +142,14 @@ export function arrayIssues(value: unknown, rule: ArrayRule): string[] {
   if (!Array.isArray(value)) return [`Expected ${expected}. Received ${describeWrongType(value)}`];
   if (rule.nonEmpty && value.length === 0) return [`Expected ${expected}. Received an empty array`];
   if (rule.max !== undefined && value.length > rule.max) return [`Expected at most ${rule.max} ${rule.items}. Received ${value.length}`];
-  return value.flatMap((item: unknown, index) => {
-    if (rule.ofStrings && typeof item !== 'string') return [relativeIssueLine(`[${index}]`, `Expected a string. Received ${describeWrongType(item)}`)];
-    if (rule.ofObjects && !isRecord(item)) return [relativeIssueLine(`[${index}]`, `Expected ${rule.ofObjects}. Received ${describeWrongType(item)}`)];
-    return [];
-  });
+  const issues: string[] = [];
+  if (!rule.ofStrings && !rule.ofObjects) return issues;
+  for (let index = 0; index < value.length; index++) {
+    const item: unknown = value[index];
+    if (rule.ofStrings && typeof item !== 'string') issues.push(relativeIssueLine(`[${index}]`, `Expected a string. Received ${describeWrongType(item)}`));
+    else if (rule.ofObjects && !isRecord(item)) issues.push(relativeIssueLine(`[${index}]`, `Expected ${rule.ofObjects}. Received ${describeWrongType(item)}`));
+  }
+  return issues;
 }
 
 export function IsArrayField(rule: ArrayRule): PropertyDecorator {

@@ -56,10 +56,8 @@ export function appValidationPipe(): ValidationPipe {
  * Objects, arrays and object members a body may hold for the pipe to check, and members one
  * object may have. class-transformer copies each (and builds a class for some), all in one turn
  * of the event loop, and its time grows with the square of an object's members (it removes
- * duplicate keys with indexOf): a million empty objects in an unread field held a replica for
- * over a second, three million for half a minute, one object of 40,000 members for 0.7 s. At
- * the bounds the pipe's worst is ~0.5 s (~4 µs a member), about JSON.parse's on a body of
- * BODY_LIMIT, and a decision's free-form `state` of 100,000 values would hardly fit a model's
+ * duplicate keys with indexOf). At these bounds the pipe's worst is about JSON.parse's on a body
+ * of BODY_LIMIT, and a decision's free-form `state` of 100,000 values would hardly fit a model's
  * context. Items of arrays that are plain values are not counted: they cost little, and
  * embeddings take token ids by the million.
  */
