@@ -2,7 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationArguments, type ValidationError } from 'class-validator';
 import { IsListField, MayBeOmitted, NestedList, oneOfIssues, wordUnknownFields, type ListRule } from '../validation/catalogue-validators';
 import { Checked, composeDecorators, IsNumberField, IsOneOf, isRecord, IsStringField, NestedObject, numberIssues, stringIssues, type DtoClass, type StringRule } from '../validation/field-validators';
-import { describeWrongType, describeWrongValue, quoteList, relativeIssueLine, validationIssues, type ValidationIssue } from '../validation/validation-issues';
+import { describeWrongType, describeWrongValue as shown, quoteList, relativeIssueLine as at, validationIssues, type ValidationIssue } from '../validation/validation-issues';
 import { CHAT_PRICE_DIMENSION, STANDARD_SERVICE_TIERS, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
 
 /**
@@ -19,14 +19,13 @@ const WITHOUT_TOKEN_WINDOW: ReadonlySet<string> = new Set(['image-generations', 
 const WITHOUT_OUTPUT_LIMIT: ReadonlySet<string> = new Set(['embeddings']);
 export const MODALITIES = ['text', 'image', 'audio', 'video', 'embeddings'] as const;
 export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool', 'developer'] as const;
-
 const TYPE_PATTERN = new RegExp(`^[^/\\s]+/(${ENDPOINT_KINDS.join('|')})$`);
 
 /** An identifier-like string (ids, aliases, tags, units, provider keys). */
 const NAME: StringRule = { nonEmpty: true, pattern: /^\S+$/, patternText: 'a name without whitespace' };
 const TEXT: StringRule = { nonEmpty: true, pattern: /\S/, patternText: 'a non-empty string' };
-const TOKENS = { integer: true, min: 1 };
 const nameIssues = (value: unknown) => stringIssues(value, NAME);
+const NAMES = (items: string, rule: Partial<ListRule> = {}): ListRule => ({ items, item: nameIssues, ...rule });
 
 /**
  * The dearest price a unit may list for its `per` units. Real prices are far below it (a
@@ -61,128 +60,76 @@ function perIssues(per: unknown, unit: unknown): string[] {
 }
 
 export class PriceUnitDto {
-  @IsStringField(NAME)
-  unit!: string;
-
-  @IsNumberField({ min: 0, max: MAX_PRICE_USD })
-  price!: number;
-
-  @Checked('pricePer', (value, args) => perIssues(value, (args.object as Partial<PriceUnit>).unit))
-  per!: number;
-
-  @MayBeOmitted()
-  @IsNumberField({ integer: true, min: 1 })
-  promptTokensAbove?: number;
+  @IsStringField(NAME) unit!: string;
+  @IsNumberField({ min: 0, max: MAX_PRICE_USD }) price!: number;
+  @Checked('pricePer', (value, args) => perIssues(value, (args.object as Partial<PriceUnit>).unit)) per!: number;
+  @MayBeOmitted() @IsNumberField({ integer: true, min: 1 }) promptTokensAbove?: number;
 }
 
 function isPriceUnit(value: unknown): value is PriceUnit {
-  return (
-    isRecord(value) &&
-    typeof value.unit === 'string' &&
-    typeof value.price === 'number' &&
-    typeof value.per === 'number' &&
-    value.per > 0 &&
-    (value.promptTokensAbove === undefined || typeof value.promptTokensAbove === 'number')
-  );
+  const { unit, price, per, promptTokensAbove: above } = isRecord(value) ? value : {};
+  return typeof unit === 'string' && typeof price === 'number' && typeof per === 'number' && per > 0 && (above === undefined || typeof above === 'number');
 }
 
 /**
  * A unit is priced once, plus once per prompt-size threshold. Each threshold needs the unit's
  * base price below it, and a longer prompt never costs less per unit: a hold, priced at the
- * longest prompt a request can send, is then never below its bill.
+ * longest prompt a request can send, is then never below its bill. Checked once every price is well formed.
  */
 function promptSizePriceIssues(units: unknown): string[] {
-  if (!Array.isArray(units)) return [];
-  const issues: string[] = [];
-  const byUnit = new Map<string, Array<{ entry: PriceUnit; index: number }>>();
-  units.forEach((entry: unknown, index) => {
-    if (!isPriceUnit(entry)) return;
-    const entries = byUnit.get(entry.unit) ?? [];
-    const above = entry.promptTokensAbove;
-    if (entries.some((other) => other.entry.promptTokensAbove === above)) {
-      const threshold = above === undefined ? '' : ` above ${above} prompt tokens`;
-      issues.push(relativeIssueLine(`[${index}].unit`, `Expected one price per unit and prompt size. Received a second price of ${describeWrongValue(entry.unit)}${threshold}`));
-      return;
+  if (!Array.isArray(units) || !units.every(isPriceUnit)) return [];
+  const byPromptSize = units.map((entry, index) => ({ entry, index })).sort((a, b) => (a.entry.promptTokensAbove ?? 0) - (b.entry.promptTokensAbove ?? 0));
+  const shorterPrompts = new Map<string, PriceUnit>();
+  return byPromptSize.flatMap(({ entry, index }) => {
+    const { unit, promptTokensAbove: above } = entry;
+    const shorter = shorterPrompts.get(unit);
+    shorterPrompts.set(unit, entry);
+    if (!shorter && above === undefined) return [];
+    if (!shorter) return [at(`[${index}].promptTokensAbove`, `Expected beside an entry of ${shown(unit)} without promptTokensAbove (its price for shorter prompts). Received ${above} with no such entry`)];
+    if (shorter.promptTokensAbove === above) {
+      return [at(`[${index}].unit`, `Expected one price per unit and prompt size. Received a second price of ${shown(unit)}${above === undefined ? '' : ` above ${above} prompt tokens`}`)];
     }
-    byUnit.set(entry.unit, [...entries, { entry, index }]);
+    if (entry.price / entry.per >= shorter.price / shorter.per) return [];
+    return [at(`[${index}].price`, `Expected at least the price of ${shown(unit)} for shorter prompts (a longer prompt never costs less per unit). Received ${entry.price}`)];
   });
-  for (const [unit, entries] of byUnit) {
-    const sorted = [...entries].sort((a, b) => (a.entry.promptTokensAbove ?? 0) - (b.entry.promptTokensAbove ?? 0));
-    const lowest = sorted[0];
-    if (lowest.entry.promptTokensAbove !== undefined) {
-      issues.push(
-        relativeIssueLine(
-          `[${lowest.index}].promptTokensAbove`,
-          `Expected beside an entry of ${describeWrongValue(unit)} without promptTokensAbove (its price for shorter prompts). Received ${lowest.entry.promptTokensAbove} with no such entry`,
-        ),
-      );
-    }
-    for (let index = 1; index < sorted.length; index++) {
-      const [shorter, longer] = [sorted[index - 1].entry, sorted[index].entry];
-      if (longer.price / longer.per < shorter.price / shorter.per) {
-        issues.push(
-          relativeIssueLine(
-            `[${sorted[index].index}].price`,
-            `Expected at least the price of ${describeWrongValue(unit)} for shorter prompts (a longer prompt never costs less per unit). Received ${longer.price}`,
-          ),
-        );
-      }
-    }
-  }
-  return issues;
 }
 
 /** A non-empty list of prices, each unit priced once per prompt size. */
-function PriceList(): PropertyDecorator {
-  return composeDecorators(
+const PriceList = () =>
+  composeDecorators(
     NestedList(() => PriceUnitDto, { items: 'price units', nonEmpty: true, ofObjects: 'a price unit object {unit, price, per}' }),
-    Checked('promptSizePrices', (value) => promptSizePriceIssues(value)),
+    Checked('promptSizePrices', promptSizePriceIssues),
   );
-}
 
 function variantDimensionIssues(value: unknown): string[] {
   if (!isRecord(value) || Object.keys(value).length === 0) {
     return [`Expected an object mapping dimension names to values. Received ${isRecord(value) ? 'an empty object' : describeWrongType(value)}`];
   }
-  return Object.entries(value).flatMap(([name, dimensionValue]) => stringIssues(dimensionValue, TEXT).map((message) => relativeIssueLine(`.${name}`, message)));
+  return Object.entries(value).flatMap(([name, text]) => stringIssues(text, TEXT).map((message) => at(`.${name}`, message)));
 }
 
 export class PriceVariantDto {
-  @Checked('variantDimensions', (value) => variantDimensionIssues(value))
-  dimensions!: Record<string, string>;
-
-  @PriceList()
-  units!: PriceUnit[];
+  @Checked('variantDimensions', variantDimensionIssues) dimensions!: Record<string, string>;
+  @PriceList() units!: PriceUnit[];
 }
 
-/** Variants say which of the declared dimensions they price. */
+/** Variants say which of the declared dimensions they price (once the dimensions are a list of names). */
 function variantsOnDimensionsIssues(variants: unknown, dimensions: unknown): string[] {
   if (!Array.isArray(variants)) return [];
   if (dimensions === undefined) return ['Expected variants only beside pricing.dimensions, which say what they vary by. Received no pricing.dimensions'];
-  // Dimensions that are no list of names have their own message.
   if (!Array.isArray(dimensions) || !dimensions.every((name) => typeof name === 'string')) return [];
   return variants.flatMap((variant: unknown, index) =>
-    isRecord(variant) && isRecord(variant.dimensions)
-      ? Object.keys(variant.dimensions)
-          .filter((name) => !dimensions.includes(name))
-          .map((name) => relativeIssueLine(`[${index}].dimensions.${name}`, `Expected a dimension of pricing.dimensions (${quoteList(dimensions)}). Received ${describeWrongValue(name)}`))
-      : [],
+    Object.keys(isRecord(variant) && isRecord(variant.dimensions) ? variant.dimensions : {})
+      .filter((name) => !dimensions.includes(name))
+      .map((name) => at(`[${index}].dimensions.${name}`, `Expected a dimension of pricing.dimensions (${quoteList(dimensions)}). Received ${shown(name)}`)),
   );
 }
 
 export class ModelPricingDto {
-  @IsOneOf(['fixed'])
-  kind!: 'fixed';
-
-  @IsOneOf(['USD'])
-  currency!: 'USD';
-
-  @PriceList()
-  units!: PriceUnit[];
-
-  @MayBeOmitted()
-  @IsListField({ items: 'dimension names', nonEmpty: true, unique: true, item: nameIssues })
-  dimensions?: string[];
+  @IsOneOf(['fixed']) kind!: 'fixed';
+  @IsOneOf(['USD']) currency!: 'USD';
+  @PriceList() units!: PriceUnit[];
+  @MayBeOmitted() @IsListField(NAMES('dimension names', { nonEmpty: true, unique: true })) dimensions?: string[];
 
   @MayBeOmitted()
   @NestedList(() => PriceVariantDto, { items: 'price variants', ofObjects: 'a price variant object {dimensions, units}' })
@@ -193,37 +140,23 @@ export class ModelPricingDto {
 /** A chat model's prices vary by the request's service tier only, each tier pricing every unit. */
 function chatPricingIssues(pricing: unknown, kind: string | undefined): string[] {
   if (kind !== 'chat-completions' || !isRecord(pricing)) return [];
-  const issues: string[] = [];
   const { dimensions, units, variants } = pricing;
+  const issues: string[] = [];
   if (Array.isArray(dimensions) && (dimensions.length !== 1 || dimensions[0] !== CHAT_PRICE_DIMENSION)) {
-    issues.push(
-      relativeIssueLine(
-        '.dimensions',
-        `Expected ['${CHAT_PRICE_DIMENSION}'] for a chat model, whose prices vary by the request's service tier only. Received [${dimensions.map(describeWrongValue).join(', ')}]`,
-      ),
-    );
+    const received = `[${dimensions.map(shown).join(', ')}]`;
+    issues.push(at('.dimensions', `Expected ['${CHAT_PRICE_DIMENSION}'] for a chat model, whose prices vary by the request's service tier only. Received ${received}`));
   }
-  if (!Array.isArray(variants)) return issues;
-  variants.forEach((variant: unknown, index) => {
-    if (!isRecord(variant)) return;
-    const tier = isRecord(variant.dimensions) ? variant.dimensions[CHAT_PRICE_DIMENSION] : undefined;
+  (Array.isArray(variants) ? variants : []).forEach((variant: unknown, index) => {
+    const tier = isRecord(variant) && isRecord(variant.dimensions) ? variant.dimensions[CHAT_PRICE_DIMENSION] : undefined;
     if (typeof tier === 'string' && STANDARD_SERVICE_TIERS.includes(tier)) {
-      issues.push(
-        relativeIssueLine(
-          `.variants[${index}].dimensions.${CHAT_PRICE_DIMENSION}`,
-          `Expected a tier other than ${quoteList(STANDARD_SERVICE_TIERS)} (the top-level units price those). Received ${describeWrongValue(tier)}`,
-        ),
-      );
+      const problem = `Expected a tier other than ${quoteList(STANDARD_SERVICE_TIERS)} (the top-level units price those). Received ${shown(tier)}`;
+      issues.push(at(`.variants[${index}].dimensions.${CHAT_PRICE_DIMENSION}`, problem));
     }
     // A tier's list replaces the standard one: a unit it left out would be free at that tier.
-    if (!Array.isArray(units) || !Array.isArray(variant.units)) return;
-    const priced = variant.units.filter(isPriceUnit).map((unit) => unit.unit);
-    const missing = units.filter(isPriceUnit).find((unit) => !priced.includes(unit.unit));
-    if (missing) {
-      issues.push(
-        relativeIssueLine(`.variants[${index}].units`, `Expected a price for every unit the top-level units price. Received none for ${describeWrongValue(missing.unit)}`),
-      );
-    }
+    if (!Array.isArray(units) || !isRecord(variant) || !Array.isArray(variant.units)) return;
+    const priced = new Set(variant.units.filter(isPriceUnit).map((unit) => unit.unit));
+    const missing = units.filter(isPriceUnit).find((unit) => !priced.has(unit.unit));
+    if (missing) issues.push(at(`.variants[${index}].units`, `Expected a price for every unit the top-level units price. Received none for ${shown(missing.unit)}`));
   });
   return issues;
 }
@@ -231,103 +164,63 @@ function chatPricingIssues(pricing: unknown, kind: string | undefined): string[]
 const MODALITY_LIST: ListRule = { items: 'modalities', nonEmpty: true, unique: true, item: (value) => oneOfIssues(MODALITIES, value) };
 
 export class ModelModalitiesDto {
-  @IsListField(MODALITY_LIST)
-  input!: string[];
-
-  @IsListField(MODALITY_LIST)
-  output!: string[];
+  @IsListField(MODALITY_LIST) input!: string[];
+  @IsListField(MODALITY_LIST) output!: string[];
 }
 
 export class UpstreamSourceDto {
-  @IsStringField(NAME)
-  provider!: string;
-
-  @IsStringField(NAME)
-  model!: string;
+  @IsStringField(NAME) provider!: string;
+  @IsStringField(NAME) model!: string;
 }
 
 export class ModelRoutingDto {
   @NestedList(() => UpstreamSourceDto, { items: 'upstream sources', nonEmpty: true, ofObjects: 'an upstream source object {provider, model}' })
   sources!: UpstreamSource[];
 
-  @MayBeOmitted()
-  @IsListField({ items: 'roles', unique: true, item: (value) => oneOfIssues(MESSAGE_ROLES, value) })
-  refusedRoles?: string[];
-
-  @MayBeOmitted()
-  @IsNumberField({ integer: true, min: 1, max: MAX_STREAM_SECONDS })
-  maxStreamSeconds?: number;
-
-  @MayBeOmitted()
-  @IsNumberField({ integer: true, min: 1, max: MAX_TIMEOUT_SECONDS })
-  timeoutSeconds?: number;
+  @MayBeOmitted() @IsListField({ items: 'roles', unique: true, item: (value) => oneOfIssues(MESSAGE_ROLES, value) }) refusedRoles?: string[];
+  @MayBeOmitted() @IsNumberField({ integer: true, min: 1, max: MAX_STREAM_SECONDS }) maxStreamSeconds?: number;
+  @MayBeOmitted() @IsNumberField({ integer: true, min: 1, max: MAX_TIMEOUT_SECONDS }) timeoutSeconds?: number;
 }
 
 /** A calendar date written YYYY-MM-DD (quote it in YAML). */
-function calendarDateIssues(value: unknown): string[] {
-  const match = typeof value === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(value) : null;
-  if (!match) return [`Expected a date written YYYY-MM-DD. Received ${describeWrongType(value)}`];
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  if (date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day) return [];
-  return [`Expected a calendar date. Received ${describeWrongValue(value)}`];
-}
+const CalendarDate = () =>
+  Checked('calendarDate', (value) => {
+    const [year, month, day] = (typeof value === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(value)?.slice(1).map(Number) : undefined) ?? [];
+    if (year === undefined) return [`Expected a date written YYYY-MM-DD. Received ${describeWrongType(value)}`];
+    const date = new Date(Date.UTC(year, month - 1, day));
+    return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? [] : [`Expected a calendar date. Received ${shown(value)}`];
+  });
 
-function httpUrlIssues(value: unknown): string[] {
-  const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : undefined;
-  return url && (url.protocol === 'https:' || url.protocol === 'http:') ? [] : [`Expected an http(s) URL. Received ${describeWrongType(value)}`];
-}
-
-const CalendarDate = () => Checked('calendarDate', calendarDateIssues);
-const HttpUrl = () => Checked('httpUrl', httpUrlIssues);
+const HttpUrl = () =>
+  Checked('httpUrl', (value) => {
+    const protocol = typeof value === 'string' && URL.canParse(value) ? new URL(value).protocol : undefined;
+    return protocol === 'https:' || protocol === 'http:' ? [] : [`Expected an http(s) URL. Received ${describeWrongType(value)}`];
+  });
 
 export class ModelInfoDto {
-  @IsStringField(TEXT)
-  name!: string;
-
-  @IsStringField(TEXT)
-  developer!: string;
-
-  @IsStringField(TEXT)
-  description!: string;
+  @IsStringField(TEXT) name!: string;
+  @IsStringField(TEXT) developer!: string;
+  @IsStringField(TEXT) description!: string;
+  @MayBeOmitted() @CalendarDate() releasedAt?: string;
+  @MayBeOmitted() @IsNumberField({ integer: true, min: 1 }) contextLength?: number;
 
   @MayBeOmitted()
-  @CalendarDate()
-  releasedAt?: string;
-
-  @MayBeOmitted()
-  @IsNumberField(TOKENS)
-  contextLength?: number;
-
-  @MayBeOmitted()
-  @IsNumberField(TOKENS)
+  @IsNumberField({ integer: true, min: 1 })
   @Checked('outputWithinContext', (value, args) => {
     const context = (args.object as Partial<ModelInfo>).contextLength;
-    if (typeof value !== 'number' || typeof context !== 'number' || value <= context) return [];
-    return [`Expected at most info.contextLength (${context}). Received ${value}`];
+    return typeof value === 'number' && typeof context === 'number' && value > context ? [`Expected at most info.contextLength (${context}). Received ${value}`] : [];
   })
   outputMax?: number;
 
-  @MayBeOmitted()
-  @CalendarDate()
-  cutoffAt?: string;
-
-  @MayBeOmitted()
-  @HttpUrl()
-  url?: string;
-
-  @MayBeOmitted()
-  @HttpUrl()
-  docsUrl?: string;
-
-  @MayBeOmitted()
-  @HttpUrl()
-  docsJson?: string;
+  @MayBeOmitted() @CalendarDate() cutoffAt?: string;
+  @MayBeOmitted() @HttpUrl() url?: string;
+  @MayBeOmitted() @HttpUrl() docsUrl?: string;
+  @MayBeOmitted() @HttpUrl() docsJson?: string;
 }
 
 /** The endpoint kind of an entry whose type is valid. */
-function kindOf(entry: object): string | undefined {
-  const type = (entry as { type?: unknown }).type;
+function kindOf(args: ValidationArguments): string | undefined {
+  const type = (args.object as { type?: unknown }).type;
   return typeof type === 'string' && TYPE_PATTERN.test(type) ? type.slice(type.indexOf('/') + 1) : undefined;
 }
 
@@ -335,76 +228,51 @@ function kindOf(entry: object): string | undefined {
 function tokenWindowIssues(info: unknown, kind: string | undefined): string[] {
   if (!isRecord(info) || kind === undefined) return [];
   return (['contextLength', 'outputMax'] as const).flatMap((field) => {
-    const value = info[field];
-    if (value === undefined) return [];
-    if (WITHOUT_TOKEN_WINDOW.has(kind)) return [relativeIssueLine(`.${field}`, `Expected no ${field} for ${kind} models, which have no token window. Received ${describeWrongValue(value)}`)];
-    if (field === 'outputMax' && WITHOUT_OUTPUT_LIMIT.has(kind)) {
-      return [relativeIssueLine(`.${field}`, `Expected no ${field} for ${kind} models, which produce no text. Received ${describeWrongValue(value)}`)];
-    }
-    return [];
+    const why = WITHOUT_TOKEN_WINDOW.has(kind) ? 'have no token window' : field === 'outputMax' && WITHOUT_OUTPUT_LIMIT.has(kind) ? 'produce no text' : undefined;
+    return info[field] === undefined || !why ? [] : [at(`.${field}`, `Expected no ${field} for ${kind} models, which ${why}. Received ${shown(info[field])}`)];
   });
 }
 
 export class CatalogueEntryDto {
-  @IsStringField(NAME)
-  id!: string;
-
-  @IsListField({ items: 'aliases', item: nameIssues })
-  aliases!: string[];
-
+  @IsStringField(NAME) id!: string;
+  @IsListField(NAMES('aliases')) aliases!: string[];
   @IsStringField({ nonEmpty: true, pattern: TYPE_PATTERN, patternText: `<family>/<endpoint-kind>, the endpoint kind one of ${ENDPOINT_KINDS.join(', ')}` })
   type!: string;
 
   @NestedObject(() => ModelInfoDto, 'an object with at least name, developer and description')
-  @Checked('tokenWindowOfKind', (value, args: ValidationArguments) => tokenWindowIssues(value, kindOf(args.object)))
+  @Checked('tokenWindowOfKind', (value, args) => tokenWindowIssues(value, kindOf(args)))
   info!: ModelInfo;
 
-  @IsListField({ items: 'tags', item: nameIssues })
-  tags!: string[];
-
-  @MayBeOmitted()
-  @NestedObject(() => ModelModalitiesDto, 'an object with input and output lists')
-  modalities?: ModelModalities;
-
-  @MayBeOmitted()
-  @IsListField({ items: 'capabilities', item: nameIssues })
-  capabilities?: string[];
+  @IsListField(NAMES('tags')) tags!: string[];
+  @MayBeOmitted() @NestedObject(() => ModelModalitiesDto, 'an object with input and output lists') modalities?: ModelModalities;
+  @MayBeOmitted() @IsListField(NAMES('capabilities')) capabilities?: string[];
 
   @MayBeOmitted()
   @NestedObject(() => ModelPricingDto, 'a price list {kind: fixed, currency: USD, units: [...]}')
-  @Checked('chatPricing', (value, args: ValidationArguments) => chatPricingIssues(value, kindOf(args.object)))
+  @Checked('chatPricing', (value, args) => chatPricingIssues(value, kindOf(args)))
   pricing?: ModelPricing;
 
-  @NestedObject(() => ModelRoutingDto, 'an object with at least one upstream source')
-  routing!: ModelRouting;
-
+  @NestedObject(() => ModelRoutingDto, 'an object with at least one upstream source') routing!: ModelRouting;
   /** For a floating id: the pinned release it currently means (checked against the file's other entries). */
-  @MayBeOmitted()
-  @IsStringField(NAME)
-  resolvesTo?: string;
+  @MayBeOmitted() @IsStringField(NAME) resolvesTo?: string;
 }
 
-type EntryLike = Partial<Record<'id' | 'type' | 'resolvesTo', unknown>> & { aliases?: unknown };
-
-function entriesOf(models: unknown): Array<EntryLike | undefined> {
-  return Array.isArray(models) ? models.map((model: unknown) => (isRecord(model) ? model : undefined)) : [];
-}
+type EntryLike = Partial<Record<'id' | 'aliases' | 'type' | 'resolvesTo', unknown>>;
+const entriesOf = (models: unknown): Array<EntryLike | undefined> => (Array.isArray(models) ? models.map((model: unknown) => (isRecord(model) ? model : undefined)) : []);
 
 /** Ids and aliases share one namespace, compared case-insensitively. */
 function repeatedNameIssues(models: unknown): string[] {
   const owners = new Map<string, string>();
   return entriesOf(models).flatMap((model, index) => {
-    if (typeof model?.id !== 'string') return [];
-    const owner = model.id;
-    const names: Array<[string, unknown]> = [['id', owner], ...(Array.isArray(model.aliases) ? model.aliases.map((alias: unknown, at): [string, unknown] => [`aliases[${at}]`, alias]) : [])];
+    const id = model?.id;
+    if (typeof id !== 'string') return [];
+    const aliases: unknown[] = Array.isArray(model?.aliases) ? model.aliases : [];
+    const names = [['id', id], ...aliases.map((alias, position): [string, unknown] => [`aliases[${position}]`, alias])] as const;
     return names.flatMap(([field, name]) => {
       if (typeof name !== 'string') return [];
-      const first = owners.get(name.toLowerCase());
-      if (first === undefined) {
-        owners.set(name.toLowerCase(), owner);
-        return [];
-      }
-      return [relativeIssueLine(`[${index}].${field}`, `Expected a name used once in the file (ids and aliases, in any case). Received ${describeWrongValue(name)}, already a name of ${first}`)];
+      const owner = owners.get(name.toLowerCase());
+      if (owner === undefined) owners.set(name.toLowerCase(), id);
+      return owner === undefined ? [] : [at(`[${index}].${field}`, `Expected a name used once in the file (ids and aliases, in any case). Received ${shown(name)}, already a name of ${owner}`)];
     });
   });
 }
@@ -412,29 +280,29 @@ function repeatedNameIssues(models: unknown): string[] {
 /** A floating id names a pinned release of the same type; floating ids do not chain. */
 function floatingIdIssues(models: unknown): string[] {
   const entries = entriesOf(models);
-  const byId = new Map(entries.flatMap((model) => (typeof model?.id === 'string' ? [[model.id, model] as const] : [])));
+  const byId = new Map(entries.map((model) => [model?.id, model]));
   return entries.flatMap((model, index) => {
     const target = model?.resolvesTo;
-    if (model === undefined || typeof target !== 'string') return [];
+    if (typeof target !== 'string') return [];
     const pinned = byId.get(target);
     const problem =
-      target === model.id
-        ? `Expected the id of another entry (a pinned release). Received ${describeWrongValue(target)}, this entry's own id`
+      target === model?.id
+        ? `Expected the id of another entry (a pinned release). Received ${shown(target)}, this entry's own id`
         : !pinned
-          ? `Expected the id of an entry in this file. Received ${describeWrongValue(target)}`
+          ? `Expected the id of an entry in this file. Received ${shown(target)}`
           : pinned.resolvesTo !== undefined
-            ? `Expected the id of a pinned release (floating ids do not chain). Received ${describeWrongValue(target)}, which itself resolves to ${describeWrongValue(pinned.resolvesTo)}`
-            : pinned.type !== model.type
-              ? `Expected an entry of this entry's type (${String(model.type)}). Received ${describeWrongValue(target)}, of type ${String(pinned.type)}`
+            ? `Expected the id of a pinned release (floating ids do not chain). Received ${shown(target)}, which itself resolves to ${shown(pinned.resolvesTo)}`
+            : pinned.type !== model?.type
+              ? `Expected an entry of this entry's type (${String(model?.type)}). Received ${shown(target)}, of type ${String(pinned.type)}`
               : undefined;
-    return problem ? [relativeIssueLine(`[${index}].resolvesTo`, problem)] : [];
+    return problem ? [at(`[${index}].resolvesTo`, problem)] : [];
   });
 }
 
 export class CatalogueFileDto {
   @NestedList(() => CatalogueEntryDto, { items: 'model entries', ofObjects: 'a model entry object' })
-  @Checked('uniqueNames', (value) => repeatedNameIssues(value))
-  @Checked('floatingIds', (value) => floatingIdIssues(value))
+  @Checked('uniqueNames', repeatedNameIssues)
+  @Checked('floatingIds', floatingIdIssues)
   models!: CatalogueEntryDto[];
 }
 
@@ -458,6 +326,5 @@ export function catalogueEntryErrors(entry: unknown): ValidationError[] {
  * `x-pricing: &pricing` holding a YAML anchor that entries share.
  */
 export function catalogueFileIssues(document: unknown): ValidationIssue[] {
-  const models = isRecord(document) ? { models: document.models } : document;
-  return validationIssues(errorsOf(CatalogueFileDto, models, 'an object with a "models" list'));
+  return validationIssues(errorsOf(CatalogueFileDto, isRecord(document) ? { models: document.models } : document, 'an object with a "models" list'));
 }
