@@ -37,6 +37,20 @@ describe('a catalogue entry sent to the admin API', () => {
     );
   });
 
+  it.each([
+    ['constructor', { ...entry(), type: JSON.parse('{"constructor": ["x"]}') as unknown }, "type.constructor: Expected no field named like a JavaScript object member. Received 'constructor'"],
+    ['toString', { ...entry(), info: { name: 'M', developer: 'A', description: 'd', toString: 'x' } }, "info.toString: Expected no field named like a JavaScript object member. Received 'toString'"],
+    ['__proto__', JSON.parse('{"routing": {"sources": [{"__proto__": {}}]}}') as unknown, "routing.sources[0].__proto__: Expected no field named like a JavaScript object member. Received '__proto__'"],
+  ])('refuses a key named %s, which class-transformer cannot copy, instead of failing', (_key, body, issue) => {
+    expect(refusal(body)).toBe(`Body validation error! ${issue}`);
+  });
+
+  it('refuses nesting deeper than any entry has, instead of recursing without end', () => {
+    let deep: unknown = 'x';
+    for (let level = 0; level < 10_000; level++) deep = [deep];
+    expect(refusal({ ...entry(), tags: deep })).toBe('Body validation error! tags[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: Expected at most 16 levels of nesting. Received more');
+  });
+
   it('refuses null for a field that may only be left out', () => {
     expect(refusal({ ...entry(), resolvesTo: null })).toBe('Body validation error! resolvesTo: Expected a non-empty string. Received null');
   });

@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationArguments, type ValidationError } from 'class-validator';
-import { IsListField, MayBeOmitted, NestedList, oneOfIssues, wordUnknownFields, type ListRule } from '../validation/catalogue-validators';
+import { IsListField, MayBeOmitted, NestedList, oneOfIssues, untransformableErrors, wordUnknownFields, type ListRule } from '../validation/catalogue-validators';
 import { Checked, composeDecorators, IsNumberField, IsOneOf, isRecord, IsStringField, NestedObject, numberIssues, stringIssues, type DtoClass, type StringRule } from '../validation/field-validators';
 import { describeWrongType, describeWrongValue as shown, quoteList, relativeIssueLine as at, validationIssues, type ValidationIssue } from '../validation/validation-issues';
 import { CHAT_PRICE_DIMENSION, STANDARD_SERVICE_TIERS, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
@@ -307,9 +307,13 @@ export class CatalogueFileDto {
 }
 
 const VALIDATION = { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false, validationError: { target: true, value: true } };
+/** Deeper than a catalogue file nests (`models[0].pricing.variants[0].units[0].unit` is seven levels). */
+const MAX_NESTING = 16;
 
 function errorsOf(type: DtoClass, plain: unknown, expected: string): ValidationError[] {
   if (!isRecord(plain)) return [{ property: '', children: [], constraints: { isObject: `Expected ${expected}. Received ${describeWrongType(plain)}` } }];
+  const untransformable = untransformableErrors(plain, MAX_NESTING);
+  if (untransformable.length > 0) return untransformable;
   const errors = validateSync(plainToInstance(type, plain), VALIDATION);
   wordUnknownFields(errors);
   return errors;

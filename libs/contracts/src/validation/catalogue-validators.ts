@@ -1,7 +1,7 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { getMetadataStorage, ValidateIf, type MetadataStorage, ValidateNested, type ValidationArguments, type ValidationError } from 'class-validator';
 import { arrayIssues, Checked, composeDecorators, IsArrayField, isRecord, rawValue, type ArrayRule, type DtoClass } from './field-validators';
-import { describeWrongType, describeWrongValue, quoteList, relativeIssueLine } from './validation-issues';
+import { describeWrongType, describeWrongValue, joinPath, quoteList, relativeIssueLine } from './validation-issues';
 
 /**
  * What the catalogue file's DTOs need beyond the request bodies' decorators: lists of objects
@@ -9,6 +9,31 @@ import { describeWrongType, describeWrongValue, quoteList, relativeIssueLine } f
  * and wording for unknown fields, which the file refuses (forbidNonWhitelisted) where a
  * request body drops them.
  */
+
+/**
+ * What class-transformer cannot copy, found before it tries: a key named like an Object.prototype
+ * member (it reads `constructor` to pick a class, and skips the others, which would then pass
+ * unchecked) or nesting deeper than `maxDepth` (it recurses without a limit). Errors by path.
+ */
+export function untransformableErrors(value: unknown, maxDepth: number): ValidationError[] {
+  const errors: ValidationError[] = [];
+  const pending = [{ value, path: '', depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value: container, path, depth } = next;
+    if (typeof container !== 'object' || container === null) continue;
+    const problem = (at: string, message: string) => errors.push({ property: at, children: [], constraints: { untransformable: message } });
+    if (depth > maxDepth) {
+      problem(path, `Expected at most ${maxDepth} levels of nesting. Received more`);
+      continue;
+    }
+    for (const [key, item] of Object.entries(container)) {
+      const itemPath = Array.isArray(container) ? `${path}[${key}]` : joinPath(path, key);
+      if (!Array.isArray(container) && (key in Object.prototype || key === 'prototype')) problem(itemPath, `Expected no field named like a JavaScript object member. Received '${key}'`);
+      else pending.push({ value: item, path: itemPath, depth: depth + 1 });
+    }
+  }
+  return errors;
+}
 
 /**
  * The field may be left out; null is checked like any other value. (@IsOptional lets null
