@@ -1,13 +1,14 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { getMetadataStorage, ValidateIf, type MetadataStorage, ValidateNested, type ValidationArguments, type ValidationError } from 'class-validator';
+import { getMetadataStorage, ValidateIf, ValidateNested, type MetadataStorage, type ValidationArguments, type ValidationError } from 'class-validator';
 import { arrayIssues, Checked, composeDecorators, IsArrayField, isRecord, rawValue, type ArrayRule, type DtoClass } from './field-validators';
 import { describeWrongType, describeWrongValue, joinPath, quoteList, relativeIssueLine } from './validation-issues';
 
 /**
  * What the catalogue file's DTOs need beyond the request bodies' decorators: lists of objects
  * of one class, lists of plain values checked item by item, optional fields that refuse null,
- * and wording for unknown fields, which the file refuses (forbidNonWhitelisted) where a
- * request body drops them.
+ * wording for unknown fields, which the file refuses (forbidNonWhitelisted) where a request
+ * body drops them, and a guard for what class-transformer cannot copy (the global pipe has
+ * Nest's own, but these DTOs are validated outside it).
  */
 
 /**
