@@ -97,7 +97,7 @@ function promptSizePriceIssues(units: unknown): string[] {
 /** A non-empty list of prices, each unit priced once per prompt size. */
 const PriceList = () =>
   composeDecorators(
-    NestedList(() => PriceUnitDto, { items: 'price units', nonEmpty: true, ofObjects: 'a price unit object {unit, price, per}' }),
+    NestedList(PriceUnitDto, { items: 'price units', nonEmpty: true, ofObjects: 'a price unit object {unit, price, per}' }),
     Checked('promptSizePrices', promptSizePriceIssues),
   );
 
@@ -132,7 +132,7 @@ export class ModelPricingDto {
   @MayBeOmitted() @IsListField(NAMES('dimension names', { nonEmpty: true, unique: true })) dimensions?: string[];
 
   @MayBeOmitted()
-  @NestedList(() => PriceVariantDto, { items: 'price variants', ofObjects: 'a price variant object {dimensions, units}' })
+  @NestedList(PriceVariantDto, { items: 'price variants', ofObjects: 'a price variant object {dimensions, units}' })
   @Checked('variantsOnDimensions', (value, args) => variantsOnDimensionsIssues(value, (args.object as Partial<ModelPricing>).dimensions))
   variants?: Array<{ dimensions: Record<string, string>; units: PriceUnit[] }>;
 }
@@ -174,7 +174,7 @@ export class UpstreamSourceDto {
 }
 
 export class ModelRoutingDto {
-  @NestedList(() => UpstreamSourceDto, { items: 'upstream sources', nonEmpty: true, ofObjects: 'an upstream source object {provider, model}' })
+  @NestedList(UpstreamSourceDto, { items: 'upstream sources', nonEmpty: true, ofObjects: 'an upstream source object {provider, model}' })
   sources!: UpstreamSource[];
 
   @MayBeOmitted() @IsListField({ items: 'roles', unique: true, item: (value) => oneOfIssues(MESSAGE_ROLES, value) }) refusedRoles?: string[];
@@ -300,7 +300,7 @@ function floatingIdIssues(models: unknown): string[] {
 }
 
 export class CatalogueFileDto {
-  @NestedList(() => CatalogueEntryDto, { items: 'model entries', ofObjects: 'a model entry object' })
+  @NestedList(CatalogueEntryDto, { items: 'model entries', ofObjects: 'a model entry object' })
   @Checked('uniqueNames', repeatedNameIssues)
   @Checked('floatingIds', floatingIdIssues)
   models!: CatalogueEntryDto[];

@@ -1,6 +1,5 @@
-import { plainToInstance, Transform } from 'class-transformer';
 import { getMetadataStorage, ValidateIf, ValidateNested, type MetadataStorage, type ValidationArguments, type ValidationError } from 'class-validator';
-import { arrayIssues, Checked, composeDecorators, IsArrayField, isRecord, rawValue, type ArrayRule, type DtoClass } from './field-validators';
+import { arrayIssues, ArrayOfVariants, Checked, composeDecorators, IsArrayField, type ArrayRule, type DtoClass } from './field-validators';
 import { describeWrongType, describeWrongValue, joinPath, quoteList, relativeIssueLine } from './validation-issues';
 
 /**
@@ -44,18 +43,11 @@ export function MayBeOmitted(): PropertyDecorator {
   return ValidateIf((_object: object, value: unknown) => value !== undefined);
 }
 
-/** A list whose object items each become `type()` and are validated against it; `ofObjects` names an item. */
-export function NestedList(type: () => DtoClass, rule: ArrayRule & { ofObjects: string }): PropertyDecorator {
+/** A list whose object items each become `type` and are validated against it; `ofObjects` names an item. */
+export function NestedList(type: DtoClass, rule: ArrayRule & { ofObjects: string }): PropertyDecorator {
   return composeDecorators(
-    Transform(
-      (params) => {
-        const raw = rawValue(params);
-        const copy: unknown = params.value;
-        if (!Array.isArray(raw) || !Array.isArray(copy)) return copy;
-        return raw.map((item: unknown, index) => (isRecord(item) ? plainToInstance(type(), item) : copy[index]));
-      },
-      { toClassOnly: true },
-    ),
+    // No discriminator names a variant, so every object item becomes `type`.
+    ArrayOfVariants('', {}, type),
     IsArrayField(rule),
     ValidateNested({ each: true, message: (args: ValidationArguments) => `Expected ${rule.ofObjects}. Received ${describeWrongType(args.value)}` }),
   );
