@@ -205,11 +205,14 @@ describe('image generation (POST /images/generations)', () => {
     pending.catch(() => undefined);
     await eventually(async () => emulator.requests.slice(seen).some((request) => (request.body as { prompt?: string })?.prompt === prompt), 10_000, 10);
     controller.abort();
+    const upstreamCall = emulator.requests.slice(seen).find((request) => (request.body as { prompt?: string })?.prompt === prompt)!;
+    // Once the upstream call is over and billed, nothing is left that could bill it again.
+    await eventually(async () => upstreamCall.ended, 10_000, 10);
     await ledgerHas(accountId, 1);
     const { entries } = await ledgerBeforeMarker(app, accountId, key, 'test/chat');
     expect(entries).toHaveLength(1);
     expect(entries[0].units).toEqual({ images: 2 });
     expect(entries[0].credits).toBe(-credits(0.02));
-    expect(emulator.requests.filter((request) => (request.body as { prompt?: string })?.prompt === prompt).at(-1)!.closedEarly).toBe(false);
+    expect(upstreamCall.closedEarly).toBe(false);
   });
 });

@@ -356,8 +356,11 @@ describe('speech to text (POST /stt)', () => {
       signal: controller.signal,
     });
     pending.catch(() => undefined);
-    await eventually(async () => emulator.requests.slice(upstream).some((request) => (request.body as { model?: string })?.model === 'whisper-1@delay=1500'), 10_000, 10);
+    const upstreamCall = () => emulator.requests.slice(upstream).find((request) => (request.body as { model?: string })?.model === 'whisper-1@delay=1500');
+    await eventually(async () => upstreamCall() !== undefined, 10_000, 10);
     controller.abort();
+    // Once the upstream call is over and billed, nothing is left that could bill it again.
+    await eventually(async () => upstreamCall()!.ended, 10_000, 10);
     await ledgerHas(accountId, 1);
     const { entries } = await ledgerBeforeMarker(app, accountId, key, 'test/chat');
     expect(entries).toHaveLength(1);

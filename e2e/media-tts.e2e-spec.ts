@@ -160,12 +160,15 @@ describe('text to speech (POST /tts)', () => {
     pending.catch(() => undefined);
     await eventually(async () => emulator.requests.slice(seen).some((request) => (request.body as { input?: string })?.input === text), 10_000, 10);
     controller.abort();
+    const upstreamCall = emulator.requests.slice(seen).find((request) => (request.body as { input?: string })?.input === text)!;
+    // Once the upstream call is over and billed, nothing is left that could bill it again.
+    await eventually(async () => upstreamCall.ended, 10_000, 10);
     await ledgerHas(account, 1);
     const { entries } = await ledgerBeforeMarker(app, account, leavingKey, 'test/chat');
     expect(entries).toHaveLength(1);
     expect(entries[0].units).toEqual({ characters: text.length });
     // The upstream call ran to its end instead of being cut off.
-    expect(emulator.requests.filter((request) => (request.body as { input?: string })?.input === text).at(-1)!.closedEarly).toBe(false);
+    expect(upstreamCall.closedEarly).toBe(false);
   });
 });
 
