@@ -18,7 +18,8 @@ export async function finishedJobs(backend: QueueBackendOptions, queueName: stri
     const states = () => Promise.all(jobIds.map((id) => queue.getJobState(id)));
     await eventually(async () => (await states()).every((state) => state === 'completed' || state === 'failed'), timeoutMs, 50);
     const ended = (await states()) as Array<FinishedJob['state']>;
-    return Promise.all(jobIds.map(async (id, index) => ({ state: ended[index], returnvalue: (await queue.getJob(id))?.returnvalue })));
+    // Awaited here: the queue must not close under the look-ups.
+    return await Promise.all(jobIds.map(async (id, index) => ({ state: ended[index], returnvalue: (await queue.getJob(id))?.returnvalue })));
   } finally {
     await queue.close();
   }
