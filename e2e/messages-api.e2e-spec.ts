@@ -1,7 +1,7 @@
 import path from 'node:path';
-import Anthropic, { AuthenticationError, BadRequestError, NotFoundError } from '@anthropic-ai/sdk';
+import Anthropic, { APIError, AuthenticationError, BadRequestError, InternalServerError, NotFoundError, RateLimitError } from '@anthropic-ai/sdk';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { eventually } from './support/http';
+import { call, eventually } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };
@@ -26,7 +26,7 @@ describe("Anthropic's Messages API, end to end with the official Anthropic SDK",
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/clients-catalogue.yaml'), ...emulatedProviders(emulator.url) });
+    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/messages-catalogue.yaml'), ...emulatedProviders(emulator.url) });
     ({ key, accountId } = await harness.paidKey(20_000_000));
     client = new Anthropic({ baseURL: harness.gateway, apiKey: key, maxRetries: 0 });
   }, 120_000);
@@ -165,9 +165,46 @@ describe("Anthropic's Messages API, end to end with the official Anthropic SDK",
     expect(unknown).toBeInstanceOf(NotFoundError);
     expect((unknown as NotFoundError).error).toMatchObject({ type: 'error', error: { type: 'not_found_error', message: "Not Found: no model named 'acme/nope' in the catalogue." } });
 
+    const upstreamDown = await client.messages.create({ model: 'test/overloaded-claude', max_tokens: 10, messages: [{ role: 'user', content: PROMPT }] }).catch((caught: unknown) => caught);
+    expect(upstreamDown).toBeInstanceOf(InternalServerError);
+    expect((upstreamDown as InternalServerError).error).toMatchObject({ type: 'error', error: { type: 'api_error' }, statusCode: 502 });
+    const busy = await client.messages.create({ model: 'test/busy-claude', max_tokens: 10, messages: [{ role: 'user', content: PROMPT }] }).catch((caught: unknown) => caught);
+    expect(busy).toBeInstanceOf(RateLimitError);
+    expect((busy as RateLimitError).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+
+    // Half-way through a stream the status is sent: the failure is an error event, which the SDK throws.
+    const cut = await client.messages.stream({ model: 'test/cut-claude', max_tokens: 100, messages: [{ role: 'user', content: PROMPT }] }).finalMessage().catch((caught: unknown) => caught);
+    expect(cut).toBeInstanceOf(APIError);
+    expect((cut as APIError).error).toMatchObject({ type: 'error', error: { type: 'api_error' } });
+
     const noMaxTokens = await client.messages.create({ model: 'claude', messages: [{ role: 'user', content: PROMPT }] } as unknown as Anthropic.MessageCreateParamsNonStreaming).catch((caught: unknown) => caught);
     expect(noMaxTokens).toBeInstanceOf(BadRequestError);
     expect((noMaxTokens as BadRequestError).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('max_tokens') } });
+  });
+
+  it('stops the upstream stream when the client leaves, billing what was generated', async () => {
+    const { key: leaverKey } = await harness.paidKey(1000);
+    const leaver = new Anthropic({ baseURL: harness.gateway, apiKey: leaverKey, maxRetries: 0 });
+    const stream = leaver.messages.stream({ model: 'test/slow-claude', max_tokens: 200, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten '.repeat(3) }] });
+    let deltas = 0;
+    for await (const event of stream) {
+      if (event.type === 'content_block_delta' && ++deltas === 3) break;
+    }
+    await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model?.startsWith('claude-test@chunk-delay') && request.closedEarly), 2_000);
+    await eventually(async () => {
+      const left = await harness.balance(leaverKey);
+      return left < 1000 && left > 1000 - creditsFor(200, 20);
+    }, 10_000);
+  });
+
+  it("documents the routes in Swagger with Anthropic's error shape", async () => {
+    const document = (await call<{ paths: Record<string, { post: { responses: Record<string, { content?: Record<string, { example?: Record<string, unknown>; examples?: Record<string, { value: Record<string, unknown> }> }> }> } }> }>(`${harness.gateway}/docs-json`)).body;
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+      const unauthorized = document.paths[path].post.responses['401'].content!['application/json'].example!;
+      expect(unauthorized).toMatchObject({ type: 'error', error: { type: 'authentication_error' }, statusCode: 401, path });
+    }
+    const invalid = Object.values(document.paths['/v1/messages'].post.responses['400'].content!['application/json'].examples!);
+    expect(invalid.map(({ value }) => (value.error as { type: string }).type)).toEqual(['invalid_request_error', 'invalid_request_error']);
   });
 
   it('bills every call through the ledger, its rows naming the messages endpoint', async () => {

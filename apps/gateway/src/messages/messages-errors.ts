@@ -1,6 +1,7 @@
-import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import type { ErrorBodyDto } from '@igw/contracts';
-import { sendErrorResponse, type ServedRequest } from '@igw/platform';
+import { applyDecorators, Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ErrorBodyDto } from '@igw/contracts';
+import { errorBodyExample, sendErrorResponse, type ErrorResponses, type ServedRequest } from '@igw/platform';
 import type { ServerResponse } from 'node:http';
 
 /** Anthropic's error type for an HTTP status, as its SDKs and Claude Code read it. */
@@ -42,4 +43,22 @@ export class MessagesErrorFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     sendErrorResponse(http.getRequest<ServedRequest>(), http.getResponse<ServerResponse>(), exception, anthropicErrorBody);
   }
+}
+
+/**
+ * Documents the error statuses of a Messages route as ApiErrorResponses does, each example in
+ * the shape this route sends. Listed above RequireApiKey, its 401 and 403 replace the key's own.
+ */
+export function MessagesErrorResponses(errors: ErrorResponses) {
+  const example = (statusCode: number, message: string) => anthropicErrorBody(errorBodyExample(statusCode, message));
+  return applyDecorators(
+    ApiExtraModels(ErrorBodyDto),
+    ...Object.entries(errors).map(([status, { description, messages }]) => {
+      const statusCode = Number(status);
+      const schema = { $ref: getSchemaPath(ErrorBodyDto) };
+      if (typeof messages === 'string') return ApiResponse({ status: statusCode, description, schema, example: example(statusCode, messages) });
+      const examples = Object.fromEntries(Object.entries(messages).map(([name, message]) => [name, { summary: message, value: example(statusCode, message) }]));
+      return ApiResponse({ status: statusCode, description, schema, examples });
+    }),
+  );
 }

@@ -1,14 +1,14 @@
 import { Body, Controller, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { MessagesCountTokensRequestDto, MessagesRequestDto } from '@igw/contracts';
-import { RequireApiKey } from '@igw/platform';
+import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ErrorMessages, MessagesCountTokensRequestDto, MessagesRequestDto } from '@igw/contracts';
+import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { chatPromptTexts, countAllOffLoop } from '@igw/tokenizer';
 import type { Request, Response } from 'express';
 import { assertChatModel } from '../chat/chat-request';
 import { respondToChat, type ChatFront } from '../chat/chat-responder';
 import { ChatService } from '../chat/chat.service';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
-import { anthropicErrorBody, MessagesErrorFilter } from './messages-errors';
+import { MessagesErrorFilter, MessagesErrorResponses } from './messages-errors';
 import { chatRequestOf, promptOf } from './messages-request';
 import { messageOf } from './messages-response';
 import { messagesStreamEvents } from './messages-stream';
@@ -49,14 +49,19 @@ const MESSAGE_ANSWER = {
   meta: { usage: { credits_used: 12.3, usd_spent: 0.00000615 } },
 };
 
-const errorExample = (statusCode: number, message: string) => ({
-  description: message,
-  content: {
-    'application/json': {
-      example: anthropicErrorBody({ message, path: '/v1/messages', requestId: '5f0c6c1e-2a51-4d8e-9f0e-3c1b2a7d9e10', statusCode, timestamp: '2026-01-01T00:00:00.000Z', error: { message, type: '', code: null, param: null } }),
+const MESSAGES_ERRORS = {
+  ...API_KEY_ERRORS,
+  ...MODEL_ENDPOINT_ERRORS,
+  400: {
+    description: 'An invalid body: the message names the first wrong field',
+    messages: {
+      noMaxTokens: `${ErrorMessages.bodyValidationPrefix} max_tokens: Expected an integer. Received nothing`,
+      badRole: `${ErrorMessages.bodyValidationPrefix} messages[0].role: Expected one of 'user', 'assistant', 'system'. Received 'tool'`,
     },
   },
-});
+};
+
+const COUNT_TOKENS_ERRORS = { ...MESSAGES_ERRORS, 403: { description: 'The account is suspended', messages: ErrorMessages.accountSuspended } };
 
 /**
  * Anthropic's Messages API (what Claude Code and the Anthropic SDKs speak) on every chat model
@@ -73,6 +78,7 @@ export class MessagesController {
   ) {}
 
   @Post('v1/messages')
+  @MessagesErrorResponses(MESSAGES_ERRORS)
   @RequireApiKey({ credits: true, xApiKeyHeader: true })
   @ApiOperation({
     summary: "Create a message, Anthropic's Messages API (stream: true answers Anthropic's server-sent events)",
@@ -82,8 +88,6 @@ export class MessagesController {
   @ApiHeader({ name: 'anthropic-version', required: false, example: '2023-06-01' })
   @ApiBody({ type: MessagesRequestDto, examples: MESSAGES_EXAMPLES })
   @ApiOkResponse({ example: MESSAGE_ANSWER, description: 'The message (with stream: true, text/event-stream events instead)' })
-  @ApiResponse({ status: 400, ...errorExample(400, 'Body validation error! max_tokens: Expected an integer. Received nothing') })
-  @ApiResponse({ status: 404, ...errorExample(404, "Not Found: no model named 'gpt-0' in the catalogue.") })
   async create(@Body() body: MessagesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     const { model } = this.pipeline.resolveModel(body.model);
     await respondToChat(this.chat, chatRequestOf(body, model), request, response, undefined, MESSAGES_FRONT);
@@ -91,6 +95,7 @@ export class MessagesController {
 
   @Post('v1/messages/count_tokens')
   @HttpCode(200)
+  @MessagesErrorResponses(COUNT_TOKENS_ERRORS)
   @RequireApiKey({ credits: false, xApiKeyHeader: true })
   @ApiOperation({ summary: "Count a message's input tokens with the gateway's tokenizer (not billed)" })
   @ApiBody({ type: MessagesCountTokensRequestDto, examples: { hello: { summary: 'A short message', value: { model: 'gpt-4o-mini', messages: HELLO } } } })

@@ -156,7 +156,7 @@ export class MessagesThinkingDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: MESSAGES_MIN_THINKING_BUDGET, description: 'Required with type enabled' })
   @ValidateIf((thinking: MessagesThinkingDto) => thinking.type === 'enabled' || thinking.budget_tokens !== undefined)
-  @IsNumberField({ integer: true, min: MESSAGES_MIN_THINKING_BUDGET, max: Number.MAX_SAFE_INTEGER })
+  @IsNumberField({ integer: true, min: MESSAGES_MIN_THINKING_BUDGET })
   budget_tokens?: number;
 }
 
@@ -181,7 +181,7 @@ export class MessagesRequestDto {
   model!: string;
 
   @ApiProperty({ type: 'integer', minimum: 1, description: 'The most tokens to generate' })
-  @IsNumberField({ integer: true, min: 1, max: Number.MAX_SAFE_INTEGER })
+  @IsNumberField({ integer: true, min: 1 })
   max_tokens!: number;
 
   @ApiProperty({
@@ -229,7 +229,7 @@ export class MessagesRequestDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Accepted; no upstream of the chat pipeline takes it, so it is not sent' })
   @IsOptional()
-  @IsNumberField({ integer: true, min: 0, max: Number.MAX_SAFE_INTEGER })
+  @IsNumberField({ integer: true, min: 0 })
   top_k?: number;
 
   @ApiPropertyOptional({ type: MessagesThinkingDto })
