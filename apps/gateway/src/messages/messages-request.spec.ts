@@ -113,6 +113,14 @@ describe('the Messages request as a chat request', () => {
     expect(thinking({ thinking: { type: 'enabled', budget_tokens: 1024 } }, reasoner)).toEqual({ reasoning: undefined, reasoning_effort: 'low' });
     expect(thinking({ thinking: { type: 'enabled', budget_tokens: 30000 } }, reasoner)).toEqual({ reasoning: undefined, reasoning_effort: 'high' });
     expect(thinking({ thinking: { type: 'adaptive' } }, gpt)).toEqual({ reasoning: undefined, reasoning_effort: undefined });
+    // Answering an Anthropic model's tool calls: the thinking block they came with cannot be sent back.
+    const toolLoop: MessagesRequestDto['messages'] = [
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 's' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Sunny' }] },
+    ];
+    expect(thinking({ thinking: { type: 'adaptive' }, messages: toolLoop })).toEqual({ reasoning: undefined, reasoning_effort: undefined });
+    expect(thinking({ thinking: { type: 'adaptive' }, messages: toolLoop }, reasoner)).toEqual({ reasoning: undefined, reasoning_effort: 'medium' });
   });
 
   it('counts the same prompt count_tokens is asked about', () => {

@@ -17,7 +17,8 @@ import { GatewayException } from '@igw/platform';
 // - Thinking: a budget becomes `reasoning.max_tokens` where the source is Anthropic or Google
 //   (the adapters that read a budget), else a reasoning effort for a model that reasons;
 //   `adaptive` becomes the effort of `output_config.effort` (medium by default). A model that
-//   does not reason gets no thinking request.
+//   does not reason gets no thinking request, nor does a turn answering an Anthropic model's tool
+//   calls (Anthropic would want the thinking block that made them, signature included).
 // - `metadata.user_id` becomes `user`; `top_k` is not sent (no chat adapter takes it).
 
 const EFFORTS = new Set(['low', 'medium', 'high']);
@@ -93,6 +94,7 @@ function reasoningOf(body: MessagesRequestDto | MessagesCountTokensRequestDto, m
   if (thinking === undefined || thinking.type === 'disabled') return {};
   const takesBudget = model.type.startsWith('anthropic/') || model.type.startsWith('google/');
   if (!takesBudget && !(model.capabilities ?? []).includes('reasoning')) return {};
+  if (model.type.startsWith('anthropic/') && continuesToolUse(body.messages)) return {};
   if (thinking.type === 'enabled' && thinking.budget_tokens !== undefined) {
     if (takesBudget) return { reasoning: { max_tokens: thinking.budget_tokens } };
     return { reasoning_effort: EFFORT_BY_BUDGET.find(([most]) => thinking.budget_tokens! <= most)?.[1] ?? 'high' };
@@ -100,6 +102,19 @@ function reasoningOf(body: MessagesRequestDto | MessagesCountTokensRequestDto, m
   const asked = 'output_config' in body ? body.output_config?.effort : undefined;
   const effort = asked === 'max' ? 'high' : asked !== undefined && EFFORTS.has(asked) ? asked : 'medium';
   return takesBudget ? { reasoning: { effort } } : { reasoning_effort: effort };
+}
+
+/**
+ * Whether the request answers the tool calls of the last assistant turn. With thinking on,
+ * Anthropic wants that turn to start with its thinking block, signature and all, which the chat
+ * request cannot carry: such a turn is asked for without thinking rather than refused.
+ */
+function continuesToolUse(messages: MessagesRequestDto['messages']): boolean {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const { role, content } = messages[index];
+    if (role === 'assistant') return Array.isArray(content) && content.some((block) => block.type === 'tool_use');
+  }
+  return false;
 }
 
 function pushSystem(messages: ChatMessage[], content: string | MessagesBlock[]): void {
