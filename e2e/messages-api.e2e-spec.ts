@@ -95,6 +95,18 @@ describe("Anthropic's Messages API, end to end with the official Anthropic SDK",
     expect(names.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
   });
 
+  it('streams thinking as thinking_delta events ahead of the text', async () => {
+    const stream = client.messages.stream({ model: 'claude', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: PROMPT }] });
+    const thinking: string[] = [];
+    stream.on('thinking', (delta) => thinking.push(delta));
+    const final = await stream.finalMessage();
+    expect(thinking.join('')).toBe('Considering the request.');
+    expect(final.content).toEqual([
+      { type: 'thinking', thinking: 'Considering the request.', signature: '' },
+      { type: 'text', text: `Hello from the emulator. You said: ${PROMPT}` },
+    ]);
+  });
+
   it.each(['claude', 'mini'])('runs a streamed tool_use round trip with tool_result on %s', async (model) => {
     const question: Anthropic.MessageParam = { role: 'user', content: 'What is the weather in Paris?' };
     const first = client.messages.stream({ model, max_tokens: 200, tools: [weatherTool], messages: [question] });
@@ -205,6 +217,17 @@ describe("Anthropic's Messages API, end to end with the official Anthropic SDK",
     }
     const invalid = Object.values(document.paths['/v1/messages'].post.responses['400'].content!['application/json'].examples!);
     expect(invalid.map(({ value }) => (value.error as { type: string }).type)).toEqual(['invalid_request_error', 'invalid_request_error']);
+
+    // Every request example is accepted (on this catalogue's model in place of the shipped one).
+    type Documented = { requestBody: { content: Record<string, { examples: Record<string, { value: Record<string, unknown> }> }> } };
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+      const examples = (document.paths[path].post as unknown as Documented).requestBody.content['application/json'].examples;
+      for (const [name, { value }] of Object.entries(examples)) {
+        const response = await fetch(`${harness.gateway}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ ...value, model: 'mini' }) });
+        expect([path, name, response.status]).toEqual([path, name, 200]);
+        await response.text();
+      }
+    }
   });
 
   it('bills every call through the ledger, its rows naming the messages endpoint', async () => {
