@@ -154,6 +154,12 @@ describe("Anthropic's Messages API, end to end with the official Anthropic SDK",
     // Adaptive thinking at high effort reached the Anthropic source as thinking: its block comes first.
     expect(message.content.map((block) => block.type)).toEqual(['thinking', 'text']);
     expect(message.content[1]).toEqual({ type: 'text', text: `Hello from the emulator. You said: ${PROMPT}` });
+
+    // Its max_tokens is above the OpenAI model's output limit (1,000): lowered to it, not refused. (Streamed, as Claude Code does.)
+    const onOpenAi = await client.messages
+      .stream({ model: 'mini', max_tokens: 32000, thinking: { type: 'adaptive' } as unknown as Anthropic.ThinkingConfigParam, messages: [{ role: 'user', content: PROMPT }] })
+      .finalMessage();
+    expect(onOpenAi.content).toEqual([{ type: 'text', text: `Hello from the emulator. You said: ${PROMPT}` }]);
   });
 
   it('counts tokens with the gateway tokenizer, free of charge', async () => {

@@ -123,6 +123,13 @@ describe('the Messages request as a chat request', () => {
     expect(thinking({ thinking: { type: 'adaptive' }, messages: toolLoop }, reasoner)).toEqual({ reasoning: undefined, reasoning_effort: 'medium' });
   });
 
+  it("lowers a max_tokens above the model's output limit to it", () => {
+    const limited = { ...gpt, info: { outputMax: 16384 } };
+    expect(chatRequestOf(body({ max_tokens: 64000 }), limited).max_tokens).toBe(16384);
+    expect(chatRequestOf(body({ max_tokens: 500 }), limited).max_tokens).toBe(500);
+    expect(chatRequestOf(body({ max_tokens: 64000 }), gpt).max_tokens).toBe(64000);
+  });
+
   it('counts the same prompt count_tokens is asked about', () => {
     expect(promptOf({ model: 'm', system: 'sys', messages: [{ role: 'user', content: 'hi' }] }, gpt)).toEqual({
       model: 'm',

@@ -19,6 +19,8 @@ import { GatewayException } from '@igw/platform';
 //   `adaptive` becomes the effort of `output_config.effort` (medium by default). A model that
 //   does not reason gets no thinking request, nor does a turn answering an Anthropic model's tool
 //   calls (Anthropic would want the thinking block that made them, signature included).
+// - `max_tokens` is a most, so one above the model's output limit is lowered to it (Claude Code
+//   asks for 32,000 or more whatever the model), where chat completions would refuse it.
 // - `metadata.user_id` becomes `user`; `top_k` is not sent (no chat adapter takes it).
 
 const EFFORTS = new Set(['low', 'medium', 'high']);
@@ -36,11 +38,12 @@ function refuse(path: string, why: string): never {
 }
 
 /** What the translation reads of the catalogue entry: its type (the source's format) and whether it reasons. */
-export type MessagesTarget = Pick<CatalogueModel, 'type' | 'capabilities'>;
+export type MessagesTarget = Pick<CatalogueModel, 'type' | 'capabilities'> & { info?: Pick<CatalogueModel['info'], 'outputMax'> };
 
 /** The internal chat request for a Messages request. */
 export function chatRequestOf(body: MessagesRequestDto, model: MessagesTarget): ChatCompletionRequestDto {
-  const request: Record<string, unknown> = { ...promptOf(body, model), max_tokens: body.max_tokens };
+  const outputMax = model.info?.outputMax;
+  const request: Record<string, unknown> = { ...promptOf(body, model), max_tokens: outputMax && body.max_tokens > outputMax ? outputMax : body.max_tokens };
   if (body.stream === true) request.stream = true;
   if (body.stop_sequences !== undefined && body.stop_sequences.length > 0) request.stop = body.stop_sequences;
   if (body.temperature !== undefined) request.temperature = body.temperature;
