@@ -96,8 +96,8 @@ export class MessagesController {
   @Post('v1/messages/count_tokens')
   @HttpCode(200)
   @MessagesErrorResponses(COUNT_TOKENS_ERRORS)
-  @RequireApiKey({ credits: false, xApiKeyHeader: true })
-  @ApiOperation({ summary: "Count a message's input tokens with the gateway's tokenizer (not billed)" })
+  @RequireApiKey({ credits: true, xApiKeyHeader: true })
+  @ApiOperation({ summary: "Count a message's input tokens with the gateway's tokenizer (not billed; a suspended account is refused)" })
   @ApiBody({ type: MessagesCountTokensRequestDto, examples: { hello: { summary: 'A short message', value: { model: 'gpt-4o-mini', messages: HELLO } } } })
   @ApiOkResponse({ example: { input_tokens: 14 } })
   async countTokens(@Body() body: MessagesCountTokensRequestDto): Promise<{ input_tokens: number }> {
