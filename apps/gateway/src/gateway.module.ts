@@ -8,6 +8,7 @@ import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { GatewayCoreModule } from './gateway-core.module';
 import { MediaModule } from './media/media.module';
 import { ModelsModule } from './models/models.module';
+import { ResponsesModule } from './responses/responses.module';
 
 /** The gateway's settings, read by every module of it (as the queue is: one per service process). */
 @Module({})
@@ -37,6 +38,7 @@ export class GatewayModule {
         EmbeddingsModule,
         DecisionsModule,
         MediaModule,
+        ResponsesModule,
       ],
       controllers: [HealthController, MetricsController],
       providers: [
