@@ -33,7 +33,7 @@ describe("OpenAI's Responses API, end to end with the official openai SDK", () =
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/clients-catalogue.yaml'), ...emulatedProviders(emulator.url) });
+    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/responses-catalogue.yaml'), ...emulatedProviders(emulator.url) });
     ({ key } = await harness.paidKey(20_000_000));
     client = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: key, maxRetries: 0 });
   }, 120_000);
@@ -46,6 +46,7 @@ describe("OpenAI's Responses API, end to end with the official openai SDK", () =
   it.each([
     ['mini', 'acme/chat-mini'],
     ['claude', 'anthropic/claude-test'],
+    ['gemini', 'google/gemini-test'],
   ])('answers responses.create on %s in the Responses shape, priced from the catalogue', async (model, catalogueId) => {
     const response = (await client.responses.create({ model, instructions: 'You count words.', input: PROMPT })) as Response & WithMeta;
     expect(response).toMatchObject({ object: 'response', status: 'completed', model: catalogueId, instructions: 'You count words.' });
@@ -166,6 +167,43 @@ describe("OpenAI's Responses API, end to end with the official openai SDK", () =
     const unknown = await client.responses.create({ model: 'acme/nope', input: PROMPT }).catch((caught: unknown) => caught);
     expect(unknown).toBeInstanceOf(NotFoundError);
     expect((unknown as NotFoundError).message).toContain("no model named 'acme/nope'");
+  });
+
+  // A client that leaves a stream stops it, as on chat completions: this one (~40 events, 150 ms apart) is closed at once.
+  it('stops an abandoned stream at once and bills what was generated', async () => {
+    const { key: leaverKey } = await harness.paidKey(1000);
+    const abort = new AbortController();
+    const response = await fetch(`${harness.gateway}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${leaverKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'slow', stream: true, input: 'one two three four five six seven eight nine ten '.repeat(3) }),
+      signal: abort.signal,
+    });
+    const reader = response.body!.getReader();
+    let received = '';
+    while ((received.match(/event: response\.output_text\.delta/g) ?? []).length < 3) received += new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
+    await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model?.startsWith('slow') && request.closedEarly), 1_000);
+    await eventually(async () => {
+      const left = await harness.balance(leaverKey);
+      return left < 1000 && left > 1000 - creditsFor(200, 20);
+    }, 10_000);
+  });
+
+  it('documents the route in Swagger with request examples that each succeed as they are', async () => {
+    type Examples = Record<string, { value: unknown }>;
+    const document = (await (await fetch(`${harness.gateway}/docs-json`)).json()) as { paths: Record<string, { post: { requestBody: { content: Record<string, { examples: Examples }> }; responses: Record<string, { content: Record<string, { example: unknown }> }> } }> };
+    const operation = document.paths['/v1/responses'].post;
+    expect(operation.responses['200'].content['application/json'].example).toMatchObject({ object: 'response', status: 'completed', output: [{ type: 'message' }] });
+    const examples = operation.requestBody.content['application/json'].examples;
+    expect(Object.keys(examples)).toEqual(expect.arrayContaining(['hello', 'streaming', 'tools', 'toolOutput']));
+    for (const [name, { value }] of Object.entries(examples)) {
+      // The examples name the shipped catalogue's model: here the test catalogue's alias stands in for it.
+      const response = await fetch(`${harness.gateway}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ ...(value as object), model: 'mini' }) });
+      const text = await response.text();
+      expect([name, response.status]).toEqual([name, 200]);
+      expect(text).toContain((value as { stream?: boolean }).stream ? 'event: response.completed' : '"object":"response"');
+    }
   });
 
   it('bills every call through the ledger, its rows naming the responses endpoint', async () => {
