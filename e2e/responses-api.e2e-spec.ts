@@ -109,9 +109,9 @@ describe("OpenAI's Responses API, end to end with the official openai SDK", () =
     expect(answer.output_text).toBe('Tool said: Sunny, 21 degrees');
   });
 
-  it('accepts what Codex sends: developer messages, a namespace, web_search, store: false, include, prompt_cache_key, client_metadata, reasoning summaries', async () => {
+  it.each(['mini', 'claude', 'gemini'])('accepts what Codex sends on %s: developer messages, a namespace, web_search, store: false, include, prompt_cache_key, client_metadata, reasoning summaries', async (model) => {
     const body = {
-      model: 'mini',
+      model,
       instructions: 'You are a coding agent.',
       input: [
         { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Sandbox: workspace-write.' }] },
@@ -141,9 +141,13 @@ describe("OpenAI's Responses API, end to end with the official openai SDK", () =
     const call = events.at(-1)!.response!.output.find((item): item is ResponseFunctionToolCall => item.type === 'function_call');
     // The first function is the namespace's: it comes back under its namespace, by its own name.
     expect(call).toMatchObject({ name: 'get_weather', namespace: 'crm', arguments: '{"location":"Paris"}' });
+    // The reasoning effort reached the Anthropic source as thinking: its text comes back as the reasoning summary, first.
+    const output = events.at(-1)!.response!.output;
+    if (model === 'claude') expect(output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: expect.stringMatching(/\S/) }] });
+    else expect(output.map((item) => item.type)).toEqual(['function_call']);
 
     const next = await client.responses.create({
-      model: 'mini',
+      model,
       store: false,
       tools: body.tools as OpenAI.Responses.Tool[],
       input: [...(body.input as ResponseInputItem[]), call as ResponseInputItem, { type: 'function_call_output', call_id: call!.call_id, output: 'Rain' }],
