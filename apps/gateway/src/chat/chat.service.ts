@@ -40,6 +40,9 @@ export interface ChatCall {
 /** How a stream's chunks become the client's server-sent events: chat's own, or another API front's. */
 export type StreamEvents = (stream: ChunkStream, options: ChatStreamOptions) => AsyncGenerator<string>;
 
+/** The ledger's name of chat completions, and the fallback every API front over chat shares. */
+const CHAT_COMPLETIONS = 'chat.completions';
+
 interface ChatPlan extends RequestPlan {
   targets: UpstreamTarget[];
   /** The most the request can cost, in priced units: what admission holds. */
@@ -133,7 +136,7 @@ export class ChatService {
       call.bodyBytes,
       targets.map((target) => target.definition.kind),
     );
-    return { endpoint: call.endpoint ?? 'chat.completions', model, catalogueRevision: revision, targets, ceiling, prompt: call.body.messages };
+    return { endpoint: call.endpoint ?? CHAT_COMPLETIONS, fallbackGroup: CHAT_COMPLETIONS, model, catalogueRevision: revision, targets, ceiling, prompt: call.body.messages };
   }
 
   private callOptions(plan: ChatPlan, signal: CancelSignal) {
