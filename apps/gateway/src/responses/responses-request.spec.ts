@@ -107,11 +107,15 @@ describe('a Responses request as the chat request', () => {
     expect(namespaced.get('crm__lookup')).toEqual({ namespace: 'crm', name: 'lookup' });
   });
 
-  it('forces a named function, a namespaced one included', () => {
+  it('forces a named function, a namespaced one included, and limits the calls to allowed functions', () => {
     const tools = [weather, { type: 'namespace', name: 'crm', description: '', tools: [{ type: 'function', name: 'lookup' }] }];
     expect(chatRequestOf(body({ tools, tool_choice: { type: 'function', name: 'get_weather' } }), OPENAI).request.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
     expect(chatRequestOf(body({ tools, tool_choice: { type: 'function', name: 'lookup', namespace: 'crm' } }), OPENAI).request.tool_choice).toEqual({ type: 'function', function: { name: 'crm__lookup' } });
     expect(refusal(() => chatRequestOf(body({ tools, tool_choice: { type: 'function', name: 'nope' } }), OPENAI))).toContain('tool_choice.name: no function tool named "nope"');
+    expect(chatRequestOf(body({ tools, tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'get_weather' }, { type: 'web_search' }] } }), OPENAI).request.tool_choice).toEqual({
+      type: 'allowed_tools',
+      allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'get_weather' } }] },
+    });
   });
 
   it('refuses a tool_choice that forces a built-in tool, and one that requires a call when only built-in tools are left', () => {

@@ -127,7 +127,7 @@ export class ResponsesTextDto {
   @Checked('responsesTextFormat', textFormatIssues)
   format?: Record<string, unknown> & { type: (typeof RESPONSES_TEXT_FORMAT_TYPES)[number] };
 
-  @ApiPropertyOptional({ description: 'Accepted; sent as the chat `verbosity`' })
+  @ApiPropertyOptional({ description: 'Accepted, not sent upstream (not every source takes it)' })
   @IsOptional()
   @IsStringField()
   verbosity?: string;
