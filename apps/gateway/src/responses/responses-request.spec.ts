@@ -41,6 +41,11 @@ describe('a Responses request as the chat request', () => {
     expect(droppedTools).toEqual([]);
   });
 
+  it('takes null for a field not set, as the SDK types allow', () => {
+    const sent = { model: 'mini', input: 'Hello', instructions: null, temperature: null, top_p: null, max_output_tokens: null, previous_response_id: null, tools: null, tool_choice: null, text: null, reasoning: { effort: null, summary: null }, user: null };
+    expect(chatRequestOf(sent as unknown as ResponsesRequestDto, OPENAI_REASONING).request).toEqual({ model: 'mini', messages: [{ role: 'user', content: 'Hello' }] });
+  });
+
   it('translates message items with text and image parts, every role, and a function call round trip', () => {
     const { request } = chatRequestOf(
       body({

@@ -42,7 +42,9 @@ export interface ResponsesTranslation {
 }
 
 /** The internal chat request for a Responses request. */
-export function chatRequestOf(body: ResponsesRequestDto, model: ResponsesTarget): ResponsesTranslation {
+export function chatRequestOf(sent: ResponsesRequestDto, model: ResponsesTarget): ResponsesTranslation {
+  // The SDKs type most fields as nullable, and some clients send null for "not set".
+  const body = Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== null)) as ResponsesRequestDto;
   if (body.previous_response_id !== undefined) {
     refuse('previous_response_id', 'not supported yet: this gateway stores no responses, so send the whole conversation in `input` (as with store: false)');
   }
@@ -53,6 +55,7 @@ export function chatRequestOf(body: ResponsesRequestDto, model: ResponsesTarget)
     if (body.tool_choice !== undefined) request.tool_choice = toolChoiceOf(body.tool_choice, tools, builtIns);
     if (body.parallel_tool_calls !== undefined) request.parallel_tool_calls = body.parallel_tool_calls;
   } else if (body.tool_choice !== undefined && body.tool_choice !== 'auto' && body.tool_choice !== 'none') {
+    // A forced built-in tool or an unknown function is named first.
     toolChoiceOf(body.tool_choice, tools, builtIns);
     refuse('tool_choice', 'forces a tool call, and no function tool is left to call (built-in tools are not run by this gateway)');
   }
@@ -61,7 +64,7 @@ export function chatRequestOf(body: ResponsesRequestDto, model: ResponsesTarget)
   if (body.temperature !== undefined) request.temperature = body.temperature;
   if (body.top_p !== undefined) request.top_p = body.top_p;
   if (body.user !== undefined && body.user !== '') request.user = body.user;
-  const format = body.text?.format;
+  const format = body.text?.format ?? undefined;
   if (format?.type === 'json_object') request.response_format = { type: 'json_object' };
   else if (format?.type === 'json_schema') {
     const schema: Record<string, unknown> = { name: format.name, schema: format.schema };
@@ -69,7 +72,7 @@ export function chatRequestOf(body: ResponsesRequestDto, model: ResponsesTarget)
     if (typeof format.description === 'string') schema.description = format.description;
     request.response_format = { type: 'json_schema', json_schema: schema };
   }
-  Object.assign(request, reasoningOf(body.reasoning?.effort, model));
+  Object.assign(request, reasoningOf(body.reasoning?.effort ?? undefined, model));
   return { request: request as unknown as ChatCompletionRequestDto, droppedTools, namespaced };
 }
 
