@@ -149,8 +149,10 @@ describe('a Responses request as the chat request', () => {
     expect(refusal(() => chatRequestOf(body({ reasoning: { effort: 'extreme' } }), OPENAI_REASONING))).toContain('reasoning.effort');
   });
 
-  it('refuses previous_response_id, item references, unknown items and images by file id, naming the field', () => {
+  it('refuses previous_response_id, an input with no message, item references, unknown items and images by file id, naming the field', () => {
     expect(refusal(() => chatRequestOf(body({ previous_response_id: 'resp_1' }), OPENAI))).toContain('previous_response_id: not supported yet');
+    expect(refusal(() => chatRequestOf(body({ input: [] }), OPENAI))).toContain('input: Expected a string or a non-empty array');
+    expect(refusal(() => chatRequestOf(body({ input: [{ type: 'reasoning', summary: [] }] }), OPENAI))).toContain('Received no message to answer');
     expect(refusal(() => chatRequestOf(body({ input: [{ type: 'item_reference', id: 'msg_1' }] }), OPENAI))).toContain('input[0].type: item_reference');
     expect(refusal(() => chatRequestOf(body({ input: [{ type: 'computer_call_output', call_id: 'c' }] }), OPENAI))).toContain('input[0].type: a "computer_call_output" item');
     expect(refusal(() => chatRequestOf(body({ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }), OPENAI))).toContain('input[0].content[0].image_url');

@@ -49,7 +49,9 @@ export function chatRequestOf(sent: ResponsesRequestDto, model: ResponsesTarget)
     refuse('previous_response_id', 'not supported yet: this gateway stores no responses, so send the whole conversation in `input` (as with store: false)');
   }
   const { tools, droppedTools, namespaced, builtIns } = toolsOf(body.tools ?? []);
-  const request: Record<string, unknown> = { model: body.model, messages: messagesOf(body) };
+  const messages = messagesOf(body);
+  if (messages.length === 0) refuse('input', 'Expected a string or a non-empty array of input items. Received no message to answer');
+  const request: Record<string, unknown> = { model: body.model, messages };
   if (tools.length > 0) {
     request.tools = tools;
     if (body.tool_choice !== undefined) request.tool_choice = toolChoiceOf(body.tool_choice, tools, builtIns);
