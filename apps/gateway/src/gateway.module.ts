@@ -9,6 +9,7 @@ import { GatewayCoreModule } from './gateway-core.module';
 import { MediaModule } from './media/media.module';
 import { MessagesModule } from './messages/messages.module';
 import { ModelsModule } from './models/models.module';
+import { ResponsesModule } from './responses/responses.module';
 
 /** The gateway's settings, read by every module of it (as the queue is: one per service process). */
 @Module({})
@@ -39,6 +40,7 @@ export class GatewayModule {
         EmbeddingsModule,
         DecisionsModule,
         MediaModule,
+        ResponsesModule,
       ],
       controllers: [HealthController, MetricsController],
       providers: [

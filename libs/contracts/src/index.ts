@@ -13,6 +13,7 @@ export * from './chat/chat-body';
 export { IsNumberField, numberIssues, type NumberRule } from './validation/field-validators';
 export { expectedOneOf } from './validation/validation-issues';
 export * from './chat/chat-completion';
+export * from './responses/responses-request.dto';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';
 export * from './decisions/decision-questions';

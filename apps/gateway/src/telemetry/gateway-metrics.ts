@@ -83,6 +83,7 @@ export const usageJournalSpilling = processMetric(
 /** The GenAI semantic conventions' operation name of a ledger endpoint. */
 export function genAiOperation(endpoint: string): string {
   switch (endpoint) {
+    case 'responses':
     case 'chat.completions':
     case 'messages':
       return 'chat';

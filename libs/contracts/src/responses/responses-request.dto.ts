@@ -1,0 +1,249 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional } from 'class-validator';
+import { Checked, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsStringField, NestedObject } from '../validation/field-validators';
+import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
+
+// OpenAI's Responses API request (POST /v1/responses). Input items, content parts and tools are
+// checked here for what the gateway reads of them and otherwise kept as sent, so item and tool
+// types OpenAI adds later reach the translation, which decides what it can send upstream;
+// undeclared top-level fields (truncation, safety_identifier, ...) are dropped by the pipe's
+// whitelist: accepted, not refused.
+
+export const RESPONSES_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
+export const RESPONSES_TOOL_CHOICE_MODES = ['auto', 'none', 'required'] as const;
+export const RESPONSES_TEXT_FORMAT_TYPES = ['text', 'json_object', 'json_schema'] as const;
+export const RESPONSES_MAX_TOOLS = 512;
+
+export type ResponsesItem = Record<string, unknown> & { type?: string };
+export type ResponsesPart = Record<string, unknown> & { type: string };
+export type ResponsesTool = Record<string, unknown> & { type: string; name?: string };
+export type ResponsesToolChoice = (typeof RESPONSES_TOOL_CHOICE_MODES)[number] | (Record<string, unknown> & { type: string });
+
+function issue(path: string, expected: string, value: unknown): string {
+  return relativeIssueLine(path, `Expected ${expected}. Received ${describeWrongType(value)}`);
+}
+
+const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+function partsIssues(content: unknown, path: string): string[] {
+  if (typeof content === 'string') return [];
+  if (!Array.isArray(content)) return [issue(path, 'a string or an array of content parts', content)];
+  const issues: string[] = [];
+  content.forEach((part: unknown, index) => {
+    const at = `${path}[${index}]`;
+    if (!isRecord(part)) return issues.push(issue(at, 'a content part object', part));
+    if (!isNonEmptyString(part.type)) return issues.push(issue(`${at}.type`, 'a non-empty string (the part type)', part.type));
+    if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text !== 'string') issues.push(issue(`${at}.text`, 'a string', part.text));
+    if (part.type === 'input_image' && part.image_url !== undefined && part.image_url !== null && typeof part.image_url !== 'string') issues.push(issue(`${at}.image_url`, 'a string (a URL or a data URL)', part.image_url));
+    return undefined;
+  });
+  return issues;
+}
+
+function itemIssues(item: unknown, at: string): string[] {
+  if (!isRecord(item)) return [issue(at, 'an input item object', item)];
+  const type = item.type ?? 'message';
+  if (!isNonEmptyString(type)) return [issue(`${at}.type`, 'a non-empty string (the item type)', item.type)];
+  const issues: string[] = [];
+  switch (type) {
+    case 'message':
+      if (typeof item.role !== 'string' || !(RESPONSES_ROLES as readonly string[]).includes(item.role)) return [relativeIssueLine(`${at}.role`, expectedOneOf(RESPONSES_ROLES, item.role))];
+      return partsIssues(item.content, `${at}.content`);
+    case 'function_call':
+      if (!isNonEmptyString(item.call_id)) issues.push(issue(`${at}.call_id`, 'a non-empty string', item.call_id));
+      if (!isNonEmptyString(item.name)) issues.push(issue(`${at}.name`, 'a non-empty string', item.name));
+      if (typeof item.arguments !== 'string') issues.push(issue(`${at}.arguments`, 'a string (the arguments as JSON)', item.arguments));
+      return issues;
+    case 'function_call_output':
+      if (!isNonEmptyString(item.call_id)) issues.push(issue(`${at}.call_id`, 'a non-empty string', item.call_id));
+      issues.push(...partsIssues(item.output, `${at}.output`));
+      return issues;
+  }
+  return issues;
+}
+
+/** `input`: a string, or a list of items (messages, function calls and their outputs, ...). */
+export function responsesInputIssues(value: unknown): string[] {
+  if (typeof value === 'string') return [];
+  if (!Array.isArray(value)) return [issue('', 'a string or an array of input items', value)];
+  const issues: string[] = [];
+  value.forEach((item: unknown, index) => issues.push(...itemIssues(item, `[${index}]`)));
+  return issues;
+}
+
+function functionToolIssues(tool: Record<string, unknown>, at: string): string[] {
+  const issues: string[] = [];
+  if (!isNonEmptyString(tool.name)) issues.push(issue(`${at}.name`, 'a non-empty string', tool.name));
+  if (tool.parameters !== undefined && tool.parameters !== null && !isRecord(tool.parameters)) issues.push(issue(`${at}.parameters`, 'a JSON Schema object', tool.parameters));
+  return issues;
+}
+
+/** `tools`: function tools, namespaces of them, and built-in tools (kept as sent: the translation leaves them out). */
+export function responsesToolsIssues(value: unknown): string[] {
+  if (!Array.isArray(value)) return [issue('', 'an array of tools', value)];
+  if (value.length > RESPONSES_MAX_TOOLS) return [`Expected at most ${RESPONSES_MAX_TOOLS} tools. Received ${value.length}`];
+  const issues: string[] = [];
+  value.forEach((tool: unknown, index) => {
+    const at = `[${index}]`;
+    if (!isRecord(tool)) return issues.push(issue(at, 'a tool object', tool));
+    if (!isNonEmptyString(tool.type)) return issues.push(issue(`${at}.type`, 'a non-empty string (the tool type)', tool.type));
+    if (tool.type === 'function') issues.push(...functionToolIssues(tool, at));
+    if (tool.type === 'namespace') {
+      if (!isNonEmptyString(tool.name)) issues.push(issue(`${at}.name`, 'a non-empty string', tool.name));
+      if (!Array.isArray(tool.tools)) issues.push(issue(`${at}.tools`, 'an array of function tools', tool.tools));
+      else
+        tool.tools.forEach((inner: unknown, innerIndex) => {
+          const innerAt = `${at}.tools[${innerIndex}]`;
+          if (!isRecord(inner)) issues.push(issue(innerAt, 'a tool object', inner));
+          else if (inner.type === 'function') issues.push(...functionToolIssues(inner, innerAt));
+        });
+    }
+    return undefined;
+  });
+  return issues;
+}
+
+export function responsesToolChoiceIssues(value: unknown): string[] {
+  if (typeof value === 'string') return (RESPONSES_TOOL_CHOICE_MODES as readonly string[]).includes(value) ? [] : [expectedOneOf(RESPONSES_TOOL_CHOICE_MODES, value)];
+  if (!isRecord(value)) return [issue('', `one of ${RESPONSES_TOOL_CHOICE_MODES.join(', ')} or a tool choice object`, value)];
+  if (!isNonEmptyString(value.type)) return [issue('.type', 'a non-empty string', value.type)];
+  if (value.type === 'function' && !isNonEmptyString(value.name)) return [issue('.name', 'a non-empty string (the function to call)', value.name)];
+  return [];
+}
+
+function textFormatIssues(value: unknown): string[] {
+  if (!isRecord(value)) return [issue('', 'a format object', value)];
+  if (typeof value.type !== 'string' || !(RESPONSES_TEXT_FORMAT_TYPES as readonly string[]).includes(value.type)) return [relativeIssueLine('.type', expectedOneOf(RESPONSES_TEXT_FORMAT_TYPES, value.type))];
+  if (value.type !== 'json_schema') return [];
+  const issues: string[] = [];
+  if (!isNonEmptyString(value.name)) issues.push(issue('.name', 'a non-empty string', value.name));
+  if (!isRecord(value.schema)) issues.push(issue('.schema', 'a JSON Schema object', value.schema));
+  return issues;
+}
+
+export class ResponsesTextDto {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: '`{type: "text"}`, `{type: "json_object"}` or `{type: "json_schema", name, schema, strict?}`' })
+  @IsOptional()
+  @Checked('responsesTextFormat', textFormatIssues)
+  format?: Record<string, unknown> & { type: (typeof RESPONSES_TEXT_FORMAT_TYPES)[number] };
+
+  @ApiPropertyOptional({ description: 'Accepted, not sent upstream (not every source takes it)' })
+  @IsOptional()
+  @IsStringField()
+  verbosity?: string;
+}
+
+export class ResponsesReasoningDto {
+  @ApiPropertyOptional({ description: 'none, minimal, low, medium, high or xhigh (mapped to the nearest effort the chat pipeline takes)' })
+  @IsOptional()
+  @IsStringField()
+  effort?: string;
+
+  @ApiPropertyOptional({ description: 'Accepted (auto, concise, detailed): the reasoning text an upstream gives comes back as the summary' })
+  @IsOptional()
+  @IsStringField()
+  summary?: string;
+}
+
+/** The Responses API body (what the `openai` SDK's `responses.create` and Codex send). */
+export class ResponsesRequestDto {
+  @ApiProperty({ description: 'A catalogue model id or alias: any chat model, whatever its source', example: 'gpt-4o-mini', maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  model!: string;
+
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }],
+    description: 'A string, or items: messages (roles user, assistant, system, developer; input_text and input_image parts), function_call and function_call_output',
+  })
+  @Checked('responsesInput', (value) => responsesInputIssues(value))
+  input!: string | ResponsesItem[];
+
+  @ApiPropertyOptional({ description: 'A system message ahead of the input' })
+  @IsOptional()
+  @IsStringField()
+  instructions?: string;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: 'Function tools `{type: "function", name, parameters}`, namespaces of them, and built-in tools (left out of the upstream call and named in the `x-gateway-dropped-tools` header)',
+  })
+  @IsOptional()
+  @Checked('responsesTools', (value) => responsesToolsIssues(value))
+  tools?: ResponsesTool[];
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'string', enum: [...RESPONSES_TOOL_CHOICE_MODES] }, { type: 'object', additionalProperties: true }] })
+  @IsOptional()
+  @Checked('responsesToolChoice', (value) => responsesToolChoiceIssues(value))
+  tool_choice?: ResponsesToolChoice;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBooleanField()
+  parallel_tool_calls?: boolean;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'The most tokens to generate, reasoning included' })
+  @IsOptional()
+  @IsNumberField({ integer: true, min: 1, max: Number.MAX_SAFE_INTEGER })
+  max_output_tokens?: number;
+
+  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 2 })
+  @IsOptional()
+  @IsNumberField({ min: 0, max: 2 })
+  temperature?: number;
+
+  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1 })
+  @IsOptional()
+  @IsNumberField({ min: 0, max: 1 })
+  top_p?: number;
+
+  @ApiPropertyOptional({ type: ResponsesTextDto })
+  @IsOptional()
+  @NestedObject(() => ResponsesTextDto)
+  text?: ResponsesTextDto;
+
+  @ApiPropertyOptional({ type: ResponsesReasoningDto })
+  @IsOptional()
+  @NestedObject(() => ResponsesReasoningDto)
+  reasoning?: ResponsesReasoningDto;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Returned on the response; not sent upstream' })
+  @IsOptional()
+  @IsObjectField()
+  metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'An id of the end user' })
+  @IsOptional()
+  @IsStringField()
+  user?: string;
+
+  @ApiPropertyOptional({ default: false, description: 'Answer with the typed server-sent events' })
+  @IsOptional()
+  @IsBooleanField()
+  stream?: boolean;
+
+  @ApiPropertyOptional({ description: 'Accepted; the gateway keeps no responses yet, so nothing is stored either way' })
+  @IsOptional()
+  @IsBooleanField()
+  store?: boolean;
+
+  @ApiPropertyOptional({ description: 'Not supported yet: a request naming one is refused with a 400' })
+  @IsOptional()
+  @IsStringField()
+  previous_response_id?: string;
+
+  @ApiPropertyOptional({ type: [String], description: 'Accepted (e.g. reasoning.encrypted_content); nothing extra is included' })
+  @IsOptional()
+  @IsArrayField({ items: 'strings', ofStrings: true, max: 64 })
+  include?: string[];
+
+  @ApiPropertyOptional({ description: 'Accepted, not sent upstream' })
+  @IsOptional()
+  @IsStringField()
+  prompt_cache_key?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Accepted (Codex sends it), not sent upstream' })
+  @IsOptional()
+  @IsObjectField()
+  client_metadata?: Record<string, unknown>;
+}
