@@ -379,6 +379,25 @@ describe('runCli against a recording admin API', () => {
     expect(requests).toHaveLength(0);
   });
 
+  it('answers a usage mistake with a one-line error and the help of that command only', async () => {
+    const result = await cli(['credits', 'add', ACCOUNT, '5', '--force']);
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^error: .*Unknown option '--force'/);
+    expect(lines[1]).toBe('');
+    expect(result.stderr).toContain('credits add <accountId> --credits C');
+    expect(result.stderr).not.toContain('usage summary');
+    expect(lines.length).toBeLessThan(12);
+  });
+
+  it('prints one command\'s help for help <command>, with the default plan said', async () => {
+    const result = await cli(['help', 'accounts', 'create'], {});
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('accounts create [--name N]');
+    expect(result.stdout).toMatch(/--plan: default paid when the account opens with credits,\s+free when it opens empty/);
+    expect(result.stdout).not.toContain('keys revoke');
+  });
+
   it('prints the usage text on stdout for help', async () => {
     const result = await cli(['--help'], {});
     expect(result.code).toBe(0);
