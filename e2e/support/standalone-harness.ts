@@ -12,7 +12,8 @@ export interface UsageEntry {
   model: string | null;
   endpoint: string | null;
   units: Record<string, number> | null;
-  credits: number;
+  /** What the entry charged (usage) or added (credit), an exact decimal string. */
+  credits: string;
   usd: string;
   prices: Array<{ unit: string; price: number; per: number; promptTokensAbove?: number }> | null;
 }

@@ -41,8 +41,8 @@ const usagePage = {
       model: 'openai/gpt-4o-mini',
       endpoint: 'chat.completions',
       units: { input_tokens: 10, output_tokens: 20 },
-      credits: -27,
-      usd: '-0.0000135',
+      credits: '27',
+      usd: '0.0000135',
       catalogueRevision: 1,
       prices: [{ unit: 'input_tokens', price: 0.15, per: 1_000_000 }],
       reason: null,
@@ -54,8 +54,8 @@ const usagePage = {
 };
 const usageSummary = {
   object: 'list',
-  data: [{ day: '2025-01-01', model: 'openai/gpt-4o-mini', requests: 1, credits: 27, usd: '0.0000135', units: { input_tokens: 10, output_tokens: 20 } }],
-  totals: { requests: 1, credits: 27, usd: '0.0000135' },
+  data: [{ day: '2025-01-01', model: 'openai/gpt-4o-mini', requests: 1, credits: '27', usd: '0.0000135', units: { input_tokens: 10, output_tokens: 20 } }],
+  totals: { requests: 1, credits: '27', usd: '0.0000135' },
 };
 const notFound = {
   message: 'Account not found',
