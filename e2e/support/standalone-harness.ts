@@ -55,7 +55,8 @@ export async function startStandaloneHarness(env: NodeJS.ProcessEnv): Promise<St
     ...env,
   });
   const standalone = startService('apps/standalone/src/main.js', childEnv);
-  await standalone.waitForOutput(/Press Ctrl-C to stop/, 90_000);
+  // The banner's last line, or with LOG_FORMAT=json its one JSON line.
+  await standalone.waitForOutput(/Press Ctrl-C to stop|"msg":"Inference gateway is running \(standalone\)"/, 90_000);
   const gateway = `http://127.0.0.1:${ports[0]}`;
   const billing = `http://127.0.0.1:${ports[1]}`;
   const adminToken = (await readFile(path.join(dataDir, 'admin-token'), 'utf8')).trim();

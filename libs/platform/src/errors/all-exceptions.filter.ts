@@ -23,6 +23,7 @@ const logger = new Logger('Errors');
 /** Renders any error as the spec's error body: the global filter's way, and the direct routes'. */
 export function sendErrorResponse(request: ServedRequest, response: ServerResponse, exception: unknown): void {
   const { status, message } = describeException(exception);
+  if (request.context) request.context.error = message;
   if (status >= 500) {
     const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
     logger.error(`${request.method} ${request.originalUrl ?? request.url} -> ${status} [${request.context?.requestId}]: ${detail}`);
