@@ -87,9 +87,10 @@ ${COMMON_OPTIONS}
 Output: the JSON response on stdout. Exit codes: 0 success, 1 HTTP or connection error
 (the error body goes to stderr), 2 bad usage.
 
-Amounts: credits and USD are exact decimal strings ("913.5", "0.00000027"). 2,000,000 credits
-are 1 USD (CREDITS_PER_USD); an account is reported low-balance under 100,000 credits ($0.05)
-unless --low-balance-threshold says otherwise.
+Amounts: usage list and usage summary show credits and USD as exact decimal strings ("913.5",
+"0.00000027"), a charge positive in both. 2,000,000 credits are 1 USD (CREDITS_PER_USD); an
+account is reported low-balance under 100,000 credits ($0.05) unless --low-balance-threshold
+says otherwise.
 
 Examples:
   npx igw accounts create --name "Acme" --usd 10
