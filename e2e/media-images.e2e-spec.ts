@@ -65,7 +65,7 @@ describe('image generation (POST /images/generations)', () => {
     expect(emulator.requests.at(-1)!.body).toEqual({ model: 'gpt-image-1', prompt, n: 2, size: '1024x1024', quality: 'low' });
     await ledgerHas(accountId, 1);
     const [entry] = await ledger(accountId);
-    expect(entry).toMatchObject({ requestId: answer.headers.get('x-request-id'), model: 'test/image', endpoint: 'images.generations', units: { images: 2 }, credits: -credits(0.02) });
+    expect(entry).toMatchObject({ requestId: answer.headers.get('x-request-id'), model: 'test/image', endpoint: 'images.generations', units: { images: 2 }, credits: String(credits(0.02)) });
     // The ledger keeps the variant's price, the one charged.
     expect(entry.prices).toEqual([{ unit: 'images', price: 0.01, per: 1 }]);
   });
