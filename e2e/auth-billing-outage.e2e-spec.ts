@@ -73,6 +73,7 @@ describe('API keys while billing is unreachable (distributed processes)', () => 
     expect((await chat(cachedKey)).status).toBe(200);
     expectErrorBody(await chat(neverSeenKey), 503, '/v1/chat/completions', /^API keys cannot be verified right now/);
 
+    // The TTL is what is under test: only time makes a cached key expire.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, cachedAt + KEY_CACHE_TTL_MS + 100 - Date.now())));
     expectErrorBody(await chat(cachedKey), 503, '/v1/chat/completions', /^API keys cannot be verified right now/);
     expectErrorBody(await chat(neverSeenKey), 503, '/v1/chat/completions', /^API keys cannot be verified right now/);

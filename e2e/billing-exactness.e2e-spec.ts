@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { ErrorMessages, QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
 import { creditsToMicro } from '@igw/domain';
-import { MessagingService } from '@igw/messaging';
+import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { fireMixedLoad, spendUntilRefused } from './support/billing-load';
 import { call, eventually } from './support/http';
+import { finishedJobs } from './support/queue-jobs';
 import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
 import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from './support/test-environment';
 
@@ -24,6 +25,7 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
   let database: ScratchDatabase;
   let emulator: RunningEmulator;
   let producer: MessagingService;
+  let backend: QueueBackendOptions;
   const services: ServiceProcess[] = [];
   let queueEnv: NodeJS.ProcessEnv;
   let billingEnv: NodeJS.ProcessEnv;
@@ -38,7 +40,7 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
   beforeAll(async () => {
     database = await createTestDatabase();
     emulator = await startEmulator();
-    const backend = testQueueBackend(database.url);
+    backend = testQueueBackend(database.url);
     queueEnv = backend.kind === 'redis' ? { REDIS_URL: backend.url, QUEUE_PREFIX: backend.prefix } : { DATABASE_URL: database.url };
     producer = new MessagingService({ serviceName: 'exactness-test', backend });
     const [cataloguePort, a, b] = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
@@ -92,6 +94,7 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
         if (index !== Math.floor(REQUESTS / 3)) return;
         // Billing goes away mid-run; its usage queue waits, and it picks up after restarting.
         restart = billing.stop().then(async () => {
+          // Away for a while on purpose: usage piles up in the queue while requests go on.
           await new Promise((resolve) => setTimeout(resolve, 1500));
           billing = await startAndWait('apps/billing/src/main.js', billingPort, billingEnv);
         });
@@ -132,12 +135,16 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
       prices: entry.prices,
       occurredAt: new Date(entry.occurred_at).toISOString(),
     }));
+    const redeliveries: string[] = [];
     for (let index = 0; index < again.length; index += 500) {
       const lines = again.slice(index, index + 500).map((event) => JSON.stringify(event));
-      await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await usageBatchOf(Buffer.from(lines.join('\n'))));
+      const jobId = `redelivery-${account.body.id}-${index}`;
+      await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await usageBatchOf(Buffer.from(lines.join('\n'))), { jobId });
+      redeliveries.push(jobId);
     }
-    // Give the redelivered events time to be processed (and ignored).
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Billing has run every redelivered batch, and applied none of its events.
+    const redelivered = await finishedJobs(backend, QueueName.Usage, redeliveries, 60_000);
+    expect(redelivered).toEqual(redeliveries.map(() => ({ state: 'completed', returnvalue: { applied: 0 } })));
 
     const after = await usageRows();
     expect(Number(after.count)).toBe(billed);

@@ -136,8 +136,12 @@ describe('catalogue changes reach every gateway replica', () => {
     );
     expectErrorBody(await call(`${catalogue}/admin/v1/catalogue/models/nope/none`, { method: 'DELETE', token: ADMIN_TOKEN }), 404, '/admin/v1/catalogue/models/nope/none');
     expect((await call(`${catalogue}/admin/v1/catalogue/models`)).status).toBe(401);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await etagOf(gateways[0])).toBe(before);
+    // A valid change after them makes the next revision, and every replica serves it: none came between.
+    const marker = await call<{ revision: number }>(`${catalogue}/admin/v1/catalogue/models/openai/gpt-4o-mini`, { method: 'PATCH', token: ADMIN_TOKEN, body: { aliases: ['after-refusals'] } });
+    expect(marker.status).toBe(200);
+    expect(`W/"catalogue-${marker.body.revision - 1}"`).toBe(before);
+    await waitForNewRevision(gateways.map(() => before), 10_000);
+    expect(await Promise.all(gateways.map(etagOf))).toEqual(gateways.map(() => `W/"catalogue-${marker.body.revision}"`));
   });
 
   async function ledgerPrices(requestId: string): Promise<unknown> {

@@ -144,8 +144,10 @@ describe('chat completions: direct route and Express give the same answers', () 
 
   it('refuses a request over the concurrency limit with the same 429 and retry-after', async () => {
     const { key: single } = await oneAtATime();
+    const seen = emulator.requests.length;
     const inFlight = call(`${harness.gateway}/v1/chat/completions`, { token: single, body: JSON.parse(ask({ model: 'test/unhurried' })) });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Its upstream call began: the request holds the key's one slot until the answer comes.
+    await eventually(async () => emulator.requests.slice(seen).some((request) => (request.body as { model?: string }).model === 'unhurried@delay=800'), 10_000, 10);
     const answers = await both('/v1/chat/completions', ask(), {}, single);
     expectSameError(answers, 429, '/v1/chat/completions', /^Too Many Requests$/);
     expect(answers.direct.headers.get('retry-after')).toBe('1');
@@ -194,8 +196,9 @@ describe('chat completions: direct route and Express give the same answers', () 
       await slotFreed();
 
       const impatient = new AbortController();
-      const unanswered = post(ask({ model: 'test/unhurried' }), impatient.signal).catch((error: Error) => error.name);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const unanswered = post(ask({ model: 'test/unhurried', user: contentType }), impatient.signal).catch((error: Error) => error.name);
+      // It leaves once its upstream call began, before the answer comes.
+      await eventually(async () => emulator.requests.some((request) => (request.body as { user?: string }).user === contentType), 10_000, 10);
       impatient.abort();
       expect(await unanswered).toBe('AbortError');
       await slotFreed();

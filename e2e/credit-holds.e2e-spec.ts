@@ -4,6 +4,7 @@ import { creditsToMicro } from '@igw/domain';
 import { countTokens, estimateChatPromptTokens } from '@igw/tokenizer';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
+import { ledgerBeforeMarker } from './support/ledger-marker';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 /**
@@ -37,10 +38,15 @@ describe('credit holds and abandoned requests', () => {
   const upstreamCalls = (marker: string) => emulator.requests.filter((request) => JSON.stringify(request.body ?? {}).includes(marker));
   const ledger = async (accountId: string): Promise<UsageEntry[]> => app.usageEntries(accountId, 50);
   const ledgerHas = (accountId: string, count: number) => eventually(async () => (await ledger(accountId)).length === count, 20_000, 50);
-  /** Waits a little longer and checks nothing else arrived: billed exactly once. */
-  const stillHas = async (accountId: string, count: number) => {
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    expect(await ledger(accountId)).toHaveLength(count);
+  /**
+   * Checks that nothing more is billed: once the upstream calls carrying `marker` are over, a
+   * later request is billed with `count` entries before it. Answers those entries, newest first.
+   */
+  const stillHas = async (accountId: string, key: string, count: number, marker?: string) => {
+    if (marker) await eventually(async () => upstreamCalls(marker).every((request) => request.ended), 10_000, 10);
+    const { entries, markerCredits } = await ledgerBeforeMarker(app, accountId, key, 'mini');
+    expect(entries).toHaveLength(count);
+    return { entries, markerCredits };
   };
 
   /**
@@ -119,8 +125,8 @@ describe('credit holds and abandoned requests', () => {
       const tooLong = await chat(key, { model: 'test/tight', messages: [{ role: 'user', content: 'word '.repeat(2_000) }] });
       expectErrorBody(tooLong, 400, '/v1/chat/completions', /50-token context/);
       // Refused after admission: its hold went back and nothing was billed.
-      await stillHas(accountId, 0);
-      expect(await app.balance(key)).toBe(10_000_000);
+      const { markerCredits } = await stillHas(accountId, key, 0);
+      expect(await app.balance(key)).toBeCloseTo(10_000_000 - markerCredits, 6);
     });
   });
 
@@ -132,8 +138,7 @@ describe('credit holds and abandoned requests', () => {
       const usage = reference.body.usage as { prompt_tokens: number; completion_tokens: number };
       await leaveOnceUpstream(`${app.gateway}/v1/chat/completions`, key, { model: 'test/slow-answer', messages }, 'slow-answer');
       await ledgerHas(accountId, 2);
-      await stillHas(accountId, 2);
-      const [abandoned] = await ledger(accountId);
+      const [abandoned] = (await stillHas(accountId, key, 2, 'slow-answer')).entries;
       expect(abandoned.units).toEqual({ input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens });
       // The upstream call ran to its end instead of being cut off.
       expect(emulator.requests.filter((request) => (request.body as { model?: string }).model === 'slow-answer@delay=1500').at(-1)!.closedEarly).toBe(false);
@@ -146,8 +151,7 @@ describe('credit holds and abandoned requests', () => {
       const usage = reference.body.usage as { prompt_tokens: number; completion_tokens: number };
       await leaveOnceUpstream(`${app.gateway}/v1/chat/completions`, key, { model: 'test/slow-stream', messages, stream: true }, 'slow-stream', true);
       await ledgerHas(accountId, 2);
-      await stillHas(accountId, 2);
-      const [abandoned] = await ledger(accountId);
+      const [abandoned] = (await stillHas(accountId, key, 2, 'slow-stream')).entries;
       expect(abandoned.units!.input_tokens).toBe(estimateChatPromptTokens({ messages }));
       expect(abandoned.units!.output_tokens).toBeGreaterThan(0);
       expect(abandoned.units!.output_tokens).toBeLessThan(usage.completion_tokens);
@@ -163,8 +167,7 @@ describe('credit holds and abandoned requests', () => {
       // The thinking comes first, hidden; the client leaves after three events of the answer's text.
       const received = await leaveOnceUpstream(`${app.gateway}/v1/chat/completions`, key, { ...body, stream: true }, 'claude-test@chunk-delay', true);
       await ledgerHas(accountId, 2);
-      await stillHas(accountId, 2);
-      const [abandoned] = await ledger(accountId);
+      const [abandoned] = (await stillHas(accountId, key, 2, 'claude-test@chunk-delay')).entries;
       expect(abandoned.units!.output_tokens).toBeGreaterThanOrEqual(countTokens(thinking + received));
     }, 30_000);
 
@@ -191,8 +194,7 @@ describe('credit holds and abandoned requests', () => {
       const reference = await call<{ usage: { prompt_tokens: number } }>(`${app.gateway}/v1/embeddings`, { token: key, body });
       await leaveOnceUpstream(`${app.gateway}/v1/embeddings`, key, body, 'text-embedding-3-small@delay=1500');
       await ledgerHas(accountId, 2);
-      await stillHas(accountId, 2);
-      const [abandoned] = await ledger(accountId);
+      const [abandoned] = (await stillHas(accountId, key, 2, 'text-embedding-3-small@delay=1500')).entries;
       expect(abandoned.units).toEqual({ input_tokens: reference.body.usage.prompt_tokens });
     });
   });

@@ -123,7 +123,7 @@ describe('distributed services, end to end', () => {
       }),
     );
     expect(await broken.exited()).not.toBe(0);
-    expect(broken.output()).toMatch(/models\[0\] \(acme\/broken\): field "pricing\.units\[0\]\.per"/);
+    expect(broken.output()).toMatch(/models\[0\] \(acme\/broken\): pricing\.units\[0\]\.per: Expected an integer\. Received nothing/);
   });
 
   it('bills a chat completion across separate processes and propagates revocation', async () => {

@@ -54,7 +54,11 @@ describe('request limits', () => {
 
   it('limits the requests a key has in flight at once', async () => {
     const { key } = await harness.paidKey(1_000);
-    const [first, second] = await Promise.all([chat(key, 'test/unhurried'), new Promise((resolve) => setTimeout(resolve, 200)).then(() => chat(key, 'test/unhurried'))]);
+    const seen = emulator.requests.length;
+    const firstCall = chat(key, 'test/unhurried');
+    // Its upstream call began: the first request holds the key's one slot until the answer comes.
+    await eventually(async () => emulator.requests.slice(seen).some((request) => (request.body as { model?: string }).model === 'unhurried@delay=800'), 10_000, 10);
+    const [first, second] = await Promise.all([firstCall, chat(key, 'test/unhurried')]);
     expect(first.status).toBe(200);
     expectErrorBody(second, 429, '/v1/chat/completions', /^Too Many Requests$/);
     expect(second.headers.get('retry-after')).toBe('1');

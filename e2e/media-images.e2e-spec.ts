@@ -4,6 +4,7 @@ import { ErrorMessages } from '@igw/contracts';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { imageSeed, makePng } from '../tools/emulator/src/media/png';
 import { call, eventually, expectErrorBody } from './support/http';
+import { ledgerBeforeMarker } from './support/ledger-marker';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 interface ImageResult {
@@ -204,12 +205,14 @@ describe('image generation (POST /images/generations)', () => {
     pending.catch(() => undefined);
     await eventually(async () => emulator.requests.slice(seen).some((request) => (request.body as { prompt?: string })?.prompt === prompt), 10_000, 10);
     controller.abort();
+    const upstreamCall = emulator.requests.slice(seen).find((request) => (request.body as { prompt?: string })?.prompt === prompt)!;
+    // Once the upstream call is over and billed, nothing is left that could bill it again.
+    await eventually(async () => upstreamCall.ended, 10_000, 10);
     await ledgerHas(accountId, 1);
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    const entries = await ledger(accountId);
+    const { entries } = await ledgerBeforeMarker(app, accountId, key, 'test/chat');
     expect(entries).toHaveLength(1);
     expect(entries[0].units).toEqual({ images: 2 });
     expect(entries[0].credits).toBe(String(credits(0.02)));
-    expect(emulator.requests.filter((request) => (request.body as { prompt?: string })?.prompt === prompt).at(-1)!.closedEarly).toBe(false);
+    expect(upstreamCall.closedEarly).toBe(false);
   });
 });

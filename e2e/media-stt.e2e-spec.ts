@@ -5,6 +5,7 @@ import { ErrorMessages } from '@igw/contracts';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { makeMp3 } from '../tools/emulator/src/media/mp3';
 import { call, eventually, expectErrorBody } from './support/http';
+import { ledgerBeforeMarker } from './support/ledger-marker';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 interface Transcription {
@@ -36,6 +37,8 @@ describe('speech to text (POST /stt)', () => {
   let trapUrl: string;
   let trapHits = 0;
   const mediaHits: string[] = [];
+  /** How many fetches of /slow.wav have ended, answered or given up. */
+  let slowClosed = 0;
   /** /held.mp3 sends all but its last 50,000 bytes, then waits for this. */
   let finishHeld: Promise<void> = Promise.resolve();
   let heldSent = false;
@@ -95,7 +98,10 @@ describe('speech to text (POST /stt)', () => {
       }
       if (route === '/slow.wav') {
         const timer = setTimeout(() => send(sample), 5_000);
-        response.on('close', () => clearTimeout(timer));
+        response.on('close', () => {
+          clearTimeout(timer);
+          slowClosed++;
+        });
         return;
       }
       if (route === '/empty.wav') return send(Buffer.alloc(0));
@@ -215,9 +221,9 @@ describe('speech to text (POST /stt)', () => {
     const [trapped, upstream] = [trapHits, upstreamCalls()];
     expectErrorBody(await transcribe(key, { model: 'whisper', url: target() }), 400, '/stt', message);
     expect([trapHits, upstreamCalls()]).toEqual([trapped, upstream]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await ledger(accountId)).toHaveLength(0);
-    expect(await app.balance(key)).toBe(1_000_000);
+    const { entries, markerCredits } = await ledgerBeforeMarker(app, accountId, key, 'test/chat');
+    expect(entries).toHaveLength(0);
+    expect(await app.balance(key)).toBeCloseTo(1_000_000 - markerCredits, 6);
   });
 
   it('refuses a WAV longer than max_duration_seconds before transcribing it', async () => {
@@ -236,9 +242,9 @@ describe('speech to text (POST /stt)', () => {
       const refused = await transcribe(key, { model: 'whisper', url: `${mediaUrl}${file}`, max_duration_seconds: 1 });
       expectErrorBody(refused, 400, '/stt', /^Body validation error! url: the audio lasts 300 s, longer than the 1 s this request may transcribe/);
       expect(upstreamCalls()).toBe(upstream);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(await ledger(accountId)).toHaveLength(0);
-      expect(await app.balance(key)).toBe(1_000_000);
+      const { entries, markerCredits } = await ledgerBeforeMarker(app, accountId, key, 'test/chat');
+      expect(entries).toHaveLength(0);
+      expect(await app.balance(key)).toBeCloseTo(1_000_000 - markerCredits, 6);
     },
   );
 
@@ -292,9 +298,10 @@ describe('speech to text (POST /stt)', () => {
     finish();
     expect((await held).status).toBe(200);
     // The held request gave its bytes back when it was over: the same request now goes through.
-    expect((await transcribe(key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` })).status).toBe(200);
-    await ledgerHas(accountId, answered + 1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = await transcribe(key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` });
+    expect(after.status).toBe(200);
+    // It ended after every other request of the key: once it is billed, so is anything they billed.
+    await eventually(async () => (await ledger(accountId)).some((entry) => entry.requestId === after.headers.get('x-request-id')), 20_000, 50);
     expect(await ledger(accountId)).toHaveLength(answered + 1);
   });
 
@@ -329,11 +336,13 @@ describe('speech to text (POST /stt)', () => {
       signal: controller.signal,
     });
     pending.catch(() => undefined);
+    const closed = slowClosed;
     await eventually(async () => mediaHits.length > fetched, 10_000, 10);
     controller.abort();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The gateway gave the fetch up: the audio never came, so nothing can go upstream after this.
+    await eventually(async () => slowClosed > closed, 10_000, 10);
     expect(upstreamCalls()).toBe(upstream);
-    expect(await ledger(accountId)).toHaveLength(0);
+    expect((await ledgerBeforeMarker(app, accountId, key, 'test/chat')).entries).toHaveLength(0);
   });
 
   it('bills a client that leaves once the audio went upstream, exactly once', async () => {
@@ -347,11 +356,13 @@ describe('speech to text (POST /stt)', () => {
       signal: controller.signal,
     });
     pending.catch(() => undefined);
-    await eventually(async () => emulator.requests.slice(upstream).some((request) => (request.body as { model?: string })?.model === 'whisper-1@delay=1500'), 10_000, 10);
+    const upstreamCall = () => emulator.requests.slice(upstream).find((request) => (request.body as { model?: string })?.model === 'whisper-1@delay=1500');
+    await eventually(async () => upstreamCall() !== undefined, 10_000, 10);
     controller.abort();
+    // Once the upstream call is over and billed, nothing is left that could bill it again.
+    await eventually(async () => upstreamCall()!.ended, 10_000, 10);
     await ledgerHas(accountId, 1);
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    const entries = await ledger(accountId);
+    const { entries } = await ledgerBeforeMarker(app, accountId, key, 'test/chat');
     expect(entries).toHaveLength(1);
     expect(entries[0].units).toEqual({ audio_seconds: 2 });
   });

@@ -3,6 +3,7 @@ import { ErrorMessages } from '@igw/contracts';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { readWav, speechSeconds } from '../tools/emulator/src/media/wav';
 import { call, eventually, expectErrorBody } from './support/http';
+import { ledgerBeforeMarker } from './support/ledger-marker';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 /** A character costs $10 per million (media-catalogue.yaml): 20 credits at 2,000,000 credits per USD. */
@@ -159,13 +160,15 @@ describe('text to speech (POST /tts)', () => {
     pending.catch(() => undefined);
     await eventually(async () => emulator.requests.slice(seen).some((request) => (request.body as { input?: string })?.input === text), 10_000, 10);
     controller.abort();
+    const upstreamCall = emulator.requests.slice(seen).find((request) => (request.body as { input?: string })?.input === text)!;
+    // Once the upstream call is over and billed, nothing is left that could bill it again.
+    await eventually(async () => upstreamCall.ended, 10_000, 10);
     await ledgerHas(account, 1);
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    const entries = await ledger(account);
+    const { entries } = await ledgerBeforeMarker(app, account, leavingKey, 'test/chat');
     expect(entries).toHaveLength(1);
     expect(entries[0].units).toEqual({ characters: text.length });
     // The upstream call ran to its end instead of being cut off.
-    expect(emulator.requests.filter((request) => (request.body as { input?: string })?.input === text).at(-1)!.closedEarly).toBe(false);
+    expect(upstreamCall.closedEarly).toBe(false);
   });
 });
 

@@ -5,6 +5,7 @@ import type { ScratchDatabase } from '@igw/persistence';
 import { hashApiKey, loadEnvironment } from '@igw/platform';
 import { randomUUID } from 'node:crypto';
 import { startBilling } from '../../apps/billing/src/billing.app';
+import { finishedJobs } from '../support/queue-jobs';
 import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
 
 const ADMIN_TOKEN = 'integration-admin-token-0123456789';
@@ -58,6 +59,15 @@ describe('billing service', () => {
 
   /** A usage batch as gateways send it. */
   const batchOf = (events: readonly unknown[]) => usageBatchOf(Buffer.from(events.map((event) => JSON.stringify(event)).join('\n')));
+
+  const balanceOf = async (accountId: string): Promise<number> => ((await (await admin(`/admin/v1/accounts/${accountId}`)).json()) as { balance: number }).balance;
+
+  /** What billing applied of each job, once every one of them has been run. */
+  const appliedBy = async (jobIds: string[]): Promise<number[]> => {
+    const jobs = await finishedJobs(queue, QueueName.Usage, jobIds);
+    expect(jobs.map((job) => job.state)).toEqual(jobIds.map(() => 'completed'));
+    return jobs.map((job) => (job.returnvalue as { applied: number }).applied);
+  };
 
   async function waitForBalance(accountId: string, expected: number): Promise<void> {
     const deadline = Date.now() + 10_000;
@@ -206,11 +216,11 @@ describe('billing service', () => {
       occurredAt: new Date().toISOString(),
     };
     // The same event under two job ids: only the ledger's unique request id can stop the second.
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([event]), { jobId: `${event.requestId}-a` });
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([event]), { jobId: `${event.requestId}-b` });
-    await waitForBalance(account.id, 73);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await waitForBalance(account.id, 73);
+    const jobIds = [`${event.requestId}-a`, `${event.requestId}-b`];
+    for (const jobId of jobIds) await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([event]), { jobId });
+    // Both deliveries have been run: one of them applied the event, the other nothing.
+    expect((await appliedBy(jobIds)).sort()).toEqual([0, 1]);
+    expect(await balanceOf(account.id)).toBe(73);
     expect(await ledgerSum(account.id)).toBe(73_000_000n);
     // What gateways are told alongside the balance: the usage charges it already includes.
     const reply = await producer.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: hashApiKey(key.key) });
@@ -239,12 +249,13 @@ describe('billing service', () => {
     const b1 = event(second.id, secondKey.id, 5);
     // a1 twice in one batch; the whole batch delivered three times; a2 again in a batch of its own.
     const batch = await batchOf([a1, b1, a2, a1]);
-    for (let delivery = 0; delivery < 3; delivery++) await producer.enqueue(QueueName.Usage, 'usage.recordBatch', batch);
-    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([a2]));
-    await waitForBalance(first.id, 93);
-    await waitForBalance(second.id, 45);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await waitForBalance(first.id, 93);
+    const jobIds = [1, 2, 3, 4].map((delivery) => `${a1.requestId}-${delivery}`);
+    for (const jobId of jobIds.slice(0, 3)) await producer.enqueue(QueueName.Usage, 'usage.recordBatch', batch, { jobId });
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([a2]), { jobId: jobIds[3] });
+    // Every delivery has been run, and the three events were applied once in all.
+    expect((await appliedBy(jobIds)).reduce((sum, applied) => sum + applied, 0)).toBe(3);
+    expect(await balanceOf(first.id)).toBe(93);
+    expect(await balanceOf(second.id)).toBe(45);
     expect(await ledgerSum(first.id)).toBe(93_000_000n);
     expect(await ledgerSum(second.id)).toBe(45_000_000n);
     const reply = await producer.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: hashApiKey(firstKey.key) });

@@ -74,8 +74,8 @@ describe.each(stores)('the %s limit store', (_name, make) => {
     const burst = admission({ perMinute: { key: 'key:k9:minute', limit: 4 }, concurrency: { key: 'key:k9:running', limit: 100, ttlMs: 60_000 } });
     const results = await Promise.all(Array.from({ length: 10 }, () => admit(burst, now)));
     expect(results.map((result) => result.allowed)).toEqual([true, true, true, true, false, false, false, false, false, false]);
+    // No wait: a departure reaches the store before finish returns, so what is asked next is decided after it.
     for (let i = 0; i < 4; i++) finish('key:k9:running');
-    await new Promise((resolve) => setTimeout(resolve, 50));
     const strict = admission({ perMinute: { key: 'key:k10:minute', limit: 100 }, concurrency: { key: 'key:k9:running', limit: 1, ttlMs: 60_000 } });
     // All four slots came back: one request fits under a limit of one.
     expect((await admit(strict, now)).allowed).toBe(true);
@@ -87,8 +87,8 @@ describe.each(stores)('the %s limit store', (_name, make) => {
     expect((await admit(roomy, now)).allowed).toBe(true);
     expect((await admit(roomy, now)).allowed).toBe(true);
     expect(await admit(roomy, now)).toMatchObject({ allowed: false, reason: 'concurrency', retryAfterSeconds: 1 });
+    // No wait: a departure reaches the store before finish returns, so what is asked next is decided after it.
     finish('key:k2:running');
-    await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await admit(roomy, now)).allowed).toBe(true);
   });
 
@@ -126,7 +126,8 @@ describe.each(stores)('the %s limit store', (_name, make) => {
       amountMicro,
       ttlMs,
     });
-    const settled = async () => new Promise((resolve) => setTimeout(resolve, 30));
+    /** Renewals go out on the next turn of the event loop: what is asked after it is decided after them. */
+    const renewalsSent = () => new Promise((resolve) => setImmediate(resolve));
 
     it('refuses an account with nothing left, before counting the request against any limit', async () => {
       const refused = await admit(roomy('c0', hold('a0', 'r1', 1n, snapshot(0n, 3, 5n))), now);
@@ -152,7 +153,6 @@ describe.each(stores)('the %s limit store', (_name, make) => {
       await admit(roomy('c2', hold('a2', 'r1', 4n)), now);
       await admit(roomy('c2', hold('a2', 'r2', 4n)), now);
       finish('key:c2:running', { accountId: 'a2', holdId: 'r1', amountMicro: 4n, spentMicro: 3n });
-      await settled();
       // 10 - 3 spent (not in the balance yet) - 4 held.
       expect(await store.available('a2', now)).toBe(3n);
       // Billing applied the 3: the balance says so, and the spend is not subtracted twice.
@@ -164,7 +164,6 @@ describe.each(stores)('the %s limit store', (_name, make) => {
       // Finishing twice would be a bug elsewhere, but must not release a hold twice.
       finish('key:c2:running', { accountId: 'a2', holdId: 'r2', amountMicro: 4n, spentMicro: 2n });
       finish('key:c2:running', { accountId: 'a2', holdId: 'r2', amountMicro: 4n, spentMicro: 0n });
-      await settled();
       expect(await store.available('a2', now)).toBe(7n - 2n - 1n - 1n);
     });
 
@@ -195,17 +194,16 @@ describe.each(stores)('the %s limit store', (_name, make) => {
       const running = admittedSlots['key:c9:running'][0].slotId;
       const renewal = { concurrencyKey: 'key:c9:running', slotId: running, credits: { accountId: 'a9', holdId: 'r1', amountMicro: 9n }, ttlMs: 1_000 };
       store.renew(renewal, now + 800);
-      await settled();
+      await renewalsSent();
       // Past the first lapse (1 s) and within the renewed one (1.8 s): still running, still held
       // (the balance leaves room for a second hold, so only the slot refuses it).
       expect(await admit(single('r2'), now + 1_500)).toMatchObject({ allowed: false, reason: 'concurrency' });
       expect(await store.available('a9', now + 1_500)).toBe(11n);
 
       finish('key:c9:running', { accountId: 'a9', holdId: 'r1', amountMicro: 9n, spentMicro: 2n });
-      await settled();
       // A renewal that comes after the departure (a timer that fired as the request ended) changes nothing.
       store.renew(renewal, now + 1_600);
-      await settled();
+      await renewalsSent();
       expect(await store.available('a9', now + 1_700)).toBe(18n);
       expect(await admit(single('r3'), now + 1_700)).toMatchObject({ allowed: true });
       expect(await store.available('a9', now + 1_700)).toBe(18n - 9n);
@@ -372,6 +370,7 @@ describeOnRedis('the redis limit store, as other replicas see it', () => {
     let spentTotal = 0n;
     let admitted = 0;
     let counted = 0;
+    // Time in flight, so that the requests of the eight workers overlap and leave in a mixed order.
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const worker = async (store: RedisLimitStore, seed: number) => {
       for (let i = 0; i < 12; i++) {

@@ -78,6 +78,7 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
       'decisions.ping': async () => ({ ok: true as const }),
       'decisions.decide': async () => {
         started = true;
+        // Slow on purpose: a shutdown that did not wait for the job would be over before it.
         await new Promise((resolve) => setTimeout(resolve, 800));
         finished = true;
         return { ok: true as const, answers: [], usage: { input_tokens: 3, output_tokens: 0 } };
@@ -115,9 +116,12 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
     const batch = await usageBatchOf(Buffer.from(JSON.stringify(event)));
     await caller.enqueue(QueueName.Usage, 'usage.recordBatch', batch, { jobId: 'batch-1' });
     await caller.enqueue(QueueName.Usage, 'usage.recordBatch', batch, { jobId: 'batch-1' });
-    await waitFor(() => seen.length >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(seen).toEqual(['req-1']);
+    // A job added after both: workers take jobs in the order they were added, so a second copy
+    // of batch-1 would have been handed to the handler before this one.
+    const marker = await usageBatchOf(Buffer.from(JSON.stringify({ ...event, requestId: 'req-marker' })));
+    await caller.enqueue(QueueName.Usage, 'usage.recordBatch', marker, { jobId: 'batch-marker' });
+    await waitFor(() => seen.includes('req-marker'));
+    expect(seen).toEqual(['req-1', 'req-marker']);
   });
 
   it('broadcasts a topic to every subscriber, with the retained value for late ones', async () => {

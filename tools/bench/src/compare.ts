@@ -1,5 +1,5 @@
 // npm run bench:compare -- <other checkout> [more checkouts...]: the gateway of this checkout
-// against the gateways of other checkouts (each built: `npm run build` there), side by side
+// against the gateways of other checkouts (or of this one under other settings: `SETTING=value:.`) (each built: `npm run build` there), side by side
 // on core 0 behind one emulator, billing and catalogue on core 1. After a warm-up the
 // gateways take turns (order flipped every round, each measurement in several turns a round:
 // see runTakingTurns) at concurrency 64 (CPU per request, req/s),
@@ -51,25 +51,37 @@ interface Contender {
   errors: number;
 }
 
+/**
+ * `/path/to/checkout`, or `CHAT_FAST_PATH=false:/path/to/checkout` for a gateway started with
+ * settings of its own (`.` compares this checkout with itself under other settings).
+ */
+function parseContender(argument: string): { root: string; settings: Record<string, string> } {
+  const match = /^((?:[A-Z_][A-Z0-9_]*=[^,:]*,?)+):(.+)$/.exec(argument);
+  if (!match) return { root: path.resolve(argument), settings: {} };
+  const settings = Object.fromEntries(match[1].split(',').filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]));
+  return { root: path.resolve(match[2]), settings };
+}
+
 async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
-  const others = process.argv.slice(2).map((root) => path.resolve(root));
-  if (others.length === 0) throw new Error('usage: npm run bench:compare -- <other checkout, built> [...]');
-  for (const root of others) {
+  const others = process.argv.slice(2).map(parseContender);
+  if (others.length === 0) throw new Error('usage: npm run bench:compare -- [KEY=VALUE,...:]<other checkout, built> [...]');
+  for (const { root } of others) {
     if (!existsSync(path.join(root, 'dist/apps/gateway/src/main.js'))) throw new Error(`${root} has no built gateway: run npm run build there first`);
   }
   if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
   const catalogue = await writeBenchCatalogue(ROOT, path.join(mkdtempSync(path.join(tmpdir(), 'igw-bench-')), 'catalogue.yaml'));
   const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
   const contenders: Contender[] = [];
-  for (const [index, root] of [ROOT, ...others].entries()) {
+  for (const [index, { root, settings }] of [{ root: ROOT, settings: {} }, ...others].entries()) {
     const port = await findFreePort();
     // A journal of its own: a checkout's default one may be in use by a gateway running from it.
     const journal = mkdtempSync(path.join(tmpdir(), 'igw-bench-journal-'));
-    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal }, { core: 0, root, nodeArgs: profilingArguments() });
+    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal, ...settings }, { core: 0, root, nodeArgs: profilingArguments() });
     children.push(gatewayProcess);
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(`${url}/readyz`);
-    const name = index === 0 ? `this (${path.basename(ROOT)})` : path.basename(root);
+    const shown = Object.entries(settings).map(([name, value]) => ` ${name}=${value}`).join('');
+    const name = (index === 0 ? `this (${path.basename(ROOT)})` : path.basename(root)) + shown;
     contenders.push({ name, root, url, process: gatewayProcess, cpuPerRequest: [], requestsPerSecond: [], p50: [], p99: [], firstChunk: [], streamCpu: [], streamsPerSecond: [], streamFirstChunk: [], errors: 0 });
   }
   const proxyPort = await findFreePort();

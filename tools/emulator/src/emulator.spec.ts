@@ -67,6 +67,19 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
   });
 }
 
+/** Polls until the check passes, for at most `timeoutMs`; answers whether it did. */
+async function until(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
+/** The newest recorded request whose body has this first message. */
+const recordedWith = (content: string) => emulator.requests.findLast((r) => (r.body as { messages?: Array<{ content?: string }> } | undefined)?.messages?.[0]?.content === content);
+
 async function chat(body: unknown, headers?: Record<string, string>): Promise<ChatResponse> {
   const res = await post('/v1/chat/completions', body, headers);
   expect(res.status).toBe(200);
@@ -406,10 +419,12 @@ describe('errors and control headers', () => {
     const aborted = fetch(`${emulator.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-emulator-delay-ms': '5000' },
-      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'leaving during the delay' }] }),
       signal: during.signal,
     });
-    setTimeout(() => during.abort(), 50);
+    // Recorded, so the delay has begun.
+    expect(await until(() => recordedWith('leaving during the delay') !== undefined)).toBe(true);
+    during.abort();
     await expect(aborted).rejects.toThrow();
 
     const midStream = new AbortController();
@@ -424,7 +439,8 @@ describe('errors and control headers', () => {
     midStream.abort();
     await expect(reader.read()).rejects.toThrow();
 
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Both exchanges are over on the emulator's side too before it is asked again.
+    expect(await until(() => recordedWith('leaving during the delay')!.ended && recordedWith('a b c d e f g h')!.ended)).toBe(true);
     const after = await chat({ model: 'm', messages: [{ role: 'user', content: 'still alive?' }] });
     expect(after.choices[0].message.content).toBe(`${PREFIX} still alive?`);
   });
@@ -565,8 +581,10 @@ describe('model-name controls', () => {
     expect(chunks.slice(1).map((chunk) => chunk.choices[0].delta.content)).toEqual(['Hello', ' from']);
     expect(text).not.toContain('[DONE]');
     expect(chunks[0].model).toBe('flaky');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(lastRecorded('flaky@fail-after=2')?.closedEarly).toBe(false);
+    const cut = lastRecorded('flaky@fail-after=2')!;
+    // Once the emulator has seen its own cut close the connection, the record is final.
+    expect(await until(() => cut.ended)).toBe(true);
+    expect(cut.closedEarly).toBe(false);
 
     const zero = await readAll(await post('/v1/chat/completions', { model: 'flaky@fail-after=0', messages, stream: true }));
     expect(zero.failed).toBe(true);
@@ -654,9 +672,12 @@ describe('closedEarly', () => {
       body: JSON.stringify({ model: 'impatient', messages: [{ role: 'user', content: 'x' }] }),
       signal: abort.signal,
     });
-    setTimeout(() => abort.abort(), 50);
+    const recorded = () => emulator.requests.findLast((r) => (r.body as { model?: string } | undefined)?.model === 'impatient');
+    // Recorded, so the delay has begun.
+    expect(await until(() => recorded() !== undefined)).toBe(true);
+    abort.abort();
     await expect(pending).rejects.toThrow();
-    const entry = emulator.requests.findLast((r) => (r.body as { model?: string } | undefined)?.model === 'impatient')!;
+    const entry = recorded()!;
     for (let i = 0; i < 50 && !entry.closedEarly; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(entry.closedEarly).toBe(true);
   });

@@ -61,6 +61,8 @@ export interface RecordedRequest {
    * happens: the entry is updated in place). Not set when the emulator cut it (`@fail-after`).
    */
   closedEarly: boolean;
+  /** True once the exchange is over: the response ended or the connection closed (tests wait for it). */
+  ended: boolean;
 }
 
 export interface RunningEmulator {
@@ -184,7 +186,7 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
       invalidJson = true;
     }
   }
-  const entry: RecordedRequest = { method, path: target, headers: { ...req.headers }, body: parsed, bodyBytes: Buffer.isBuffer(body) ? body.length : 0, closedEarly: false };
+  const entry: RecordedRequest = { method, path: target, headers: { ...req.headers }, body: parsed, bodyBytes: Buffer.isBuffer(body) ? body.length : 0, closedEarly: false, ended: false };
   if (form !== undefined) entry.files = form.files.map((file) => ({ field: file.field, filename: file.filename, contentType: file.contentType, bytes: file.data.length }));
   record(state.requests, entry);
 
@@ -200,9 +202,10 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   ctx.query = new URLSearchParams(queryString);
   if (Buffer.isBuffer(body)) ctx.rawBody = body;
   if (form !== undefined) ctx.files = form.files;
-  if (res.destroyed) entry.closedEarly = true;
+  if (res.destroyed) entry.closedEarly = entry.ended = true;
   res.once('close', () => {
     if (!res.writableFinished && !ctx.abortedByEmulator) entry.closedEarly = true;
+    entry.ended = true;
   });
   const fail = (failure: RouterFailure, extraHeaders?: Record<string, string>): void => {
     const { status, message, details } = format.describeFailure(failure);

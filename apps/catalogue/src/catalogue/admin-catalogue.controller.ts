@@ -1,8 +1,7 @@
 import { Body, Controller, Delete, Get, HttpStatus, Patch, Put } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ErrorMessages } from '@igw/contracts';
+import { catalogueEntryErrors, ErrorMessages, formatValidationErrors, type CatalogueModel } from '@igw/contracts';
 import { GatewayException, PathId, RequireAdminToken } from '@igw/platform';
-import { checkCatalogueEntry, CatalogueFileError } from './catalogue-file';
 import type { CatalogueModelEntity } from './catalogue-model.entity';
 import { CatalogueService, type CatalogueChange } from './catalogue.service';
 import { AmendCatalogueModelDto, CatalogueChangeDto, CatalogueRowDto } from './dto/catalogue-admin.dto';
@@ -58,13 +57,11 @@ export class AdminCatalogueController {
   }
 }
 
-function validated(entry: unknown) {
-  try {
-    return checkCatalogueEntry(entry, 'body');
-  } catch (error) {
-    if (error instanceof CatalogueFileError) throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${error.message}`);
-    throw error;
-  }
+/** The entry as given, once it passes the catalogue file's DTOs (unknown fields are refused, not dropped). */
+function validated(entry: unknown): CatalogueModel {
+  const errors = catalogueEntryErrors(entry);
+  if (errors.length > 0) throw new GatewayException(HttpStatus.BAD_REQUEST, formatValidationErrors(errors));
+  return entry as CatalogueModel;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -60,18 +61,20 @@ function edit(base: Raw, changes: Record<string, unknown>): Raw {
 }
 
 const yamlOf = (...models: Raw[]) => stringify({ models });
-const named = (field: string) => new RegExp(`models\\[\\d+\\] \\(a/b\\): field "${field.replace(/[.[\]]/g, '\\$&')}"`);
+/** An issue line naming entry a/b and the field, worded like a request body's (`Expected ... Received ...`). */
+const named = (field: string) => new RegExp(`models\\[\\d+\\] \\(a/b\\): ${field.replace(/[.[\]]/g, '\\$&')}: Expected .+\\. Received `);
 
 describe('the catalogue file', () => {
   it('accepts a well-formed entry and returns it field for field', async () => {
     const models = await readCatalogueFile(await fileWith(yamlOf(chat(), { ...image(), id: 'c/d', aliases: ['d'] })));
-    expect(models[0]).toEqual(chat());
+    // Strictly equal: the entry as written, with no field added (the service compares stored entries with it).
+    expect(models[0]).toStrictEqual(chat());
     expect(models[1].pricing?.variants).toHaveLength(1);
   });
 
   it.each<[string, Raw[], RegExp]>([
-    ['a missing id', [edit(chat(), { id: '' })], /models\[0\].*field "id"/],
-    ['an id with spaces', [edit(chat(), { id: 'a b' })], /models\[0\] \(a b\): field "id" must not contain whitespace/],
+    ['a missing id', [edit(chat(), { id: '' })], /models\[0\]: id: Expected a non-empty string\. Received ''/],
+    ['an id with spaces', [edit(chat(), { id: 'a b' })], /models\[0\] \(a b\): id: Expected a name without whitespace\. Received 'a b'/],
     ['aliases that are not a list', [edit(chat(), { aliases: 'b' })], named('aliases')],
     ['an empty alias', [edit(chat(), { aliases: [''] })], named('aliases[0]')],
     ['a type without endpoint kind', [edit(chat(), { type: 'chat' })], named('type')],
@@ -79,7 +82,11 @@ describe('the catalogue file', () => {
     ['an unknown top-level field', [edit(chat(), { price: 1 })], named('price')],
     ['no info', [edit(chat(), { info: undefined })], named('info')],
     ['info without description', [edit(chat(), { 'info.description': undefined })], named('info.description')],
-    ['a misspelt info field', [edit(chat(), { 'info.contextLenght': 1000 })], named('info.contextLenght')],
+    [
+      'a misspelt info field',
+      [edit(chat(), { 'info.contextLenght': 1000 })],
+      /\(a\/b\): info\.contextLenght: Expected one of the fields 'name', .*'contextLength'.*\. Received an unknown field/,
+    ],
     ['a release date that is no date', [edit(chat(), { 'info.releasedAt': '2026-02-30' })], named('info.releasedAt')],
     ['a cutoff written another way', [edit(chat(), { 'info.cutoffAt': '01/02/2026' })], named('info.cutoffAt')],
     ['a fractional context length', [edit(chat(), { 'info.contextLength': 1000.5 })], named('info.contextLength')],
@@ -100,7 +107,7 @@ describe('the catalogue file', () => {
     [
       'an output size on an embedding model',
       [edit(chat(), { type: 'openai/embeddings' })],
-      /\(a\/b\): field "info\.outputMax" must be absent for embeddings models/,
+      /\(a\/b\): info\.outputMax: Expected no outputMax for embeddings models, which produce no text\. Received 100/,
     ],
     ['tags that are not a list', [edit(chat(), { tags: 'playground:chat' })], named('tags')],
     ['a tag that is not a string', [edit(chat(), { tags: [1] })], named('tags[0]')],
@@ -142,50 +149,50 @@ describe('the catalogue file', () => {
     [
       'a per-second price per minute',
       [edit(image(), { type: 'openai/speech-to-text', 'pricing.units.0': { unit: 'audio_seconds', price: 0.006, per: 60 } })],
-      /models\[0\] \(a\/b\): field "pricing\.units\[0\]\.per" must be 1 for audio_seconds, which is priced per single unit .*\(got 60\)/,
+      /models\[0\] \(a\/b\): pricing\.units\[0\]\.per: Expected 1 for audio_seconds, which is priced per single unit .*\. Received 60/,
     ],
     [
       'an image price per thousand images in a variant',
       [edit(image(), { 'pricing.variants.0.units.0.per': 1000 })],
-      /field "pricing\.variants\[0\]\.units\[0\]\.per" must be 1 for images/,
+      /\(a\/b\): pricing\.variants\[0\]\.units\[0\]\.per: Expected 1 for images, .*\. Received 1000/,
     ],
     ['a megapixel price per 1000', [edit(image(), { 'pricing.units.0': { unit: 'megapixels', price: 0.05, per: 1000 } })], named('pricing.units[0].per')],
     [
       'a token price per single token',
       [edit(chat(), { 'pricing.units.0.per': 1 })],
-      /field "pricing\.units\[0\]\.per" must be 1000000 or 1000 for input_tokens, a token-like rate .*\(got 1\)/,
+      /\(a\/b\): pricing\.units\[0\]\.per: Expected 1000000 or 1000 for input_tokens, a token-like rate .*\. Received 1$/,
     ],
     ['a character price per single character', [edit(chat(), { 'pricing.units.0': { unit: 'characters', price: 15, per: 1 } })], named('pricing.units[0].per')],
     [
       'a call price per 100 calls',
       [edit(chat(), { 'pricing.units.1': { unit: 'web_search_calls', price: 10, per: 100 } })],
-      /field "pricing\.units\[1\]\.per" must be 1 or 1000 for web_search_calls/,
+      /\(a\/b\): pricing\.units\[1\]\.per: Expected 1 or 1000 for web_search_calls, .*\. Received 100/,
     ],
     [
       'a prompt-size price without the unit\'s base price',
       [edit(chat(), { 'pricing.units.0.promptTokensAbove': 200000 })],
-      /field "pricing\.units\[0\]\.promptTokensAbove" needs an entry of "input_tokens" without promptTokensAbove/,
+      /\(a\/b\): pricing\.units\[0\]\.promptTokensAbove: Expected beside an entry of 'input_tokens' without promptTokensAbove/,
     ],
     [
       'a longer prompt priced lower',
       [edit(chat(), { 'pricing.units.1': { unit: 'input_tokens', price: 0.5, per: 1000000, promptTokensAbove: 200000 } })],
-      /field "pricing\.units\[1\]\.price" must not be below the price of "input_tokens" for shorter prompts/,
+      /\(a\/b\): pricing\.units\[1\]\.price: Expected at least the price of 'input_tokens' for shorter prompts .*\. Received 0\.5/,
     ],
     [
       'one threshold priced twice',
       [edit(chat(), { 'pricing.units.1': { unit: 'input_tokens', price: 2, per: 1000000, promptTokensAbove: 9 }, 'pricing.units.2': { unit: 'input_tokens', price: 3, per: 1000000, promptTokensAbove: 9 } })],
-      /field "pricing\.units\[2\]\.unit" prices "input_tokens" a second time above 9 prompt tokens/,
+      /\(a\/b\): pricing\.units\[2\]\.unit: Expected one price per unit and prompt size\. Received a second price of 'input_tokens' above 9 prompt tokens/,
     ],
     ['a fractional threshold', [edit(chat(), { 'pricing.units.1': { unit: 'input_tokens', price: 2, per: 1000000, promptTokensAbove: 1.5 } })], named('pricing.units[1].promptTokensAbove')],
     [
       'a chat model priced by another dimension',
       [edit(chat(), { 'pricing.dimensions': ['region'], 'pricing.variants': [{ dimensions: { region: 'eu' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }] }] })],
-      /field "pricing\.dimensions" must be \[service_tier\] for a chat model/,
+      /\(a\/b\): pricing\.dimensions: Expected \['service_tier'\] for a chat model, .*\. Received \['region'\]/,
     ],
     [
       'a chat variant for the standard tier',
       [edit(chat(), { 'pricing.dimensions': ['service_tier'], 'pricing.variants': [{ dimensions: { service_tier: 'default' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }] }] })],
-      /field "pricing\.variants\[0\]\.dimensions\.service_tier" must not be auto or default/,
+      /\(a\/b\): pricing\.variants\[0\]\.dimensions\.service_tier: Expected a tier other than 'auto', 'default' .*\. Received 'default'/,
     ],
     [
       'a service tier that leaves a unit unpriced',
@@ -196,24 +203,26 @@ describe('the catalogue file', () => {
           'pricing.variants': [{ dimensions: { service_tier: 'priority' }, units: [{ unit: 'input_tokens', price: 2, per: 1000000 }] }],
         }),
       ],
-      /field "pricing\.variants\[0\]\.units" must price every unit the top-level units price \(no "output_tokens"\)/,
+      /\(a\/b\): pricing\.variants\[0\]\.units: Expected a price for every unit the top-level units price\. Received none for 'output_tokens'/,
     ],
     ['no routing source', [edit(chat(), { 'routing.sources': [] })], named('routing.sources')],
     ['a source without model', [edit(chat(), { 'routing.sources.0.model': undefined })], named('routing.sources[0].model')],
     ['an unknown refused role', [edit(chat(), { 'routing.refusedRoles': ['robot'] })], named('routing.refusedRoles[0]')],
     ['refused roles that are not a list', [edit(chat(), { 'routing.refusedRoles': 'system' })], named('routing.refusedRoles')],
     ['a role refused twice', [edit(chat(), { 'routing.refusedRoles': ['system', 'system'] })], named('routing.refusedRoles')],
-    ['a stream duration of zero', [edit(chat(), { 'routing.maxStreamSeconds': 0 })], /field "routing\.maxStreamSeconds" must be a whole number of seconds from 1 to 86400 \(got 0\)/],
+    ['a stream duration of zero', [edit(chat(), { 'routing.maxStreamSeconds': 0 })], /\(a\/b\): routing\.maxStreamSeconds: Expected an integer from 1 to 86400\. Received 0/],
     ['a fractional stream duration', [edit(chat(), { 'routing.maxStreamSeconds': 1.5 })], named('routing.maxStreamSeconds')],
     ['a stream duration written as text', [edit(chat(), { 'routing.maxStreamSeconds': '30' })], named('routing.maxStreamSeconds')],
     ['a stream duration over a day', [edit(chat(), { 'routing.maxStreamSeconds': 86401 })], named('routing.maxStreamSeconds')],
-    ['a call timeout of zero', [edit(chat(), { 'routing.timeoutSeconds': 0 })], /field "routing\.timeoutSeconds" must be a whole number of seconds from 1 to 3600 \(got 0\)/],
+    ['a call timeout of zero', [edit(chat(), { 'routing.timeoutSeconds': 0 })], /\(a\/b\): routing\.timeoutSeconds: Expected an integer from 1 to 3600\. Received 0/],
     ['a call timeout written as text', [edit(chat(), { 'routing.timeoutSeconds': '600' })], named('routing.timeoutSeconds')],
     ['a call timeout over an hour', [edit(chat(), { 'routing.timeoutSeconds': 3601 })], named('routing.timeoutSeconds')],
+    ['an optional field set to null', [edit(chat(), { 'routing.timeoutSeconds': null })], named('routing.timeoutSeconds')],
+    ['an optional list set to null', [edit(chat(), { capabilities: null })], named('capabilities')],
     [
       'a floating id naming no entry',
       [edit(chat(), { resolvesTo: 'a/b-1' })],
-      /models\[0\] \(a\/b\): field "resolvesTo" names "a\/b-1", which is not the id of an entry/,
+      /models\[0\] \(a\/b\): resolvesTo: Expected the id of an entry in this file\. Received 'a\/b-1'/,
     ],
     ['a floating id naming itself', [edit(chat(), { resolvesTo: 'a/b' })], named('resolvesTo')],
     [
@@ -223,27 +232,29 @@ describe('the catalogue file', () => {
         edit(chat(), { id: 'a/c', aliases: [], resolvesTo: 'a/d' }),
         edit(chat(), { id: 'a/d', aliases: [] }),
       ],
-      /models\[0\] \(a\/b\): field "resolvesTo" names "a\/c", which itself resolves to "a\/d"/,
+      /models\[0\] \(a\/b\): resolvesTo: Expected the id of a pinned release .*\. Received 'a\/c', which itself resolves to 'a\/d'/,
     ],
     [
       'a floating id naming a model of another type',
       [edit(chat(), { resolvesTo: 'a/c' }), edit(chat(), { id: 'a/c', aliases: [], type: 'x/decisions' })],
-      /models\[0\] \(a\/b\): field "resolvesTo" names "a\/c" of type x\/decisions/,
+      /models\[0\] \(a\/b\): resolvesTo: Expected an entry of this entry's type \(openai\/chat-completions\)\. Received 'a\/c', of type x\/decisions/,
     ],
     [
       'a name used twice',
       [chat(), edit(chat(), { id: 'c/d', aliases: ['B'] })],
-      /name "B" of c\/d is already used by a\/b/,
+      /models\[1\] \(c\/d\): aliases\[0\]: Expected a name used once in the file .*\. Received 'B', already a name of a\/b/,
     ],
     [
       'an alias equal to another id',
       [chat(), edit(chat(), { id: 'c/d', aliases: ['A/B'] })],
-      /name "A\/B" of c\/d is already used by a\/b/,
+      /models\[1\] \(c\/d\): aliases\[0\]: Expected a name used once in the file .*\. Received 'A\/B', already a name of a\/b/,
     ],
   ])('stops on %s, naming the entry and field', async (_label, models, message) => {
     const file = await fileWith(yamlOf(...models));
-    await expect(readCatalogueFile(file)).rejects.toThrow(CatalogueFileError);
-    await expect(readCatalogueFile(file)).rejects.toThrow(message);
+    const error = await readCatalogueFile(file).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(CatalogueFileError);
+    // One fault, one line: no rule repeats what another already said about the same field.
+    expect((error as Error).message.split('\n')).toEqual([expect.stringMatching(message)]);
   });
 
   it.each<[string, Raw]>([
@@ -285,8 +296,31 @@ describe('the catalogue file', () => {
     expect(model.routing.timeoutSeconds).toBe(900);
   });
 
+  it('lists every fault of the file at once, each under its entry', async () => {
+    const file = await fileWith(yamlOf(edit(chat(), { 'routing.sources': [] }), edit(chat(), { id: 'c/d', aliases: ['d'], 'info.releasedAt': '2026-13-01' })));
+    const error = (await readCatalogueFile(file).catch((thrown: unknown) => thrown)) as Error;
+    expect(error.message.split('\n')).toEqual([
+      `${file}: models[0] (a/b): routing.sources: Expected a non-empty array of upstream sources. Received an empty array`,
+      `${file}: models[1] (c/d): info.releasedAt: Expected a calendar date. Received '2026-13-01'`,
+    ]);
+  });
+
+  it('reads no top-level key but models, so others may hold YAML anchors the entries share', async () => {
+    const file = await fileWith(
+      [
+        'x-routing: &routing',
+        '  sources: [{ provider: openai, model: b }]',
+        'models:',
+        '  - { id: a/b, aliases: [], type: openai/chat-completions, info: { name: B, developer: A, description: d }, tags: [], routing: *routing }',
+        '  - { id: c/d, aliases: [], type: openai/chat-completions, info: { name: D, developer: C, description: d }, tags: [], routing: *routing }',
+      ].join('\n'),
+    );
+    const models = await readCatalogueFile(file);
+    expect(models.map((model) => model.routing)).toEqual([chat().routing, chat().routing]);
+  });
+
   it('stops on a file without a models list', async () => {
-    await expect(readCatalogueFile(await fileWith('model: []\n'))).rejects.toThrow(/expected a top-level "models" list/);
+    await expect(readCatalogueFile(await fileWith('model: []\n'))).rejects.toThrow(/models: Expected an array of model entries\. Received nothing/);
   });
 });
 
@@ -441,5 +475,28 @@ describe('the shipped catalogue', () => {
 
   it('keeps a republished model reachable under its old name', () => {
     expect(byId('google/gemini-2.5-flash').aliases).toEqual(expect.arrayContaining(['gemini-2.5-flash', 'google/gemini-2.5-flash-preview']));
+  });
+});
+
+describe('every catalogue the repository ships', () => {
+  const root = path.resolve(__dirname, '../../../..');
+  const BROKEN = 'e2e/fixtures/broken-catalogue.yaml';
+  const files = ['apps/catalogue/data', 'deploy/helm/inference-gateway/files', 'e2e/fixtures'].flatMap((folder) =>
+    readdirSync(path.join(root, folder))
+      .filter((name) => /catalogue.*\.ya?ml$/.test(name))
+      .map((name) => `${folder}/${name}`),
+  );
+
+  it("finds the service's, the chart's and the end-to-end tests' catalogues", () => {
+    expect(files).toEqual(expect.arrayContaining(['apps/catalogue/data/catalogue.yaml', 'deploy/helm/inference-gateway/files/catalogue.yaml', 'e2e/fixtures/chat-catalogue.yaml', BROKEN]));
+    expect(files.length).toBeGreaterThan(10);
+  });
+
+  it.each(files.filter((file) => file !== BROKEN))('loads %s', async (file) => {
+    expect((await readCatalogueFile(path.join(root, file))).length).toBeGreaterThan(0);
+  });
+
+  it('refuses the one that is broken on purpose, naming its entry and field', async () => {
+    await expect(readCatalogueFile(path.join(root, BROKEN))).rejects.toThrow(/models\[0\] \(acme\/broken\): pricing\.units\[0\]\.per: Expected an integer\. Received nothing$/);
   });
 });

@@ -6,7 +6,7 @@ import { AllExceptionsFilter, ApiKeyAuthenticator, generateApiKey, requestIdMidd
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
 
-// The chat routes take their body through validateChatBody (the fast acceptor, else the app's
+// The chat routes take their body through validateChatBody (the compiled acceptance, else the app's
 // validation pipe), not through the global pipe: the same values and the same 400s as before,
 // validated once.
 

@@ -4,8 +4,8 @@ import { validatedBody } from '../validation/validation.testing';
 import { PIPE_CHECKED_ITEMS, validateChatBody } from './chat-body';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
 
-// Long conversations the fast acceptor is not sure of: the validation pipe (~30 µs an item, all in
-// one turn of the event loop) is given a bounded part of them, and the answer is still the pipe's.
+// Long conversations the compiled acceptance is not sure of: the validation pipe (all in one turn
+// of the event loop) is given a bounded part of them, and the answer is still the pipe's.
 
 type Body = Record<string, unknown>;
 
@@ -92,7 +92,7 @@ describe('validateChatBody: a long conversation meets the validation pipe in a b
     expect(message).toMatch(/; and more$/);
   });
 
-  it('a valid long conversation with a few messages the acceptor is unsure of: the same DTO the pipe gives', async () => {
+  it('a valid long conversation with a few messages the compiled acceptance is unsure of: the same DTO the pipe gives', async () => {
     const messages: unknown[] = many(2_000, user).map((message, index) => ({ ...(message as Body), content: `turn ${index}` }));
     messages[1_234] = { role: 'user', content: 'odd', valueOf: 1 };
     messages[1_500] = { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' }, toString: 2 }] };
@@ -111,7 +111,7 @@ describe('validateChatBody: a long conversation meets the validation pipe in a b
     );
   });
 
-  it('a conversation the acceptor is sure of is not bounded at all', async () => {
+  it('a conversation the compiled acceptance is sure of is not bounded at all', async () => {
     const validated = await validateChatBody(request(many(100_000, user)), { azure: false });
     expect(validated.messages).toHaveLength(100_000);
   });

@@ -5,7 +5,8 @@ import { appValidationPipe, BodyValidationErrors, errorTreeValidationPipe, forma
 import { AzureChatCompletionRequestDto } from './azure-chat-completion-request.dto';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
 import type { ChatMessage } from './chat-messages.dto';
-import { acceptAzureChatCompletionRequest, acceptChatCompletionRequest, acceptChatMessage } from './chat-request-acceptor';
+import { acceptChatMessage } from './chat-messages.dto';
+import { acceptDto } from '../validation/dto-acceptor';
 
 export interface ChatBodyOptions {
   /** The Azure-style path (`AzureChatCompletionRequestDto`: `model` may be left out). */
@@ -15,25 +16,26 @@ export interface ChatBodyOptions {
 type ChatRequest = ChatCompletionRequestDto | AzureChatCompletionRequestDto;
 
 /**
- * Messages, content parts and tool calls the validation pipe is given of one body at most. The
- * pipe spends ~30 µs on each, all in one turn of the event loop: 200,000 empty messages (600 KB)
- * held a replica for over five seconds.
+ * Messages, content parts and tool calls the validation pipe is given of one body at most: the
+ * pipe's class-transformer and class-validator work on all of them in one turn of the event
+ * loop, so a body of a few hundred kilobytes of empty messages would hold a replica for seconds.
  */
 export const PIPE_CHECKED_ITEMS = 256;
 
 /**
  * A chat completion body, validated: the DTO the global validation pipe would return, or the
- * BadRequestException it throws. The fast acceptor answers the bodies it is sure about; any
- * other body goes through the app's own pipe, which alone words the errors. A long conversation
- * goes to the pipe with only the messages the acceptor is unsure of (validateLongChatBody).
+ * BadRequestException it throws. The compiled acceptance (dto-acceptor.ts) answers the bodies
+ * it is sure about; any other body goes through the app's own pipe, which alone words the
+ * errors. A long conversation goes to the pipe with only the messages the compiled acceptance
+ * is unsure of (validateLongChatBody).
  */
 export function validateChatBody(body: unknown, options: { azure: false }): Promise<ChatCompletionRequestDto>;
 export function validateChatBody(body: unknown, options: { azure: true }): Promise<AzureChatCompletionRequestDto>;
 export function validateChatBody(body: unknown, options: ChatBodyOptions): Promise<ChatRequest>;
 export async function validateChatBody(body: unknown, { azure }: ChatBodyOptions): Promise<ChatRequest> {
-  const accepted = azure ? acceptAzureChatCompletionRequest(body) : acceptChatCompletionRequest(body);
-  if (accepted) return accepted;
   const metatype = azure ? AzureChatCompletionRequestDto : ChatCompletionRequestDto;
+  const accepted = acceptDto<ChatRequest>(metatype, body);
+  if (accepted) return accepted;
   const messages = (body as { messages?: unknown } | null)?.messages;
   if (Array.isArray(messages) && itemsOf(messages) > PIPE_CHECKED_ITEMS) {
     return validateLongChatBody(body as Record<string, unknown>, messages, metatype);
@@ -42,8 +44,8 @@ export async function validateChatBody(body: unknown, { azure }: ChatBodyOptions
 }
 
 /**
- * A body whose messages hold more than PIPE_CHECKED_ITEMS items. The messages the acceptor is
- * sure of are taken as it reads them; the pipe checks the rest of the body with only the others
+ * A body whose messages hold more than PIPE_CHECKED_ITEMS items. The messages the compiled
+ * acceptance is sure of are taken as it reads them; the pipe checks the rest of the body with only the others
  * (or the first message, when it is sure of all), their paths renumbered to the client's. Where
  * those others hold more than PIPE_CHECKED_ITEMS items, the pipe checks the first of them (and
  * the messages past them are not read): the issues it finds are the answer, and if it finds none

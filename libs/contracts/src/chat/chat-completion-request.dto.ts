@@ -45,8 +45,8 @@ export const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema'] as c
 export const REASONING_OBJECT_EFFORTS = ['low', 'medium', 'high'] as const;
 
 /**
- * The string and number rules of the request's scalar fields, named once: the validators below
- * and the fast acceptor (chat-request-acceptor.ts) read them.
+ * The string and number rules of the request's scalar fields: the decorators below read them, and
+ * the differential spec of the compiled acceptance probes their edges.
  */
 export const CHAT_REQUEST_RULES = {
   model: { nonEmpty: true, maxLength: 256 },

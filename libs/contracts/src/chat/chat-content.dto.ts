@@ -15,7 +15,6 @@ import {
 } from '../validation/field-validators';
 import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
 
-// Allowed values named once: the validators below and the fast acceptor (chat-request-acceptor.ts) read them.
 export const CACHE_CONTROL_TYPES = ['ephemeral'] as const;
 export const CACHE_TTLS = ['5m', '1h'] as const;
 export const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;

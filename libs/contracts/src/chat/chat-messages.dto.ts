@@ -12,6 +12,7 @@ import {
 } from './chat-content.dto';
 import { AssistantToolCalls, CustomToolCallDto, FunctionToolCallDto, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
 import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant } from '../validation/field-validators';
+import { acceptDto } from '../validation/dto-acceptor';
 import { describeWrongType } from '../validation/validation-issues';
 
 /** Every role a message may have; `developer` is OpenAI's newer name for `system`. */
@@ -112,7 +113,7 @@ export class ToolMessageDto extends ChatMessageDto {
 
 export type ChatMessage = SystemMessageDto | UserMessageDto | AssistantMessageDto | ToolMessageDto;
 
-const MESSAGE_VARIANTS = {
+const MESSAGE_VARIANTS: Readonly<Record<ChatRole, new () => ChatMessage>> = {
   system: SystemMessageDto,
   developer: SystemMessageDto,
   user: UserMessageDto,
@@ -121,6 +122,12 @@ const MESSAGE_VARIANTS = {
 };
 
 const MESSAGE_ITEM = 'a message object with a role';
+
+/** One message of `messages`, as the validation pipe would hold it, when the compiled acceptance is sure the pipe would accept it. */
+export function acceptChatMessage(message: unknown): ChatMessage | undefined {
+  if (!isRecord(message) || typeof message.role !== 'string' || !Object.hasOwn(MESSAGE_VARIANTS, message.role)) return undefined;
+  return acceptDto(MESSAGE_VARIANTS[message.role as ChatRole], message);
+}
 
 /** `messages`: a non-empty array; each item becomes its role's class, an unknown role fails on `role`. */
 export function ChatMessages(): PropertyDecorator {

@@ -1,5 +1,4 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
-import { plainToInstance, Transform } from 'class-transformer';
 import { IsOptional, ValidateIf, ValidateNested, type ValidationArguments } from 'class-validator';
 import { CacheControlDto } from './chat-content.dto';
 import {
@@ -15,7 +14,8 @@ import {
   IsStringField,
   NestedObject,
   ObjectOf,
-  rawValue,
+  ObjectOfVariants,
+  plainIssues,
   stringIssues,
   unknownVariant,
   type DtoClass,
@@ -143,7 +143,7 @@ export function toolListIssues(value: unknown): string[] {
     if (!isRecord(tool)) return [relativeIssueLine(at, `Expected a tool object with a non-empty string type. Received ${describeWrongType(tool)}`)];
     if (typeof tool.type !== 'string' || tool.type === '') return stringIssues(tool.type, { nonEmpty: true }).map((message) => relativeIssueLine(`${at}.type`, message));
     if (!Object.hasOwn(TOOL_VARIANTS, tool.type)) return [];
-    return instanceIssues(plainToInstance(TOOL_VARIANTS[tool.type], tool), at, false);
+    return plainIssues(TOOL_VARIANTS[tool.type], tool, at);
   });
 }
 
@@ -336,17 +336,7 @@ export function toolChoiceIssues(value: unknown): string[] {
 
 /** `tool_choice`: a mode string, or an object that becomes its class by `type` (undeclared fields dropped). */
 export function ToolChoiceField(): PropertyDecorator {
-  return composeDecorators(
-    Transform(
-      (params) => {
-        const raw = rawValue(params);
-        if (!isRecord(raw) || typeof raw.type !== 'string' || !Object.hasOwn(TOOL_CHOICE_VARIANTS, raw.type)) return params.value;
-        return plainToInstance(TOOL_CHOICE_VARIANTS[raw.type], raw);
-      },
-      { toClassOnly: true },
-    ),
-    Checked('toolChoice', (value) => toolChoiceIssues(value)),
-  );
+  return composeDecorators(ObjectOfVariants('type', TOOL_CHOICE_VARIANTS), Checked('toolChoice', (value) => toolChoiceIssues(value)));
 }
 
 export function toolChoiceSchema(): ApiPropertyOptions {

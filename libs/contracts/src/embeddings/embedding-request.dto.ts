@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsOptional } from 'class-validator';
-import { Checked, IsNumberField, IsOneOf, IsStringField } from '../validation/field-validators';
+import { Checked, IsNumberField, IsOneOf, IsStringField, NullMeansAbsent } from '../validation/field-validators';
 import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
 
 /** OpenAI's limit on the number of inputs of one embeddings request. */
@@ -88,8 +87,7 @@ export class EmbeddingRequestDto {
     default: 'auto',
     nullable: true,
   })
-  // null means the default, as in OpenAI's nullable fields; the service reads only a string.
-  @Transform(({ value }: { value: unknown }) => (value === null ? undefined : value), { toClassOnly: true })
+  @NullMeansAbsent()
   @IsOptional()
   @IsStringField({ nonEmpty: true })
   provider?: string;

@@ -1,4 +1,5 @@
-import { acceptChatCompletionRequest } from '../chat/chat-request-acceptor';
+import { ChatCompletionRequestDto } from '../chat/chat-completion-request.dto';
+import { acceptDto } from '../validation/dto-acceptor';
 import { encodeJson, JsonSource, keysIfSameJson } from './verbatim-json';
 
 /** A conversation long enough for its text to be kept (over 16 KB). */
@@ -8,7 +9,7 @@ const turns = (count = 200) => Array.from({ length: count }, (_, index) => ({ ro
 function forwarded(text: string, change?: (messages: Array<Record<string, unknown>>) => void): { sent: string; written: string | Buffer } {
   const bytes = Buffer.from(text);
   const parsed = JSON.parse(text) as Record<string, unknown>;
-  const body = acceptChatCompletionRequest(JSON.parse(JSON.stringify(parsed)))!;
+  const body = acceptDto(ChatCompletionRequestDto, JSON.parse(JSON.stringify(parsed)))!;
   const source = JsonSource.ofMember({ text, bytes, parsed }, 'messages');
   change?.(body.messages as unknown as Array<Record<string, unknown>>);
   const upstream = { model: 'gpt-4o-mini', messages: body.messages, stream: false };
@@ -36,7 +37,7 @@ describe('encodeJson with the source of a member', () => {
     for (const bytes of [Buffer.from(text), Buffer.concat([Buffer.from(text.slice(0, inText)), Buffer.from([0xff]), Buffer.from(text.slice(inText))])]) {
       const decoded = bytes.toString('utf8');
       const parsed = JSON.parse(decoded) as Record<string, unknown>;
-      const body = acceptChatCompletionRequest(JSON.parse(JSON.stringify(parsed)))!;
+      const body = acceptDto(ChatCompletionRequestDto, JSON.parse(JSON.stringify(parsed)))!;
       const source = JsonSource.ofMember({ text: decoded, bytes, parsed }, 'messages')!;
       const upstream = { model: 'gpt-4o-mini', messages: body.messages };
       const written = encodeJson(upstream, { messages: source });
@@ -81,7 +82,7 @@ describe('encodeJson with the source of a member', () => {
   it('writes the source only as the member it was given for, in the body it was given', () => {
     const text = JSON.stringify({ model: 'mini', messages: turns() });
     const parsed = JSON.parse(text) as Record<string, unknown>;
-    const body = acceptChatCompletionRequest(JSON.parse(JSON.stringify(parsed)))!;
+    const body = acceptDto(ChatCompletionRequestDto, JSON.parse(JSON.stringify(parsed)))!;
     const sources = { messages: JsonSource.ofMember({ text, bytes: Buffer.from(text), parsed }, 'messages')! };
     expect(Buffer.isBuffer(encodeJson({ messages: body.messages }, sources))).toBe(true);
     expect(JSON.parse(asText(encodeJson({ messages: body.messages }, sources)))).toEqual({ messages: parsed.messages });

@@ -1,4 +1,3 @@
-import { Transform } from 'class-transformer';
 import { Checked } from '../validation/field-validators';
 import { describeWrongType } from '../validation/validation-issues';
 
@@ -23,10 +22,6 @@ export function IsTextOfAtMost(max: number): PropertyDecorator {
   });
 }
 
-/** null means the default, as in OpenAI's nullable fields; the services read only the value. */
-export function NullMeansAbsent(): PropertyDecorator {
-  return Transform(({ value }: { value: unknown }) => (value === null ? undefined : value), { toClassOnly: true });
-}
 
 export const PROVIDER_FIELD_DESCRIPTION =
   'Provider routing override, case-insensitive: `auto` (the full fallback chain), `fallback`, or an upstream provider source key (that provider alone)';

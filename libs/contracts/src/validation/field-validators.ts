@@ -1,4 +1,4 @@
-import { plainToInstance, Transform } from 'class-transformer';
+import { plainToInstance } from 'class-transformer';
 import { ValidateBy, ValidateNested, validateSync, type ValidationArguments, type ValidationOptions } from 'class-validator';
 import {
   describeWrongType,
@@ -7,6 +7,7 @@ import {
   relativeIssueLine,
   validationIssues,
 } from './validation-issues';
+import { acceptDto, compiledValidation, dtoTransform, type DtoClass } from './dto-acceptor';
 
 /**
  * Validation decorators of the request contracts. Each one writes its own message in the
@@ -14,8 +15,7 @@ import {
  * completely, so a bad field gets one message, not one per failed rule.
  */
 
-/** A DTO class; instances are what class-transformer builds and class-validator checks. */
-export type DtoClass = new () => object;
+export type { DtoClass } from './dto-acceptor';
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -142,21 +142,18 @@ export function arrayIssues(value: unknown, rule: ArrayRule): string[] {
   if (!Array.isArray(value)) return [`Expected ${expected}. Received ${describeWrongType(value)}`];
   if (rule.nonEmpty && value.length === 0) return [`Expected ${expected}. Received an empty array`];
   if (rule.max !== undefined && value.length > rule.max) return [`Expected at most ${rule.max} ${rule.items}. Received ${value.length}`];
-  return value.flatMap((item: unknown, index) => {
-    if (rule.ofStrings && typeof item !== 'string') return [relativeIssueLine(`[${index}]`, `Expected a string. Received ${describeWrongType(item)}`)];
-    if (rule.ofObjects && !isRecord(item)) return [relativeIssueLine(`[${index}]`, `Expected ${rule.ofObjects}. Received ${describeWrongType(item)}`)];
-    return [];
-  });
+  const issues: string[] = [];
+  if (!rule.ofStrings && !rule.ofObjects) return issues;
+  for (let index = 0; index < value.length; index++) {
+    const item: unknown = value[index];
+    if (rule.ofStrings && typeof item !== 'string') issues.push(relativeIssueLine(`[${index}]`, `Expected a string. Received ${describeWrongType(item)}`));
+    else if (rule.ofObjects && !isRecord(item)) issues.push(relativeIssueLine(`[${index}]`, `Expected ${rule.ofObjects}. Received ${describeWrongType(item)}`));
+  }
+  return issues;
 }
 
 export function IsArrayField(rule: ArrayRule): PropertyDecorator {
   return Checked('isArrayField', (value) => arrayIssues(value, rule));
-}
-
-/** The class of a polymorphic item by its discriminator; `fallback` for anything else. */
-export function pickVariant(item: Record<string, unknown>, discriminator: string, variants: Readonly<Record<string, DtoClass>>, fallback: DtoClass): DtoClass {
-  const tag = item[discriminator];
-  return typeof tag === 'string' && Object.hasOwn(variants, tag) ? variants[tag] : fallback;
 }
 
 /**
@@ -169,37 +166,28 @@ export function unknownVariant(discriminator: string, allowed: readonly string[]
   return UnknownVariant;
 }
 
-/** Reads the client's (untransformed) value of the property being transformed. */
-export function rawValue(params: { obj: unknown; key: string }): unknown {
-  return isRecord(params.obj) ? params.obj[params.key] : undefined;
-}
-
 /**
- * Turns each object item of an array into the class its discriminator names. Anything else
- * keeps class-transformer's own copy (`params.value`): the validated body never shares
+ * Turns each object item of an array into the class its discriminator names (`fallback` for
+ * any other). Anything else keeps class-transformer's own copy: the validated body never shares
  * objects with the client's, so dropping undeclared fields cannot touch the original.
  */
 export function ArrayOfVariants(discriminator: string, variants: Readonly<Record<string, DtoClass>>, fallback: DtoClass): PropertyDecorator {
-  return Transform(
-    (params) => {
-      const raw = rawValue(params);
-      const copy: unknown = params.value;
-      if (!Array.isArray(raw) || !Array.isArray(copy)) return copy;
-      return raw.map((item: unknown, index) => (isRecord(item) ? plainToInstance(pickVariant(item, discriminator, variants, fallback), item) : copy[index]));
-    },
-    { toClassOnly: true },
-  );
+  return dtoTransform({ kind: 'array', discriminator, variants, fallback });
+}
+
+/** Turns an object into the class its discriminator names; anything else keeps class-transformer's copy. */
+export function ObjectOfVariants(discriminator: string, variants: Readonly<Record<string, DtoClass>>): PropertyDecorator {
+  return dtoTransform({ kind: 'variant', discriminator, variants });
 }
 
 /** Turns the value into an instance of `type()` when it is an object; anything else keeps class-transformer's copy. */
 export function ObjectOf(type: () => DtoClass): PropertyDecorator {
-  return Transform(
-    (params) => {
-      const raw = rawValue(params);
-      return isRecord(raw) ? plainToInstance(type(), raw) : params.value;
-    },
-    { toClassOnly: true },
-  );
+  return dtoTransform({ kind: 'object', type });
+}
+
+/** null means the default, as in OpenAI's nullable fields; the services read only the value. */
+export function NullMeansAbsent(): PropertyDecorator {
+  return dtoTransform({ kind: 'value', map: (value) => (value === null ? undefined : value) });
 }
 
 /** A nested object validated against its class (undeclared fields inside it are dropped). */
@@ -217,6 +205,7 @@ export function NestedObject(type: () => DtoClass, expected = 'an object'): Prop
  * With `strip`, undeclared fields of the instance are dropped, as the pipe's whitelist would.
  */
 export function instanceIssues(instance: object, at: string, strip: boolean): string[] {
+  if (compiledValidation.validInstance(instance, strip)) return [];
   const errors = validateSync(instance, { whitelist: strip, forbidUnknownValues: false, validationError: { target: false, value: true } });
   return validationIssues(errors).map((issue) => relativeIssueLine(joinRelative(at, issue.path), issue.message));
 }
@@ -225,4 +214,10 @@ function joinRelative(at: string, path: string): string {
   if (!path) return at;
   if (path.startsWith('[')) return `${at}${path}`;
   return `${at}.${path}`;
+}
+
+/** The issues of a plain object as an instance of `type`, which keeps every field (nothing is dropped). */
+export function plainIssues(type: DtoClass, plain: Record<string, unknown>, at: string): string[] {
+  if (acceptDto(type, plain) !== undefined) return [];
+  return instanceIssues(plainToInstance(type, plain), at, false);
 }

@@ -1,4 +1,5 @@
-import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError, type ValidationPipeOptions } from '@nestjs/common';
+import { acceptDto, type DtoClass } from './dto-acceptor';
 import { validationIssues } from './validation-issues';
 import { ErrorMessages } from '../errors/error-body.dto';
 
@@ -12,6 +13,14 @@ const PIPE_OPTIONS = { transform: true, whitelist: true, forbidUnknownValues: fa
  */
 export function createValidationPipe(): ValidationPipe {
   return new JsonValidationPipe({ ...PIPE_OPTIONS, exceptionFactory: (errors) => new BadRequestException(formatValidationErrors(errors)) });
+}
+
+/**
+ * The pipe without the compiled acceptance: class-transformer and class-validator alone, the
+ * reference the compiled path is tested against.
+ */
+export function referenceValidationPipe(): ValidationPipe {
+  return new JsonValidationPipe({ ...PIPE_OPTIONS, exceptionFactory: (errors) => new BadRequestException(formatValidationErrors(errors)) }, false);
 }
 
 /** What {@link errorTreeValidationPipe} throws: class-validator's tree, unworded. */
@@ -47,10 +56,8 @@ export function appValidationPipe(): ValidationPipe {
  * Objects, arrays and object members a body may hold for the pipe to check, and members one
  * object may have. class-transformer copies each (and builds a class for some), all in one turn
  * of the event loop, and its time grows with the square of an object's members (it removes
- * duplicate keys with indexOf): a million empty objects in an unread field held a replica for
- * over a second, three million for half a minute, one object of 40,000 members for 0.7 s. At
- * the bounds the pipe's worst is ~0.5 s (~4 µs a member), about JSON.parse's on a body of
- * BODY_LIMIT, and a decision's free-form `state` of 100,000 values would hardly fit a model's
+ * duplicate keys with indexOf). At these bounds the pipe's worst is about JSON.parse's on a body
+ * of BODY_LIMIT, and a decision's free-form `state` of 100,000 values would hardly fit a model's
  * context. Items of arrays that are plain values are not counted: they cost little, and
  * embeddings take token ids by the million.
  */
@@ -82,6 +89,10 @@ function oversizeIssue(value: unknown): string | undefined {
 }
 
 /**
+ * Bodies are first offered to the compiled acceptance (dto-acceptor.ts), which returns the
+ * instance this pipe would for the valid bodies it is sure of, without class-transformer's copy
+ * and class-validator's error objects; the rest take Nest's path below, which alone words errors.
+ *
  * Nest's ValidationPipe without two passes that cannot find anything in this app yet walk
  * every body on every request (the second also looks up class-validator metadata for each
  * nested class): values come from JSON.parse (bodies) and from the URL (query, path), so no
@@ -91,10 +102,19 @@ function oversizeIssue(value: unknown): string | undefined {
  * of it.
  */
 class JsonValidationPipe extends ValidationPipe {
+  constructor(
+    options: ValidationPipeOptions,
+    private readonly compiled = true,
+  ) {
+    super(options);
+  }
+
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const oversize = metadata.type === 'body' ? oversizeIssue(value) : undefined;
+    if (metadata.type !== 'body' || !metadata.metatype) return super.transform(value, metadata);
+    const oversize = oversizeIssue(value);
     if (oversize) throw await this.exceptionFactory([{ property: '', children: [], constraints: { bodySize: oversize } }]);
-    return super.transform(value, metadata);
+    const accepted = this.compiled ? acceptDto(metadata.metatype as DtoClass, value) : undefined;
+    return accepted ?? super.transform(value, metadata);
   }
 
   protected override closeArrayGaps(): void {

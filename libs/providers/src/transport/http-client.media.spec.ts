@@ -146,10 +146,14 @@ describe('postJsonForBytes', () => {
   });
 
   it('stops when the caller aborts, with an AbortError', async () => {
-    routes.set('/slow', () => undefined);
+    let arrived!: () => void;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    // Never answers: the call can only end by the abort.
+    routes.set('/slow', () => arrived());
     const controller = new AbortController();
     const pending = postJsonForBytes({ ...common('/slow'), body: {}, signal: controller.signal });
-    setTimeout(() => controller.abort(), 20);
+    await reached;
+    controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });
 

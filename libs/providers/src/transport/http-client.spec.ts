@@ -96,10 +96,14 @@ describe('postJson', () => {
   });
 
   it.each(signals)('rejects with the abort reason when %s fires, before or during the call', async (_name, make) => {
-    routes.set('/slow', (_request, _body, response) => setTimeout(() => response.end('{}'), 1_000));
+    let arrived!: () => void;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    // Never answers: the call can only end by the abort.
+    routes.set('/slow', () => arrived());
     const during = make();
     const pending = postJson(call('/slow', { signal: during.signal }));
-    setTimeout(() => during.abort(), 50);
+    await reached;
+    during.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
     const before = make();
     before.abort();

@@ -1,21 +1,22 @@
 import { BadRequestException, ValidationPipe } from '@nestjs/common';
 import * as classTransformer from 'class-transformer';
 import { isDeepStrictEqual } from 'node:util';
-import { appValidationPipe } from '../validation/validation.pipe';
+import { acceptDto, compiledValidation } from '../validation/dto-acceptor';
+import { referenceValidationPipe } from '../validation/validation.pipe';
 import { AzureChatCompletionRequestDto } from './azure-chat-completion-request.dto';
 import { validateChatBody } from './chat-body';
 import { AssistantMessageDto, CHAT_REQUEST_RULES, ChatCompletionRequestDto, StreamOptionsDto, TextContentPartDto, UserMessageDto } from './chat-completion-request.dto';
-import { acceptAzureChatCompletionRequest, acceptChatCompletionRequest } from './chat-request-acceptor';
 // The two specs of the chat request contract run in this file too: every body they send through
 // the pipe (or through plainToInstance) is recorded below and joins the differential corpus, so
-// a case added there is checked against the fast acceptor here without being copied.
+// a case added there is checked against the compiled acceptance here without being copied.
 import './chat-completion-request.validation.spec';
 import './chat-completion-request.dto.spec';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { seededRandom } from '../../../../tools/emulator/src/seeded-random';
 
-// The fast acceptor (libs/contracts/src/chat/chat-request-acceptor.ts) against the pipe it
-// stands in for, body by body: whenever the acceptor returns a value, the pipe must accept the
+// The compiled acceptance (libs/contracts/src/validation/dto-acceptor.ts), on the chat body's
+// DTOs, against class-transformer and class-validator alone (the reference pipe, with the
+// compiled check of nested instances turned off), body by body: whenever the acceptor returns a value, the pipe must accept the
 // same body and return an equal value (same classes, same own keys with undefined ones, same
 // JSON on the wire, nothing shared with the client's body). The corpus: the bodies of the
 // existing specs, valid bodies from a seeded generator over every field, and mutations of
@@ -73,14 +74,25 @@ interface Outcome {
   problem?: string;
 }
 
+const referencePipe = referenceValidationPipe();
+
+/** What class-transformer and class-validator alone make of a body: nested instances are checked by class-validator too. */
+async function reference(text: string, dto: Dto): Promise<unknown> {
+  const compiled = jest.spyOn(compiledValidation, 'validInstance').mockReturnValue(false);
+  try {
+    return await referencePipe.transform(JSON.parse(text), { type: 'body', metatype: dto });
+  } finally {
+    compiled.mockRestore();
+  }
+}
+
 async function compare(text: string, dto: Dto): Promise<Outcome> {
-  const accept = dto === ChatCompletionRequestDto ? acceptChatCompletionRequest : acceptAzureChatCompletionRequest;
   const input: unknown = JSON.parse(text);
-  const fast = accept(input);
+  const fast = acceptDto<InstanceType<Dto>>(dto, input);
   let slow: unknown;
   let valid = true;
   try {
-    slow = await appValidationPipe().transform(JSON.parse(text), { type: 'body', metatype: dto });
+    slow = await reference(text, dto);
   } catch (error) {
     // Anything but a 400 (none seen so far) is the pipe's own failure; only accepting such a body is wrong here.
     if (!(error instanceof BadRequestException) && fast !== undefined) return { text, valid: false, accepted: true, problem: `accepted a body the pipe fails on: ${String(error)}` };
@@ -827,7 +839,7 @@ describe('the fast chat request acceptor against the validation pipe', () => {
 
 describe('the acceptor, by example', () => {
   it('builds the classes the pipe builds', () => {
-    const value = acceptChatCompletionRequest(
+    const value = acceptDto(ChatCompletionRequestDto, 
       parsed({
         model: 'm',
         stream: true,
@@ -852,7 +864,7 @@ describe('the acceptor, by example', () => {
     ['a __proto__ key in a tool schema', JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}}}')],
   ])('is not sure about %s, which the pipe drops', async (_name, parameters) => {
     const body = { model: 'm', messages: [{ role: 'user', content: 'Hi' }], tools: [{ type: 'function', function: { name: 'f', parameters } }] };
-    expect(acceptChatCompletionRequest(parsed(body))).toBeUndefined();
+    expect(acceptDto(ChatCompletionRequestDto, parsed(body))).toBeUndefined();
     const validated = await validateChatBody(parsed(body), { azure: false });
     expect(JSON.stringify(validated.tools)).toBe('[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{}}}}]');
   });
@@ -869,7 +881,7 @@ describe('validateChatBody', () => {
     const dto = azure ? AzureChatCompletionRequestDto : ChatCompletionRequestDto;
     expect(recorded.size).toBeGreaterThan(150);
     for (const text of recorded) {
-      const viaPipe = await settle(appValidationPipe().transform(JSON.parse(text), { type: 'body', metatype: dto }));
+      const viaPipe = await settle(reference(text, dto));
       const viaFunction = await settle(validateChatBody(JSON.parse(text), { azure }));
       if (viaPipe.error) {
         expect(viaFunction.error).toBeInstanceOf(BadRequestException);
