@@ -7,6 +7,7 @@ import { DecisionsModule } from './decisions/decisions.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { GatewayCoreModule } from './gateway-core.module';
 import { MediaModule } from './media/media.module';
+import { MessagesModule } from './messages/messages.module';
 import { ModelsModule } from './models/models.module';
 
 /** The gateway's settings, read by every module of it (as the queue is: one per service process). */
@@ -34,6 +35,7 @@ export class GatewayModule {
         GatewayCoreModule,
         ModelsModule,
         ChatModule,
+        MessagesModule,
         EmbeddingsModule,
         DecisionsModule,
         MediaModule,

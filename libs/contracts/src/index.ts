@@ -25,3 +25,4 @@ export * from './media/media-results';
 export * from './media/transcription-request.dto';
 export * from './json/json-text';
 export * from './json/verbatim-json';
+export * from './messages/messages-request.dto';

@@ -1,15 +1,33 @@
-import type { ChatCompletionRequestDto, JsonSource } from '@igw/contracts';
+import type { ChatCompletionDto, ChatCompletionRequestDto, JsonSource } from '@igw/contracts';
 import type { ServerResponse } from 'node:http';
 import { sendJson, type ServedRequest } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
-import type { ChatCall, ChatService } from './chat.service';
+import type { ChatCall, ChatService, StreamEvents } from './chat.service';
+
+/**
+ * Another API over the chat pipeline (the Messages API): the ledger's name of the endpoint, and
+ * its own shapes of the answer and of the stream's events.
+ */
+export interface ChatFront {
+  endpoint: string;
+  answer(completion: ChatCompletionDto): unknown;
+  streamEvents: StreamEvents;
+}
 
 /**
  * Answers a chat request as JSON or as server-sent events. Events are written as they
  * arrive (those of one turn of the event loop together); a client that goes away aborts the
- * upstream call. `messagesJson` is the client's own text of `body.messages`, when the route kept it.
+ * upstream call. `messagesJson` is the client's own text of `body.messages`, when the route kept it;
+ * `front`, the API the client speaks when it is not chat completions.
  */
-export async function respondToChat(chat: ChatService, body: ChatCompletionRequestDto, request: ServedRequest, response: ServerResponse, messagesJson?: JsonSource): Promise<void> {
+export async function respondToChat(
+  chat: ChatService,
+  body: ChatCompletionRequestDto,
+  request: ServedRequest,
+  response: ServerResponse,
+  messagesJson?: JsonSource,
+  front?: ChatFront,
+): Promise<void> {
   const cancellation = new Cancellation();
   response.on('close', () => {
     if (!response.writableFinished) cancellation.abort();
@@ -24,11 +42,12 @@ export async function respondToChat(chat: ChatService, body: ChatCompletionReque
     bodyBytes: request.context!.bodyBytes!,
     signal: cancellation,
   };
+  if (front) call.endpoint = front.endpoint;
   if (!body.stream) {
-    await chat.complete(call, (completion) => sendJson(response, 200, completion));
+    await chat.complete(call, (completion) => sendJson(response, 200, front ? front.answer(completion) : completion));
     return;
   }
-  const events = await chat.openStream(call);
+  const events = await chat.openStream(call, front?.streamEvents);
   response.statusCode = 200;
   response.setHeader('content-type', 'text/event-stream; charset=utf-8');
   response.setHeader('cache-control', 'no-cache, no-transform');

@@ -71,9 +71,9 @@ export async function* chatStreamEvents(stream: ChunkStream, options: ChatStream
 /**
  * What a stream generated so far, counted as it arrives (memory bounded however long the
  * stream): visible text, reasoning (hidden from the client or not), spoken transcripts,
- * refusals and tool call arguments.
+ * refusals and tool call arguments. Other API fronts over the chat pipeline settle their streams with it.
  */
-class StreamTally {
+export class StreamTally {
   usage: UpstreamUsage | undefined;
   /**
    * Generated text, kept uncounted: the tokenizer is needed only when the upstream never

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, JsonSource, UsageDto } from '@igw/contracts';
 import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { chatAdapterFor, type CancelSignal, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
+import { chatAdapterFor, type CancelSignal, type ChunkStream, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { chatPromptTexts, countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../paid-requests/paid-request-pipeline';
@@ -20,7 +20,7 @@ import {
   pricedAtServiceTier,
   upstreamRequest,
 } from './chat-request';
-import { chatStreamEvents } from './chat-stream';
+import { chatStreamEvents, type ChatStreamOptions } from './chat-stream';
 
 export interface ChatCall {
   requestId: string;
@@ -33,7 +33,15 @@ export interface ChatCall {
   /** Size of the request body, for the cheap context-length pre-check. */
   bodyBytes: number;
   signal: CancelSignal;
+  /** The ledger's name of the API called, when another API front runs the request (default `chat.completions`). */
+  endpoint?: string;
 }
+
+/** How a stream's chunks become the client's server-sent events: chat's own, or another API front's. */
+export type StreamEvents = (stream: ChunkStream, options: ChatStreamOptions) => AsyncGenerator<string>;
+
+/** The ledger's name of chat completions, and the fallback every API front over chat shares. */
+const CHAT_COMPLETIONS = 'chat.completions';
 
 interface ChatPlan extends RequestPlan {
   targets: UpstreamTarget[];
@@ -74,14 +82,14 @@ export class ChatService {
    * that leaves, while the stream opens or half-way, ends the upstream call and is billed for
    * what was generated up to then (upstream-billing.ts).
    */
-  async openStream(call: ChatCall): Promise<AsyncGenerator<string>> {
+  async openStream(call: ChatCall, streamEvents: StreamEvents = chatStreamEvents): Promise<AsyncGenerator<string>> {
     const plan: ChatPlan = { ...this.plan(call), whenClientLeaves: { stopsWithClient: true } };
     const opened = await this.pipeline.open(
       call,
       plan,
       this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model, call.messagesJson), this.callOptions(plan, signal))),
     );
-    return chatStreamEvents(notingFirstChunk(opened.result, opened.admitted), {
+    return streamEvents(notingFirstChunk(opened.result, opened.admitted), {
       modelId: plan.model.id,
       includeUsage: call.body.stream_options?.include_usage === true,
       prompt: call.body,
@@ -128,7 +136,7 @@ export class ChatService {
       call.bodyBytes,
       targets.map((target) => target.definition.kind),
     );
-    return { endpoint: 'chat.completions', model, catalogueRevision: revision, targets, ceiling, prompt: call.body.messages };
+    return { endpoint: call.endpoint ?? CHAT_COMPLETIONS, fallbackGroup: CHAT_COMPLETIONS, model, catalogueRevision: revision, targets, ceiling, prompt: call.body.messages };
   }
 
   private callOptions(plan: ChatPlan, signal: CancelSignal) {

@@ -218,4 +218,13 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
     ).resolves.toBe('result');
     expect(unsent).toEqual(['admit {"input_tokens":10}', 'send openai', 'send groq', 'finish']);
   });
+
+  it("judges the sources of an endpoint by its fallback group's circuit breakers when it names one", async () => {
+    const pipeline = pipelineWith([]);
+    const failing = { send: () => Promise.reject(new UpstreamHttpError('openai', 500, 'down')), unreadUnits: () => undefined, settle: () => 'never' };
+    await expect(pipeline.run(request(), { ...plan, endpoint: 'messages', fallbackGroup: 'chat.completions' }, failing)).rejects.toMatchObject({ status: 502 });
+    await expect(pipeline.run(request(), { ...plan, endpoint: 'chat.completions' }, failing)).rejects.toMatchObject({ status: 502 });
+    const states = [...(pipeline as unknown as { breakerStates: () => Iterable<{ endpoint: string }> }).breakerStates()];
+    expect(states.map((state) => state.endpoint)).toEqual(['chat.completions']);
+  });
 });

@@ -27,6 +27,8 @@ export interface PaidRequest {
 export interface RequestPlan {
   /** The ledger's name of the endpoint (`chat.completions`, `embeddings`, ...); also names its fallback's circuit breaker. */
   endpoint: string;
+  /** The fallback whose circuit breakers judge the sources, when not the endpoint's own: API fronts over chat share chat's. */
+  fallbackGroup?: string;
   /** The entry whose prices are charged, as read when the request started. */
   model: CatalogueModel;
   catalogueRevision: number;
@@ -223,7 +225,7 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
   ): Promise<T> {
     if ('forward' in steps) return billing.callOnce(steps.forward, billUnread);
     if (!plan.targets) throw new Error(`${plan.endpoint}: a plan that sends to sources needs its targets`);
-    return billing.callWithFallback(this.fallbackFor(plan.endpoint), plan.targets, (target, signal) => admitted.attempt(target, () => steps.send(target, signal)), billUnread);
+    return billing.callWithFallback(this.fallbackFor(plan.fallbackGroup ?? plan.endpoint), plan.targets, (target, signal) => admitted.attempt(target, () => steps.send(target, signal)), billUnread);
   }
 
   private fallbackFor(endpoint: string): UpstreamFallback {

@@ -85,6 +85,7 @@ export const usageJournalSpilling = processMetric(
 export function genAiOperation(endpoint: string): string {
   switch (endpoint) {
     case 'chat.completions':
+    case 'messages':
       return 'chat';
     case 'embeddings':
       return 'embeddings';

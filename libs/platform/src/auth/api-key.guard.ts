@@ -18,6 +18,8 @@ export interface ApiKeyRequirements {
   credits: boolean;
   /** Also accept the key in the `Api-Key` header (the Azure-style path). */
   apiKeyHeader?: boolean;
+  /** Also accept the key in the `X-Api-Key` header (the Anthropic-style Messages API). */
+  xApiKeyHeader?: boolean;
 }
 
 const API_KEY_REQUIREMENTS = 'igw:api-key-requirements';
@@ -57,7 +59,7 @@ export class ApiKeyGuard implements CanActivate {
  * direct routes' (which serve requests before Nest's guards would run).
  */
 export async function authenticateRequest(authenticator: ApiKeyAuthenticator, request: ServedRequest, requirements: ApiKeyRequirements): Promise<AuthenticatedKey> {
-  const presented = presentedKey(request, requirements.apiKeyHeader ?? false);
+  const presented = presentedKey(request, requirements);
   // A key that cannot be one of ours is refused here, before any hash, cache entry or look-up.
   const auth = presented && isWellFormedApiKey(presented) ? await authenticator.authenticate(presented, request) : null;
   if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
@@ -67,17 +69,19 @@ export async function authenticateRequest(authenticator: ApiKeyAuthenticator, re
   return auth;
 }
 
-function presentedKey(request: ServedRequest, acceptApiKeyHeader: boolean): string | undefined {
+function presentedKey(request: ServedRequest, requirements: ApiKeyRequirements): string | undefined {
   const authorization = request.headers.authorization;
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (match) return match[1];
   }
-  if (acceptApiKeyHeader) {
-    const header = request.headers['api-key'];
-    if (typeof header === 'string' && header.trim()) return header.trim();
-  }
+  if (requirements.apiKeyHeader) return headerKey(request.headers['api-key']);
+  if (requirements.xApiKeyHeader) return headerKey(request.headers['x-api-key']);
   return undefined;
+}
+
+function headerKey(header: string | string[] | undefined): string | undefined {
+  return typeof header === 'string' && header.trim() ? header.trim() : undefined;
 }
 
 /** Marks a route as needing an API key (and, by default, credits). */

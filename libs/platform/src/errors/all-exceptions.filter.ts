@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, NotFoundException, type ExceptionFilter } from '@nestjs/common';
-import { ErrorMessages } from '@igw/contracts';
+import { ErrorMessages, type ErrorBodyDto } from '@igw/contracts';
 import type { ServerResponse } from 'node:http';
 import { sendJson } from '../http/json-response';
 import type { ServedRequest } from '../http/request-context';
@@ -20,8 +20,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 const logger = new Logger('Errors');
 
-/** Renders any error as the spec's error body: the global filter's way, and the direct routes'. */
-export function sendErrorResponse(request: ServedRequest, response: ServerResponse, exception: unknown): void {
+/**
+ * Renders any error as the spec's error body: the global filter's way, and the direct routes'.
+ * A route that speaks another API's error shape (the Messages API) reshapes the body with `shape`.
+ */
+export function sendErrorResponse(request: ServedRequest, response: ServerResponse, exception: unknown, shape?: (body: ErrorBodyDto) => object): void {
   const { status, message } = describeException(exception);
   if (request.context) request.context.error = message;
   if (status >= 500) {
@@ -36,7 +39,8 @@ export function sendErrorResponse(request: ServedRequest, response: ServerRespon
   if (exception instanceof GatewayException) {
     for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
   }
-  sendJson(response, status, buildErrorBody(request, status, message));
+  const body = buildErrorBody(request, status, message);
+  sendJson(response, status, shape ? shape(body) : body);
 }
 
 function describeException(exception: unknown): { status: number; message: string } {

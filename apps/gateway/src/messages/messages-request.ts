@@ -1,0 +1,219 @@
+import { HttpStatus } from '@nestjs/common';
+import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type MessagesBlock, type MessagesCountTokensRequestDto, type MessagesRequestDto, type MessagesTool } from '@igw/contracts';
+import { GatewayException } from '@igw/platform';
+
+// Anthropic's Messages request → the gateway's internal (OpenAI-shaped) chat request, which the
+// chat pipeline runs as it runs chat completions; the chat adapters take it from there, the
+// Anthropic one back into a Messages call. Decisions beyond field renames:
+// - `system` (top-level, and any `role: "system"` message) becomes system messages in place,
+//   text blocks keeping `cache_control`.
+// - A user turn's `tool_result` blocks become `tool` messages ahead of the turn's other content
+//   (the order Anthropic requires of them); an error result's text is marked as one, and its
+//   images follow in a user message (a tool message carries text only).
+// - An assistant turn's `tool_use` blocks become `tool_calls`; its thinking blocks are dropped
+//   (the chat request has no place for them or their signatures).
+// - Server tools (a versioned `type` such as `web_search_20250305`) are left out of the call;
+//   `tool_choice` goes with the tools when none is left.
+// - Thinking: a budget becomes `reasoning.max_tokens` where the source is Anthropic or Google
+//   (the adapters that read a budget), else a reasoning effort for a model that reasons;
+//   `adaptive` becomes the effort of `output_config.effort` (medium by default). A model that
+//   does not reason gets no thinking request, nor does a turn answering an Anthropic model's tool
+//   calls (Anthropic would want the thinking block that made them, signature included).
+// - `max_tokens` is a most, so one above the model's output limit is lowered to it (Claude Code
+//   asks for 32,000 or more whatever the model), where chat completions would refuse it.
+// - `metadata.user_id` becomes `user`; `top_k` is not sent (no chat adapter takes it).
+
+const EFFORTS = new Set(['low', 'medium', 'high']);
+/** Budgets up to these many tokens ask for that effort from a source that takes efforts only. */
+const EFFORT_BY_BUDGET: ReadonlyArray<[number, 'low' | 'medium']> = [
+  [2048, 'low'],
+  [8192, 'medium'],
+];
+
+type ChatMessage = Record<string, unknown>;
+type ChatPart = Record<string, unknown>;
+
+function refuse(path: string, why: string): never {
+  throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
+}
+
+/** What the translation reads of the catalogue entry: its type (the source's format) and whether it reasons. */
+export type MessagesTarget = Pick<CatalogueModel, 'type' | 'capabilities'> & { info?: Pick<CatalogueModel['info'], 'outputMax'> };
+
+/** The internal chat request for a Messages request. */
+export function chatRequestOf(body: MessagesRequestDto, model: MessagesTarget): ChatCompletionRequestDto {
+  const outputMax = model.info?.outputMax;
+  const request: Record<string, unknown> = { ...promptOf(body, model), max_tokens: outputMax && body.max_tokens > outputMax ? outputMax : body.max_tokens };
+  if (body.stream === true) request.stream = true;
+  if (body.stop_sequences !== undefined && body.stop_sequences.length > 0) request.stop = body.stop_sequences;
+  if (body.temperature !== undefined) request.temperature = body.temperature;
+  if (body.top_p !== undefined) request.top_p = body.top_p;
+  if (typeof body.metadata?.user_id === 'string' && body.metadata.user_id !== '') request.user = body.metadata.user_id;
+  return request as unknown as ChatCompletionRequestDto;
+}
+
+/** The prompt part of the chat request (what `count_tokens` counts): model, messages, tools and thinking. */
+export function promptOf(body: MessagesRequestDto | MessagesCountTokensRequestDto, model: MessagesTarget): Record<string, unknown> {
+  const messages: ChatMessage[] = [];
+  if (body.system !== undefined) pushSystem(messages, body.system);
+  body.messages.forEach((message, index) => {
+    const path = `messages[${index}]`;
+    if (message.role === 'system') pushSystem(messages, message.content);
+    else if (message.role === 'user') pushUser(messages, message.content, `${path}.content`);
+    else pushAssistant(messages, message.content, `${path}.content`);
+  });
+  const request: Record<string, unknown> = { model: body.model, messages };
+  const tools = (body.tools ?? []).filter(isClientTool).map(functionTool);
+  if (tools.length > 0) {
+    request.tools = tools;
+    const choice = body.tool_choice;
+    if (choice !== undefined) {
+      if (choice.type === 'auto') request.tool_choice = 'auto';
+      else if (choice.type === 'any') request.tool_choice = 'required';
+      else if (choice.type === 'none') request.tool_choice = 'none';
+      else request.tool_choice = { type: 'function', function: { name: choice.name } };
+      if (choice.disable_parallel_tool_use === true) request.parallel_tool_calls = false;
+    }
+  }
+  Object.assign(request, reasoningOf(body, model));
+  return request;
+}
+
+/** Server tools carry a versioned type and are the upstream's own: they are left out of the call. */
+export function isClientTool(tool: MessagesTool): boolean {
+  return tool.type === undefined || tool.type === 'custom';
+}
+
+function functionTool(tool: MessagesTool): Record<string, unknown> {
+  const definition: Record<string, unknown> = { name: tool.name, parameters: tool.input_schema };
+  if (typeof tool.description === 'string') definition.description = tool.description;
+  const translated: Record<string, unknown> = { type: 'function', function: definition };
+  if (tool.cache_control !== undefined) translated.cache_control = tool.cache_control;
+  return translated;
+}
+
+function reasoningOf(body: MessagesRequestDto | MessagesCountTokensRequestDto, model: MessagesTarget): Record<string, unknown> {
+  const thinking = body.thinking;
+  if (thinking === undefined || thinking.type === 'disabled') return {};
+  const takesBudget = model.type.startsWith('anthropic/') || model.type.startsWith('google/');
+  if (!takesBudget && !(model.capabilities ?? []).includes('reasoning')) return {};
+  if (model.type.startsWith('anthropic/') && continuesToolUse(body.messages)) return {};
+  if (thinking.type === 'enabled' && thinking.budget_tokens !== undefined) {
+    if (takesBudget) return { reasoning: { max_tokens: thinking.budget_tokens } };
+    return { reasoning_effort: EFFORT_BY_BUDGET.find(([most]) => thinking.budget_tokens! <= most)?.[1] ?? 'high' };
+  }
+  const asked = 'output_config' in body ? body.output_config?.effort : undefined;
+  const effort = asked === 'max' ? 'high' : asked !== undefined && EFFORTS.has(asked) ? asked : 'medium';
+  return takesBudget ? { reasoning: { effort } } : { reasoning_effort: effort };
+}
+
+/**
+ * Whether the request answers the tool calls of the last assistant turn. With thinking on,
+ * Anthropic wants that turn to start with its thinking block, signature and all, which the chat
+ * request cannot carry: such a turn is asked for without thinking rather than refused.
+ */
+function continuesToolUse(messages: MessagesRequestDto['messages']): boolean {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const { role, content } = messages[index];
+    if (role === 'assistant') return Array.isArray(content) && content.some((block) => block.type === 'tool_use');
+  }
+  return false;
+}
+
+function pushSystem(messages: ChatMessage[], content: string | MessagesBlock[]): void {
+  if (typeof content === 'string') {
+    if (content !== '') messages.push({ role: 'system', content });
+    return;
+  }
+  const parts = content.map(textPart);
+  if (parts.length > 0) messages.push({ role: 'system', content: parts });
+}
+
+function textPart(block: MessagesBlock): ChatPart {
+  const part: ChatPart = { type: 'text', text: block.text };
+  if (block.cache_control !== undefined) part.cache_control = block.cache_control;
+  return part;
+}
+
+function imagePart(block: MessagesBlock, path: string): ChatPart {
+  const source = block.source as Record<string, unknown>;
+  let url: string;
+  if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') url = `data:${source.media_type};base64,${source.data}`;
+  else if (source.type === 'url' && typeof source.url === 'string') url = source.url;
+  else refuse(`${path}.source`, "Expected a base64 source {type: 'base64', media_type, data} or {type: 'url', url}");
+  const part: ChatPart = { type: 'image_url', image_url: { url } };
+  if (block.cache_control !== undefined) part.cache_control = block.cache_control;
+  return part;
+}
+
+function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], path: string): void {
+  if (typeof content === 'string') {
+    messages.push({ role: 'user', content });
+    return;
+  }
+  const parts: ChatPart[] = [];
+  const imagesOfResults: ChatPart[] = [];
+  content.forEach((block, index) => {
+    const at = `${path}[${index}]`;
+    switch (block.type) {
+      case 'text':
+        parts.push(textPart(block));
+        return;
+      case 'image':
+        parts.push(imagePart(block, at));
+        return;
+      case 'tool_result':
+        messages.push(toolMessage(block, at, imagesOfResults));
+        return;
+      case 'document':
+        parts.push(documentPart(block, at));
+        return;
+      default:
+        refuse(`${at}.type`, `a ${JSON.stringify(block.type)} block cannot be sent in a user turn by this gateway`);
+    }
+  });
+  const userParts = [...imagesOfResults, ...parts];
+  if (userParts.length > 0) messages.push({ role: 'user', content: userParts });
+}
+
+/** A plain-text document is its text; other documents (PDF) have no chat equivalent here. */
+function documentPart(block: MessagesBlock, path: string): ChatPart {
+  const source = block.source as Record<string, unknown> | undefined;
+  if (source?.type === 'text' && typeof source.data === 'string') return { type: 'text', text: source.data };
+  return refuse(`${path}.source`, 'only plain-text documents (source type text) can be sent by this gateway');
+}
+
+function toolMessage(block: MessagesBlock, path: string, images: ChatPart[]): ChatMessage {
+  const texts: string[] = [];
+  const content = block.content as string | MessagesBlock[] | undefined;
+  if (typeof content === 'string') texts.push(content);
+  else {
+    (content ?? []).forEach((inner, index) => {
+      const at = `${path}.content[${index}]`;
+      if (inner.type === 'text') texts.push(inner.text as string);
+      else if (inner.type === 'image') images.push(imagePart(inner, at));
+      else if (inner.type === 'document') texts.push(documentPart(inner, at).text as string);
+      else refuse(`${at}.type`, `a ${JSON.stringify(inner.type)} block cannot be sent in a tool result by this gateway`);
+    });
+  }
+  const text = texts.join('\n');
+  return { role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error === true ? `Error: ${text}` : text };
+}
+
+function pushAssistant(messages: ChatMessage[], content: string | MessagesBlock[], path: string): void {
+  if (typeof content === 'string') {
+    messages.push({ role: 'assistant', content });
+    return;
+  }
+  const texts: string[] = [];
+  const toolCalls: Array<Record<string, unknown>> = [];
+  content.forEach((block, index) => {
+    if (block.type === 'text') texts.push(block.text as string);
+    else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } });
+    else if (block.type === 'thinking' || block.type === 'redacted_thinking') return;
+    else refuse(`${path}[${index}].type`, `a ${JSON.stringify(block.type)} block cannot be sent in an assistant turn by this gateway`);
+  });
+  const message: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (texts.length > 0 || toolCalls.length > 0) messages.push(message);
+}

@@ -1,0 +1,133 @@
+import type { MessagesUsage } from '@igw/contracts';
+import type { ChunkStream, UpstreamChatChunk, UpstreamUsage } from '@igw/providers';
+import { StreamTally, type ChatStreamOptions } from '../chat/chat-stream';
+import { anthropicErrorType } from './messages-errors';
+import { messageIdOf, messagesUsageOf, stopReasonOf, type ChatUsageNumbers } from './messages-response';
+
+// The chat pipeline's stream (OpenAI-shaped chunks) → Anthropic's server-sent events:
+// message_start and a ping at the first chunk; each run of text, reasoning or one tool call's
+// arguments as a content block (content_block_start, its deltas, content_block_stop), a new
+// block starting whenever the kind changes; then message_delta with the stop reason and the
+// whole usage (input tokens included: they are known only at the end), and message_stop.
+
+type BlockKind = 'text' | 'thinking' | 'tool_use';
+
+function event(type: string, data: Record<string, unknown>): string {
+  return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+}
+
+/** Turns chunks into Anthropic's events; pure, so the stream's order is tested on its own. */
+export class MessagesEventWriter {
+  private started = false;
+  private blockIndex = -1;
+  private open: { kind: BlockKind; toolIndex?: number } | undefined;
+  private finishReason: string | null = null;
+
+  constructor(private readonly modelId: string) {}
+
+  /** The events of one chunk ('' for none). */
+  chunk(chunk: UpstreamChatChunk): string {
+    let events = this.start(chunk.id);
+    for (const choice of chunk.choices) {
+      if (choice.index !== 0) continue;
+      const delta = choice.delta;
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (typeof reasoning === 'string' && reasoning !== '') events += this.inBlock('thinking', { type: 'thinking', thinking: '', signature: '' }) + this.delta({ type: 'thinking_delta', thinking: reasoning });
+      if (typeof delta.content === 'string' && delta.content !== '') events += this.inBlock('text', { type: 'text', text: '' }) + this.delta({ type: 'text_delta', text: delta.content });
+      for (const call of delta.tool_calls ?? []) {
+        if (call.id !== undefined || this.open?.kind !== 'tool_use' || this.open.toolIndex !== call.index) {
+          events += this.closeBlock();
+          this.blockIndex += 1;
+          this.open = { kind: 'tool_use', toolIndex: call.index };
+          events += event('content_block_start', { index: this.blockIndex, content_block: { type: 'tool_use', id: call.id ?? '', name: call.function?.name ?? '', input: {} } });
+        }
+        const args = call.function?.arguments;
+        if (typeof args === 'string' && args !== '') events += this.delta({ type: 'input_json_delta', partial_json: args });
+      }
+      if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    }
+    return events;
+  }
+
+  /** The closing events: the open block's stop, the stop reason and usage, message_stop. */
+  end(usage: MessagesUsage, meta: unknown): string {
+    const delta: Record<string, unknown> = { delta: { stop_reason: stopReasonOf(this.finishReason), stop_sequence: null }, usage };
+    if (meta !== undefined) delta.meta = { usage: meta };
+    return this.start('') + this.closeBlock() + event('message_delta', delta) + event('message_stop', {});
+  }
+
+  /** message_start (with a ping after it) before the first event, once. */
+  start(id: string): string {
+    if (this.started) return '';
+    this.started = true;
+    const message = {
+      id: messageIdOf(id || `gw${Date.now().toString(36)}`),
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      model: this.modelId,
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    };
+    return event('message_start', { message }) + event('ping', {});
+  }
+
+  private inBlock(kind: BlockKind, contentBlock: Record<string, unknown>): string {
+    if (this.open?.kind === kind) return '';
+    const closed = this.closeBlock();
+    this.blockIndex += 1;
+    this.open = { kind };
+    return closed + event('content_block_start', { index: this.blockIndex, content_block: contentBlock });
+  }
+
+  private delta(delta: Record<string, unknown>): string {
+    return event('content_block_delta', { index: this.blockIndex, delta });
+  }
+
+  private closeBlock(): string {
+    if (this.open === undefined) return '';
+    this.open = undefined;
+    return event('content_block_stop', { index: this.blockIndex });
+  }
+}
+
+/**
+ * The Messages stream of a chat stream, settled as chat streams are (StreamTally): once,
+ * however it ends, with the upstream's usage or a tokenizer count; a reader that stops early
+ * (its client left) ends the upstream stream. A failure half-way is an `error` event.
+ */
+export async function* messagesStreamEvents(stream: ChunkStream, options: ChatStreamOptions): AsyncGenerator<string> {
+  let settledUsage: UpstreamUsage | undefined;
+  const tally = new StreamTally({
+    ...options,
+    settle: (settlement) => {
+      settledUsage = settlement.usage;
+      return options.settle(settlement);
+    },
+  });
+  const writer = new MessagesEventWriter(options.modelId);
+  const iterator = stream[Symbol.asyncIterator]();
+  let upstreamOver = false;
+  try {
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      let events = '';
+      for (const { chunk } of next.value) {
+        tally.read(chunk);
+        if (chunk.hiddenText !== undefined) continue;
+        events += writer.chunk(chunk);
+      }
+      if (events !== '') yield events;
+    }
+    upstreamOver = true;
+    const settled = tally.settle();
+    const meta = settled instanceof Promise ? await settled : settled;
+    yield writer.end(messagesUsageOf((settledUsage ?? { prompt_tokens: 0, completion_tokens: 0 }) as ChatUsageNumbers), meta);
+  } catch (error) {
+    upstreamOver = true;
+    yield event('error', { error: { type: anthropicErrorType(500), message: options.describeError(error) } });
+  } finally {
+    if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
+    await tally.settle();
+  }
+}

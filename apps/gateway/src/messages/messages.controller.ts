@@ -1,0 +1,110 @@
+import { Body, Controller, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ErrorMessages, MessagesCountTokensRequestDto, MessagesRequestDto } from '@igw/contracts';
+import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
+import { chatPromptTexts, countAllOffLoop } from '@igw/tokenizer';
+import type { Request, Response } from 'express';
+import { assertChatModel } from '../chat/chat-request';
+import { respondToChat, type ChatFront } from '../chat/chat-responder';
+import { ChatService } from '../chat/chat.service';
+import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { MessagesErrorFilter, MessagesErrorResponses } from './messages-errors';
+import { chatRequestOf, promptOf } from './messages-request';
+import { messageOf } from './messages-response';
+import { messagesStreamEvents } from './messages-stream';
+
+/** The Messages API as a front of the chat pipeline: its ledger name, answer and stream. */
+export const MESSAGES_FRONT: ChatFront = { endpoint: 'messages', answer: messageOf, streamEvents: messagesStreamEvents };
+
+const HELLO = [{ role: 'user', content: 'Say hello in five words.' }];
+
+/** The first is Try it out's default: a request that succeeds as it is. */
+const MESSAGES_EXAMPLES = {
+  hello: { summary: 'A short message (any chat model of the catalogue)', value: { model: 'gpt-4o-mini', max_tokens: 100, messages: HELLO } },
+  streaming: { summary: "Streamed as Anthropic's events (text/event-stream)", value: { model: 'gpt-4o-mini', max_tokens: 100, messages: HELLO, stream: true } },
+  system: {
+    summary: 'A system prompt in blocks, with prompt caching',
+    value: { model: 'gpt-4o-mini', max_tokens: 100, system: [{ type: 'text', text: 'You answer in one sentence.', cache_control: { type: 'ephemeral' } }], messages: HELLO },
+  },
+  tools: {
+    summary: 'A tool the model may call',
+    value: {
+      model: 'gpt-4o-mini',
+      max_tokens: 200,
+      messages: [{ role: 'user', content: 'What is the weather in Paris?' }],
+      tools: [{ name: 'get_weather', description: 'The current weather of a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+    },
+  },
+};
+
+const MESSAGE_ANSWER = {
+  id: 'msg_chatcmpl-0f8fad5bd9cb469fa16570867728950e',
+  type: 'message',
+  role: 'assistant',
+  content: [{ type: 'text', text: 'Hello there, nice to meet!' }],
+  model: 'openai/gpt-4o-mini',
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 13, output_tokens: 7, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  meta: { usage: { credits_used: 12.3, usd_spent: 0.00000615 } },
+};
+
+const MESSAGES_ERRORS = {
+  ...API_KEY_ERRORS,
+  ...MODEL_ENDPOINT_ERRORS,
+  400: {
+    description: 'An invalid body: the message names the first wrong field',
+    messages: {
+      noMaxTokens: `${ErrorMessages.bodyValidationPrefix} max_tokens: Expected an integer. Received nothing`,
+      badRole: `${ErrorMessages.bodyValidationPrefix} messages[0].role: Expected one of 'user', 'assistant', 'system'. Received 'tool'`,
+    },
+  },
+};
+
+const COUNT_TOKENS_ERRORS = { ...MESSAGES_ERRORS, 403: { description: 'The account is suspended', messages: ErrorMessages.accountSuspended } };
+
+/**
+ * Anthropic's Messages API (what Claude Code and the Anthropic SDKs speak) on every chat model
+ * of the catalogue: translated to the chat pipeline's request and run by it, as chat completions
+ * are (admission, holds, fallback, billing), and answered in Anthropic's shapes, errors included.
+ */
+@ApiTags('messages')
+@Controller()
+@UseFilters(MessagesErrorFilter)
+export class MessagesController {
+  constructor(
+    private readonly chat: ChatService,
+    private readonly pipeline: PaidRequestPipeline,
+  ) {}
+
+  @Post('v1/messages')
+  @MessagesErrorResponses(MESSAGES_ERRORS)
+  @RequireApiKey({ credits: true, xApiKeyHeader: true })
+  @ApiOperation({
+    summary: "Create a message, Anthropic's Messages API (stream: true answers Anthropic's server-sent events)",
+    description:
+      'The key as `x-api-key` or `Authorization: Bearer`; `anthropic-version` and `anthropic-beta` are accepted, as is `?beta=true`. Errors come as `{type: "error", error: {type, message}}` with the gateway\'s own error fields beside them.',
+  })
+  @ApiHeader({ name: 'anthropic-version', required: false, example: '2023-06-01' })
+  @ApiBody({ type: MessagesRequestDto, examples: MESSAGES_EXAMPLES })
+  @ApiOkResponse({ example: MESSAGE_ANSWER, description: 'The message (with stream: true, text/event-stream events instead)' })
+  async create(@Body() body: MessagesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const { model } = this.pipeline.resolveModel(body.model);
+    await respondToChat(this.chat, chatRequestOf(body, model), request, response, undefined, MESSAGES_FRONT);
+  }
+
+  @Post('v1/messages/count_tokens')
+  @HttpCode(200)
+  @MessagesErrorResponses(COUNT_TOKENS_ERRORS)
+  @RequireApiKey({ credits: true, xApiKeyHeader: true })
+  @ApiOperation({ summary: "Count a message's input tokens with the gateway's tokenizer (not billed; a suspended account is refused)" })
+  @ApiBody({ type: MessagesCountTokensRequestDto, examples: { hello: { summary: 'A short message', value: { model: 'gpt-4o-mini', messages: HELLO } } } })
+  @ApiOkResponse({ example: { input_tokens: 14 } })
+  async countTokens(@Body() body: MessagesCountTokensRequestDto): Promise<{ input_tokens: number }> {
+    const { model } = this.pipeline.resolveModel(body.model);
+    assertChatModel(model);
+    const { texts, fixedTokens } = chatPromptTexts(promptOf(body, model) as unknown as Parameters<typeof chatPromptTexts>[0]);
+    const counted = countAllOffLoop(texts);
+    return { input_tokens: fixedTokens + (counted instanceof Promise ? await counted : counted) };
+  }
+}

@@ -1,0 +1,305 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, ValidateIf } from 'class-validator';
+import { Checked, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject } from '../validation/field-validators';
+import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
+
+// Anthropic's Messages API request (POST /v1/messages). Content blocks, tools and `system` are
+// checked here for what the gateway reads of them and otherwise kept as sent, so the blocks and
+// fields Anthropic adds later (and Claude Code sends) pass through to the translation untouched;
+// undeclared top-level fields (output_config's siblings, context_management, container, ...) are
+// dropped by the pipe's whitelist: accepted, not refused.
+
+export const MESSAGES_ROLES = ['user', 'assistant', 'system'] as const;
+export const MESSAGES_TOOL_CHOICE_TYPES = ['auto', 'any', 'tool', 'none'] as const;
+export const MESSAGES_THINKING_TYPES = ['enabled', 'disabled', 'adaptive'] as const;
+/** Anthropic's smallest thinking budget. */
+export const MESSAGES_MIN_THINKING_BUDGET = 1024;
+export const MESSAGES_MAX_TOOLS = 128;
+
+export type MessagesBlock = Record<string, unknown> & { type: string };
+
+export interface MessagesMessage {
+  role: (typeof MESSAGES_ROLES)[number];
+  content: string | MessagesBlock[];
+}
+
+export interface MessagesTool {
+  name: string;
+  /** Absent or `custom` on a client tool; a server tool's versioned type (`web_search_20250305`, `bash_20250124`, ...). */
+  type?: string;
+  description?: string;
+  input_schema?: Record<string, unknown>;
+  cache_control?: Record<string, unknown>;
+}
+
+function issue(path: string, expected: string, value: unknown): string {
+  return relativeIssueLine(path, `Expected ${expected}. Received ${describeWrongType(value)}`);
+}
+
+/** What the gateway reads of one content block; other fields and block types are kept as sent. */
+function blockIssues(block: unknown, path: string): string[] {
+  if (!isRecord(block)) return [issue(path, 'a content block object', block)];
+  if (typeof block.type !== 'string' || block.type === '') return [issue(`${path}.type`, 'a non-empty string (the block type)', block.type)];
+  const issues: string[] = [];
+  const need = (field: string, expected: string, ok: (value: unknown) => boolean) => {
+    if (!ok(block[field])) issues.push(issue(`${path}.${field}`, expected, block[field]));
+  };
+  const isString = (value: unknown) => typeof value === 'string';
+  switch (block.type) {
+    case 'text':
+      need('text', 'a string', isString);
+      break;
+    case 'image':
+      need('source', 'an object (base64 data with its media_type, or a url)', isRecord);
+      break;
+    case 'tool_use':
+      need('id', 'a non-empty string', (value) => isString(value) && value !== '');
+      need('name', 'a non-empty string', (value) => isString(value) && value !== '');
+      need('input', 'an object', isRecord);
+      break;
+    case 'tool_result':
+      need('tool_use_id', 'a non-empty string', (value) => isString(value) && value !== '');
+      if (block.content !== undefined && !isString(block.content)) {
+        if (!Array.isArray(block.content)) issues.push(issue(`${path}.content`, 'a string or an array of content blocks', block.content));
+        else block.content.forEach((inner: unknown, index) => issues.push(...blockIssues(inner, `${path}.content[${index}]`)));
+      }
+      break;
+    case 'thinking':
+      need('thinking', 'a string', isString);
+      break;
+  }
+  return issues;
+}
+
+function contentIssues(content: unknown, path: string, textOnly: boolean): string[] {
+  if (typeof content === 'string') return [];
+  if (!Array.isArray(content)) return [issue(path, textOnly ? 'a string or an array of text blocks' : 'a string or an array of content blocks', content)];
+  const issues: string[] = [];
+  content.forEach((block: unknown, index) => {
+    const at = `${path}[${index}]`;
+    if (textOnly && isRecord(block) && block.type !== 'text') issues.push(relativeIssueLine(`${at}.type`, expectedOneOf(['text'], block.type)));
+    else issues.push(...blockIssues(block, at));
+  });
+  return issues;
+}
+
+export function messagesIssues(value: unknown): string[] {
+  if (!Array.isArray(value)) return [issue('', 'a non-empty array of messages', value)];
+  if (value.length === 0) return ['Expected a non-empty array of messages. Received an empty array'];
+  const issues: string[] = [];
+  value.forEach((message: unknown, index) => {
+    const at = `[${index}]`;
+    if (!isRecord(message)) {
+      issues.push(issue(at, 'a message object with a role', message));
+      return;
+    }
+    if (typeof message.role !== 'string' || !(MESSAGES_ROLES as readonly string[]).includes(message.role)) {
+      issues.push(relativeIssueLine(`${at}.role`, expectedOneOf(MESSAGES_ROLES, message.role)));
+      return;
+    }
+    issues.push(...contentIssues(message.content, `${at}.content`, message.role === 'system'));
+  });
+  return issues;
+}
+
+export function toolsIssues(value: unknown): string[] {
+  if (!Array.isArray(value)) return [issue('', 'an array of tools', value)];
+  if (value.length > MESSAGES_MAX_TOOLS) return [`Expected at most ${MESSAGES_MAX_TOOLS} tools. Received ${value.length}`];
+  const issues: string[] = [];
+  value.forEach((tool: unknown, index) => {
+    const at = `[${index}]`;
+    if (!isRecord(tool)) return issues.push(issue(at, 'a tool object', tool));
+    if (typeof tool.name !== 'string' || tool.name === '') issues.push(issue(`${at}.name`, 'a non-empty string', tool.name));
+    if (tool.type !== undefined && (typeof tool.type !== 'string' || tool.type === '')) issues.push(issue(`${at}.type`, 'a non-empty string', tool.type));
+    const custom = tool.type === undefined || tool.type === 'custom';
+    if (custom && !isRecord(tool.input_schema)) issues.push(issue(`${at}.input_schema`, 'a JSON Schema object (a custom tool needs one)', tool.input_schema));
+    return undefined;
+  });
+  return issues;
+}
+
+export class MessagesTextBlockDto {
+  @ApiProperty({ enum: ['text'] })
+  @IsOneOf(['text'])
+  type!: 'text';
+
+  @ApiProperty()
+  @IsStringField()
+  text!: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "`{type: 'ephemeral', ttl?: '5m' | '1h'}`" })
+  @IsOptional()
+  @IsObjectField()
+  cache_control?: Record<string, unknown>;
+}
+
+export class MessagesToolChoiceDto {
+  @ApiProperty({ enum: [...MESSAGES_TOOL_CHOICE_TYPES] })
+  @IsOneOf(MESSAGES_TOOL_CHOICE_TYPES)
+  type!: (typeof MESSAGES_TOOL_CHOICE_TYPES)[number];
+
+  @ApiPropertyOptional({ description: 'The tool to call; required with type tool' })
+  @ValidateIf((choice: MessagesToolChoiceDto) => choice.type === 'tool' || choice.name !== undefined)
+  @IsStringField({ nonEmpty: true, expected: 'a non-empty string (the tool to call; required with type tool)' })
+  name?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBooleanField()
+  disable_parallel_tool_use?: boolean;
+}
+
+export class MessagesThinkingDto {
+  @ApiProperty({ enum: [...MESSAGES_THINKING_TYPES] })
+  @IsOneOf(MESSAGES_THINKING_TYPES)
+  type!: (typeof MESSAGES_THINKING_TYPES)[number];
+
+  @ApiPropertyOptional({ type: 'integer', minimum: MESSAGES_MIN_THINKING_BUDGET, description: 'Required with type enabled' })
+  @ValidateIf((thinking: MessagesThinkingDto) => thinking.type === 'enabled' || thinking.budget_tokens !== undefined)
+  @IsNumberField({ integer: true, min: MESSAGES_MIN_THINKING_BUDGET })
+  budget_tokens?: number;
+}
+
+export class MessagesMetadataDto {
+  @ApiPropertyOptional({ description: 'An id of the end user' })
+  @IsOptional()
+  @IsStringField()
+  user_id?: string;
+}
+
+export class MessagesOutputConfigDto {
+  @ApiPropertyOptional({ description: 'How much the model thinks with adaptive thinking (low, medium, high, max)' })
+  @IsOptional()
+  @IsStringField()
+  effort?: string;
+}
+
+/** The Messages API body; `max_tokens` is required, as Anthropic requires it. */
+export class MessagesRequestDto {
+  @ApiProperty({ description: 'A catalogue model id or alias: any chat model, whatever its source', example: 'claude-sonnet-4-5', maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  model!: string;
+
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'The most tokens to generate' })
+  @IsNumberField({ integer: true, min: 1 })
+  max_tokens!: number;
+
+  @ApiProperty({
+    type: 'array',
+    minItems: 1,
+    description: "Turns of `user` and `assistant` (a `system` one is taken as a system prompt); content a string or blocks: text, image, tool_use, tool_result, thinking",
+    items: { type: 'object', additionalProperties: true },
+  })
+  @Checked('messagesMessages', (value) => messagesIssues(value))
+  messages!: MessagesMessage[];
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }], description: 'A string or text blocks (with cache_control)' })
+  @IsOptional()
+  @Checked('messagesSystem', (value) => contentIssues(value, '', true))
+  system?: string | MessagesBlock[];
+
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: 'Custom tools `{name, description, input_schema}`; server tools (a versioned `type`) are accepted and left out of the upstream call',
+  })
+  @IsOptional()
+  @Checked('messagesTools', (value) => toolsIssues(value))
+  tools?: MessagesTool[];
+
+  @ApiPropertyOptional({ type: MessagesToolChoiceDto })
+  @IsOptional()
+  @NestedObject(() => MessagesToolChoiceDto)
+  tool_choice?: MessagesToolChoiceDto;
+
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArrayField({ items: 'strings', ofStrings: true, max: 64 })
+  stop_sequences?: string[];
+
+  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1 })
+  @IsOptional()
+  @IsNumberField({ min: 0, max: 1 })
+  temperature?: number;
+
+  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1 })
+  @IsOptional()
+  @IsNumberField({ min: 0, max: 1 })
+  top_p?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Accepted; no upstream of the chat pipeline takes it, so it is not sent' })
+  @IsOptional()
+  @IsNumberField({ integer: true, min: 0 })
+  top_k?: number;
+
+  @ApiPropertyOptional({ type: MessagesThinkingDto })
+  @IsOptional()
+  @NestedObject(() => MessagesThinkingDto)
+  thinking?: MessagesThinkingDto;
+
+  @ApiPropertyOptional({ type: MessagesMetadataDto })
+  @IsOptional()
+  @NestedObject(() => MessagesMetadataDto)
+  metadata?: MessagesMetadataDto;
+
+  @ApiPropertyOptional({ type: MessagesOutputConfigDto })
+  @IsOptional()
+  @NestedObject(() => MessagesOutputConfigDto)
+  output_config?: MessagesOutputConfigDto;
+
+  @ApiPropertyOptional({ default: false, description: 'Answer with server-sent events' })
+  @IsOptional()
+  @IsBooleanField()
+  stream?: boolean;
+}
+
+/** `POST /v1/messages/count_tokens`: the same body without `max_tokens`. */
+export class MessagesCountTokensRequestDto {
+  @ApiProperty({ description: 'A catalogue model id or alias', example: 'claude-sonnet-4-5', maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  model!: string;
+
+  @ApiProperty({ type: 'array', minItems: 1, items: { type: 'object', additionalProperties: true } })
+  @Checked('messagesMessages', (value) => messagesIssues(value))
+  messages!: MessagesMessage[];
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }] })
+  @IsOptional()
+  @Checked('messagesSystem', (value) => contentIssues(value, '', true))
+  system?: string | MessagesBlock[];
+
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  @IsOptional()
+  @Checked('messagesTools', (value) => toolsIssues(value))
+  tools?: MessagesTool[];
+
+  @ApiPropertyOptional({ type: MessagesToolChoiceDto })
+  @IsOptional()
+  @NestedObject(() => MessagesToolChoiceDto)
+  tool_choice?: MessagesToolChoiceDto;
+
+  @ApiPropertyOptional({ type: MessagesThinkingDto })
+  @IsOptional()
+  @NestedObject(() => MessagesThinkingDto)
+  thinking?: MessagesThinkingDto;
+}
+
+/** An Anthropic message, as `POST /v1/messages` answers it (plus the gateway's `meta.usage`). */
+export interface MessagesResponse {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  content: MessagesBlock[];
+  model: string;
+  stop_reason: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal' | null;
+  stop_sequence: string | null;
+  usage: MessagesUsage;
+  meta?: { usage: Record<string, unknown> };
+}
+
+export interface MessagesUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
