@@ -284,7 +284,7 @@ describe('decisions, end to end', () => {
     const [row] = await harness.usageEntries(timedOut, 10);
     const billedTokens = (row.units as { input_tokens: number }).input_tokens;
     expect(billedTokens).toBeGreaterThanOrEqual(words(state) + words(jevQuestions.is_complaint.instructions));
-    expect(row).toMatchObject({ endpoint: 'decisions', model: 'test/jev-timeout', units: { input_tokens: billedTokens }, credits: -creditsFor(billedTokens) });
+    expect(row).toMatchObject({ endpoint: 'decisions', model: 'test/jev-timeout', units: { input_tokens: billedTokens }, credits: String(creditsFor(billedTokens)) });
     expect(emulator.requests.some((request) => (request.body as { model?: string }).model === 'jev-1.14@after-timeout')).toBe(false);
   });
 
@@ -303,7 +303,7 @@ describe('decisions, end to end', () => {
     const inputTokens = words(state) + words(jevQuestions.is_complaint.instructions);
     await eventually(async () => (await harness.usageEntries(leaver, 10)).length === 1, 10_000);
     const [row] = await harness.usageEntries(leaver, 10);
-    expect(row).toMatchObject({ endpoint: 'decisions', model: 'test/jev-delayed', units: { input_tokens: inputTokens }, credits: -creditsFor(inputTokens) });
+    expect(row).toMatchObject({ endpoint: 'decisions', model: 'test/jev-delayed', units: { input_tokens: inputTokens }, credits: String(creditsFor(inputTokens)) });
   });
 
   it('is described in the Swagger document with both shapes', async () => {
@@ -327,8 +327,8 @@ describe('decisions, end to end', () => {
       expect(row.endpoint).toBe('decisions');
       expect(row.model).toBe(response.model);
       expect(row.units).toEqual({ input_tokens: response.usage.input_tokens });
-      expect(row.credits).toBe(-response.meta.usage.credits_used);
-      expect(row.credits).toBe(-creditsFor(response.usage.input_tokens));
+      expect(row.credits).toBe(String(response.meta.usage.credits_used));
+      expect(row.credits).toBe(String(creditsFor(response.usage.input_tokens)));
     }
   });
 });

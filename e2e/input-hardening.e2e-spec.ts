@@ -126,8 +126,8 @@ describe('input hardening, end to end', () => {
     expectErrorBody(refused, 400, `/admin/v1/accounts/${accountId}/credits`);
     expect(refused.body.message).toBe('Body validation error! credits: Expected an amount that keeps the balance within ±9223372036854.775807 credits. Received 1000000000000');
     expect(await harness.balance(accountKey)).toBe(9e12 + 1000);
-    const ledger = await call<{ data: Array<{ credits: number }> }>(`${harness.billing}/admin/v1/accounts/${accountId}/usage?kind=credit&limit=100`, { token: harness.adminToken });
-    expect(ledger.body.data.map((entry) => entry.credits).reduce((sum, credits) => sum + credits, 0)).toBe(9e12 + 1000);
+    const ledger = await call<{ data: Array<{ credits: string }> }>(`${harness.billing}/admin/v1/accounts/${accountId}/usage?kind=credit&limit=100`, { token: harness.adminToken });
+    expect(ledger.body.data.map((entry) => BigInt(entry.credits)).reduce((sum, credits) => sum + credits, 0n)).toBe(9_000_000_001_000n);
   });
 
   describe('errors as the official SDK reads them', () => {

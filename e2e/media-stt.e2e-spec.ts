@@ -152,7 +152,7 @@ describe('speech to text (POST /stt)', () => {
     expect(upload.files).toEqual([expect.objectContaining({ field: 'file', filename: 'audio.wav', contentType: 'audio/wav' })]);
     await ledgerHas(accountId, 1);
     const [entry] = await ledger(accountId);
-    expect(entry).toMatchObject({ requestId, model: 'test/whisper', endpoint: 'stt', units: { audio_seconds: 2 }, credits: -2 * CREDITS_PER_SECOND });
+    expect(entry).toMatchObject({ requestId, model: 'test/whisper', endpoint: 'stt', units: { audio_seconds: 2 }, credits: String(2 * CREDITS_PER_SECOND) });
   });
 
   it('transcribes through Deepgram, leaves words out on request and follows redirects within the allowlist', async () => {

@@ -63,7 +63,7 @@ describe('text to speech (POST /tts)', () => {
     expect(emulator.requests.at(-1)!.body).toEqual({ model: 'tts-1', input: text, voice: 'alloy', response_format: 'wav' });
     await ledgerHas(accountId, 1);
     const [entry] = await ledger(accountId);
-    expect(entry).toMatchObject({ requestId, model: 'test/tts', endpoint: 'tts', units: { characters }, credits: -characters * CREDITS_PER_CHARACTER });
+    expect(entry).toMatchObject({ requestId, model: 'test/tts', endpoint: 'tts', units: { characters }, credits: String(characters * CREDITS_PER_CHARACTER) });
     expect(await app.balance(key)).toBe(1_000_000 - characters * CREDITS_PER_CHARACTER);
   });
 

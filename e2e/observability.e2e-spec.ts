@@ -92,6 +92,8 @@ describe('observability: /metrics, JSON logs and traces', () => {
       ...emulatedProviders(emulator.url),
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'log',
+      // The test is the reverse proxy: its X-Forwarded-For names the client.
+      TRUSTED_PROXIES: '127.0.0.1',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     });
     ({ key, accountId } = await harness.paidKey(1_000_000));
@@ -207,10 +209,9 @@ describe('observability: /metrics, JSON logs and traces', () => {
     await eventually(async () => (ignoredLine = jsonLines(harness.process.output()).find((entry) => entry.requestId === ignoredId)) !== undefined, 5_000);
     expect(ignoredLine!.clientRequestId).toBeUndefined();
 
-    // Every line after the banner is JSON, and none carries a secret or the prompt.
+    // Every line is JSON, the banner's too, and none carries a secret or the prompt.
     const output = harness.process.output();
-    const logged = output.slice(output.indexOf('Press Ctrl-C to stop'));
-    for (const text of logged.split('\n').slice(1)) if (text.trim()) expect(() => JSON.parse(text)).not.toThrow();
+    for (const text of output.split('\n')) if (text.trim()) expect(() => JSON.parse(text)).not.toThrow();
     expect(output).not.toContain(key);
     expect(output).not.toContain(harness.adminToken);
     expect(output).not.toContain('openai-key');
@@ -223,6 +224,52 @@ describe('observability: /metrics, JSON logs and traces', () => {
     await eventually(async () => (rows = await harness.usageEntries(accountId, 50)).some((row) => row.requestId === ignoredId), 15_000, 200);
     expect(rows.find((row) => row.requestId === ignoredId)!.clientRequestId).toBeNull();
   }, 60_000);
+
+  it('says in the JSON stream, as one line of fields, what the banner says at a terminal', () => {
+    const running = jsonLines(harness.process.output()).find((entry) => entry.context === 'standalone' && entry.msg === 'Inference gateway is running (standalone)');
+    expect(running).toMatchObject({ level: 'info', gatewayUrl: harness.gateway, billingUrl: harness.billing, swaggerUi: [`${harness.gateway}/docs`, `${harness.billing}/docs`] });
+    expect(harness.process.output()).not.toContain('Press Ctrl-C to stop');
+  });
+
+  it("gives each access line the client's address (through TRUSTED_PROXIES), and an error's line its reason and the model asked for", async () => {
+    const unknown = await chat({ model: 'no-such-model' }, { 'x-forwarded-for': '203.0.113.7' });
+    expect(unknown.status).toBe(404);
+    const invalid = await chat({ model: 'mini', max_tokens: -1 });
+    expect(invalid.status).toBe(400);
+    const lineOf = async (response: { headers: Headers }) => {
+      const requestId = response.headers.get('x-request-id')!;
+      let line: Record<string, unknown> | undefined;
+      await eventually(async () => (line = jsonLines(harness.process.output()).find((entry) => entry.requestId === requestId)) !== undefined, 5_000);
+      return line!;
+    };
+    expect(await lineOf(unknown)).toMatchObject({
+      status: 404,
+      clientAddress: '203.0.113.7',
+      model: 'no-such-model',
+      error: expect.stringContaining("no model named 'no-such-model'"),
+    });
+    expect(await lineOf(invalid)).toMatchObject({ status: 400, clientAddress: '127.0.0.1', model: 'mini', error: expect.stringContaining('max_tokens') });
+  }, 30_000);
+
+  it("names metrics as Prometheus and prom-client do: Node's own unprefixed, ours with igw_, no gauge named _total, Swagger's files under its route", async () => {
+    for (const file of ['/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js']) {
+      const response = await fetch(`${harness.gateway}${file}`);
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    }
+    const swaggerFiles = { service: 'gateway', route: '/docs/*', method: 'GET', status: '200' };
+    // A response is counted when it closes, a moment after the client has read it.
+    await eventually(async () => sample(await metrics(), 'igw_http_requests_total', swaggerFiles) >= 2, 5_000);
+    const text = await metrics();
+    const types = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((match) => [match[1], match[2]]));
+    expect(types.get('process_cpu_seconds_total')).toBe('counter');
+    expect(types.get('nodejs_eventloop_lag_p99_seconds')).toBe('gauge');
+    const ours = [...types].filter(([name]) => name.startsWith('igw_'));
+    expect(ours.filter(([name]) => /^igw_(process|nodejs)_/.test(name))).toEqual([]);
+    expect(ours.filter(([name, type]) => type !== 'counter' && name.endsWith('_total'))).toEqual([]);
+    expect(ours.filter(([name, type]) => type === 'counter' && !name.endsWith('_total'))).toEqual([]);
+    expect(sample(text, 'igw_http_requests_total', { ...swaggerFiles, route: 'unmatched' })).toBe(0);
+  });
 
   it('sends a GenAI span per upstream call, under the request span, to the OTLP endpoint', async () => {
     const answer = await chat({ model: 'mini' }, { 'x-client-request-id': 'trace-me' });

@@ -137,7 +137,7 @@ describe('fields that change the upstream price', () => {
     expect(answer.body.meta.usage.credits_used).toBe(1_253_000);
     await expectBalance(key, 10_000_000 - 1_253_000);
     const [entry] = await harness.usageEntries(accountId, 1);
-    expect(entry).toMatchObject({ units: { input_tokens: 250_000, output_tokens: 100 }, credits: -1_253_000 });
+    expect(entry).toMatchObject({ units: { input_tokens: 250_000, output_tokens: 100 }, credits: '1253000' });
     expect(entry.prices).toContainEqual({ unit: 'output_tokens', price: 15, per: 1_000_000, promptTokensAbove: 200_000 });
 
     // Up to the threshold: the base prices (200,000 × $1.25/M + 100 × $10/M = $0.251).

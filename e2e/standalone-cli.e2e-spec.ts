@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DemoStandalone, runNode, type ListedKey } from './support/admin-tools-harness';
@@ -47,6 +48,31 @@ describe('standalone admin tools, end to end', () => {
     expect(catalogueId).not.toBe('gpt-4o-mini');
     const byAlias = await standalone.cliJson<{ data: Array<{ model: string }> }>(['usage', 'list', account.id, '--model', 'GPT-4o-mini']);
     expect(byAlias.data.map((entry) => entry.model)).toEqual([catalogueId]);
+  }, 60_000);
+
+  it('npx igw prints nothing but the JSON (no npm banner), credits add takes --credits, and an account opened with USD is on the paid plan', async () => {
+    const igw = (args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn('npm', ['exec', '--no', '--', 'igw', ...args], {
+          cwd: path.resolve(__dirname, '..'),
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, BILLING_URL: standalone.billing, GATEWAY_URL: standalone.gateway, DATA_DIR: standalone.dataDir },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.once('error', reject);
+        child.once('close', (code) => resolve({ code, stdout, stderr }));
+      });
+    const created = await igw(['accounts', 'create', '--name', 'piped', '--usd', '5']);
+    expect(created.code).toBe(0);
+    // What `| jq` reads: the whole of stdout parses.
+    const account = JSON.parse(created.stdout) as { id: string; plan: string; balance: number };
+    expect(account).toMatchObject({ plan: 'paid', balance: 10_000_000 });
+    const added = await igw(['credits', 'add', account.id, '--credits', '1000']);
+    expect(added.code).toBe(0);
+    expect(JSON.parse(added.stdout)).toEqual({ balance: 10_001_000 });
   }, 60_000);
 
   it('on a 401 the CLI says which admin token it used, never printing it', async () => {

@@ -24,6 +24,21 @@ function startInOwnGroup(entry: string, cwd: string, env: NodeJS.ProcessEnv): Gr
   return { child, output: () => output, exited };
 }
 
+/**
+ * `npm start | tee log` as a process group: the entry's stdout is the stdin of a reader (`cat`
+ * playing `tee`), its stderr is kept here. Stopping the reader closes the pipe the logger writes to.
+ */
+function startPipedIntoReader(entry: string, cwd: string, env: NodeJS.ProcessEnv): { leader: GroupLeader; reader: ChildProcess } {
+  const reader = spawn('cat', [], { stdio: ['pipe', 'ignore', 'ignore'] });
+  const child = spawn(process.execPath, [entry], { cwd, env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' }, stdio: ['ignore', reader.stdin!, 'pipe'], detached: true });
+  // The entry holds its own copy of the pipe's write end: once the reader exits, nobody reads it.
+  reader.stdin!.destroy();
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { leader: { child, output: () => output, exited }, reader };
+}
+
 async function untilHealthy(leader: GroupLeader, port: number): Promise<void> {
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -150,6 +165,33 @@ describe('npm start: starting and stopping', () => {
       expect(await leader.exited).toBe(0);
       expectNoCrash(leader.output());
       expect(leader.output()).toContain(`${signal}: shutting down`);
+      expect(leader.output().trimEnd().split('\n').at(-1)).toMatch(/stopped: the services are closed and the embedded PostgreSQL has shut down$/);
+      expect(isRunning(postgres)).toBe(false);
+    } finally {
+      await cleanUp(leader, dataDir, folder);
+    }
+  }, 120_000);
+
+  it('keeps running and stops cleanly on Ctrl-C when the reader of its stdout (npm start | tee log) has exited', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'igw-e2e-closed-stdout-'));
+    await chmod(folder, 0o755);
+    const dataDir = path.join(folder, 'data');
+    let leader: GroupLeader | undefined;
+    try {
+      const { env, port } = await standaloneEnvironment(dataDir);
+      const started = startPipedIntoReader(path.join(ROOT, 'dist/apps/standalone/src/main.js'), ROOT, env);
+      leader = started.leader;
+      await untilHealthy(leader, port);
+      const postgres = await postmasterPid(dataDir);
+
+      const readerGone = new Promise((resolve) => started.reader.once('exit', resolve));
+      started.reader.kill('SIGKILL');
+      await readerGone;
+      // The shutdown's own log lines are the first writes into the closed pipe.
+      process.kill(-leader.child.pid!, 'SIGINT');
+      expect(await leader.exited).toBe(0);
+      expect(leader.output()).not.toMatch(/EPIPE|Unhandled/);
+      expectNoCrash(leader.output());
       expect(isRunning(postgres)).toBe(false);
     } finally {
       await cleanUp(leader, dataDir, folder);

@@ -38,7 +38,7 @@ interface UsageEntry {
   model: string | null;
   endpoint: string | null;
   units: Record<string, number> | null;
-  credits: number;
+  credits: string;
   usd: string;
   catalogueRevision: number | null;
   prices: Array<{ unit: string; price: number; per: number }> | null;
@@ -55,8 +55,8 @@ interface UsageList {
 
 interface UsageSummary {
   object: 'list';
-  data: Array<{ day: string; model: string | null; requests: number; credits: number; usd: string; units: Record<string, number> }>;
-  totals: { requests: number; credits: number; usd: string };
+  data: Array<{ day: string; model: string | null; requests: number; credits: string; usd: string; units: Record<string, number> }>;
+  totals: { requests: number; credits: string; usd: string };
 }
 
 interface Report {
@@ -74,7 +74,7 @@ function decimalText(units: bigint, scale: number): string {
   const fraction = digits.slice(digits.length - scale).replace(/0+$/, '');
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
 }
-const creditsOf = (micro: bigint): number => Number(decimalText(micro, 6));
+const creditsOf = (micro: bigint): string => decimalText(micro, 6);
 const USD_DIGITS = 15;
 
 
@@ -452,9 +452,9 @@ describe('billing: account settings, usage and reconciliation', () => {
 
       // Credits were given now, after the (2025) usage: they come first, newest first.
       expect(page.data.slice(0, 3).map((entry) => [entry.kind, entry.credits, entry.usd, entry.reason])).toEqual([
-        ['credit', -0.75, '-0.000000375', 'correction'],
-        ['credit', 2.5, '0.00000125', 'top-up'],
-        ['credit', 1_000_000, '0.5', 'opening balance'],
+        ['credit', '-0.75', '-0.000000375', 'correction'],
+        ['credit', '2.5', '0.00000125', 'top-up'],
+        ['credit', '1000000', '0.5', 'opening balance'],
       ]);
       expect(page.data[0]).toMatchObject({ requestId: null, keyId: null, model: null, endpoint: null, units: null, prices: null, catalogueRevision: null });
 
@@ -470,8 +470,9 @@ describe('billing: account settings, usage and reconciliation', () => {
         model: event.model,
         endpoint: event.endpoint,
         units: event.units,
-        credits: -creditsOf(BigInt(event.creditsMicro)),
-        usd: event.usd === '0' ? '0' : `-${event.usd}`,
+        // A charge reads as the summary shows it: positive, exact.
+        credits: creditsOf(BigInt(event.creditsMicro)),
+        usd: event.usd,
         catalogueRevision: event.catalogueRevision,
         prices: event.prices,
         reason: null,
@@ -505,7 +506,7 @@ describe('billing: account settings, usage and reconciliation', () => {
     it('filters by kind', async () => {
       const usage = await list(account.id, { kind: 'usage', limit: 1000 });
       expect(usage.data).toHaveLength(EVENT_COUNT);
-      expect(usage.data.every((entry) => entry.kind === 'usage' && entry.credits <= 0)).toBe(true);
+      expect(usage.data.every((entry) => entry.kind === 'usage' && !entry.credits.startsWith('-'))).toBe(true);
       const credits = await list(account.id, { kind: 'credit', limit: 1000 });
       expect(credits.data.map((entry) => entry.reason)).toEqual(['correction', 'top-up', 'opening balance']);
     });
@@ -645,7 +646,7 @@ describe('billing: account settings, usage and reconciliation', () => {
 
     it('is empty, with zero totals, for an account without usage or an empty window', async () => {
       const idle = await createAccount({ credits: 5 });
-      const empty = { object: 'list', data: [], totals: { requests: 0, credits: 0, usd: '0' } };
+      const empty = { object: 'list', data: [], totals: { requests: 0, credits: '0', usd: '0' } };
       expect(await summary(idle.id)).toEqual(empty);
       expect(await summary(account.id, '?from=2030-01-01')).toEqual(empty);
     });

@@ -85,6 +85,14 @@ describe('billing service', () => {
     expect(await ledgerSum(account.id)).toBe(1_000_000_000n);
   });
 
+  it('puts an account opened with credits on the paid plan unless told otherwise, and an empty one on the free plan', async () => {
+    expect(await createAccount({ usd: 5 })).toMatchObject({ plan: 'paid' });
+    expect(await createAccount({ credits: 1000 })).toMatchObject({ plan: 'paid' });
+    expect(await createAccount({ credits: 1000, plan: 'free' })).toMatchObject({ plan: 'free' });
+    expect(await createAccount({})).toMatchObject({ plan: 'free' });
+    expect(await createAccount({ credits: 0 })).toMatchObject({ plan: 'free' });
+  });
+
   it('adds and removes credits through the ledger, keeping balance = sum of entries', async () => {
     const account = await createAccount({ credits: 10 });
     let response = await admin(`/admin/v1/accounts/${account.id}/credits`, { method: 'POST', body: { credits: 2.5, reason: 'top-up' } });

@@ -12,7 +12,8 @@ export interface UsageEntry {
   model: string | null;
   endpoint: string | null;
   units: Record<string, number> | null;
-  credits: number;
+  /** What the entry charged (usage) or added (credit), an exact decimal string. */
+  credits: string;
   usd: string;
   prices: Array<{ unit: string; price: number; per: number; promptTokensAbove?: number }> | null;
 }
@@ -54,7 +55,8 @@ export async function startStandaloneHarness(env: NodeJS.ProcessEnv): Promise<St
     ...env,
   });
   const standalone = startService('apps/standalone/src/main.js', childEnv);
-  await standalone.waitForOutput(/Press Ctrl-C to stop/, 90_000);
+  // The banner's last line, or with LOG_FORMAT=json its one JSON line.
+  await standalone.waitForOutput(/Press Ctrl-C to stop|"msg":"Inference gateway is running \(standalone\)"/, 90_000);
   const gateway = `http://127.0.0.1:${ports[0]}`;
   const billing = `http://127.0.0.1:${ports[1]}`;
   const adminToken = (await readFile(path.join(dataDir, 'admin-token'), 'utf8')).trim();

@@ -20,6 +20,7 @@ export function startCatalogue(settings: ServiceSettings & { databaseUrl: string
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
     logFormat: settings.env.LOG_FORMAT,
+    trustedProxies: settings.env.TRUSTED_PROXIES,
     otlpEndpoint: settings.env.OTEL_EXPORTER_OTLP_ENDPOINT,
     swagger: {
       title: 'Inference gateway: catalogue',

@@ -13,6 +13,7 @@ export function startDecisions(settings: ServiceSettings, http: Pick<HttpAppOpti
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
     logFormat: settings.env.LOG_FORMAT,
+    trustedProxies: settings.env.TRUSTED_PROXIES,
     otlpEndpoint: settings.env.OTEL_EXPORTER_OTLP_ENDPOINT,
   });
 }

@@ -14,6 +14,7 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
     bodyLimit: settings.env.BODY_LIMIT,
     logLevel: settings.env.LOG_LEVEL,
     logFormat: settings.env.LOG_FORMAT,
+    trustedProxies: settings.env.TRUSTED_PROXIES,
     otlpEndpoint: settings.env.OTEL_EXPORTER_OTLP_ENDPOINT,
     directRoutes: gatewayDirectRoutes(settings.env),
     swagger: {

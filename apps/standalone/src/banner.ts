@@ -45,6 +45,26 @@ export function standaloneBanner(running: RunningStandalone, context: BannerCont
   return lines;
 }
 
+/**
+ * What the banner says, as the fields of one JSON log line (LOG_FORMAT=json, where a text banner
+ * would break the stream). The demo key itself stays in its file: a log pipeline keeps no keys.
+ */
+export function standaloneSummary(running: RunningStandalone, context: BannerContext): Record<string, unknown> {
+  const { providers, emulated, answerableModels, catalogueModels } = running.upstreams;
+  return {
+    gatewayUrl: running.gatewayUrl,
+    billingUrl: running.billingUrl,
+    swaggerUi: [`${running.gatewayUrl}/docs`, `${running.billingUrl}/docs`],
+    adminTokenFile: running.adminTokenFile ?? null,
+    embeddedDatabasePort: running.embeddedDatabasePort ?? null,
+    emulatorUrl: running.emulatorUrl ?? null,
+    providers: emulated ? 'emulator' : providers,
+    answerableModels,
+    catalogueModels,
+    demoKeyFile: running.demoKey ? path.resolve(context.dataDir, 'demo-key') : null,
+  };
+}
+
 function upstreamLines(running: RunningStandalone): string[] {
   const { providers, emulated, answerableModels, catalogueModels } = running.upstreams;
   const list = `${running.gatewayUrl}/v1/models?available=true`;

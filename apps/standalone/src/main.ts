@@ -1,12 +1,15 @@
-import { loadEnvironment, runUntilSignal } from '@igw/platform';
-import { standaloneBanner } from './banner';
+import { installedServiceLogger, loadEnvironment, runUntilSignal } from '@igw/platform';
+import { standaloneBanner, standaloneSummary } from './banner';
 import { startStandalone } from './standalone';
 
 void runUntilSignal('standalone', async () => {
   const demo = process.argv.includes('--demo');
   const running = await startStandalone({ demo });
   const { env } = loadEnvironment();
-  const lines = standaloneBanner(running, { dataDir: env.DATA_DIR, creditsPerUsd: env.CREDITS_PER_USD });
-  process.stdout.write(lines.join('\n'));
+  const context = { dataDir: env.DATA_DIR, creditsPerUsd: env.CREDITS_PER_USD };
+  const logger = installedServiceLogger();
+  // In JSON every line of the stream must parse: the banner becomes one line of fields.
+  if (logger?.writesJson()) logger.record('standalone', 'Inference gateway is running (standalone)', standaloneSummary(running, context));
+  else process.stdout.write(standaloneBanner(running, context).join('\n'));
   return running.stop;
 });

@@ -59,11 +59,15 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
   startTracing('igw-standalone', env.OTEL_EXPORTER_OTLP_ENDPOINT);
   processLogger.quietStart(BANNER_COVERS);
   const stops: Array<() => Promise<unknown>> = [];
+  let embeddedDatabase = false;
   const stop = async () => {
+    if (stops.length === 0) return;
     for (const step of stops.reverse()) {
       await step().catch((error: unknown) => logger.error(`while stopping: ${error instanceof Error ? error.message : String(error)}`));
     }
     stops.length = 0;
+    // The one line that tells a person at the terminal the data is safe: npm's own exit code on Ctrl-C (130) cannot.
+    logger.log(embeddedDatabase ? 'stopped: the services are closed and the embedded PostgreSQL has shut down' : 'stopped: the services are closed');
   };
 
   try {
@@ -73,6 +77,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     if (!databaseUrl) {
       const postgres: RunningEmbeddedPostgres = await startEmbeddedPostgres({ dataDir: env.DATA_DIR, log: (line) => logger.debug(line) });
       stops.push(() => postgres.stop());
+      embeddedDatabase = true;
       databaseUrl = postgres.url;
       embeddedDatabasePort = Number(new URL(postgres.url).port);
       logger.log(`embedded PostgreSQL running with its data in ${env.DATA_DIR}/postgres`);

@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, mkdtemp, readFile, readlink, realpath, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -215,9 +215,12 @@ async function reachableClusterDir(dataDir: string, account: Account | undefined
         `The "${USER}" user cannot enter ${dataDir}, which holds the embedded PostgreSQL's data: let it in (chmod o+x on each parent folder), ${WHAT_TO_DO}.`,
       );
     }
-    const id = createHash('sha256').update(await realpath(dataDir)).digest('hex').slice(0, 16);
+    const realDataDir = await realpath(dataDir);
+    const id = createHash('sha256').update(realDataDir).digest('hex').slice(0, 16);
     clusterDir = path.join(await sharedDir(), 'clusters', id);
     await mkdir(path.dirname(clusterDir), { recursive: true, mode: 0o755 });
+    // Beside the cluster (initdb wants an empty folder): whose it is, once that folder is gone.
+    await writeFile(dataDirRecord(clusterDir), `${realDataDir}\n`);
     await rm(entry, { recursive: true, force: true });
     await symlink(clusterDir, entry);
   }
@@ -229,6 +232,80 @@ async function reachableClusterDir(dataDir: string, account: Account | undefined
     }
   }
   return clusterDir;
+}
+
+/** The file beside a shared cluster that names the data folder it belongs to. */
+const dataDirRecord = (clusterDir: string) => `${clusterDir}.data-dir`;
+const sharedClustersDir = () => path.join(EMBEDDED_POSTGRES_SHARED_DIR, 'clusters');
+
+/** The PostgreSQL running from `clusterDir`, if any, and the gateway that started it. */
+async function runningServer(clusterDir: string, ownerFile: string): Promise<{ serverPid: number; ownerPid: number } | undefined> {
+  const serverPid = Number((await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  if (!serverPid || !isAlive(serverPid)) return undefined;
+  return { serverPid, ownerPid: Number((await readFile(ownerFile, 'utf8').catch(() => '')).trim()) };
+}
+
+/**
+ * Removes a data folder (DATA_DIR) with the embedded PostgreSQL cluster it holds or, as root,
+ * links to under /var/lib/inference-gateway/clusters/, which deleting a clone leaves behind.
+ * Stops a PostgreSQL its gateway left running; refuses while a gateway runs on the folder.
+ * Returns the folders removed.
+ */
+export async function removeEmbeddedData(dataDir: string, log: (text: string) => void = () => undefined): Promise<string[]> {
+  const resolved = path.resolve(dataDir);
+  const entry = path.join(resolved, 'postgres');
+  const linked = lstatSync(entry, { throwIfNoEntry: false })?.isSymbolicLink();
+  const clusterDir = linked ? path.resolve(resolved, await readlink(entry)) : entry;
+  const ownerFile = path.join(resolved, 'postgres-owner.pid');
+  const running = await runningServer(clusterDir, ownerFile);
+  if (running && (!running.ownerPid || isAlive(running.ownerPid))) {
+    const owner = running.ownerPid ? `the gateway (pid ${running.ownerPid})` : 'a process this folder does not name';
+    throw new Error(`The embedded PostgreSQL (pid ${running.serverPid}) in ${clusterDir} is running for ${owner}: stop it first (Ctrl-C in its terminal), then run this again.`);
+  }
+  await stopOrphanedServer(clusterDir, ownerFile, log);
+  const removed: string[] = [];
+  if (linked && path.dirname(clusterDir) === sharedClustersDir()) {
+    await rm(clusterDir, { recursive: true, force: true });
+    await rm(dataDirRecord(clusterDir), { force: true });
+    removed.push(clusterDir);
+  }
+  if (existsSync(resolved)) {
+    await rm(resolved, { recursive: true, force: true });
+    removed.push(resolved);
+  }
+  return removed;
+}
+
+/**
+ * Removes the shared clusters whose data folder is gone (its clone deleted) or no longer links
+ * to them, stopping any PostgreSQL still running from one. A cluster made before its data folder
+ * was recorded beside it is left alone and returned under `unknown`: only its owner can tell.
+ */
+export async function removeOrphanedClusters(log: (text: string) => void = () => undefined): Promise<{ removed: string[]; unknown: string[] }> {
+  const removed: string[] = [];
+  const unknown: string[] = [];
+  const clusters = await readdir(sharedClustersDir(), { withFileTypes: true }).catch(() => []);
+  for (const cluster of clusters.filter((candidate) => candidate.isDirectory())) {
+    const clusterDir = path.join(sharedClustersDir(), cluster.name);
+    const dataDir = (await readFile(dataDirRecord(clusterDir), 'utf8').catch(() => '')).trim();
+    if (!dataDir) {
+      unknown.push(clusterDir);
+      continue;
+    }
+    const entry = path.join(dataDir, 'postgres');
+    const stillLinked = lstatSync(entry, { throwIfNoEntry: false })?.isSymbolicLink() && path.resolve(dataDir, await readlink(entry)) === clusterDir;
+    if (stillLinked) continue;
+    const serverPid = Number((await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+    if (serverPid && isAlive(serverPid)) {
+      log(`stopping the PostgreSQL (pid ${serverPid}) of ${dataDir}, which is gone`);
+      process.kill(serverPid, 'SIGINT');
+      for (let waited = 0; isAlive(serverPid) && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await rm(clusterDir, { recursive: true, force: true });
+    await rm(dataDirRecord(clusterDir), { force: true });
+    removed.push(clusterDir);
+  }
+  return { removed, unknown };
 }
 
 async function sharedDir(): Promise<string> {

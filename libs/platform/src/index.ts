@@ -16,6 +16,7 @@ export * from './auth/admin-token.guard';
 export * from './health/health.controller';
 export * from './config/runtime';
 export * from './process/run-until-signal';
+export * from './process/closed-output';
 export * from './process/directory-lock';
 export * from './process/idle-signal';
 export * from './http/path-id.decorator';

@@ -41,8 +41,8 @@ const usagePage = {
       model: 'openai/gpt-4o-mini',
       endpoint: 'chat.completions',
       units: { input_tokens: 10, output_tokens: 20 },
-      credits: -27,
-      usd: '-0.0000135',
+      credits: '27',
+      usd: '0.0000135',
       catalogueRevision: 1,
       prices: [{ unit: 'input_tokens', price: 0.15, per: 1_000_000 }],
       reason: null,
@@ -54,8 +54,8 @@ const usagePage = {
 };
 const usageSummary = {
   object: 'list',
-  data: [{ day: '2025-01-01', model: 'openai/gpt-4o-mini', requests: 1, credits: 27, usd: '0.0000135', units: { input_tokens: 10, output_tokens: 20 } }],
-  totals: { requests: 1, credits: 27, usd: '0.0000135' },
+  data: [{ day: '2025-01-01', model: 'openai/gpt-4o-mini', requests: 1, credits: '27', usd: '0.0000135', units: { input_tokens: 10, output_tokens: 20 } }],
+  totals: { requests: 1, credits: '27', usd: '0.0000135' },
 };
 const notFound = {
   message: 'Account not found',
@@ -377,6 +377,25 @@ describe('runCli against a recording admin API', () => {
     expect(result.stderr).toContain('<credits> must be a number');
     expect(result.stderr).toContain('Usage:');
     expect(requests).toHaveLength(0);
+  });
+
+  it('answers a usage mistake with a one-line error and the help of that command only', async () => {
+    const result = await cli(['credits', 'add', ACCOUNT, '5', '--force']);
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^error: .*Unknown option '--force'/);
+    expect(lines[1]).toBe('');
+    expect(result.stderr).toContain('credits add <accountId> --credits C');
+    expect(result.stderr).not.toContain('usage summary');
+    expect(lines.length).toBeLessThan(12);
+  });
+
+  it('prints one command\'s help for help <command>, with the default plan said', async () => {
+    const result = await cli(['help', 'accounts', 'create'], {});
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('accounts create [--name N]');
+    expect(result.stdout).toMatch(/--plan: default paid when the account opens with credits,\s+free when it opens empty/);
+    expect(result.stdout).not.toContain('keys revoke');
   });
 
   it('prints the usage text on stdout for help', async () => {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AdminUnreachableError, sendAdminRequest, type AdminResponse } from './admin-client';
-import { parseCommand, USAGE, UsageError, type AdminRequest } from './commands';
+import { parseCommand, USAGE, usageOf, UsageError, type AdminRequest } from './commands';
 
 export interface CliOutput {
   write(chunk: string): unknown;
@@ -27,7 +27,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     const command = parseCommand(argv);
     if (command.kind === 'help') {
-      io.stdout.write(USAGE);
+      io.stdout.write(command.command === undefined ? USAGE : usageOf(command.command));
       return EXIT_OK;
     }
     const baseUrl = resolveBaseUrl(command.connection.url, io.env);
@@ -39,7 +39,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return await execute(request, baseUrl, token, io);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`error: ${error.message}\n\n${USAGE}`);
+      io.stderr.write(`error: ${error.message}\n\n${usageOf(error.command)}`);
       return EXIT_USAGE;
     }
     if (error instanceof SetupError) {

@@ -94,6 +94,13 @@ describe('parseCommand', () => {
   });
 
   describe('credits add', () => {
+    it('takes the amount as --credits as accounts create does, negative ones too', () => {
+      expect(requestOf(['credits', 'add', ACCOUNT, '--credits', '1000']).body).toEqual({ credits: 1000 });
+      expect(requestOf(['credits', 'add', ACCOUNT, '--credits', '-250000', '--reason', 'refund correction']).body).toEqual({ credits: -250000, reason: 'refund correction' });
+      expect(usageErrorOf(['credits', 'add', ACCOUNT, '5', '--credits', '5'])).toMatch(/once.*<credits> and --credits/);
+      expect(usageErrorOf(['credits', 'add', ACCOUNT, '--usd', '1', '--credits', '5'])).toMatch(/once.*--credits and --usd/);
+    });
+
     it('adds positive credits with a reason', () => {
       expect(requestOf(['credits', 'add', ACCOUNT, '500', '--reason', 'monthly top-up'])).toEqual({
         method: 'POST',
@@ -240,8 +247,32 @@ describe('parseCommand', () => {
   });
 
   describe('help, connection options and errors', () => {
-    it.each([[['help']], [['--help']], [['-h']], [['accounts', 'create', '--help']], [['help', 'keys']]])('%j asks for help', (argv) => {
+    it.each([[['help']], [['--help']], [['-h']]])('%j asks for help', (argv) => {
       expect(parseCommand(argv)).toEqual<Command>({ kind: 'help' });
+    });
+
+    it.each([
+      [['accounts', 'create', '--help'], 'accounts create'],
+      [['help', 'keys'], 'keys'],
+      [['help', 'credits', 'add'], 'credits add'],
+    ])('%j asks for the help of %s', (argv, command) => {
+      expect(parseCommand(argv)).toEqual<Command>({ kind: 'help', command });
+    });
+
+    it('names the command a usage mistake was meant for, so its own help can follow the error', () => {
+      const commandOf = (argv: string[]) => {
+        try {
+          parseCommand(argv);
+        } catch (error) {
+          if (error instanceof UsageError) return error.command;
+          throw error;
+        }
+        throw new Error('expected a usage error');
+      };
+      expect(commandOf(['credits', 'add', ACCOUNT, '5', '--force'])).toBe('credits add');
+      expect(commandOf(['accounts', 'create', '--plan', 'gold'])).toBe('accounts create');
+      expect(commandOf(['keys', 'delete', KEY])).toBe('keys');
+      expect(commandOf(['wat'])).toBeUndefined();
     });
 
     it('returns --url and --token as connection options', () => {

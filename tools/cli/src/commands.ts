@@ -29,62 +29,90 @@ export interface ConnectionOptions {
   gatewayUrl?: string;
 }
 
-export type Command = { kind: 'help' } | { kind: 'request'; request: AdminRequest; connection: ConnectionOptions };
+/** `command`: help for one command (`keys create --help`) or a group (`help keys`); none: for all. */
+export type Command = { kind: 'help'; command?: string } | { kind: 'request'; request: AdminRequest; connection: ConnectionOptions };
 
-/** Bad command line: the CLI prints the message and the usage text, and exits 2. */
+/** Bad command line: the CLI prints the message and the help of `command` (the one the user meant, when known), and exits 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+  command?: string;
 }
 
-export const USAGE = `Usage: npm run cli -- <command> [options]
-       node dist/tools/cli/src/main.js <command> [options]
-
-Admin commands for the inference gateway (they call the admin API on the billing service).
-
-Commands:
-  accounts create [--name N] [--usd U | --credits C] [--plan free|paid] [--low-balance-threshold T]
+/** Each command's synopsis and notes, as `help` lists them and as a usage mistake shows its own. */
+const COMMAND_HELP: Record<string, string> = {
+  'accounts create': `  accounts create [--name N] [--usd U | --credits C] [--plan free|paid] [--low-balance-threshold T]
                                                 opening balance in USD or in credits (default 0)
-  accounts get <accountId>
-  accounts update <accountId> [--name N] [--plan free|paid] [--status active|suspended]
+                                                --plan: default paid when the account opens with credits,
+                                                free when it opens empty (the free plan allows
+                                                FREE_TIER_HOURLY_LIMIT requests an hour, default 100)`,
+  'accounts get': `  accounts get <accountId>`,
+  'accounts update': `  accounts update <accountId> [--name N] [--plan free|paid] [--status active|suspended]
                   [--auto-debit enabled|disabled] [--low-balance-threshold T]
                   [--rpm N|none] [--concurrency N|none]
-                                                "none" removes a limit override (default applies)
-  keys create <accountId> [--name N]            the key is shown only in this response
-  keys list <accountId>                         id, name, prefix, created and revoked dates (never the key)
-  keys revoke <keyId>
-  credits add <accountId> <credits> [--reason R]    credits may be negative (a correction)
-  credits add <accountId> --usd U [--reason R]      the same in USD (at CREDITS_PER_USD, default 2,000,000)
-  usage list <accountId> [--from T] [--to T] [--model M] [--key K] [--kind usage|credit]
+                                                "none" removes a limit override (default applies)`,
+  'keys create': `  keys create <accountId> [--name N]            the key is shown only in this response`,
+  'keys list': `  keys list <accountId>                         id, name, prefix, created and revoked dates (never the key)`,
+  'keys revoke': `  keys revoke <keyId>`,
+  'credits add': `  credits add <accountId> <credits> [--reason R]    credits may be negative (a correction)
+  credits add <accountId> --credits C [--reason R]  the same
+  credits add <accountId> --usd U [--reason R]      in USD (at CREDITS_PER_USD, default 2,000,000)`,
+  'usage list': `  usage list <accountId> [--from T] [--to T] [--model M] [--key K] [--kind usage|credit]
              [--limit N] [--cursor C]           newest first; --cursor takes a nextCursor;
-                                                --model takes a model id or alias (the gateway resolves it)
-  usage summary <accountId> [--from T] [--to T]     usage summed by UTC day and model
+                                                --model takes a model id or alias (the gateway resolves it)`,
+  'usage summary': `  usage summary <accountId> [--from T] [--to T]     usage summed by UTC day and model
                                                 T: ISO 8601, e.g. 2025-01-31 or 2025-01-31T12:00:00Z
-                                                (from inclusive, to exclusive; UTC unless an offset)
-  help                                          this text (also --help, -h)
+                                                (from inclusive, to exclusive; UTC unless an offset)`,
+};
 
-Options for every command:
+const INVOCATION = `Usage: npx igw <command> [options]
+       npm run -s cli -- <command> [options]      (-s: without npm's banner on stdout)`;
+
+const COMMON_OPTIONS = `Options for every command:
   --url URL      billing base URL (env BILLING_URL; default http://127.0.0.1:\${BILLING_PORT:-8081})
   --token TOKEN  admin token (env ADMIN_TOKEN; default: the file \${DATA_DIR:-.data}/admin-token
                  that the standalone server writes when ADMIN_TOKEN is unset)
   --gateway-url URL  gateway base URL, to resolve --model aliases (env GATEWAY_URL;
-                 default http://127.0.0.1:\${PORT:-8080})
+                 default http://127.0.0.1:\${PORT:-8080})`;
+
+export const USAGE = `${INVOCATION}
+
+Admin commands for the inference gateway (they call the admin API on the billing service).
+
+Commands:
+${Object.values(COMMAND_HELP).join('\n')}
+  help [command]                                this text, or one command's (also --help, -h)
+
+${COMMON_OPTIONS}
 
 Output: the JSON response on stdout. Exit codes: 0 success, 1 HTTP or connection error
 (the error body goes to stderr), 2 bad usage.
 
-Credits: 2,000,000 credits are 1 USD (CREDITS_PER_USD); an account is reported low-balance
-under 100,000 credits ($0.05) unless --low-balance-threshold says otherwise.
+Amounts: usage list and usage summary show credits and USD as exact decimal strings ("913.5",
+"0.00000027"), a charge positive in both. 2,000,000 credits are 1 USD (CREDITS_PER_USD); an
+account is reported low-balance under 100,000 credits ($0.05) unless --low-balance-threshold
+says otherwise.
 
 Examples:
-  npm run cli -- accounts create --name "Acme" --usd 10 --plan paid
-  npm run cli -- keys create <accountId> --name ci
-  npm run cli -- keys list <accountId>
-  npm run cli -- credits add <accountId> --usd 25 --reason "monthly top-up"
-  npm run cli -- credits add <accountId> -250000 --reason "refund correction"
-  npm run cli -- accounts update <accountId> --status suspended --rpm 120 --concurrency none
-  npm run cli -- usage list <accountId> --from 2025-01-01 --to 2025-02-01 --model gpt-4o-mini
-  npm run cli -- usage summary <accountId> --from 2025-01-01
+  npx igw accounts create --name "Acme" --usd 10
+  npx igw keys create <accountId> --name ci
+  npx igw keys list <accountId>
+  npx igw credits add <accountId> --usd 25 --reason "monthly top-up"
+  npx igw credits add <accountId> --credits -250000 --reason "refund correction"
+  npx igw accounts update <accountId> --status suspended --rpm 120 --concurrency none
+  npx igw usage list <accountId> --from 2025-01-01 --to 2025-02-01 --model gpt-4o-mini
+  npx igw usage summary <accountId> --from 2025-01-01 | jq .totals
 `;
+
+/**
+ * The help of the commands `command` names (one, or a group such as "keys"), short enough to
+ * read under an error; for no known command, the list of commands.
+ */
+export function usageOf(command: string | undefined): string {
+  const names = Object.keys(COMMAND_HELP);
+  const matching = command === undefined ? [] : names.filter((name) => name === command || name.startsWith(`${command} `));
+  if (matching.length === 0) return `${INVOCATION}\n\nCommands: ${names.join(', ')}.\nRun "npx igw help" for every command and option.\n`;
+  return `${INVOCATION}\n\n${matching.map((name) => COMMAND_HELP[name]).join('\n')}\n\nRun "npx igw help" for the options every command takes.\n`;
+}
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -134,6 +162,25 @@ const protect = (argv: readonly string[]): string[] => {
 const unprotect = (value: string): string => (value.startsWith(MARK) ? value.slice(MARK.length) : value);
 
 export function parseCommand(argv: readonly string[]): Command {
+  try {
+    return parseKnownCommand(argv);
+  } catch (error) {
+    if (error instanceof UsageError) error.command ??= intendedCommand(argv);
+    throw error;
+  }
+}
+
+/** The command a command line that does not parse was meant to run, when its first words name one. */
+function intendedCommand(argv: readonly string[]): string | undefined {
+  const { positionals } = parseArgs({ args: protect(argv), options: OPTIONS, allowPositionals: true, strict: false });
+  const [group, action] = positionals;
+  if (group === undefined) return undefined;
+  const command = `${group} ${action ?? ''}`.trim();
+  if (command in COMMAND_HELP) return command;
+  return Object.keys(COMMAND_HELP).some((name) => name.startsWith(`${group} `)) ? group : undefined;
+}
+
+function parseKnownCommand(argv: readonly string[]): Command {
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
     parsed = parseArgs({ args: protect(argv), options: OPTIONS, allowPositionals: true, strict: true });
@@ -147,7 +194,8 @@ export function parseCommand(argv: readonly string[]): Command {
   }
   const positionals = parsed.positionals.map(unprotect);
 
-  if (values.help === true || positionals[0] === 'help') return { kind: 'help' };
+  if (positionals[0] === 'help') return helpFor(positionals.slice(1));
+  if (values.help === true) return helpFor(positionals);
   const [group, action, ...args] = positionals;
   if (group === undefined) throw new UsageError('Missing command.');
   const connection: ConnectionOptions = {};
@@ -158,6 +206,11 @@ export function parseCommand(argv: readonly string[]): Command {
   const command = `${group} ${action ?? ''}`.trim();
   const request = buildRequest(command, args, values);
   return { kind: 'request', request, connection };
+}
+
+function helpFor(words: readonly string[]): Command {
+  const command = words.slice(0, 2).join(' ');
+  return command === '' ? { kind: 'help' } : { kind: 'help', command };
 }
 
 function buildRequest(command: string, args: string[], values: ParsedValues): AdminRequest {
@@ -256,11 +309,15 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
       return { method: 'DELETE', path: `/admin/v1/keys/${segment(keyId)}`, noContentOutput: { revoked: keyId } };
     }
     case 'credits add': {
+      expectOptions(command, values, ['reason', 'usd', 'credits']);
       const usd = stringOption(values, 'usd');
-      if (usd !== undefined && args.length === 2) throw new UsageError('Give the amount as <credits> or as --usd, not both.');
-      const [accountId, credits] = expectArguments(command, args, usd === undefined ? ['accountId', 'credits'] : ['accountId']);
-      expectOptions(command, values, ['reason', 'usd']);
-      const body: JsonBody = usd === undefined ? { credits: toNumber('<credits>', credits) } : { usd: toNumber('--usd', usd) };
+      const creditsOption = stringOption(values, 'credits');
+      const given = [args.length >= 2 ? '<credits>' : undefined, creditsOption !== undefined ? '--credits' : undefined, usd !== undefined ? '--usd' : undefined].filter(Boolean);
+      if (given.length > 1) throw new UsageError(`Give the amount once, as <credits>, --credits or --usd, not both (${given.join(' and ')}).`);
+      if (given.length === 0) throw new UsageError('"credits add" needs <accountId> <credits> (or the amount as --credits C or --usd U).');
+      const [accountId, credits] = expectArguments(command, args, given[0] === '<credits>' ? ['accountId', 'credits'] : ['accountId']);
+      const body: JsonBody =
+        usd !== undefined ? { usd: toNumber('--usd', usd) } : creditsOption !== undefined ? { credits: toNumber('--credits', creditsOption) } : { credits: toNumber('<credits>', credits) };
       const reason = stringOption(values, 'reason');
       if (reason !== undefined) body.reason = reason;
       return { method: 'POST', path: `/admin/v1/accounts/${segment(accountId)}/credits`, body };

@@ -4,7 +4,7 @@ import { creditsToMicro, microCreditsToUsd } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
 import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
-import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN } from '../billing.constants';
+import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, defaultPlan } from '../billing.constants';
 import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
 import { AccountEntity } from './account.entity';
 import { BalanceAnnouncer, type BalanceChange } from './balance-announcer';
@@ -31,7 +31,7 @@ export class AccountsService {
       const created = await manager.getRepository(AccountEntity).save(
         manager.getRepository(AccountEntity).create({
           name: input.name ?? 'account',
-          plan: input.plan ?? DEFAULT_PLAN,
+          plan: input.plan ?? defaultPlan(openingMicro),
           balanceMicro: '0',
           balanceVersion: '0',
           lowBalanceThresholdMicro: creditsToMicro(input.lowBalanceThreshold ?? DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS).toString(),

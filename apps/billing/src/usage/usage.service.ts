@@ -1,6 +1,6 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
-import { formatScaled, microToCredits, parseDecimal, toScaledUnits, USD_SCALE } from '@igw/domain';
+import { formatMicroCredits, formatScaled, parseDecimal, toScaledUnits, USD_SCALE } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
@@ -138,9 +138,9 @@ export class UsageService {
           .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
           .map(([unit, total]) => [unit, Number(total)]),
       );
-      return { day: row.day, model: row.model, requests: Number(row.requests), credits: microToCredits(rowMicro), usd: formatUsd(rowUsd), units };
+      return { day: row.day, model: row.model, requests: Number(row.requests), credits: formatMicroCredits(rowMicro), usd: formatUsd(rowUsd), units };
     });
-    return { object: 'list', data, totals: { requests: Number(requests), credits: microToCredits(spentMicro), usd: formatUsd(spentUsd) } };
+    return { object: 'list', data, totals: { requests: Number(requests), credits: formatMicroCredits(spentMicro), usd: formatUsd(spentUsd) } };
   }
 
   private windowConditions(query: UsageWindowQueryDto, conditions: string[], bind: (value: unknown) => string): void {
@@ -158,6 +158,9 @@ export class UsageService {
 }
 
 function toEntry(row: LedgerRow): UsageEntryDto {
+  // The ledger keeps signed balance changes; the API shows each entry's amount the way its kind
+  // reads (usage: charged, credit: added), so a charge reads the same here and in the summary.
+  const sign = row.kind === 'usage' ? -1n : 1n;
   return {
     id: row.id,
     kind: row.kind,
@@ -167,8 +170,8 @@ function toEntry(row: LedgerRow): UsageEntryDto {
     model: row.model,
     endpoint: row.endpoint,
     units: row.units,
-    credits: microToCredits(BigInt(row.amount_micro)),
-    usd: formatUsd(usdUnits(row.usd)),
+    credits: formatMicroCredits(sign * BigInt(row.amount_micro)),
+    usd: formatUsd(sign * usdUnits(row.usd)),
     catalogueRevision: row.catalogue_revision,
     prices: row.prices,
     reason: row.reason,

@@ -1,5 +1,6 @@
 import { Gauge } from 'prom-client';
-import { LATENCY_BUCKETS, processMetric, SeriesCounter, SeriesHistogram } from '@igw/platform';
+import { CREDIT_SCALE } from '@igw/domain';
+import { LATENCY_BUCKETS, processMetric, SeriesCounter, SeriesHistogram, SeriesScaledCounter } from '@igw/platform';
 
 // The gateway's per-request metrics. Label values are bounded: catalogue model ids (`modelLabel`),
 // provider names the gateway knows, endpoint names of the ledger.
@@ -19,7 +20,7 @@ export const tokensCounted = processMetric(
 export const creditsCharged = processMetric(
   'igw_credits_charged_total',
   () =>
-    new SeriesCounter('igw_credits_charged_total', 'Credits charged (as journaled for the ledger), by model and endpoint', ['model', 'endpoint']),
+    new SeriesScaledCounter('igw_credits_charged_total', 'Credits charged (as journaled for the ledger), by model and endpoint', ['model', 'endpoint'], CREDIT_SCALE),
 );
 
 /** A source's circuit breaker as the gauge shows it. */

@@ -34,7 +34,7 @@ describe('RequestTelemetry: a paid request in the metrics and its access-log lin
     const input = tokensCounted.series(model.id, 'mistral', 'input');
     const output = tokensCounted.series(model.id, 'mistral', 'output');
     const credits = creditsCharged.series(model.id, 'telemetry.settled');
-    const [inputBefore, outputBefore, creditsBefore] = [input.value, output.value, credits.value];
+    const [inputBefore, outputBefore, creditsBefore] = [input.value, output.value, creditsCharged.total(credits)];
     const context = {} as RequestContext;
     const listener = new RequestTelemetry().admitted(callIn(context, 'telemetry.settled'));
     listener.attemptStarted('mistral', 'small');
@@ -42,8 +42,19 @@ describe('RequestTelemetry: a paid request in the metrics and its access-log lin
     listener.settled({ input_tokens: 10, cached_input_tokens: 5, output_tokens: 20 }, 0.5);
     listener.settled({ input_tokens: 1 }, 0.25);
     listener.finished();
-    expect([input.value - inputBefore, output.value - outputBefore, credits.value - creditsBefore]).toEqual([16, 20, 0.75]);
+    expect([input.value - inputBefore, output.value - outputBefore, creditsCharged.total(credits) - creditsBefore]).toEqual([16, 20, 0.75]);
     expect(context).toMatchObject({ provider: 'mistral', inputTokens: 16, outputTokens: 20, credits: 0.75 });
+  });
+
+  it('sums credits exactly, in the counter and in the access-log line, where float addition would drift', () => {
+    const credits = creditsCharged.series(model.id, 'telemetry.exact');
+    const context = {} as RequestContext;
+    const listener = new RequestTelemetry().admitted(callIn(context, 'telemetry.exact'));
+    const charges = [0.1, 0.2];
+    for (const charge of charges) listener.settled({ input_tokens: 1 }, charge);
+    expect(charges.reduce((sum, charge) => sum + charge, 0)).toBe(0.30000000000000004);
+    expect(creditsCharged.total(credits)).toBe(0.3);
+    expect(context.credits).toBe(0.3);
   });
 
   it("observes a stream's first chunk from the request's arrival, under the provider that answered", () => {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { promptTokensOf } from '@igw/domain';
+import { creditsToMicro, microToCredits, promptTokensOf } from '@igw/domain';
 import { endSpanWithError, modelLabel, startClientSpan, startServerSpan, tracingEnabled, upstreamDuration } from '@igw/platform';
 import type { Span } from '@opentelemetry/api';
 import type { PaidCall, PaidRequestListener } from '../paid-requests/admitted-request';
@@ -28,6 +28,8 @@ class RequestObserver implements PaidRequestListener {
   /** The request's span and its answered upstream call's, when tracing is on. */
   private readonly span: Span | undefined;
   private upstreamSpan: Span | undefined;
+  /** Credits of the request's settlements, summed exactly for its access-log line. */
+  private creditsMicro = 0n;
 
   constructor(private readonly call: PaidCall) {
     if (tracingEnabled()) this.span = startServerSpan(call.endpoint, this.traceAttributes());
@@ -67,12 +69,14 @@ class RequestObserver implements PaidRequestListener {
     const output = units.output_tokens ?? 0;
     if (input > 0) tokensCounted.inc(tokensCounted.series(model, provider, 'input'), input);
     if (output > 0) tokensCounted.inc(tokensCounted.series(model, provider, 'output'), output);
-    if (credits > 0) creditsCharged.inc(creditsCharged.series(model, this.call.endpoint), credits);
+    const creditsMicro = creditsToMicro(credits);
+    this.creditsMicro += creditsMicro;
+    if (creditsMicro > 0n) creditsCharged.inc(creditsCharged.series(model, this.call.endpoint), creditsMicro);
     const context = this.call.context;
     if (context) {
       context.inputTokens = (context.inputTokens ?? 0) + input;
       context.outputTokens = (context.outputTokens ?? 0) + output;
-      context.credits = (context.credits ?? 0) + credits;
+      context.credits = microToCredits(this.creditsMicro);
     }
     const span = this.upstreamSpan ?? this.span;
     if (span) {

@@ -26,6 +26,7 @@ const logger = new Logger('Errors');
  */
 export function sendErrorResponse(request: ServedRequest, response: ServerResponse, exception: unknown, shape?: (body: ErrorBodyDto) => object): void {
   const { status, message } = describeException(exception);
+  if (request.context) request.context.error = message;
   if (status >= 500) {
     const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
     logger.error(`${request.method} ${request.originalUrl ?? request.url} -> ${status} [${request.context?.requestId}]: ${detail}`);

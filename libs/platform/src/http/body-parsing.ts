@@ -4,7 +4,7 @@ import { ErrorMessages, exceedsJsonDepth, MAX_JSON_DEPTH } from '@igw/contracts'
 import express, { type Request, type Response } from 'express';
 import { from, switchMap, type Observable } from 'rxjs';
 import { GatewayException } from '../errors/gateway.exception';
-import type { ServedRequest } from './request-context';
+import { noteRequestedModel, type ServedRequest } from './request-context';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -123,7 +123,10 @@ export class JsonBodyInterceptor implements NestInterceptor {
     refuseEncodedBody(request.headers);
     return new Promise((resolve, reject) => {
       this.parseJson(request, response, (error?: unknown) => {
-        if (!error) resolve();
+        if (!error) {
+          noteRequestedModel(request, request.body);
+          resolve();
+        }
         else reject((error as BodyParserError).type ? bodyError(error as BodyParserError) : error);
       });
     });
@@ -173,6 +176,7 @@ export function readJsonBody(request: ServedRequest): Promise<JsonBody> {
       try {
         const body = parseJsonBody(chunks);
         if (request.context) request.context.bodyBytes = body.bytes.length;
+        noteRequestedModel(request, body.parsed);
         resolve(body);
       } catch (error) {
         reject(error);

@@ -43,6 +43,8 @@ export interface HttpAppOptions {
   bodyLimit: string;
   logLevel: LogLevel;
   logFormat?: LogFormat;
+  /** TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For tells the client address of the access log. */
+  trustedProxies?: string;
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are recorded and sent there; unset, none are. */
   otlpEndpoint?: string;
   /** `path`: where the Swagger UI is served (default `docs`). */
@@ -80,7 +82,7 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
     // Module middleware is mounted by init: only then can the direct routes be checked, before any request.
     await app.init();
     for (const route of directRoutes) refuseSkippedEnhancers(app, { ...route, runs: [...sharedPieces, ...route.runs] });
-    const observe = requestObserver(options.name);
+    const observe = requestObserver(options.name, options.trustedProxies);
     serveRequests(app, observe, directRoutes);
     installHttpDrain(app, observe);
     if (options.listen === false) return app;

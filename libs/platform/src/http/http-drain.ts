@@ -96,6 +96,7 @@ export class HttpDrain {
     response.setHeader('connection', 'close');
     const message = path === '/readyz' ? NOT_READY_SHUTTING_DOWN : SHUTTING_DOWN_MESSAGE;
     // The body is not read: the connection closes after the answer.
+    if (request.context) request.context.error = message;
     sendJson(response, HttpStatus.SERVICE_UNAVAILABLE, buildErrorBody(request, HttpStatus.SERVICE_UNAVAILABLE, message));
     return true;
   }

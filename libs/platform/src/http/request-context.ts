@@ -29,6 +29,10 @@ export interface RequestContext {
   credits?: number;
   /** The prompt, kept only with LOG_PROMPTS=true, for the access-log line. */
   prompt?: unknown;
+  /** The body's `model` as the client wrote it, for the access-log line of a request refused before a model was resolved. */
+  requestedModel?: string;
+  /** Why the request failed: the message of its error body. */
+  error?: string;
 }
 
 declare module 'express-serve-static-core' {
@@ -61,10 +65,21 @@ export function startRequestContext(request: ServedRequest, response: ServerResp
     outputTokens: undefined,
     credits: undefined,
     prompt: undefined,
+    requestedModel: undefined,
+    error: undefined,
   };
   request.context = context;
   response.setHeader(REQUEST_ID_HEADER, context.requestId);
   return context;
+}
+
+/** Longer model names are cut in the log line: the field is for reading, and a client chooses its length. */
+const LONGEST_LOGGED_MODEL = 200;
+
+/** Keeps a parsed body's `model` (when it is a string) in the request's context, for its access-log line. */
+export function noteRequestedModel(request: ServedRequest, body: unknown): void {
+  const model = typeof body === 'object' && body !== null ? (body as { model?: unknown }).model : undefined;
+  if (request.context && typeof model === 'string') request.context.requestedModel = model.slice(0, LONGEST_LOGGED_MODEL);
 }
 
 /** The header's value when it is printable ASCII of at most 128 characters; anything else is ignored. */

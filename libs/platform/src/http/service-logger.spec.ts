@@ -34,6 +34,7 @@ describe('ServiceLogger', () => {
       route: '/v1/embeddings',
       status: 200,
       durationMs: 3.2,
+      clientAddress: '203.0.113.7',
       keyPrefix: 'igw_abcdef',
       model: 'm',
       provider: 'openai',
@@ -41,11 +42,14 @@ describe('ServiceLogger', () => {
       outputTokens: 0,
       credits: 0.5,
       prompt: undefined,
+      error: undefined,
     };
     expect(logger.accessLogged()).toBe(false);
     logger.setLevel('debug');
     expect(logger.accessLogged()).toBe(true);
     logger.access(entry);
-    expect(written.join('')).toContain('POST /v1/embeddings 200 3.2ms key=igw_abcdef model=m provider=openai tokens=3/0 credits=0.5 request_id=r-1');
+    expect(written.join('')).toContain('POST /v1/embeddings 200 3.2ms client=203.0.113.7 key=igw_abcdef model=m provider=openai tokens=3/0 credits=0.5 request_id=r-1');
+    logger.access({ ...entry, status: 404, model: 'no-such-model', provider: undefined, error: "Not Found: no model named 'no-such-model'" });
+    expect(written.join('')).toContain(`POST /v1/embeddings 404 3.2ms client=203.0.113.7 key=igw_abcdef model=no-such-model provider=- tokens=3/0 credits=0.5 request_id=r-1 error="Not Found: no model named 'no-such-model'"`);
   });
 });

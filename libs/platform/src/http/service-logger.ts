@@ -27,13 +27,18 @@ export interface AccessLogEntry {
   route: string;
   status: number;
   durationMs: number;
+  /** The client's address, read through TRUSTED_PROXIES' hops. */
+  clientAddress: string | undefined;
   keyPrefix: string | undefined;
+  /** The catalogue model the request ran, or for a request refused before that, the name it asked for. */
   model: string | undefined;
   provider: string | undefined;
   inputTokens: number | undefined;
   outputTokens: number | undefined;
   credits: number | undefined;
   prompt: unknown;
+  /** Why the request failed (its error body's message). */
+  error: string | undefined;
 }
 
 /**
@@ -107,6 +112,16 @@ export class ServiceLogger extends ConsoleLogger {
     super.error(message, ...rest);
   }
 
+  /** Whether lines are written as JSON (LOG_FORMAT=json). */
+  writesJson(): boolean {
+    return this.json !== undefined;
+  }
+
+  /** One JSON line at `info` with `fields` beside the message (LOG_FORMAT=json only: the console format has its own text). */
+  record(context: string, message: string, fields: Record<string, unknown>): void {
+    this.json?.info({ context, ...fields }, message);
+  }
+
   /** Whether access-log lines are written at the level set: when not, the caller builds none. */
   accessLogged(): boolean {
     return this.enabled.has(this.json ? 'log' : 'debug');
@@ -123,7 +138,11 @@ export class ServiceLogger extends ConsoleLogger {
     }
     const usage = entry.model ? ` model=${entry.model} provider=${entry.provider ?? '-'} tokens=${entry.inputTokens ?? 0}/${entry.outputTokens ?? 0} credits=${entry.credits ?? 0}` : '';
     const client = entry.clientRequestId ? ` client_request_id=${entry.clientRequestId}` : '';
-    super.debug(`${entry.method} ${entry.route} ${entry.status} ${entry.durationMs.toFixed(1)}ms key=${entry.keyPrefix ?? '-'}${usage} request_id=${entry.requestId}${client}`, 'access');
+    const error = entry.error === undefined ? '' : ` error=${JSON.stringify(entry.error)}`;
+    super.debug(
+      `${entry.method} ${entry.route} ${entry.status} ${entry.durationMs.toFixed(1)}ms client=${entry.clientAddress ?? '-'} key=${entry.keyPrefix ?? '-'}${usage} request_id=${entry.requestId}${client}${error}`,
+      'access',
+    );
   }
 
   protected override printMessages(

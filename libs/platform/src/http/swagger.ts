@@ -2,6 +2,7 @@ import { applyDecorators, type INestApplication } from '@nestjs/common';
 import { ApiExtraModels, ApiResponse, DocumentBuilder, getSchemaPath, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ErrorBodyDto, ErrorMessages } from '@igw/contracts';
 import { errorDetail } from '../errors/error-body';
+import { observeSwaggerUi } from '../observability/request-observer';
 import { compressedBodyMessage } from './body-parsing';
 
 /** The security scheme of API keys (`ApiBearerAuth()`'s default name) and of the admin token. */
@@ -87,6 +88,7 @@ export function setUpSwagger(app: INestApplication, swagger: { title: string; de
     .build();
   const build = () => errorExamplesOnTheirPaths(onlyUsedSecuritySchemes(SwaggerModule.createDocument(app, config)));
   const docs = swagger.path ?? 'docs';
+  observeSwaggerUi(docs);
   SwaggerModule.setup(docs, app, build, { jsonDocumentUrl: `${docs}-json`, swaggerOptions: { persistAuthorization: true, displayRequestDuration: true } });
 }
 

@@ -9,11 +9,15 @@ export const metricsRegistry: Registry = register;
 
 let defaultsCollected = false;
 
-/** Node's own figures (CPU, memory, event loop delay, GC), once per process. */
+/**
+ * Node's own figures (CPU, memory, event loop delay, GC), once per process, under prom-client's
+ * standard names (`process_cpu_seconds_total`, `nodejs_eventloop_lag_p99_seconds`): what stock
+ * Node.js dashboards and alerts query. Only the gateway's own metrics carry `igw_`.
+ */
 export function collectProcessMetrics(): void {
   if (defaultsCollected) return;
   defaultsCollected = true;
-  collectDefaultMetrics({ register: metricsRegistry, prefix: 'igw_' });
+  collectDefaultMetrics({ register: metricsRegistry });
 }
 
 /** A metric of the process, created on first use: the standalone app starts modules that define the same ones. */

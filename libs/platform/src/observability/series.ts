@@ -86,6 +86,48 @@ export class SeriesCounter extends SeriesMetric<CounterSeries> {
   }
 }
 
+export interface ScaledCounterSeries {
+  labels: Labels;
+  /** The running total in integer units of 10^-scale. */
+  units: bigint;
+}
+
+/**
+ * A counter of exact decimal amounts (credits, to the micro-credit): summed as integers, so a
+ * scrape shows `913.5` where a float sum would show `913.5000000000015`.
+ */
+export class SeriesScaledCounter extends SeriesMetric<ScaledCounterSeries> {
+  readonly type = 'counter';
+
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    private readonly scale: number,
+  ) {
+    super(name, help, labelNames);
+  }
+
+  inc(series: ScaledCounterSeries, units: bigint): void {
+    series.units += units;
+  }
+
+  /** The series' total as the scrape shows it: the number nearest the exact decimal. */
+  total(series: ScaledCounterSeries): number {
+    const negative = series.units < 0n;
+    const digits = (negative ? -series.units : series.units).toString().padStart(this.scale + 1, '0');
+    return Number(`${negative ? '-' : ''}${digits.slice(0, digits.length - this.scale)}.${digits.slice(digits.length - this.scale)}`);
+  }
+
+  protected create(labels: Labels): ScaledCounterSeries {
+    return { labels, units: 0n };
+  }
+
+  get(): ScrapedMetric {
+    return { name: this.name, help: this.help, type: 'counter', aggregator: 'sum', values: this.all.map((series) => ({ labels: series.labels, value: this.total(series) })) };
+  }
+}
+
 export interface HistogramSeries {
   labels: Labels;
   /** Observations per bucket (not cumulative: summed when scraped). */

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { installedServiceLogger } from '../http/service-logger';
 import { stopTracing } from '../observability/tracing';
+import { surviveClosedOutput } from './closed-output';
 
 const DUPLICATE_SIGNAL_WINDOW_MS = 2_000;
 
@@ -11,6 +12,7 @@ const DUPLICATE_SIGNAL_WINDOW_MS = 2_000;
  * forward its own copy.
  */
 export async function runUntilSignal(name: string, start: () => Promise<() => Promise<void>>): Promise<void> {
+  surviveClosedOutput();
   const logger = new Logger(name);
   let stop: (() => Promise<void>) | undefined;
   let stoppingSince: number | undefined;

@@ -2,7 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { IsNumberField, type AccountPlan } from '@igw/contracts';
 import { IsUsdInsteadOfCredits, usdPresent } from './usd-amount';
-import { CREDIT_DECIMALS, DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN, MAX_ADMIN_CREDITS } from '../../billing.constants';
+import { CREDIT_DECIMALS, DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN_DESCRIPTION, MAX_ADMIN_CREDITS } from '../../billing.constants';
 
 export class CreateAccountDto {
   @ApiPropertyOptional({ example: 'Acme research' })
@@ -21,7 +21,7 @@ export class CreateAccountDto {
   @IsUsdInsteadOfCredits()
   usd?: number;
 
-  @ApiPropertyOptional({ enum: ['free', 'paid'], default: DEFAULT_PLAN })
+  @ApiPropertyOptional({ enum: ['free', 'paid'], description: `free: at most the free hourly request limit; paid: limited by credits only. Default: ${DEFAULT_PLAN_DESCRIPTION}` })
   @IsOptional()
   @IsIn(['free', 'paid'])
   plan?: AccountPlan;

@@ -22,9 +22,12 @@ export class UsageEntryDto {
   @ApiProperty({ nullable: true, type: String, example: 'openai/gpt-4o-mini' }) model!: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'chat.completions' }) endpoint!: string | null;
   @ApiProperty({ ...UNITS_SCHEMA, nullable: true, description: 'Metered units by name (usage only)' }) units!: Record<string, number> | null;
-  @ApiProperty({ description: 'Signed change of the balance in credits: negative for usage, positive for credits added', example: -0.54 })
-  credits!: number;
-  @ApiProperty({ description: 'Signed USD value, exact decimal string', example: '-0.00000027' }) usd!: string;
+  @ApiProperty({
+    description: 'Credits as an exact decimal string: what a usage entry charged (as in the summary), what a credit entry added (negative for a correction)',
+    example: '0.54',
+  })
+  credits!: string;
+  @ApiProperty({ description: 'The same amount in USD, exact decimal string', example: '0.00000027' }) usd!: string;
   @ApiProperty({ nullable: true, type: 'integer', description: 'Catalogue revision whose prices were applied' }) catalogueRevision!: number | null;
   @ApiProperty({ nullable: true, type: [ChargedPriceDto], description: 'The prices the usage was charged at' }) prices!: ChargedPriceDto[] | null;
   @ApiProperty({ nullable: true, type: String, description: 'Why credits were added or removed (credit only)' }) reason!: string | null;
@@ -43,15 +46,15 @@ export class UsageSummaryRowDto {
   @ApiProperty({ description: 'UTC day', example: '2025-01-31' }) day!: string;
   @ApiProperty({ nullable: true, type: String, example: 'openai/gpt-4o-mini' }) model!: string | null;
   @ApiProperty({ type: 'integer', description: 'Number of usage entries (billed requests)' }) requests!: number;
-  @ApiProperty({ description: 'Credits spent (positive)', example: 12.5 }) credits!: number;
-  @ApiProperty({ description: 'USD spent (positive), exact decimal string', example: '0.00000625' }) usd!: string;
+  @ApiProperty({ description: 'Credits charged, exact decimal string', example: '12.5' }) credits!: string;
+  @ApiProperty({ description: 'USD charged, exact decimal string', example: '0.00000625' }) usd!: string;
   @ApiProperty({ ...UNITS_SCHEMA, description: 'Metered units summed by name' }) units!: Record<string, number>;
 }
 
 export class UsageTotalsDto {
   @ApiProperty({ type: 'integer' }) requests!: number;
-  @ApiProperty({ description: 'Credits spent (positive)' }) credits!: number;
-  @ApiProperty({ description: 'USD spent (positive), exact decimal string' }) usd!: string;
+  @ApiProperty({ description: 'Credits charged, exact decimal string' }) credits!: string;
+  @ApiProperty({ description: 'USD charged, exact decimal string' }) usd!: string;
 }
 
 export class UsageSummaryDto {
