@@ -6,11 +6,11 @@ import { call, eventually } from './support/http';
 
 const README = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
 
-/** The arguments of the README's first `npm run cli -- <command> ...` line for that command, as a shell would split them. */
+/** The arguments of the README's first `npx igw <command> ...` line for that command, as a shell would split them. */
 function readmeCliArguments(command: string): string[] {
-  const line = README.split('\n').find((candidate) => candidate.startsWith(`npm run cli -- ${command} `));
-  if (!line) throw new Error(`the README has no "npm run cli -- ${command}" line`);
-  const words = line.replace(/#.*$/, '').trim().split(/\s+/).slice(4);
+  const line = README.split('\n').find((candidate) => candidate.startsWith(`npx igw ${command} `));
+  if (!line) throw new Error(`the README has no "npx igw ${command}" line`);
+  const words = line.replace(/#.*$/, '').trim().split(/\s+/).slice(2);
   // Placeholders such as <accountId> are filled in by the caller, as a reader would.
   return words;
 }
