@@ -9,6 +9,24 @@ export interface StreamSettlement {
 
 type ChargedUsage = { credits_used: number; usd_spent: number };
 
+/** The chat usage's numbers other API fronts translate (`prompt_tokens_details` where the source reported cache reads and writes). */
+export interface ChatUsageNumbers {
+  prompt_tokens: number;
+  completion_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null;
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
+}
+
+/** What another API front writes of a chat stream, in its own events. */
+export interface FrontEventWriter {
+  /** The events of one chunk the client may see. */
+  chunk(chunk: UpstreamChatChunk): string;
+  /** The closing events, once the usage is settled. */
+  end(usage: ChatUsageNumbers, meta: ChargedUsage | undefined): string;
+  /** The events of a failure half-way. */
+  failure(message: string): string;
+}
+
 export interface ChatStreamOptions {
   modelId: string;
   includeUsage: boolean;
@@ -62,6 +80,44 @@ export async function* chatStreamEvents(stream: ChunkStream, options: ChatStream
     upstreamOver = true;
     // The status line is long gone: report in-band, the way OpenAI does, and stop.
     yield `data: ${JSON.stringify({ error: { message: options.describeError(error), type: 'upstream_error' } })}\n\n`;
+  } finally {
+    if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
+    await tally.settle();
+  }
+}
+
+/**
+ * Another API front's events for a chat stream (Messages, Responses), settled as chat streams
+ * are: once, however it ends, with the upstream's usage or a tokenizer count; a reader that
+ * stops early (its client left) ends the upstream stream. A failure half-way is the writer's.
+ */
+export async function* frontStreamEvents(stream: ChunkStream, options: ChatStreamOptions, writer: FrontEventWriter): AsyncGenerator<string> {
+  let settledUsage: UpstreamUsage | undefined;
+  const tally = new StreamTally({
+    ...options,
+    settle: (settlement) => {
+      settledUsage = settlement.usage;
+      return options.settle(settlement);
+    },
+  });
+  const iterator = stream[Symbol.asyncIterator]();
+  let upstreamOver = false;
+  try {
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      let events = '';
+      for (const { chunk } of next.value) {
+        tally.read(chunk);
+        if (chunk.hiddenText !== undefined) continue;
+        events += writer.chunk(chunk);
+      }
+      if (events !== '') yield events;
+    }
+    upstreamOver = true;
+    const meta = await tally.settle();
+    yield writer.end(settledUsage ?? { prompt_tokens: 0, completion_tokens: 0 }, meta);
+  } catch (error) {
+    upstreamOver = true;
+    yield writer.failure(options.describeError(error));
   } finally {
     if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
     await tally.settle();

@@ -1,4 +1,5 @@
 import type { ChatCompletionDto, MessagesBlock, MessagesResponse, MessagesUsage } from '@igw/contracts';
+import type { ChatUsageNumbers } from '../chat/chat-stream';
 
 // The chat pipeline's answer (OpenAI-shaped) → Anthropic's message: reasoning becomes a thinking
 // block ahead of the text, tool calls `tool_use` blocks after it; the usage splits the prompt
@@ -19,13 +20,6 @@ export function stopReasonOf(finishReason: string | null | undefined): StopReaso
     default:
       return 'end_turn';
   }
-}
-
-/** The chat usage's numbers (`prompt_tokens_details` where the source reported cache reads and writes). */
-export interface ChatUsageNumbers {
-  prompt_tokens: number;
-  completion_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null;
 }
 
 /** Anthropic's usage: its input_tokens are the prompt tokens neither read from nor written to the cache. */

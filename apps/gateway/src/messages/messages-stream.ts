@@ -1,8 +1,8 @@
 import type { MessagesUsage } from '@igw/contracts';
-import type { ChunkStream, UpstreamChatChunk, UpstreamUsage } from '@igw/providers';
-import { StreamTally, type ChatStreamOptions } from '../chat/chat-stream';
+import type { ChunkStream, UpstreamChatChunk } from '@igw/providers';
+import { frontStreamEvents, type ChatStreamOptions } from '../chat/chat-stream';
 import { anthropicErrorType } from './messages-errors';
-import { messageIdOf, messagesUsageOf, stopReasonOf, type ChatUsageNumbers } from './messages-response';
+import { messageIdOf, messagesUsageOf, stopReasonOf } from './messages-response';
 
 // The chat pipeline's stream (OpenAI-shaped chunks) → Anthropic's server-sent events:
 // message_start and a ping at the first chunk; each run of text, reasoning or one tool call's
@@ -92,42 +92,12 @@ export class MessagesEventWriter {
   }
 }
 
-/**
- * The Messages stream of a chat stream, settled as chat streams are (StreamTally): once,
- * however it ends, with the upstream's usage or a tokenizer count; a reader that stops early
- * (its client left) ends the upstream stream. A failure half-way is an `error` event.
- */
-export async function* messagesStreamEvents(stream: ChunkStream, options: ChatStreamOptions): AsyncGenerator<string> {
-  let settledUsage: UpstreamUsage | undefined;
-  const tally = new StreamTally({
-    ...options,
-    settle: (settlement) => {
-      settledUsage = settlement.usage;
-      return options.settle(settlement);
-    },
-  });
+/** The Messages stream of a chat stream (frontStreamEvents: settled as chat streams are). */
+export function messagesStreamEvents(stream: ChunkStream, options: ChatStreamOptions): AsyncGenerator<string> {
   const writer = new MessagesEventWriter(options.modelId);
-  const iterator = stream[Symbol.asyncIterator]();
-  let upstreamOver = false;
-  try {
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      let events = '';
-      for (const { chunk } of next.value) {
-        tally.read(chunk);
-        if (chunk.hiddenText !== undefined) continue;
-        events += writer.chunk(chunk);
-      }
-      if (events !== '') yield events;
-    }
-    upstreamOver = true;
-    const settled = tally.settle();
-    const meta = settled instanceof Promise ? await settled : settled;
-    yield writer.end(messagesUsageOf((settledUsage ?? { prompt_tokens: 0, completion_tokens: 0 }) as ChatUsageNumbers), meta);
-  } catch (error) {
-    upstreamOver = true;
-    yield event('error', { error: { type: anthropicErrorType(500), message: options.describeError(error) } });
-  } finally {
-    if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
-    await tally.settle();
-  }
+  return frontStreamEvents(stream, options, {
+    chunk: (chunk) => writer.chunk(chunk),
+    end: (usage, meta) => writer.end(messagesUsageOf(usage), meta),
+    failure: (message) => event('error', { error: { type: anthropicErrorType(500), message } }),
+  });
 }

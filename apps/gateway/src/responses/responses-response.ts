@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionDto, ResponsesRequestDto } from '@igw/contracts';
+import type { ChatUsageNumbers } from '../chat/chat-stream';
 
 // The chat pipeline's answer (OpenAI chat-shaped) → a Responses API `response`: reasoning text
 // becomes a `reasoning` item with its summary, the text a `message` item with `output_text`,
@@ -21,14 +22,6 @@ export function responsesContextOf(body: ResponsesRequestDto, namespaced: Readon
 /** An id of OpenAI's form for an item of the given prefix (resp, msg, fc, rs). */
 export function itemId(prefix: string): string {
   return `${prefix}_${randomUUID().replace(/-/g, '')}`;
-}
-
-/** The chat usage's numbers, with the details the Responses usage reports. */
-export interface ChatUsageNumbers {
-  prompt_tokens: number;
-  completion_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number | null } | null;
-  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
 }
 
 export interface ResponsesUsage {

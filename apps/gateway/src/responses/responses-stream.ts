@@ -1,7 +1,7 @@
-import type { ChunkStream, UpstreamChatChunk, UpstreamUsage } from '@igw/providers';
-import { StreamTally, type ChatStreamOptions } from '../chat/chat-stream';
+import type { ChunkStream, UpstreamChatChunk } from '@igw/providers';
+import { frontStreamEvents, type ChatStreamOptions, type ChatUsageNumbers } from '../chat/chat-stream';
 import type { StreamEvents } from '../chat/chat.service';
-import { callNameOf, itemId, outputTextPart, responseShell, responsesUsageOf, statusOf, type ChatUsageNumbers, type ResponsesContext } from './responses-response';
+import { callNameOf, itemId, outputTextPart, responseShell, responsesUsageOf, statusOf, type ResponsesContext } from './responses-response';
 
 // The chat pipeline's stream (OpenAI chat chunks) → the Responses API's typed server-sent events,
 // each with its `sequence_number`: response.created and response.in_progress at the first chunk;
@@ -144,44 +144,14 @@ export class ResponsesEventWriter {
   }
 }
 
-/**
- * The Responses stream of a chat stream for one request, settled as chat streams are
- * (StreamTally): once, however it ends, with the upstream's usage or a tokenizer count; a reader
- * that stops early (its client left) ends the upstream stream. A failure half-way is an `error` event.
- */
+/** The Responses stream of a chat stream for one request (frontStreamEvents: settled as chat streams are). */
 export function responsesStreamEvents(context: ResponsesContext): StreamEvents {
-  return async function* (stream: ChunkStream, options: ChatStreamOptions): AsyncGenerator<string> {
-    let settledUsage: UpstreamUsage | undefined;
-    const tally = new StreamTally({
-      ...options,
-      settle: (settlement) => {
-        settledUsage = settlement.usage;
-        return options.settle(settlement);
-      },
-    });
+  return (stream: ChunkStream, options: ChatStreamOptions) => {
     const writer = new ResponsesEventWriter(context, options.modelId);
-    const iterator = stream[Symbol.asyncIterator]();
-    let upstreamOver = false;
-    try {
-      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-        let events = '';
-        for (const { chunk } of next.value) {
-          tally.read(chunk);
-          if (chunk.hiddenText !== undefined) continue;
-          events += writer.chunk(chunk);
-        }
-        if (events !== '') yield events;
-      }
-      upstreamOver = true;
-      const settled = tally.settle();
-      const meta = settled instanceof Promise ? await settled : settled;
-      yield writer.end((settledUsage ?? { prompt_tokens: 0, completion_tokens: 0 }) as ChatUsageNumbers, meta);
-    } catch (error) {
-      upstreamOver = true;
-      yield writer.start() + writer.error(options.describeError(error));
-    } finally {
-      if (!upstreamOver) void iterator.return?.(undefined)?.catch(() => undefined);
-      await tally.settle();
-    }
+    return frontStreamEvents(stream, options, {
+      chunk: (chunk) => writer.chunk(chunk),
+      end: (usage, meta) => writer.end(usage, meta),
+      failure: (message) => writer.start() + writer.error(message),
+    });
   };
 }
