@@ -32,7 +32,7 @@ async function* walk(dir) {
 
 // Specs of every tier and their helpers (*.testing.ts) stay out of dist.
 const isCompiled = (file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !/[.-]spec\.ts$/.test(file) && !file.endsWith('.testing.ts');
-const isAsset = (file) => ASSET_EXTENSIONS.has(path.extname(file)) && !file.endsWith('project.json') && !/tsconfig.*\.json$/.test(file);
+const isAsset = (file) => ASSET_EXTENSIONS.has(path.extname(file)) && !file.endsWith('project.json') && !file.endsWith('package.json') && !/tsconfig.*\.json$/.test(file);
 
 async function writeIfChanged(file, content) {
   const existing = await readFile(file).catch(() => undefined);
