@@ -27,7 +27,7 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=fals
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
-COPY tsconfig.base.json tsconfig.json ./
+COPY tsconfig.base.json tsconfig.json .swcrc ./
 COPY tools ./tools
 COPY libs ./libs
 COPY apps ./apps

@@ -8,8 +8,11 @@ import tseslint from 'typescript-eslint';
 
 // @nx/enforce-module-boundaries only reads the *cached* project graph (.nx/workspace-data);
 // with no cache (a fresh clone in CI) it prints a notice and silently checks nothing. Building
-// the graph here (no daemon, ~1-2 s, incremental) makes every lint run enforce fresh boundaries.
-await createProjectGraphAsync({ exitOnError: true });
+// the graph here (no daemon, incremental) makes every lint run enforce fresh boundaries. Not
+// while Nx itself builds the graph (its ESLint plugin reads this file: building it here would wait
+// on itself), nor in a lint task Nx runs (Nx has just built and cached it).
+const insideNx = globalThis.NX_GRAPH_CREATION || process.env.NX_TASK_TARGET_PROJECT;
+if (!insideNx) await createProjectGraphAsync({ exitOnError: true });
 
 // Tags on two axes (see each project.json): scope:* says whose code it is, type:* what it is.
 // Every constraint whose sourceTag a project has must hold; every project matches a type:* one.

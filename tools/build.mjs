@@ -30,9 +30,9 @@ async function* walk(dir) {
   }
 }
 
-// Specs and their helpers (*.testing.ts) stay out of dist.
-const isCompiled = (file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.endsWith('.spec.ts') && !file.endsWith('.testing.ts');
-const isAsset = (file) => ASSET_EXTENSIONS.has(path.extname(file)) && !file.endsWith('project.json') && !/tsconfig.*\.json$/.test(file);
+// Specs of every tier and their helpers (*.testing.ts) stay out of dist.
+const isCompiled = (file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !/[.-]spec\.ts$/.test(file) && !file.endsWith('.testing.ts');
+const isAsset = (file) => ASSET_EXTENSIONS.has(path.extname(file)) && !file.endsWith('project.json') && !file.endsWith('package.json') && !/tsconfig.*\.json$/.test(file);
 
 async function writeIfChanged(file, content) {
   const existing = await readFile(file).catch(() => undefined);

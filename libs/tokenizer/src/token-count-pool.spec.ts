@@ -1,7 +1,4 @@
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { countWithinBudget } from './token-budget';
 import { checkTokenBudgets, countEachOffLoop, INLINE_COUNT_BYTES, TokenCountPool } from './token-count-pool';
 import { countTokens } from './token-estimate';
@@ -107,18 +104,5 @@ describe('checkTokenBudgets', () => {
     expect(verdicts).toBeInstanceOf(Promise);
     expect(await verdicts).toEqual([{ fits: true, tokens: 17, exact: false }, countWithinBudget(checks[1]), { fits: true, tokens: countTokens(long), exact: true }]);
     expect(pool.workers).toBe(1);
-  });
-});
-
-describe('the built pool (dist/, as the services run it)', () => {
-  it('counts in its compiled worker, and an idle worker does not keep the process from exiting', async () => {
-    const built = path.resolve(__dirname, '../../../dist/libs/tokenizer/src/token-count-pool.js');
-    const script = `
-      const { tokenCountPool } = require(${JSON.stringify(built)});
-      const text = 'lorem ipsum dolor sit amet '.repeat(2000);
-      tokenCountPool.count([{ texts: [text], budget: 20000 }]).then((verdicts) => console.log(JSON.stringify(verdicts)));`;
-    // No close(): the process must end on its own once the answer is printed.
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { timeout: 30_000 });
-    expect(JSON.parse(stdout)).toEqual([countWithinBudget({ texts: ['lorem ipsum dolor sit amet '.repeat(2000)], budget: 20_000 })]);
   });
 });
