@@ -7,7 +7,9 @@ import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } fro
 /** 2024-07-18T00:00:00Z, the release date of `acme/chat-mini` in the fixture. */
 const CHAT_MINI_CREATED = 1721260800;
 
-type Entry = OpenAI.Model & { aliases: string[]; type: string; info: Record<string, unknown>; tags: string[]; pricing?: unknown };
+type Entry = OpenAI.Model & { aliases: string[]; type: string; info: Record<string, unknown>; tags: string[]; apis: string[]; pricing?: unknown };
+
+const CHAT_APIS = ['chat.completions', 'responses', 'messages'];
 
 /**
  * The catalogue as the official `openai` package reads it (`models.list()`, `models.retrieve(id)`):
@@ -38,7 +40,7 @@ describe("the catalogue in OpenAI's shape, through the official openai package",
     for await (const model of client.models.list()) entries.push(model as Entry);
     expect(entries.map((entry) => entry.id)).toEqual(['acme/chat-mini', 'acme/embed-small', 'anthropic/claude-test', 'google/gemini-test', 'plain']);
     for (const entry of entries) {
-      expect(Object.keys(entry)).toEqual(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags']);
+      expect(Object.keys(entry)).toEqual(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'apis']);
       expect(entry.object).toBe('model');
       expect(Number.isInteger(entry.created)).toBe(true);
     }
@@ -49,6 +51,28 @@ describe("the catalogue in OpenAI's shape, through the official openai package",
       ['google/gemini-test', Date.UTC(2025, 5, 17) / 1000, 'google'],
       ['plain', 0, 'Plain Co'],
     ]);
+  });
+
+  it('says which APIs each model can be called through, and a chat model answers each of them', async () => {
+    const entries: Entry[] = [];
+    for await (const model of client.models.list()) entries.push(model as Entry);
+    expect(entries.map((entry) => [entry.id, entry.apis])).toEqual([
+      ['acme/chat-mini', CHAT_APIS],
+      ['acme/embed-small', ['embeddings']],
+      ['anthropic/claude-test', CHAT_APIS],
+      ['google/gemini-test', CHAT_APIS],
+      ['plain', CHAT_APIS],
+    ]);
+    // What the list promises is served: a chat model through the Responses and Messages fronts, the embedding model through neither.
+    const { key } = await harness.paidKey(1_000_000);
+    const responses = await call<{ object: string }>(`${baseURL}/responses`, { method: 'POST', token: key, body: { model: 'claude', input: 'Say hi', max_output_tokens: 16 } });
+    const messages = await call<{ type: string }>(`${baseURL}/messages`, { method: 'POST', token: key, body: { model: 'gemini', max_tokens: 16, messages: [{ role: 'user', content: 'Say hi' }] } });
+    expect([responses.status, responses.body.object, messages.status, messages.body.type]).toEqual([200, 'response', 200, 'message']);
+    const refused = await call(`${baseURL}/responses`, { method: 'POST', token: key, body: { model: 'embed', input: 'Say hi' } });
+    expect(refused.status).toBe(400);
+
+    const document = (await call<{ components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } }>(`${harness.gateway}/docs-json`)).body;
+    expect(document.components.schemas.ModelEntryDto.required).toEqual(expect.arrayContaining(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'apis']));
   });
 
   it.each([
@@ -67,13 +91,14 @@ describe("the catalogue in OpenAI's shape, through the official openai package",
       type: 'openai/chat-completions',
       info: { name: 'Chat mini', developer: 'Acme Labs', description: 'OpenAI format', releasedAt: '2024-07-18', contextLength: 8000, outputMax: 1000 },
       tags: ['playground:chat'],
+      apis: CHAT_APIS,
     });
   });
 
   it('serves /v1/models/{id} without a key, with include, the /models alias, its ETag, and the spec route unchanged', async () => {
     const withPricing = await call<Entry>(`${baseURL}/models/gemini?include=pricing`);
     expect(withPricing.status).toBe(200);
-    expect(Object.keys(withPricing.body)).toEqual(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'pricing']);
+    expect(Object.keys(withPricing.body)).toEqual(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'apis', 'pricing']);
     expect(withPricing.body).toMatchObject({ id: 'google/gemini-test', object: 'model', owned_by: 'google' });
 
     const unversioned = await call<Entry>(`${harness.gateway}/models/anthropic/claude-test`);

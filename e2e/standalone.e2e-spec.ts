@@ -95,7 +95,7 @@ describe('standalone gateway, end to end', () => {
     expect(models.body.object).toBe('list');
     const mini = models.body.data.find((model) => (model.aliases as string[]).includes('gpt-4o-mini'));
     expect(mini).toBeDefined();
-    for (const model of models.body.data) expect(Object.keys(model).sort()).toEqual(['aliases', 'created', 'id', 'info', 'object', 'owned_by', 'tags', 'type']);
+    for (const model of models.body.data) expect(Object.keys(model).sort()).toEqual(['aliases', 'apis', 'created', 'id', 'info', 'object', 'owned_by', 'tags', 'type']);
     const etag = models.headers.get('etag');
     expect(etag).toBeTruthy();
     const notModified = await fetch(`${gateway}/v1/models`, { headers: { 'if-none-match': etag! } });
@@ -110,7 +110,7 @@ describe('standalone gateway, end to end', () => {
 
     const embeddings = await call<List>(`${gateway}/models?type=EMBEDDINGS&include=pricing`);
     expect(embeddings.body.data.map((model) => model.id).sort()).toEqual(['openai/text-embedding-3-large', 'openai/text-embedding-3-small']);
-    for (const model of embeddings.body.data) expect(Object.keys(model)).toEqual(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'pricing']);
+    for (const model of embeddings.body.data) expect(Object.keys(model)).toEqual(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'apis', 'pricing']);
 
     const visionChat = await call<List>(`${gateway}/v1/models?capabilities=vision&type=chat-completions&details=true`);
     expect(visionChat.body.data.length).toBeGreaterThan(0);
@@ -127,7 +127,7 @@ describe('standalone gateway, end to end', () => {
     const byId = await call<{ object: string; data: Record<string, unknown> }>(`${gateway}/model/openai/gpt-4o-mini?include=modalities`);
     expect(byId.status).toBe(200);
     expect(byId.body.object).toBe('model');
-    expect(Object.keys(byId.body.data)).toEqual(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'modalities']);
+    expect(Object.keys(byId.body.data)).toEqual(['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'apis', 'modalities']);
     expect(byId.headers.get('etag')).toBeTruthy();
     const byAlias = await call<{ data: { id: string } }>(`${gateway}/model/GPT-4o-Mini`);
     expect(byAlias.body.data.id).toBe('openai/gpt-4o-mini');

@@ -5,6 +5,7 @@ export * from './billing/key-resolution';
 export * from './billing/balance.dto';
 export * from './catalogue/catalogue-model';
 export * from './catalogue/catalogue-file.dto';
+export * from './catalogue/model-list.dto';
 export * from './messaging/queues';
 export * from './messaging/topics';
 export * from './chat/chat-completion-request.dto';

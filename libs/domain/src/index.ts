@@ -5,3 +5,4 @@ export * from './catalogue/catalogue-index';
 export * from './catalogue/catalogue-query';
 export * from './money/chat-units';
 export * from './tools/tool-schemas';
+export * from './catalogue/model-apis';

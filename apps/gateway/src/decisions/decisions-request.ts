@@ -12,14 +12,14 @@ import {
   type DecisionRequestDto,
   type DecisionShape,
 } from '@igw/contracts';
+import { answersDecisions } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 import { checkTokenBudgets, NON_TEXT_PART_TOKENS, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 
 /** Catalogue tag of a decision model that takes the Luna shape (`input`, questions as an array). */
 export const LUNA_SHAPE_TAG = 'decisions:shape-v2';
-/** Catalogue tag of a chat model answering decisions through its log probabilities (the fallback). */
-export const LOGPROBS_TAG = 'decisions:logprobs';
-export const DECISIONS_CAPABILITY = 'decisions';
+// The catalogue's `apis` lists decisions by the same rule (@igw/domain's answersDecisions).
+export { LOGPROBS_TAG } from '@igw/domain';
 /** Capability of the model versions that locate things in images (`box` questions, experimental). */
 export const BOX_CAPABILITY = 'box';
 /** Labels, instructions framing and options list of one fallback call beyond the question's own text. */
@@ -36,8 +36,7 @@ const SHAPE_TEXT: Record<DecisionShape, string> = {
 
 /** Decision models, and chat models the catalogue marks as answering decisions; anything else is a 400. */
 export function decisionShapeOf(model: CatalogueModel): DecisionShape {
-  const answers = model.type.split('/').pop() === 'decisions' || (model.capabilities ?? []).includes(DECISIONS_CAPABILITY) || model.tags.includes(LOGPROBS_TAG);
-  if (!answers) throw invalid(`model: '${model.id}' is a ${model.type} model, not a decision model.`);
+  if (!answersDecisions(model)) throw invalid(`model: '${model.id}' is a ${model.type} model, not a decision model.`);
   return model.tags.includes(LUNA_SHAPE_TAG) ? 'luna' : 'jev';
 }
 

@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, HttpStatus, Inject, Query, Res } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ErrorBodyDto, type CatalogueModel } from '@igw/contracts';
+import { ErrorBodyDto, ModelEntryDto, ModelListDto, WrappedModelDto, type CatalogueModel } from '@igw/contracts';
 import { lookupCatalogueModel, queryCatalogue } from '@igw/domain';
 import { GatewayException, PathId, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { planRoute } from '@igw/providers';
@@ -38,7 +38,7 @@ export class ModelsController {
   @Get(['v1/models', 'models'])
   @ApiOperation({ summary: 'List the model catalogue (values case-insensitive; OR within a parameter, AND across parameters)' })
   @FilterQueries()
-  @ApiOkResponse({ description: '{object: "list", data: [catalogue entries, each with OpenAI\'s object: "model", created and owned_by]}' })
+  @ApiOkResponse({ type: ModelListDto, description: '{object: "list", data: [catalogue entries, each with OpenAI\'s object: "model", created and owned_by, and the APIs it can be called through]}' })
   @ApiResponse({ status: 304, description: 'If-None-Match still matches the current ETag' })
   list(
     @Query() query: Record<string, unknown>,
@@ -56,7 +56,7 @@ export class ModelsController {
     summary: "One model in OpenAI's retrieve shape: the entry itself (id, object, created, owned_by and the catalogue fields); id or alias, case-insensitive, slashes unescaped",
   })
   @OneModelQueries()
-  @ApiOkResponse({ description: 'The catalogue entry, with `object: "model"`, `created` and `owned_by`' })
+  @ApiOkResponse({ type: ModelEntryDto, description: 'The catalogue entry, with `object: "model"`, `created`, `owned_by` and `apis`' })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: "Not Found: no model named '<id>' in the catalogue. (error.code model_not_found)" })
   retrieve(
     @PathId('id') id: string,
@@ -72,7 +72,7 @@ export class ModelsController {
   @Get('model/*id')
   @ApiOperation({ summary: 'One model by id or alias (case-insensitive; slashes go unescaped in the path)' })
   @OneModelQueries()
-  @ApiOkResponse({ description: '{object: "model", data: entry}' })
+  @ApiOkResponse({ type: WrappedModelDto, description: '{object: "model", data: entry}' })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   one(
     @PathId('id') id: string,

@@ -81,7 +81,7 @@ const models = [A, B, C, D, E, F];
 const ALL_IDS = models.map((model) => model.id);
 const ids = (query: Record<string, unknown>, catalogue: typeof models = models) => queryCatalogue(catalogue, query).map((entry) => entry.id);
 
-const IDENTITY = ['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags'];
+const IDENTITY = ['id', 'object', 'created', 'owned_by', 'aliases', 'type', 'info', 'tags', 'apis'];
 const ALL_KEYS = [...IDENTITY, 'modalities', 'capabilities', 'pricing'];
 
 describe('normalizeQueryValues', () => {
@@ -294,6 +294,7 @@ describe('projection', () => {
       type: 'openai/chat-completions',
       info: A.info,
       tags: ['playground:chat', 'tier:standard'],
+      apis: ['chat.completions', 'responses', 'messages'],
       modalities: { input: ['text', 'image'], output: ['text'] },
       capabilities: ['streaming', 'tools', 'vision'],
       pricing: A.pricing,
@@ -320,7 +321,7 @@ describe('projection', () => {
     }
   });
 
-  it('keeps section order id, object, created, owned_by, aliases, type, info, tags, modalities, capabilities, pricing', () => {
+  it('keeps section order id, object, created, owned_by, aliases, type, info, tags, apis, modalities, capabilities, pricing', () => {
     expect(Object.keys(projectModel(E, allSections))).toEqual(ALL_KEYS);
     expect(Object.keys(projectModel(E, new Set<CatalogueSection>(['pricing', 'capabilities', 'modalities'])))).toEqual(ALL_KEYS);
     expect(Object.keys(projectModel(E, allSections).modalities ?? {})).toEqual(['input', 'output']);

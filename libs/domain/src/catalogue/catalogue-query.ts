@@ -1,3 +1,5 @@
+import { modelApis } from './model-apis';
+
 /**
  * Query semantics of the public catalogue: `GET /v1/models` (alias `/models`), `GET /v1/models/{id}`
  * (alias `/models/{id}`, OpenAI's retrieve) and `GET /model/{id}`.
@@ -28,13 +30,15 @@
  *   back to `info.developer`, then to `unknown`.
  *
  * Sections (`include`, `details`)
- * - Without them an entry shows identity only: id, object, created, owned_by, aliases, type, info, tags.
+ * - Without them an entry shows identity only: id, object, created, owned_by, aliases, type, info, tags, apis.
+ * - `apis`: the APIs the entry can be called through (see model-apis.ts), derived from its type
+ *   and, for decisions, its capabilities and tags.
  * - `include` names sections: `modalities`, `capabilities`, `pricing`; `all` means all three.
  *   Unknown values (e.g. the typo `pricng`) are ignored, giving a valid response without that section.
  * - `details` adds all three sections when any of its values is `true` or `1` (case-insensitive).
  *   Any other value (`false`, `0`, `yes`, a bare `?details`) adds nothing; in particular
  *   `details=false` does NOT remove sections named by `include` (the two are unioned).
- * - A projection holds exactly: id, object, created, owned_by, aliases, type, info, tags, then
+ * - A projection holds exactly: id, object, created, owned_by, aliases, type, info, tags, apis, then
  *   modalities, capabilities, pricing (in this key order) for the included sections. Nothing else from the entry ever
  *   shows (internal fields such as `routing` or `resolvesTo` never leak; `modalities` is rebuilt
  *   as `{input, output}`).
@@ -123,7 +127,7 @@ export interface CatalogueQuery {
 
 /**
  * The public projection of an entry. Key order: id, object, created, owned_by, aliases, type, info,
- * tags, modalities, capabilities, pricing.
+ * tags, apis, modalities, capabilities, pricing.
  */
 export interface PublicModel<M extends QueryableModel = QueryableModel> {
   readonly id: string;
@@ -137,6 +141,8 @@ export interface PublicModel<M extends QueryableModel = QueryableModel> {
   readonly type: string;
   readonly info: M['info'];
   readonly tags: readonly string[];
+  /** The APIs the entry can be called through (`chat.completions`, `responses`, `messages`, `embeddings`, ...). */
+  readonly apis: readonly string[];
   readonly modalities?: { readonly input: readonly string[]; readonly output: readonly string[] };
   readonly capabilities?: readonly string[];
   readonly pricing?: NonNullable<M['pricing']>;
@@ -303,6 +309,7 @@ function buildProjection(model: QueryableModel, mask: number): PublicModel {
     type: model.type,
     info: model.info,
     tags: model.tags,
+    apis: modelApis(model),
   };
   if ((mask & MODALITIES) !== 0) {
     out.modalities = Object.freeze({ input: model.modalities?.input ?? NO_STRINGS, output: model.modalities?.output ?? NO_STRINGS });
@@ -328,7 +335,7 @@ export function projectModel<M extends QueryableModel>(model: M, include: Readon
   return projectWithMask(model, sectionMask(include));
 }
 
-/** The identity projection (id, object, created, owned_by, aliases, type, info, tags), computed once per entry. */
+/** The identity projection (id, object, created, owned_by, aliases, type, info, tags, apis), computed once per entry. */
 export function identityProjection<M extends QueryableModel>(model: M): PublicModel<M> {
   return projectWithMask(model, 0);
 }
