@@ -6,6 +6,7 @@ import { ChatModule } from './chat/chat.module';
 import { DecisionsModule } from './decisions/decisions.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { GatewayCoreModule } from './gateway-core.module';
+import { GatewayRootController } from './gateway-root.controller';
 import { MediaModule } from './media/media.module';
 import { MessagesModule } from './messages/messages.module';
 import { ModelsModule } from './models/models.module';
@@ -42,7 +43,7 @@ export class GatewayModule {
         MediaModule,
         ResponsesModule,
       ],
-      controllers: [HealthController, MetricsController],
+      controllers: [HealthController, MetricsController, GatewayRootController],
       providers: [
         {
           provide: READINESS_CHECKS,
