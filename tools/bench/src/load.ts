@@ -24,6 +24,13 @@ export interface LoadPlan {
   durationMs: number;
   maxRequests: number;
   stream: boolean;
+  /**
+   * For streams of an API whose events are named (Responses, Messages): the text that opens its
+   * first event, whose arrival is the first chunk, and the text of its last event, without which
+   * the stream counts as an error (an `error` event ends a stream with status 200). Without it the
+   * first chunk is the first bytes of the body, as for chat completions' `data:` chunks.
+   */
+  streamEvents?: StreamEvents;
   /** The process whose CPU time the run measures (the gateway's). */
   cpuOfPid?: number;
   /**
@@ -33,6 +40,11 @@ export interface LoadPlan {
    * at moments of their own.
    */
   startSpreadMs?: number;
+}
+
+export interface StreamEvents {
+  first: string;
+  last: string;
 }
 
 const clientFor = (plan: LoadPlan) => new Agent({ connections: plan.concurrency, keepAliveTimeout: 60_000, pipelining: 1 });
@@ -59,10 +71,15 @@ export async function runLoad(plan: LoadPlan, client?: Agent): Promise<LoadResul
       try {
         const response = await request(plan.url, { method: 'POST', dispatcher: agent, headers: plan.headers, body: plan.body });
         let first = 0;
-        for await (const piece of response.body) {
-          if (!first && piece.length > 0) first = performance.now();
+        const events = plan.streamEvents ? new EventMarks(plan.streamEvents) : undefined;
+        for await (const piece of response.body as AsyncIterable<Buffer>) {
+          if (events) {
+            if (events.read(piece) && !first) first = performance.now();
+          } else if (!first && piece.length > 0) {
+            first = performance.now();
+          }
         }
-        if (response.statusCode !== 200) errors++;
+        if (response.statusCode !== 200 || (events && !events.ended)) errors++;
         const end = performance.now();
         latencies.push(end - begin);
         if (plan.stream) firstChunk.push((first || end) - begin);
@@ -78,6 +95,29 @@ export async function runLoad(plan: LoadPlan, client?: Agent): Promise<LoadResul
   if (!client) await agent.close();
   const stolenPercent = ((stealAfter.stolen - stealBefore.stolen) / (stealAfter.total - stealBefore.total)) * 100;
   return { requests: latencies.length, errors, seconds, latencies: latencies.sort((a, b) => a - b), firstChunk: firstChunk.sort((a, b) => a - b), stolenPercent, cpuMs };
+}
+
+/** Watches a stream's bytes for its first and last events (markers split across pieces included). */
+class EventMarks {
+  ended = false;
+  private started = false;
+  /** The end of what was read, as long as a marker less one byte: where a split marker begins. */
+  private tail = '';
+  private readonly keep: number;
+
+  constructor(private readonly marks: StreamEvents) {
+    this.keep = Math.max(marks.first.length, marks.last.length) - 1;
+  }
+
+  /** Reads a piece; true once the first event has arrived. */
+  read(piece: Buffer): boolean {
+    // Latin-1 keeps every byte one character: the markers are ASCII, and no decoding can fail mid-character.
+    const text = this.tail + piece.toString('latin1');
+    if (!this.started) this.started = text.includes(this.marks.first);
+    if (this.started && !this.ended) this.ended = text.includes(this.marks.last);
+    this.tail = text.slice(-this.keep);
+    return this.started;
+  }
 }
 
 /** A measurement taken while the hypervisor ran other guests on this VM's cores is repeated, up to this many times... */

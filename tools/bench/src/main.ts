@@ -7,8 +7,10 @@
 // (latency at concurrency 1, throughput, paced streams) take turns of half a second
 // (runTakingTurns). Streams (20 content chunks and the usage chunk) are measured at concurrency 1 and 16: their throughput on instant streams (CPU-bound),
 // their first chunk at concurrency 16 on streams paced as a model generates them (see
-// PACED_UPSTREAM_MODEL). The ratios at the end compare figures of the same run, so the
-// machine's speed cancels out.
+// PACED_UPSTREAM_MODEL). The gateway's Responses and Messages APIs stream the same answer at
+// concurrency 1, in turns with chat's streams: the gateway translates them to the upstream's
+// chat call, so what each adds is measured against the emulator's chat stream. The ratios at
+// the end compare figures of the same run, so the machine's speed cancels out.
 // Settings: BENCH_ROUNDS (3), BENCH_SECONDS per measurement (3), DATABASE_URL (else an
 // embedded PostgreSQL, pinned to core 1), REDIS_URL (else BullMQ on PostgreSQL), BENCH_LEDGER=1
 // (billing applies the usage during the run too; see services.ts), BENCH_MAX_STEAL and
@@ -27,10 +29,12 @@ import {
   createBenchKey,
   gatewayEnvironment,
   machineDescription,
+  messagesLoadPlan,
   PACED_GATEWAY_MODEL,
   PACED_UPSTREAM_MODEL,
   pacedLoadPlan,
   profilingArguments,
+  responsesLoadPlan,
   ROOT,
   runBench,
   start,
@@ -99,9 +103,14 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
   const plan = (target: Target, concurrency: number, stream: boolean) => chatLoadPlan(targets[target], concurrency, stream, SECONDS);
   const pacedModels = { direct: PACED_UPSTREAM_MODEL, proxy: PACED_UPSTREAM_MODEL, gateway: PACED_GATEWAY_MODEL };
   const pacedPlan = (target: Target) => pacedLoadPlan({ ...targets[target], model: pacedModels[target] }, STREAM_CONCURRENCY, SECONDS);
+  const apiStreamPlans: Array<[string, LoadPlan]> = [
+    ['gateway:responses-stream', responsesLoadPlan(targets.gateway, 1, SECONDS)],
+    ['gateway:messages-stream', messagesLoadPlan(targets.gateway, 1, SECONDS)],
+  ];
 
   process.stdout.write('warming up...\n');
   for (const target of TARGETS) await warmUp((concurrency, stream, seconds) => runLoad({ ...plan(target, concurrency, stream), durationMs: seconds * 1000 }));
+  for (const [, apiStream] of apiStreamPlans) await runLoad({ ...apiStream, durationMs: 2000 });
 
   const samples: Record<string, LoadResult[]> = {};
   const cpuPerRequest: number[] = [];
@@ -125,7 +134,8 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
     const cpuPer = (name: string) => samples[name].at(-1)!.cpuMs / samples[name].at(-1)!.requests;
     cpuPerRequest.push(cpuPer('gateway:c64'));
     cpuPerStream.push(cpuPer('gateway:stream16'));
-    await takeTurns('stream', (target) => plan(target, 1, true));
+    const streams: Array<[string, LoadPlan]> = [...TARGETS.map((target): [string, LoadPlan] => [`${target}:stream`, plan(target, 1, true)]), ...apiStreamPlans];
+    (await runTakingTurns(streams.map(([, measured]) => measured), TURNS)).forEach((result, index) => record(streams[index][0], result));
     await takeTurns('paced16', pacedPlan);
   }
 
@@ -143,11 +153,23 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
     const [viaProxy, viaGateway] = [stat(`proxy:${name}`, f) - stat(`direct:${name}`, f), stat(`gateway:${name}`, f) - stat(`direct:${name}`, f)];
     return [`+${viaProxy.toFixed(3)}`, `+${viaGateway.toFixed(3)} (target ${target})`];
   };
+  // Against the emulator's chat stream: the upstream call the gateway makes for these APIs.
+  const addedStreamFirstChunk = (name: string) => stat(`gateway:${name}`, ttfc) - stat('direct:stream', ttfc);
+  const apiStreamRow = (api: string, name: string) => [
+    `${api} stream first chunk p50, concurrency 1 (ms)`,
+    stat('direct:stream', ttfc).toFixed(3),
+    '',
+    stat(`gateway:${name}`, ttfc).toFixed(3),
+    '',
+    `+${addedStreamFirstChunk(name).toFixed(3)} (target ≤ 1.5 × chat completions')`,
+  ];
   const rows: string[][] = [
     ['latency p50, concurrency 1 (ms)', stat('direct:c1', p50).toFixed(3), stat('proxy:c1', p50).toFixed(3), stat('gateway:c1', p50).toFixed(3), ...added('c1', p50, '≤ 0.5')],
     ['latency p99, concurrency 1 (ms)', stat('direct:c1', p99).toFixed(3), stat('proxy:c1', p99).toFixed(3), stat('gateway:c1', p99).toFixed(3), ...added('c1', p99, '≤ 2')],
     ['throughput, concurrency 64 (req/s)', stat('direct:c64', rps).toFixed(0), stat('proxy:c64', rps).toFixed(0), stat('gateway:c64', rps).toFixed(0), '', 'one core (target ≥ 2000)'],
     ['stream first chunk p50, concurrency 1 (ms)', stat('direct:stream', ttfc).toFixed(3), stat('proxy:stream', ttfc).toFixed(3), stat('gateway:stream', ttfc).toFixed(3), ...added('stream', ttfc, '≤ 1')],
+    apiStreamRow('Responses API (POST /v1/responses)', 'responses-stream'),
+    apiStreamRow('Messages API (POST /v1/messages)', 'messages-stream'),
     ['stream throughput, concurrency 16 (req/s)', stat('direct:stream16', rps).toFixed(0), stat('proxy:stream16', rps).toFixed(0), stat('gateway:stream16', rps).toFixed(0), '', ''],
     ['paced stream first chunk p50, concurrency 16 (ms)', stat('direct:paced16', ttfc).toFixed(3), stat('proxy:paced16', ttfc).toFixed(3), stat('gateway:paced16', ttfc).toFixed(3), ...added('paced16', ttfc, '≤ 2 × the proxy\'s')],
     ['gateway CPU per request at concurrency 64 (ms)', '', '', median(cpuPerRequest).toFixed(3), '', 'user + system time of the gateway process'],
@@ -161,6 +183,8 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
   const ratios = [
     ['streamed req/s at concurrency 16 ÷ non-streamed req/s at concurrency 64', streamThroughputRatio.toFixed(2), '≥ 0.8'],
     ['added first chunk of paced streams at concurrency 16, gateway ÷ minimal proxy', firstChunkRatio.toFixed(2), '≤ 2'],
+    ['added first chunk of streams at concurrency 1, Responses API ÷ chat completions', (addedStreamFirstChunk('responses-stream') / addedStreamFirstChunk('stream')).toFixed(2), '≤ 1.5'],
+    ['added first chunk of streams at concurrency 1, Messages API ÷ chat completions', (addedStreamFirstChunk('messages-stream') / addedStreamFirstChunk('stream')).toFixed(2), '≤ 1.5'],
   ];
   const table = [
     `Benchmark (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians; ${machineDescription()}; ledger ${process.env.BENCH_LEDGER === '1' ? 'applied during the run' : 'not applied (BENCH_LEDGER=1 applies it)'}; CPU time stolen by the hypervisor, median of the measurements kept: ${stolen.toFixed(1)} %; errors: ${errors})`,

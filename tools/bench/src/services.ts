@@ -7,7 +7,7 @@ import path from 'node:path';
 import { dropRedisNamespace } from '@igw/messaging';
 import { createScratchDatabase, findFreePort } from '@igw/persistence';
 import { Client } from 'pg';
-import type { LoadPlan } from './load';
+import type { LoadPlan, StreamEvents } from './load';
 
 // Runs from dist/tools/bench/src.
 export const ROOT = path.resolve(__dirname, '../../../..');
@@ -169,6 +169,34 @@ export function chatLoadPlan(target: { baseUrl: string; key: string; model: stri
     durationMs: seconds * 1000,
     maxRequests: 2_000_000,
     stream,
+  };
+}
+
+/** The first and last events of a Responses stream and of a Messages stream. */
+export const RESPONSES_STREAM_EVENTS: StreamEvents = { first: 'event: response.created', last: 'event: response.completed' };
+export const MESSAGES_STREAM_EVENTS: StreamEvents = { first: 'event: message_start', last: 'event: message_stop' };
+
+/**
+ * The streamed question of chatLoadPlan through the gateway's Responses API, as Codex sends it
+ * (`store: false`): its added first chunk is compared with chat completions' own.
+ */
+export function responsesLoadPlan(target: { baseUrl: string; key: string; model: string }, concurrency: number, seconds: number): LoadPlan {
+  return {
+    ...chatLoadPlan(target, concurrency, true, seconds),
+    url: `${target.baseUrl}/v1/responses`,
+    body: JSON.stringify({ model: target.model, input: STREAMED_QUESTION, stream: true, store: false }),
+    streamEvents: RESPONSES_STREAM_EVENTS,
+  };
+}
+
+/** The streamed question of chatLoadPlan through the gateway's Messages API, with the key as Anthropic's SDK sends it. */
+export function messagesLoadPlan(target: { baseUrl: string; key: string; model: string }, concurrency: number, seconds: number): LoadPlan {
+  return {
+    ...chatLoadPlan(target, concurrency, true, seconds),
+    url: `${target.baseUrl}/v1/messages`,
+    headers: { 'content-type': 'application/json', 'x-api-key': target.key, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: target.model, max_tokens: 500, messages: [{ role: 'user', content: STREAMED_QUESTION }], stream: true }),
+    streamEvents: MESSAGES_STREAM_EVENTS,
   };
 }
 
