@@ -219,12 +219,12 @@ describe("OpenAI's Responses API, end to end with the official openai SDK", () =
     const rows = (await harness.usageEntries(accountId, 10)).map(({ model, endpoint, units, credits }) => ({ model, endpoint, units, credits }));
     expect(rows).toEqual(
       expect.arrayContaining([
-        { model: 'acme/chat-mini', endpoint: 'responses', units: { input_tokens: whole.usage!.input_tokens, output_tokens: whole.usage!.output_tokens }, credits: -whole.meta!.usage!.credits_used },
+        { model: 'acme/chat-mini', endpoint: 'responses', units: { input_tokens: whole.usage!.input_tokens, output_tokens: whole.usage!.output_tokens }, credits: String(whole.meta!.usage!.credits_used) },
         {
           model: 'anthropic/claude-test',
           endpoint: 'responses',
           units: { input_tokens: streamed.usage!.input_tokens, output_tokens: streamed.usage!.output_tokens },
-          credits: -creditsFor(streamed.usage!.input_tokens, streamed.usage!.output_tokens),
+          credits: String(creditsFor(streamed.usage!.input_tokens, streamed.usage!.output_tokens)),
         },
       ]),
     );
