@@ -1,7 +1,8 @@
 // Jest's Node environment, with gpt-tokenizer's o200k_base encoding loaded by Node itself, once per
-// Jest worker, outside the per-file module registry: its 200,000-entry vocabulary is megabytes of
-// source that every spec file would otherwise compile and index again. The encoding is pure and
-// keeps no state a spec can observe, so one instance per worker counts exactly as one per file would.
+// Jest worker, outside the per-file module registry: every spec file that counts tokens would
+// otherwise load its megabytes of source and index its 200,000-entry vocabulary again. The encoding
+// is pure and keeps no state a spec can observe, so one instance per worker counts exactly as one
+// per file would.
 const { TestEnvironment } = require('jest-environment-node');
 
 const O200K_BASE = '__igwO200kBaseOncePerWorker';
