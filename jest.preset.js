@@ -6,15 +6,16 @@ const { swcOptions } = require('./tools/swc-options.cjs');
 const { compilerOptions } = require('./tsconfig.base.json');
 
 // Absolute: <rootDir> in a preset is the rootDir of the config that uses it.
-const moduleNameMapper = Object.fromEntries(
-  Object.entries(compilerOptions.paths).map(([alias, [target]]) => [`^${alias}$`, path.join(__dirname, target)]),
-);
+const moduleNameMapper = {
+  ...Object.fromEntries(Object.entries(compilerOptions.paths).map(([alias, [target]]) => [`^${alias}$`, path.join(__dirname, target)])),
+  '^gpt-tokenizer/encoding/o200k_base$': path.join(__dirname, 'tools/jest/o200k-base.cjs'),
+};
 
 // Packages that ship ESM only: music-metadata's dependencies are found by their package.json "type": "module".
 const ESM_ONLY_PACKAGES = ['@nestjs', 'music-metadata', 'strtok3', 'token-types', 'file-type', 'media-typer', '@tokenizer', '@borewit', 'uint8array-extras', 'win-guid'];
 
 module.exports = {
-  testEnvironment: 'node',
+  testEnvironment: path.join(__dirname, 'tools/jest/node-environment.cjs'),
   testMatch: ['<rootDir>/**/*.spec.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { ...swcOptions({ resolvePaths: false }), swcrc: false }],

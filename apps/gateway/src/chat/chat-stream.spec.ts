@@ -64,21 +64,6 @@ describe('chatStreamEvents settlement', () => {
     expect(settlements[0].usage.completion_tokens).toBeGreaterThan(countTokens('Looking it up.') + 10);
   });
 
-  it('counts a long prompt in the token counting workers when no usage comes, and settles before [DONE]', async () => {
-    const settlements: StreamSettlement[] = [];
-    const longPrompt = { messages: [{ role: 'user', content: 'a long question about the order '.repeat(2_000) }] };
-    const written: string[] = [];
-    const events = chatStreamEvents(
-      (async function* () {
-        yield [{ chunk: chunk({ content: 'Short answer.' }) }];
-      })(),
-      { modelId: 'm', includeUsage: false, prompt: longPrompt, settle: (s) => (settlements.push(s), written.push('settled'), { credits_used: 0, usd_spent: 0 }), describeError: () => 'x' },
-    );
-    for await (const piece of events) written.push(piece);
-    expect(written.slice(1)).toEqual(['settled', 'data: [DONE]\n\n']);
-    expect(settlements[0]).toMatchObject({ reported: false, usage: { prompt_tokens: estimateChatPromptTokens(longPrompt), completion_tokens: countTokens('Short answer.') } });
-  });
-
   it('stops reading the upstream when the consumer leaves, and settles once with the prompt and what was read by then', async () => {
     const settlements: StreamSettlement[] = [];
     const gate = gatedChunks([chunk({ content: 'one' }), chunk({ content: ' two' }), chunk({ content: ' three' }), chunk({}, { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 })]);

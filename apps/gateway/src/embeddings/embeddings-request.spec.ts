@@ -1,6 +1,5 @@
 import type { CatalogueModel } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { tokenCountPool } from '@igw/tokenizer';
 import { assertDimensions, assertEmbeddingModel, assertWithinContext, defaultDimensions, embeddingSources, inputList } from './embeddings-request';
 import { encodeEmbedding, toBase64Float32 } from './embedding-encoding';
 
@@ -25,7 +24,6 @@ function failure(run: () => unknown): { status: number; message: string } {
 }
 
 describe('embeddings request rules', () => {
-  afterAll(() => tokenCountPool.close());
   it('takes only embeddings models', () => {
     expect(() => assertEmbeddingModel(model())).not.toThrow();
     expect(failure(() => assertEmbeddingModel(model({ id: 'test/mini', type: 'openai/chat-completions' })))).toEqual({
@@ -62,18 +60,6 @@ describe('embeddings request rules', () => {
     );
     expect(failure(() => assertWithinContext(model(), ['ok', Array.from({ length: 21 }, () => 1)])).message).toMatch(/^Body validation error! input\[1\]: Expected at most 20 tokens/);
     expect(() => assertWithinContext(model({ info: { name: 'n', developer: 'd', description: '' } }), ['x'.repeat(100_000)])).not.toThrow();
-  });
-
-  it('counts long inputs in the worker pool, still naming the first input over the context', async () => {
-    const wide = model({ info: { name: 'n', developer: 'd', description: '', contextLength: 6_000 } });
-    const long = 'lorem ipsum dolor sit amet '.repeat(1_000);
-    const fits = assertWithinContext(wide, ['short', long]);
-    expect(fits).toBeInstanceOf(Promise);
-    await expect(fits).resolves.toBeUndefined();
-    // Input 1 is too long (a text, counted) and so is input 2 (a token array, known at once): input 1 is named.
-    await expect(assertWithinContext(wide, ['short', long.repeat(3), Array.from({ length: 6_001 }, () => 1)])).rejects.toThrow(
-      /^Body validation error! input\[1\]: Expected at most 6000 tokens per input \(the context of openai\/text-embedding-3-small\)\. Received (at least|about) \d+ tokens$/,
-    );
   });
 
   it('skips sources without an embeddings API, refusing clearly when none is left', () => {
