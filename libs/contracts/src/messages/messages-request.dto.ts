@@ -174,15 +174,11 @@ export class MessagesOutputConfigDto {
   effort?: string;
 }
 
-/** The Messages API body; `max_tokens` is required, as Anthropic requires it. */
-export class MessagesRequestDto {
+/** `POST /v1/messages/count_tokens`: the Messages body without `max_tokens` and the generation settings. */
+export class MessagesCountTokensRequestDto {
   @ApiProperty({ description: 'A catalogue model id or alias: any chat model, whatever its source', example: 'claude-sonnet-4-5', maxLength: 256 })
   @IsStringField({ nonEmpty: true, maxLength: 256 })
   model!: string;
-
-  @ApiProperty({ type: 'integer', minimum: 1, description: 'The most tokens to generate' })
-  @IsNumberField({ integer: true, min: 1 })
-  max_tokens!: number;
 
   @ApiProperty({
     type: 'array',
@@ -212,6 +208,18 @@ export class MessagesRequestDto {
   @NestedObject(() => MessagesToolChoiceDto)
   tool_choice?: MessagesToolChoiceDto;
 
+  @ApiPropertyOptional({ type: MessagesThinkingDto })
+  @IsOptional()
+  @NestedObject(() => MessagesThinkingDto)
+  thinking?: MessagesThinkingDto;
+}
+
+/** The Messages API body; `max_tokens` is required, as Anthropic requires it. */
+export class MessagesRequestDto extends MessagesCountTokensRequestDto {
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'The most tokens to generate' })
+  @IsNumberField({ integer: true, min: 1 })
+  max_tokens!: number;
+
   @ApiPropertyOptional({ type: [String] })
   @IsOptional()
   @IsArrayField({ items: 'strings', ofStrings: true, max: 64 })
@@ -232,11 +240,6 @@ export class MessagesRequestDto {
   @IsNumberField({ integer: true, min: 0 })
   top_k?: number;
 
-  @ApiPropertyOptional({ type: MessagesThinkingDto })
-  @IsOptional()
-  @NestedObject(() => MessagesThinkingDto)
-  thinking?: MessagesThinkingDto;
-
   @ApiPropertyOptional({ type: MessagesMetadataDto })
   @IsOptional()
   @NestedObject(() => MessagesMetadataDto)
@@ -251,37 +254,6 @@ export class MessagesRequestDto {
   @IsOptional()
   @IsBooleanField()
   stream?: boolean;
-}
-
-/** `POST /v1/messages/count_tokens`: the same body without `max_tokens`. */
-export class MessagesCountTokensRequestDto {
-  @ApiProperty({ description: 'A catalogue model id or alias', example: 'claude-sonnet-4-5', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
-  model!: string;
-
-  @ApiProperty({ type: 'array', minItems: 1, items: { type: 'object', additionalProperties: true } })
-  @Checked('messagesMessages', (value) => messagesIssues(value))
-  messages!: MessagesMessage[];
-
-  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }] })
-  @IsOptional()
-  @Checked('messagesSystem', (value) => contentIssues(value, '', true))
-  system?: string | MessagesBlock[];
-
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true } })
-  @IsOptional()
-  @Checked('messagesTools', (value) => toolsIssues(value))
-  tools?: MessagesTool[];
-
-  @ApiPropertyOptional({ type: MessagesToolChoiceDto })
-  @IsOptional()
-  @NestedObject(() => MessagesToolChoiceDto)
-  tool_choice?: MessagesToolChoiceDto;
-
-  @ApiPropertyOptional({ type: MessagesThinkingDto })
-  @IsOptional()
-  @NestedObject(() => MessagesThinkingDto)
-  thinking?: MessagesThinkingDto;
 }
 
 /** An Anthropic message, as `POST /v1/messages` answers it (plus the gateway's `meta.usage`). */
