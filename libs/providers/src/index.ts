@@ -20,3 +20,6 @@ export { GEMINI_THINKING_BUDGETS } from './google/gemini.translate';
 export * from './decisions/decisions.adapters';
 export { audioDurationSeconds, characterCount, speechContentType } from './media/audio-facts';
 export { imageDimensions, imageMimeType, parseSize } from './media/image-facts';
+export type { NativeAnswer, NativeEvent, NativeEventStream } from './native/native-call';
+export { anthropicNativeMessage, anthropicNativeStream, forwardedAnthropicBetas, type AnthropicNativeRequest } from './native/anthropic-messages.native';
+export { openAiNativeResponse, openAiNativeResponseStream, responsesUsageOf } from './native/openai-responses.native';

@@ -8,10 +8,12 @@ export type ProviderVariables = Readonly<Record<string, string | undefined>>;
 export interface CatalogueSource {
   provider: string;
   model: string;
+  /** The provider's own APIs the source is called through natively (catalogue `native`). */
+  native?: readonly string[];
 }
 
 export interface RoutePlan {
-  targets: Array<ProviderTarget & { definition: ProviderDefinition }>;
+  targets: Array<ProviderTarget & { definition: ProviderDefinition; native?: readonly string[] }>;
   /** Variables that would make an unconfigured source usable, for the 503 message. */
   missing: string[];
 }
@@ -40,7 +42,9 @@ export function planRoute(sources: readonly CatalogueSource[], variables: Provid
       missing.push(definition.variables.apiKey);
       continue;
     }
-    targets.push({ provider: definition.name, model: source.model, baseUrl, apiKey, definition, limits });
+    const target: RoutePlan['targets'][number] = { provider: definition.name, model: source.model, baseUrl, apiKey, definition, limits };
+    if (source.native !== undefined) target.native = source.native;
+    targets.push(target);
   }
   return { targets, missing };
 }

@@ -7,6 +7,8 @@
 //   <name>@chunk-delay=<ms>     streams: wait ms (max 60000) between events
 //   <name>@fail-after=<n>       streams: destroy the connection abruptly after n content events
 //   <name>@no-usage             report no token usage (formats that support it; OpenAI chat and embeddings)
+//   <name>@cache-read           Anthropic Messages: the prompt up to its last cache_control breakpoint is read
+//                               from the cache (cache_read_input_tokens) rather than written to it
 //   <name>@top-logprobs=<token>:<logprob>,...
 //                               OpenAI chat with `logprobs: true` (non-streamed): the first token is the
 //                               most likely of these, and its `top_logprobs` are these, most likely first
@@ -49,6 +51,8 @@ export interface ModelControls {
   chunkDelayMs?: number;
   failAfter?: number;
   noUsage?: boolean;
+  /** `@cache-read`: Anthropic reads the cached prefix rather than writing it. */
+  cacheRead?: boolean;
   hugeBodyMb?: number;
   hugeLineMb?: number;
   endlessStream?: boolean;
@@ -60,7 +64,7 @@ export interface ModelControls {
 /** The controls of one request (from its model name); the router merges the control headers in. */
 export type RequestControls = Omit<ModelControls, 'model'>;
 
-const SUFFIX = /@(status|delay|chunk-delay|fail-after|huge-body|huge-line|top-logprobs)=([^@]*)$|@(no-usage|endless-stream|endless-error)$/;
+const SUFFIX = /@(status|delay|chunk-delay|fail-after|huge-body|huge-line|top-logprobs)=([^@]*)$|@(no-usage|cache-read|endless-stream|endless-error)$/;
 const DIGITS = /^\d{1,15}$/;
 
 /** Splits the control suffixes off a model name: `parseModelControls('m@status=500')` → `{model: 'm', status: 500}`. */
@@ -75,6 +79,7 @@ export function parseModelControls(model: string): ModelControls {
     const value = found[2];
     const flag = found[3];
     if (flag === 'no-usage') result.noUsage = true;
+    else if (flag === 'cache-read') result.cacheRead = true;
     else if (flag === 'endless-stream') result.endlessStream = true;
     else if (flag === 'endless-error') result.endlessError = true;
     if (key === undefined) continue;

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { sendJson, type ServedRequest } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
 import type { ChatCall, ChatService, StreamEvents } from './chat.service';
+import type { NativeUpstream } from './native-upstream';
 
 /**
  * Another API over the chat pipeline (the Messages API): the ledger's name of the endpoint, and
@@ -12,6 +13,8 @@ export interface ChatFront {
   endpoint: string;
   answer(completion: ChatCompletionDto): unknown;
   streamEvents: StreamEvents;
+  /** The sources that speak the front's own API get the client's request natively (native-upstream.ts). */
+  native?: NativeUpstream;
 }
 
 /**
@@ -43,8 +46,13 @@ export async function respondToChat(
     signal: cancellation,
   };
   if (front) call.endpoint = front.endpoint;
+  if (front?.native) call.native = front.native;
   if (!body.stream) {
-    await chat.complete(call, (completion) => sendJson(response, 200, front ? front.answer(completion) : completion));
+    await chat.complete(
+      call,
+      (completion) => sendJson(response, 200, front ? front.answer(completion) : completion),
+      (native) => sendJson(response, 200, native),
+    );
     return;
   }
   const events = await chat.openStream(call, front?.streamEvents);

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, JsonSource, UsageDto } from '@igw/contracts';
 import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { chatAdapterFor, type CancelSignal, type ChunkStream, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
+import { chatAdapterFor, type CancelSignal, type ChunkStream, type NativeAnswer, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { chatPromptTexts, countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../paid-requests/paid-request-pipeline';
@@ -21,6 +21,7 @@ import {
   upstreamRequest,
 } from './chat-request';
 import { chatStreamEvents, type ChatStreamOptions } from './chat-stream';
+import { isNativeOpened, NativeReply, nativeStreamEvents, type NativeOpened, type NativeUpstream } from './native-upstream';
 
 export interface ChatCall {
   requestId: string;
@@ -35,7 +36,12 @@ export interface ChatCall {
   signal: CancelSignal;
   /** The ledger's name of the API called, when another API front runs the request (default `chat.completions`). */
   endpoint?: string;
+  /** The front's native path, for the sources that speak its API (native-upstream.ts). */
+  native?: NativeUpstream;
 }
+
+/** A whole answer: a chat completion, or a native one. */
+type WholeAnswer = UpstreamChatCompletion | { native: NativeAnswer };
 
 /** How a stream's chunks become the client's server-sent events: chat's own, or another API front's. */
 export type StreamEvents = (stream: ChunkStream, options: ChatStreamOptions) => AsyncGenerator<string>;
@@ -61,17 +67,29 @@ export class ChatService {
    * request's slot and hold are given back (paid-request-pipeline.ts). A client that leaves
    * once the prompt went upstream is billed all the same (upstream-billing.ts).
    */
-  async complete(call: ChatCall, deliver: (completion: ChatCompletionDto) => void): Promise<void> {
+  async complete(call: ChatCall, deliver: (completion: ChatCompletionDto) => void, deliverNative?: (answer: unknown) => void): Promise<void> {
     const plan = this.plan(call);
-    await this.pipeline.run(call, plan, {
-      ...this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model, call.messagesJson), this.callOptions(plan, signal))),
-      settle: (completion, admitted) => {
-        const usage = usageOf(completion, call.body);
-        const answer = (counted: UpstreamUsage) => completionOf(completion, plan.model, counted, settle(plan.model, counted, admitted));
+    const native = call.native;
+    await this.pipeline.run<WholeAnswer, ChatCompletionDto | NativeReply>(call, plan, {
+      ...this.upstreamSteps<WholeAnswer>(call, plan, (target, signal) => {
+        const options = this.callOptions(plan, signal);
+        if (native?.takes(target)) {
+          native.beforeAttempt?.(true);
+          return native.complete(target, options).then((answer) => ({ native: answer }));
+        }
+        native?.beforeAttempt?.(false);
+        return chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model, call.messagesJson), options);
+      }),
+      settle: (result, admitted) => {
+        if ('native' in result) return new NativeReply(native!.answer(result.native.body, settle(plan.model, result.native.usage, admitted), plan.model.id));
+        const usage = usageOf(result, call.body);
+        const answer = (counted: UpstreamUsage) => completionOf(result, plan.model, counted, settle(plan.model, counted, admitted));
         return whenCounted(usage, answer);
       },
-      deliver: (completion, clientGone) => {
-        if (!clientGone) deliver(completion);
+      deliver: (answer, clientGone) => {
+        if (clientGone) return;
+        if (answer instanceof NativeReply) (deliverNative ?? deliver)(answer.body as ChatCompletionDto);
+        else deliver(answer);
       },
     });
   }
@@ -84,12 +102,21 @@ export class ChatService {
    */
   async openStream(call: ChatCall, streamEvents: StreamEvents = chatStreamEvents): Promise<AsyncGenerator<string>> {
     const plan: ChatPlan = { ...this.plan(call), whenClientLeaves: { stopsWithClient: true } };
-    const opened = await this.pipeline.open(
+    const native = call.native;
+    const opened = await this.pipeline.open<ChunkStream | NativeOpened>(
       call,
       plan,
-      this.upstreamSteps(call, plan, (target, signal) => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model, call.messagesJson), this.callOptions(plan, signal))),
+      this.upstreamSteps<ChunkStream | NativeOpened>(call, plan, (target, signal) => {
+        const options = this.callOptions(plan, signal);
+        if (native?.takes(target)) {
+          native.beforeAttempt?.(true);
+          return native.stream(target, options).then((stream) => ({ native: stream }));
+        }
+        native?.beforeAttempt?.(false);
+        return chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model, call.messagesJson), options);
+      }),
     );
-    return streamEvents(notingFirstChunk(opened.result, opened.admitted), {
+    const options: ChatStreamOptions = {
       modelId: plan.model.id,
       includeUsage: call.body.stream_options?.include_usage === true,
       prompt: call.body,
@@ -105,7 +132,10 @@ export class ChatService {
         const mapped = toClientError(error);
         return mapped instanceof GatewayException ? mapped.message : 'The upstream stream failed.';
       },
-    });
+    };
+    const result = opened.result;
+    if (isNativeOpened(result)) return nativeStreamEvents(notingFirstChunk(result.native, opened.admitted), options, native!.writer(plan.model.id));
+    return streamEvents(notingFirstChunk(result, opened.admitted), options);
   }
 
   /** The context is counted after admission, before the call; a prompt an upstream processed is billed by estimate if the call fails. */
@@ -136,6 +166,8 @@ export class ChatService {
       call.bodyBytes,
       targets.map((target) => target.definition.kind),
     );
+    // A native call may run what the chat request does not ask for (the provider's own web search).
+    for (const [unit, most] of Object.entries(call.native?.extraCeiling ?? {})) ceiling[unit] = Math.max(ceiling[unit] ?? 0, most);
     return { endpoint: call.endpoint ?? CHAT_COMPLETIONS, fallbackGroup: CHAT_COMPLETIONS, model, catalogueRevision: revision, targets, ceiling, prompt: call.body.messages };
   }
 

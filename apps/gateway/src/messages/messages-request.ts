@@ -37,6 +37,35 @@ function refuse(path: string, why: string): never {
   throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
 }
 
+/**
+ * While a translation for a model with native sources runs (chatRequestForNative): the
+ * refusals of blocks the chat request cannot carry, which are left out of it rather than
+ * refused. The translation is synchronous, so no other one runs meanwhile.
+ */
+let leftOut: string[] | undefined;
+
+/** Refuses a block the chat request cannot carry, or (translating for native sources) leaves it out. */
+function cannotCarry(path: string, why: string): undefined {
+  if (leftOut === undefined) refuse(path, why);
+  leftOut.push(`${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
+  return undefined;
+}
+
+/**
+ * The chat request for a model some of whose sources take the Messages request natively:
+ * blocks the chat request cannot carry (PDF documents, server tool blocks, ...) are left out
+ * of it, and `untranslatable` says why a source that needs the translation cannot be sent it.
+ */
+export function chatRequestForNative(body: MessagesRequestDto, model: MessagesTarget): { request: ChatCompletionRequestDto; untranslatable?: string } {
+  leftOut = [];
+  try {
+    const request = chatRequestOf(body, model);
+    return leftOut.length > 0 ? { request, untranslatable: leftOut[0] } : { request };
+  } finally {
+    leftOut = undefined;
+  }
+}
+
 /** What the translation reads of the catalogue entry: its type (the source's format) and whether it reasons. */
 export type MessagesTarget = Pick<CatalogueModel, 'type' | 'capabilities'> & { info?: Pick<CatalogueModel['info'], 'outputMax'> };
 
@@ -135,12 +164,12 @@ function textPart(block: MessagesBlock): ChatPart {
   return part;
 }
 
-function imagePart(block: MessagesBlock, path: string): ChatPart {
+function imagePart(block: MessagesBlock, path: string): ChatPart | undefined {
   const source = block.source as Record<string, unknown>;
   let url: string;
   if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') url = `data:${source.media_type};base64,${source.data}`;
   else if (source.type === 'url' && typeof source.url === 'string') url = source.url;
-  else refuse(`${path}.source`, "Expected a base64 source {type: 'base64', media_type, data} or {type: 'url', url}");
+  else return cannotCarry(`${path}.source`, "Expected a base64 source {type: 'base64', media_type, data} or {type: 'url', url}");
   const part: ChatPart = { type: 'image_url', image_url: { url } };
   if (block.cache_control !== undefined) part.cache_control = block.cache_control;
   return part;
@@ -159,17 +188,21 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
       case 'text':
         parts.push(textPart(block));
         return;
-      case 'image':
-        parts.push(imagePart(block, at));
+      case 'image': {
+        const image = imagePart(block, at);
+        if (image) parts.push(image);
         return;
+      }
       case 'tool_result':
         messages.push(toolMessage(block, at, imagesOfResults));
         return;
-      case 'document':
-        parts.push(documentPart(block, at));
+      case 'document': {
+        const document = documentPart(block, at);
+        if (document) parts.push(document);
         return;
+      }
       default:
-        refuse(`${at}.type`, `a ${JSON.stringify(block.type)} block cannot be sent in a user turn by this gateway`);
+        cannotCarry(`${at}.type`, `a ${JSON.stringify(block.type)} block cannot be sent in a user turn by this gateway`);
     }
   });
   const userParts = [...imagesOfResults, ...parts];
@@ -177,10 +210,10 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
 }
 
 /** A plain-text document is its text; other documents (PDF) have no chat equivalent here. */
-function documentPart(block: MessagesBlock, path: string): ChatPart {
+function documentPart(block: MessagesBlock, path: string): ChatPart | undefined {
   const source = block.source as Record<string, unknown> | undefined;
   if (source?.type === 'text' && typeof source.data === 'string') return { type: 'text', text: source.data };
-  return refuse(`${path}.source`, 'only plain-text documents (source type text) can be sent by this gateway');
+  return cannotCarry(`${path}.source`, 'only plain-text documents (source type text) can be sent by this gateway');
 }
 
 function toolMessage(block: MessagesBlock, path: string, images: ChatPart[]): ChatMessage {
@@ -191,9 +224,13 @@ function toolMessage(block: MessagesBlock, path: string, images: ChatPart[]): Ch
     (content ?? []).forEach((inner, index) => {
       const at = `${path}.content[${index}]`;
       if (inner.type === 'text') texts.push(inner.text as string);
-      else if (inner.type === 'image') images.push(imagePart(inner, at));
-      else if (inner.type === 'document') texts.push(documentPart(inner, at).text as string);
-      else refuse(`${at}.type`, `a ${JSON.stringify(inner.type)} block cannot be sent in a tool result by this gateway`);
+      else if (inner.type === 'image') {
+        const image = imagePart(inner, at);
+        if (image) images.push(image);
+      } else if (inner.type === 'document') {
+        const document = documentPart(inner, at);
+        if (document) texts.push(document.text as string);
+      } else cannotCarry(`${at}.type`, `a ${JSON.stringify(inner.type)} block cannot be sent in a tool result by this gateway`);
     });
   }
   const text = texts.join('\n');
@@ -211,7 +248,7 @@ function pushAssistant(messages: ChatMessage[], content: string | MessagesBlock[
     if (block.type === 'text') texts.push(block.text as string);
     else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } });
     else if (block.type === 'thinking' || block.type === 'redacted_thinking') return;
-    else refuse(`${path}[${index}].type`, `a ${JSON.stringify(block.type)} block cannot be sent in an assistant turn by this gateway`);
+    else cannotCarry(`${path}[${index}].type`, `a ${JSON.stringify(block.type)} block cannot be sent in an assistant turn by this gateway`);
   });
   const message: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;

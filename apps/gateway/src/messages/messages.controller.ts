@@ -5,16 +5,12 @@ import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platf
 import { chatPromptTexts, countAllOffLoop } from '@igw/tokenizer';
 import type { Request, Response } from 'express';
 import { assertChatModel } from '../chat/chat-request';
-import { respondToChat, type ChatFront } from '../chat/chat-responder';
+import { respondToChat } from '../chat/chat-responder';
 import { ChatService } from '../chat/chat.service';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { MessagesErrorFilter, MessagesErrorResponses } from './messages-errors';
-import { chatRequestOf, promptOf } from './messages-request';
-import { messageOf } from './messages-response';
-import { messagesStreamEvents } from './messages-stream';
-
-/** The Messages API as a front of the chat pipeline: its ledger name, answer and stream. */
-export const MESSAGES_FRONT: ChatFront = { endpoint: 'messages', answer: messageOf, streamEvents: messagesStreamEvents };
+import { promptOf } from './messages-request';
+import { messagesFrontOf } from './messages-native';
 
 const HELLO = [{ role: 'user', content: 'Say hello in five words.' }];
 
@@ -90,7 +86,8 @@ export class MessagesController {
   @ApiOkResponse({ example: MESSAGE_ANSWER, description: 'The message (with stream: true, text/event-stream events instead)' })
   async create(@Body() body: MessagesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     const { model } = this.pipeline.resolveModel(body.model);
-    await respondToChat(this.chat, chatRequestOf(body, model), request, response, undefined, MESSAGES_FRONT);
+    const { chatRequest, front } = messagesFrontOf(body, model, request.headers, response);
+    await respondToChat(this.chat, chatRequest, request, response, undefined, front);
   }
 
   @Post('v1/messages/count_tokens')

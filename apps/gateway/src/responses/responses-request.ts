@@ -30,6 +30,36 @@ function refuse(path: string, why: string): never {
   throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
 }
 
+/**
+ * While a translation for a model with native sources runs (chatRequestForNative): what the
+ * chat request cannot carry (items it has no place for, a tool_choice forcing a built-in tool
+ * the native sources run), left out of it rather than refused; and those built-in tools. The
+ * translation is synchronous, so no other one runs meanwhile.
+ */
+let leftOut: { why: string[]; builtIns: ReadonlySet<string> } | undefined;
+
+function cannotCarry(path: string, why: string): undefined {
+  if (leftOut === undefined) refuse(path, why);
+  leftOut.why.push(`${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
+  return undefined;
+}
+
+/**
+ * The chat request for a model some of whose sources take the Responses request natively:
+ * items the chat request has no place for are left out of it, as is a tool_choice forcing one
+ * of `nativeBuiltIns` (built-in tools a native source runs); `untranslatable` says why a source
+ * that needs the translation cannot be sent the request.
+ */
+export function chatRequestForNative(body: ResponsesRequestDto, model: ResponsesTarget, nativeBuiltIns: ReadonlySet<string>): ResponsesTranslation & { untranslatable?: string } {
+  leftOut = { why: [], builtIns: nativeBuiltIns };
+  try {
+    const translation = chatRequestOf(body, model);
+    return leftOut.why.length > 0 ? { ...translation, untranslatable: leftOut.why[0] } : translation;
+  } finally {
+    leftOut = undefined;
+  }
+}
+
 /** What the translation reads of the catalogue entry: its type (the source's format) and whether it reasons. */
 export type ResponsesTarget = Pick<CatalogueModel, 'type' | 'capabilities'>;
 
@@ -59,7 +89,9 @@ export function chatRequestOf(sent: ResponsesRequestDto, model: ResponsesTarget)
   } else if (body.tool_choice !== undefined && body.tool_choice !== 'auto' && body.tool_choice !== 'none') {
     // A forced built-in tool or an unknown function is named first.
     toolChoiceOf(body.tool_choice, tools, builtIns);
-    refuse('tool_choice', 'forces a tool call, and no function tool is left to call (built-in tools are not run by this gateway)');
+    const why = 'forces a tool call, and no function tool is left to call (built-in tools are not run by this gateway)';
+    if (leftOut !== undefined && [...builtIns].some((type) => leftOut!.builtIns.has(type))) cannotCarry('tool_choice', why);
+    else refuse('tool_choice', why);
   }
   if (body.stream === true) request.stream = true;
   if (body.max_output_tokens !== undefined) request.max_completion_tokens = body.max_output_tokens;
@@ -115,7 +147,7 @@ function messagesOf(body: ResponsesRequestDto): ChatMessage[] {
       case 'item_reference':
         return refuse(`${path}.type`, 'item_reference needs stored responses, which this gateway does not keep yet: send the item itself');
       default:
-        return refuse(`${path}.type`, `a ${JSON.stringify(type)} item cannot be sent by this gateway (messages, function_call, function_call_output and reasoning items can)`);
+        return cannotCarry(`${path}.type`, `a ${JSON.stringify(type)} item cannot be sent by this gateway (messages, function_call, function_call_output and reasoning items can)`);
     }
   });
   return messages;
@@ -211,8 +243,11 @@ function toolChoiceOf(choice: NonNullable<ResponsesRequestDto['tool_choice']>, t
       const allowed = (Array.isArray(choice.tools) ? choice.tools : []).filter((tool): tool is Record<string, unknown> => isRecordValue(tool) && tool.type === 'function');
       return { type: 'allowed_tools', allowed_tools: { mode: choice.mode === 'required' ? 'required' : 'auto', tools: allowed.map((tool) => named(tool.name, tool.namespace)) } };
     }
-    default:
-      return refuse('tool_choice', `forces the built-in tool ${JSON.stringify(choice.type)}, which this gateway leaves out of the upstream call${builtIns.has(choice.type) ? '' : ' (nor is it in tools)'}`);
+    default: {
+      const why = `forces the built-in tool ${JSON.stringify(choice.type)}, which this gateway leaves out of the upstream call${builtIns.has(choice.type) ? '' : ' (nor is it in tools)'}`;
+      if (leftOut?.builtIns.has(choice.type) && builtIns.has(choice.type)) return cannotCarry('tool_choice', why);
+      return refuse('tool_choice', why);
+    }
   }
 }
 

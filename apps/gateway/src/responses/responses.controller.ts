@@ -3,15 +3,14 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, ResponsesRequestDto } from '@igw/contracts';
 import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import type { Request, Response } from 'express';
-import { respondToChat, type ChatFront } from '../chat/chat-responder';
+import { respondToChat } from '../chat/chat-responder';
+import { DROPPED_TOOLS_HEADER } from '../chat/native-upstream';
 import { ChatService } from '../chat/chat.service';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
-import { chatRequestOf } from './responses-request';
-import { responseOf, responsesContextOf } from './responses-response';
-import { responsesStreamEvents } from './responses-stream';
+import { responsesFrontOf } from './responses-native';
 
 /** The response header naming the built-in tools left out of the upstream call. */
-export const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
+export { DROPPED_TOOLS_HEADER };
 
 const WEATHER_TOOL = {
   type: 'function',
@@ -100,10 +99,7 @@ export class ResponsesController {
   @ApiErrorResponses(RESPONSES_ERRORS)
   async create(@Body() body: ResponsesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     const { model } = this.pipeline.resolveModel(body.model);
-    const { request: chatRequest, droppedTools, namespaced } = chatRequestOf(body, model);
-    if (droppedTools.length > 0) response.setHeader(DROPPED_TOOLS_HEADER, droppedTools.join(', '));
-    const context = responsesContextOf(body, namespaced);
-    const front: ChatFront = { endpoint: 'responses', answer: (completion) => responseOf(completion, context), streamEvents: responsesStreamEvents(context) };
+    const { chatRequest, front } = responsesFrontOf(body, model, response);
     await respondToChat(this.chat, chatRequest, request, response, undefined, front);
   }
 }

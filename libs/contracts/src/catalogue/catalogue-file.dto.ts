@@ -3,7 +3,7 @@ import { validateSync, type ValidationArguments, type ValidationError } from 'cl
 import { IsListField, MayBeOmitted, NestedList, oneOfIssues, untransformableErrors, wordUnknownFields, type ListRule } from '../validation/catalogue-validators';
 import { Checked, composeDecorators, IsNumberField, IsOneOf, isRecord, IsStringField, NestedObject, numberIssues, stringIssues, type DtoClass, type StringRule } from '../validation/field-validators';
 import { describeWrongType, describeWrongValue as shown, quoteList, relativeIssueLine as at, validationIssues, type ValidationIssue } from '../validation/validation-issues';
-import { CHAT_PRICE_DIMENSION, STANDARD_SERVICE_TIERS, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
+import { CHAT_PRICE_DIMENSION, NATIVE_SOURCE_APIS, STANDARD_SERVICE_TIERS, type NativeSourceApi, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
 
 /**
  * The catalogue file and the admin API's catalogue entry, as DTOs: one class per object shape,
@@ -171,6 +171,7 @@ export class ModelModalitiesDto {
 export class UpstreamSourceDto {
   @IsStringField(NAME) provider!: string;
   @IsStringField(NAME) model!: string;
+  @MayBeOmitted() @IsListField({ items: 'native APIs', unique: true, item: (value) => oneOfIssues(NATIVE_SOURCE_APIS, value) }) native?: NativeSourceApi[];
 }
 
 export class ModelRoutingDto {

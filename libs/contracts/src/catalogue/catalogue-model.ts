@@ -50,9 +50,20 @@ export interface ModelPricing {
 }
 
 /** One upstream that can serve the model: provider key (e.g. `openai`) and its model name there. */
+/**
+ * What a source serves in its provider's own API, beyond chat: `responses`, OpenAI's Responses
+ * API (OpenAI and Azure OpenAI sources), called natively for `POST /v1/responses`;
+ * `web_search`, the provider's own web search, which a native call may use (OpenAI's
+ * `web_search` tool, Anthropic's `web_search_20250305` server tool). Anthropic sources serve
+ * `POST /v1/messages` natively by their kind.
+ */
+export const NATIVE_SOURCE_APIS = ['responses', 'web_search'] as const;
+export type NativeSourceApi = (typeof NATIVE_SOURCE_APIS)[number];
+
 export interface UpstreamSource {
   provider: string;
   model: string;
+  native?: NativeSourceApi[];
 }
 
 export interface ModelRouting {

@@ -6,7 +6,7 @@ import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validati
 // Anthropic's Messages API request (POST /v1/messages). Content blocks, tools and `system` are
 // checked here for what the gateway reads of them and otherwise kept as sent, so the blocks and
 // fields Anthropic adds later (and Claude Code sends) pass through to the translation untouched;
-// undeclared top-level fields (output_config's siblings, context_management, container, ...) are
+// undeclared top-level fields (output_config's siblings, container, mcp_servers, ...) are
 // dropped by the pipe's whitelist: accepted, not refused.
 
 export const MESSAGES_ROLES = ['user', 'assistant', 'system'] as const;
@@ -249,6 +249,11 @@ export class MessagesRequestDto extends MessagesCountTokensRequestDto {
   @IsOptional()
   @NestedObject(() => MessagesOutputConfigDto)
   output_config?: MessagesOutputConfigDto;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "Anthropic's context management (clearing old tool results); sent as it is to Anthropic sources, not used by others" })
+  @IsOptional()
+  @IsObjectField()
+  context_management?: Record<string, unknown>;
 
   @ApiPropertyOptional({ default: false, description: 'Answer with server-sent events' })
   @IsOptional()

@@ -24,7 +24,7 @@
 // input_json_delta pieces, the result block whole in its content_block_start, and the cited block
 // as content_block_start {type: "text", text: "", citations: []}, one citations_delta, then its
 // text_deltas. Without the tool (or with tool_choice none) there is no search.
-// `thinking: {type: "enabled"}` puts a thinking block first:
+// `thinking: {type: "enabled"}` (or `"adaptive"`) puts a thinking block first:
 //   {type: "thinking", thinking: "Considering the request.", signature: "emulated"}.
 // `stop_sequences` cut the reply text before the earliest match (stop_reason
 // "stop_sequence"); `max_tokens` (required) truncates the text to that many words minus the
@@ -36,7 +36,9 @@
 //                   JSON.stringify(tool_use input), joined by a space (tools are not counted);
 //   cache_creation_input_tokens = words of the system and message blocks up to and including
 //                   the last block carrying `cache_control` (a cached tool adds 0). Every
-//                   request writes the cache, none reads it: cache_read_input_tokens is 0;
+//                   request writes the cache, none reads it (cache_read_input_tokens 0), except
+//                   with the `@cache-read` model control: then those words are read, not written
+//                   (cache_read_input_tokens = them, cache_creation_input_tokens 0);
 //   input_tokens  = prompt total − cache_creation_input_tokens;
 //   output_tokens = thinking words + reply words returned (a tool_use counts the words of
 //                   its JSON input).
@@ -124,7 +126,7 @@ export async function createMessage(ctx: RequestContext): Promise<void> {
     ctx.error(400, parsed);
     return;
   }
-  const reply = buildReply(parsed);
+  const reply = buildReply(parsed, ctx.controls.cacheRead === true);
   if (parsed.stream) {
     await streamReply(ctx, reply);
     return;
@@ -153,7 +155,7 @@ export function countTokens(ctx: RequestContext): void {
 
 // ---- reply --------------------------------------------------------------------------------
 
-function buildReply(request: MessagesRequest): Reply {
+function buildReply(request: MessagesRequest, cacheRead: boolean): Reply {
   const blocks: OutputBlock[] = [];
   let output = 0;
   if (request.thinking) {
@@ -216,11 +218,11 @@ function buildReply(request: MessagesRequest): Reply {
     stopSequence,
     usage: {
       input_tokens: prompt.total - prompt.cacheWrite,
-      cache_creation_input_tokens: prompt.cacheWrite,
-      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: cacheRead ? 0 : prompt.cacheWrite,
+      cache_read_input_tokens: cacheRead ? prompt.cacheWrite : 0,
       cache_creation: {
-        ephemeral_5m_input_tokens: prompt.cacheTtl === '1h' ? 0 : prompt.cacheWrite,
-        ephemeral_1h_input_tokens: prompt.cacheTtl === '1h' ? prompt.cacheWrite : 0,
+        ephemeral_5m_input_tokens: cacheRead || prompt.cacheTtl === '1h' ? 0 : prompt.cacheWrite,
+        ephemeral_1h_input_tokens: !cacheRead && prompt.cacheTtl === '1h' ? prompt.cacheWrite : 0,
       },
       output_tokens: output,
       service_tier: 'standard',
@@ -454,7 +456,10 @@ function parseRequest(body: unknown, needsMaxTokens: boolean): MessagesRequest |
   let thinking = false;
   if (body.thinking !== undefined) {
     const config = body.thinking;
-    if (!isRecord(config) || (config.type !== 'enabled' && config.type !== 'disabled')) return "thinking.type: Input should be 'enabled' or 'disabled'";
+    if (!isRecord(config) || (config.type !== 'enabled' && config.type !== 'disabled' && config.type !== 'adaptive')) {
+      return "thinking.type: Input should be 'enabled', 'disabled' or 'adaptive'";
+    }
+    if (config.type === 'adaptive') thinking = true;
     if (config.type === 'enabled') {
       const budget = config.budget_tokens;
       if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < MIN_THINKING_BUDGET) {
