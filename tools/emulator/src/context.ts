@@ -246,5 +246,7 @@ const MAX_PENDING_CHARS = 64 * 1024;
 
 /** Default for `event()`'s `content`: OpenAI/Gemini-style data-only events, or Anthropic's content deltas. */
 function isContentEvent(data: string, eventName: string | undefined): boolean {
-  return eventName === undefined ? data !== '[DONE]' : eventName === 'content_block_delta';
+  if (eventName === undefined) return data !== '[DONE]';
+  // Anthropic's content deltas; the Responses API's text, reasoning and argument deltas.
+  return eventName === 'content_block_delta' || (eventName.startsWith('response.') && eventName.endsWith('.delta'));
 }

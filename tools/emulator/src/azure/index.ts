@@ -12,6 +12,7 @@
 import type { IncomingMessage } from 'node:http';
 import { RequestContext } from '../context';
 import type { ErrorDetails, ErrorResponse, RouterFailure, WireFormat } from '../format';
+import { createResponse } from '../openai/responses';
 import { chatCompletions } from '../openai/chat';
 import { embeddings } from '../openai/embeddings';
 import { imageGenerations } from '../openai/images';
@@ -62,6 +63,8 @@ export const azureFormat: WireFormat = {
 
   routes: [
     { method: 'POST', path: /^\/openai\/deployments\/(.+)\/chat\/completions$/, handle: byDeployment(chatCompletions) },
+    // The v1 API: the deployment is the body's `model`, no api-version.
+    { method: 'POST', path: '/openai/v1/responses', handle: createResponse },
     { method: 'POST', path: /^\/openai\/deployments\/(.+)\/embeddings$/, handle: byDeployment(embeddings) },
     { method: 'POST', path: /^\/openai\/deployments\/(.+)\/images\/generations$/, handle: byDeployment(imageGenerations) },
     { method: 'POST', path: /^\/openai\/deployments\/(.+)\/audio\/transcriptions$/, handle: byDeployment(audioTranscriptions) },

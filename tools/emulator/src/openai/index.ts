@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ErrorDetails, ErrorResponse, RouterFailure, WireFormat } from '../format';
 import { chatCompletions } from './chat';
+import { createResponse } from './responses';
 import { openAiDecisions, systemOne } from './decisions';
 import { embeddings } from './embeddings';
 import { imageGenerations } from './images';
@@ -26,6 +27,7 @@ export const openAIFormat: WireFormat = {
 
   routes: [
     { method: 'POST', path: '/v1/chat/completions', handle: chatCompletions },
+    { method: 'POST', path: '/v1/responses', handle: createResponse },
     { method: 'POST', path: '/v1/embeddings', handle: embeddings },
     { method: 'POST', path: '/v1/systemone', handle: systemOne },
     { method: 'POST', path: '/v1/decisions', handle: openAiDecisions },

@@ -1,0 +1,69 @@
+import { startEmulator, type RunningEmulator } from '../emulator';
+
+/** The emulator's Responses API, as OpenAI's and Azure's v1 API answer it. */
+describe('emulator: POST /v1/responses', () => {
+  let emulator: RunningEmulator;
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0, apiKey: 'sk-test' });
+  });
+  afterAll(() => emulator.close());
+
+  const post = (path: string, body: unknown, headers: Record<string, string> = { authorization: 'Bearer sk-test' }) =>
+    fetch(`${emulator.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  it('answers a message with usage, cached tokens under a prompt_cache_key and reasoning tokens', async () => {
+    const answer = await post('/v1/responses', {
+      model: 'gpt-test',
+      instructions: 'Be brief.',
+      input: 'Count these words',
+      reasoning: { effort: 'low', summary: 'auto' },
+      include: ['reasoning.encrypted_content'],
+      prompt_cache_key: 'k',
+    });
+    expect(answer.status).toBe(200);
+    const response = (await answer.json()) as Record<string, any>;
+    expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'gpt-test' });
+    expect(response.output.map((item: { type: string }) => item.type)).toEqual(['reasoning', 'message']);
+    expect(response.output[0]).toMatchObject({ summary: [{ type: 'summary_text', text: 'Considering the request.' }], encrypted_content: 'emulated' });
+    expect(response.output[1].content[0].text).toBe('Hello from the emulator. You said: Count these words');
+    // 2 + 2 (instructions) + 3 + 4 = 11 in; 3 reasoning + 9 reply words out.
+    expect(response.usage).toEqual({ input_tokens: 11, input_tokens_details: { cached_tokens: 5 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 23 });
+  });
+
+  it('calls a namespaced function for the weather, and answers its output', async () => {
+    const tools = [{ type: 'namespace', name: 'fs', tools: [{ type: 'function', name: 'weather', parameters: { type: 'object' } }] }];
+    const first = (await (await post('/v1/responses', { model: 'm', input: 'weather in Paris?', tools })).json()) as Record<string, any>;
+    expect(first.output[0]).toMatchObject({ type: 'function_call', name: 'weather', namespace: 'fs', arguments: '{"location":"Paris"}' });
+    const input = [{ role: 'user', content: 'weather in Paris?' }, first.output[0], { type: 'function_call_output', call_id: first.output[0].call_id, output: 'Sunny' }];
+    const second = (await (await post('/v1/responses', { model: 'm', input, tools })).json()) as Record<string, any>;
+    expect(second.output[0].content[0].text).toBe('Tool said: Sunny');
+  });
+
+  it('streams typed events in order, with sequence numbers, ending with response.completed (and on Azure v1)', async () => {
+    for (const [path, headers] of [
+      ['/v1/responses', { authorization: 'Bearer sk-test' }],
+      ['/openai/v1/responses', { 'api-key': 'sk-test' }],
+    ] as const) {
+      const answer = await post(path, { model: 'dep', input: 'hi there', tools: [{ type: 'web_search' }], stream: true }, headers);
+      const events = (await answer.text())
+        .split('\n\n')
+        .filter(Boolean)
+        .map((block) => JSON.parse(block.split('\n')[1].slice(6)) as Record<string, any>);
+      expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+      const types = events.map((event) => event.type);
+      expect(types.slice(0, 3)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added']);
+      expect(types).toContain('response.web_search_call.completed');
+      expect(types.filter((type) => type === 'response.output_text.delta').length).toBe(8);
+      expect(types.at(-1)).toBe('response.completed');
+      expect(events.at(-1)!.response.output.map((item: { type: string }) => item.type)).toEqual(['web_search_call', 'message']);
+      expect(events.at(-1)!.response.usage.output_tokens).toBe(8);
+    }
+  });
+
+  it('cuts at max_output_tokens as an incomplete response, and refuses what OpenAI refuses', async () => {
+    const cut = (await (await post('/v1/responses', { model: 'm', input: 'one two three', max_output_tokens: 2 })).json()) as Record<string, any>;
+    expect([cut.status, cut.incomplete_details, cut.output[0].content[0].text]).toEqual(['incomplete', { reason: 'max_output_tokens' }, 'Hello from']);
+    expect((await post('/v1/responses', { model: 'm', input: [] })).status).toBe(400);
+    expect((await post('/v1/responses', { model: 'm', input: 'x', previous_response_id: 'resp_1' })).status).toBe(400);
+  });
+});
