@@ -101,8 +101,9 @@ describe("Anthropic's Messages API, end to end with the official Anthropic SDK",
     stream.on('thinking', (delta) => thinking.push(delta));
     const final = await stream.finalMessage();
     expect(thinking.join('')).toBe('Considering the request.');
+    // An Anthropic source answers natively: the thinking block carries Anthropic's signature.
     expect(final.content).toEqual([
-      { type: 'thinking', thinking: 'Considering the request.', signature: '' },
+      { type: 'thinking', thinking: 'Considering the request.', signature: 'emulated' },
       { type: 'text', text: `Hello from the emulator. You said: ${PROMPT}` },
     ]);
   });

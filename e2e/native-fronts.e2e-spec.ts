@@ -252,8 +252,8 @@ describe('native upstream paths of the Messages and Responses fronts', () => {
       expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
       expect(final.output.map((item) => item.type)).toEqual(['web_search_call', 'message']);
       expect(final.output_text).toBe('Hello from the emulator. You said: What happened today?');
-      expect(final.usage!.output_tokens).toBe(8);
-      const units = { input_tokens: final.usage!.input_tokens, output_tokens: 8, web_search_calls: 1 };
+      expect(final.usage!.output_tokens).toBe(9);
+      const units = { input_tokens: final.usage!.input_tokens, output_tokens: 9, web_search_calls: 1 };
       expect(final.meta!.usage!.credits_used).toBe(creditsOf(units, GPT));
       expect(final.model).toBe('openai/gpt-native');
     });
