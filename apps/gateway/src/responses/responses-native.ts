@@ -10,8 +10,8 @@ import { chatRequestForNative, chatRequestOf, type ResponsesTranslation } from '
 import { responseOf, responsesContextOf } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
 
-// The Responses API's native path: OpenAI and Azure OpenAI sources that the catalogue marks
-// `native: [responses]` get the client's Responses request as it came (input items, reasoning
+// The Responses API's native path: OpenAI and Azure OpenAI sources (and OpenAI-compatible
+// servers that have the API, such as vLLM) that the catalogue marks `native: [responses]` get the client's Responses request as it came (input items, reasoning
 // items with their encrypted content, namespace and custom tools, text.format, include, ...)
 // and answer in their own words. What the gateway still decides:
 // - `store: false` upstream: the gateway keeps no state at the provider (a fallback source
