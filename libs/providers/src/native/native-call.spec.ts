@@ -4,7 +4,7 @@ import { ResponsesNativeEvents, responsesUsageOf } from './openai-responses.nati
 
 const sse = (data: object) => ({ event: (data as { type: string }).type, data: JSON.stringify(data) });
 
-describe('native calls: what the gateway reads of the provider's own answers', () => {
+describe("native calls: what the gateway reads of the provider's own answers", () => {
   it('passes on only the anthropic-beta values that change how the model answers', () => {
     expect(forwardedAnthropicBetas('interleaved-thinking-2025-05-14, files-api-2025-04-14,context-management-2025-06-27')).toBe('interleaved-thinking-2025-05-14,context-management-2025-06-27');
     expect(forwardedAnthropicBetas(['mcp-client-2025-04-04', 'code-execution-2025-05-22', 'context-1m-2025-08-07'])).toBeUndefined();

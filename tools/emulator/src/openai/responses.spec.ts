@@ -1,5 +1,9 @@
 import { startEmulator, type RunningEmulator } from '../emulator';
 
+// Reads of nested fields the tests assert, without a schema of their own.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Answer = Record<string, any>;
+
 /** The emulator's Responses API, as OpenAI's and Azure's v1 API answer it. */
 describe('emulator: POST /v1/responses', () => {
   let emulator: RunningEmulator;
@@ -21,7 +25,7 @@ describe('emulator: POST /v1/responses', () => {
       prompt_cache_key: 'k',
     });
     expect(answer.status).toBe(200);
-    const response = (await answer.json()) as Record<string, any>;
+    const response = (await answer.json()) as Answer;
     expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'gpt-test' });
     expect(response.output.map((item: { type: string }) => item.type)).toEqual(['reasoning', 'message']);
     expect(response.output[0]).toMatchObject({ summary: [{ type: 'summary_text', text: 'Considering the request.' }], encrypted_content: 'emulated' });
@@ -32,10 +36,10 @@ describe('emulator: POST /v1/responses', () => {
 
   it('calls a namespaced function for the weather, and answers its output', async () => {
     const tools = [{ type: 'namespace', name: 'fs', tools: [{ type: 'function', name: 'weather', parameters: { type: 'object' } }] }];
-    const first = (await (await post('/v1/responses', { model: 'm', input: 'weather in Paris?', tools })).json()) as Record<string, any>;
+    const first = (await (await post('/v1/responses', { model: 'm', input: 'weather in Paris?', tools })).json()) as Answer;
     expect(first.output[0]).toMatchObject({ type: 'function_call', name: 'weather', namespace: 'fs', arguments: '{"location":"Paris"}' });
     const input = [{ role: 'user', content: 'weather in Paris?' }, first.output[0], { type: 'function_call_output', call_id: first.output[0].call_id, output: 'Sunny' }];
-    const second = (await (await post('/v1/responses', { model: 'm', input, tools })).json()) as Record<string, any>;
+    const second = (await (await post('/v1/responses', { model: 'm', input, tools })).json()) as Answer;
     expect(second.output[0].content[0].text).toBe('Tool said: Sunny');
   });
 
@@ -48,7 +52,7 @@ describe('emulator: POST /v1/responses', () => {
       const events = (await answer.text())
         .split('\n\n')
         .filter(Boolean)
-        .map((block) => JSON.parse(block.split('\n')[1].slice(6)) as Record<string, any>);
+        .map((block) => JSON.parse(block.split('\n')[1].slice(6)) as Answer);
       expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
       const types = events.map((event) => event.type);
       expect(types.slice(0, 3)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added']);
@@ -61,7 +65,7 @@ describe('emulator: POST /v1/responses', () => {
   });
 
   it('cuts at max_output_tokens as an incomplete response, and refuses what OpenAI refuses', async () => {
-    const cut = (await (await post('/v1/responses', { model: 'm', input: 'one two three', max_output_tokens: 2 })).json()) as Record<string, any>;
+    const cut = (await (await post('/v1/responses', { model: 'm', input: 'one two three', max_output_tokens: 2 })).json()) as Answer;
     expect([cut.status, cut.incomplete_details, cut.output[0].content[0].text]).toEqual(['incomplete', { reason: 'max_output_tokens' }, 'Hello from']);
     expect((await post('/v1/responses', { model: 'm', input: [] })).status).toBe(400);
     expect((await post('/v1/responses', { model: 'm', input: 'x', previous_response_id: 'resp_1' })).status).toBe(400);
