@@ -1,6 +1,6 @@
 import { MessagesRequestDto } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { chatRequestOf, promptOf } from './messages-request';
+import { chatRequestForNative, chatRequestOf, promptOf } from './messages-request';
 
 const claude = { type: 'anthropic/chat-completions', capabilities: ['streaming', 'tools', 'reasoning'] };
 const gpt = { type: 'openai/chat-completions', capabilities: ['streaming', 'tools'] };
@@ -113,13 +113,13 @@ describe('the Messages request as a chat request', () => {
     expect(thinking({ thinking: { type: 'enabled', budget_tokens: 1024 } }, reasoner)).toEqual({ reasoning: undefined, reasoning_effort: 'low' });
     expect(thinking({ thinking: { type: 'enabled', budget_tokens: 30000 } }, reasoner)).toEqual({ reasoning: undefined, reasoning_effort: 'high' });
     expect(thinking({ thinking: { type: 'adaptive' } }, gpt)).toEqual({ reasoning: undefined, reasoning_effort: undefined });
-    // Answering an Anthropic model's tool calls: the thinking block they came with cannot be sent back.
+    // Answering tool calls keeps thinking: the chat request reaches no Anthropic source (those take the request natively).
     const toolLoop: MessagesRequestDto['messages'] = [
       { role: 'user', content: 'weather?' },
       { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 's' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Sunny' }] },
     ];
-    expect(thinking({ thinking: { type: 'adaptive' }, messages: toolLoop })).toEqual({ reasoning: undefined, reasoning_effort: undefined });
+    expect(thinking({ thinking: { type: 'adaptive' }, messages: toolLoop })).toEqual({ reasoning: { effort: 'medium' }, reasoning_effort: undefined });
     expect(thinking({ thinking: { type: 'adaptive' }, messages: toolLoop }, reasoner)).toEqual({ reasoning: undefined, reasoning_effort: 'medium' });
   });
 
@@ -155,5 +155,15 @@ describe('the Messages request as a chat request', () => {
     );
     expect(refusal([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'AAAA' } }])).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source: only plain-text documents/);
     expect(refusal([{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }], 'assistant')).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.type: a "server_tool_use" block/);
+  });
+
+  it('leaves out, rather than refuses, what the chat request cannot carry when Anthropic sources take the request natively, saying why', () => {
+    const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'AAAA' } };
+    const { request, untranslatable } = chatRequestForNative(body({ messages: [{ role: 'user', content: [pdf, { type: 'text', text: 'Summarise' }] }] }), claude);
+    expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Summarise' }] }]);
+    expect(untranslatable).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source: only plain-text documents/);
+    expect(chatRequestForNative(body({}), claude).untranslatable).toBeUndefined();
+    // Only for that call: a translation after it refuses again.
+    expect(() => chatRequestOf(body({ messages: [{ role: 'user', content: [pdf] }] }), gpt)).toThrow(GatewayException);
   });
 });

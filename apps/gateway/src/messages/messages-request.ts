@@ -3,8 +3,10 @@ import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type
 import { GatewayException } from '@igw/platform';
 
 // Anthropic's Messages request → the gateway's internal (OpenAI-shaped) chat request, which the
-// chat pipeline runs as it runs chat completions; the chat adapters take it from there, the
-// Anthropic one back into a Messages call. Decisions beyond field renames:
+// chat pipeline runs as it runs chat completions; the chat adapters take it from there.
+// Anthropic sources get the client's request natively instead (messages-native.ts): for them the
+// translation only decides validation, the hold and the count of a stream cut short. Decisions
+// beyond field renames:
 // - `system` (top-level, and any `role: "system"` message) becomes system messages in place,
 //   text blocks keeping `cache_control`.
 // - A user turn's `tool_result` blocks become `tool` messages ahead of the turn's other content
@@ -17,8 +19,8 @@ import { GatewayException } from '@igw/platform';
 // - Thinking: a budget becomes `reasoning.max_tokens` where the source is Anthropic or Google
 //   (the adapters that read a budget), else a reasoning effort for a model that reasons;
 //   `adaptive` becomes the effort of `output_config.effort` (medium by default). A model that
-//   does not reason gets no thinking request, nor does a turn answering an Anthropic model's tool
-//   calls (Anthropic would want the thinking block that made them, signature included).
+//   does not reason gets no thinking request. (The chat request reaches no Anthropic source, so
+//   a turn answering tool calls keeps its thinking: no signed block is missed.)
 // - `max_tokens` is a most, so one above the model's output limit is lowered to it (Claude Code
 //   asks for 32,000 or more whatever the model), where chat completions would refuse it.
 // - `metadata.user_id` becomes `user`; `top_k` is not sent (no chat adapter takes it).
@@ -126,7 +128,6 @@ function reasoningOf(body: MessagesRequestDto | MessagesCountTokensRequestDto, m
   if (thinking === undefined || thinking.type === 'disabled') return {};
   const takesBudget = model.type.startsWith('anthropic/') || model.type.startsWith('google/');
   if (!takesBudget && !(model.capabilities ?? []).includes('reasoning')) return {};
-  if (model.type.startsWith('anthropic/') && continuesToolUse(body.messages)) return {};
   if (thinking.type === 'enabled' && thinking.budget_tokens !== undefined) {
     if (takesBudget) return { reasoning: { max_tokens: thinking.budget_tokens } };
     return { reasoning_effort: EFFORT_BY_BUDGET.find(([most]) => thinking.budget_tokens! <= most)?.[1] ?? 'high' };
@@ -134,19 +135,6 @@ function reasoningOf(body: MessagesRequestDto | MessagesCountTokensRequestDto, m
   const asked = 'output_config' in body ? body.output_config?.effort : undefined;
   const effort = asked === 'max' ? 'high' : asked !== undefined && EFFORTS.has(asked) ? asked : 'medium';
   return takesBudget ? { reasoning: { effort } } : { reasoning_effort: effort };
-}
-
-/**
- * Whether the request answers the tool calls of the last assistant turn. With thinking on,
- * Anthropic wants that turn to start with its thinking block, signature and all, which the chat
- * request cannot carry: such a turn is asked for without thinking rather than refused.
- */
-function continuesToolUse(messages: MessagesRequestDto['messages']): boolean {
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const { role, content } = messages[index];
-    if (role === 'assistant') return Array.isArray(content) && content.some((block) => block.type === 'tool_use');
-  }
-  return false;
 }
 
 function pushSystem(messages: ChatMessage[], content: string | MessagesBlock[]): void {

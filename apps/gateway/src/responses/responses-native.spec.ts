@@ -1,5 +1,6 @@
 import type { ResponsesTool } from '@igw/contracts';
-import { nativeResponsesTools, ResponsesNativeWriter, takesResponses } from './responses-native';
+import { GatewayException } from '@igw/platform';
+import { nativeResponsesTools, refuseFileIds, ResponsesNativeWriter, takesResponses } from './responses-native';
 
 describe('the Responses request sent natively to OpenAI and Azure', () => {
   it('goes to sources of the OpenAI and Azure wire formats that declare native responses, to no other', () => {
@@ -36,5 +37,12 @@ describe('the Responses request sent natively to OpenAI and Azure', () => {
       response: { ...completed.response, model: 'openai/gpt', meta: { usage: { credits_used: 2, usd_spent: 0.000001 } } },
     });
     expect(JSON.parse(writer.failure('gone').split('data: ')[1])).toEqual({ type: 'error', sequence_number: 6, code: 'upstream_error', message: 'gone', param: null });
+  });
+
+  it("refuses a file_id anywhere in the input: the upstream account's files are not the client's", () => {
+    const input = [{ type: 'computer_call_output', call_id: 'c', output: { type: 'input_image', file_id: 'file_someone_elses' } }];
+    expect(() => refuseFileIds(input, 'input')).toThrow(GatewayException);
+    expect(() => refuseFileIds(input, 'input')).toThrow('input[0].output.file_id');
+    expect(() => refuseFileIds([{ role: 'user', content: [{ type: 'input_text', text: 'file_id' }] }], 'input')).not.toThrow();
   });
 });

@@ -14,6 +14,8 @@ import { responsesStreamEvents } from './responses-stream';
 // servers that have the API, such as vLLM) that the catalogue marks `native: [responses]` get the client's Responses request as it came (input items, reasoning
 // items with their encrypted content, namespace and custom tools, text.format, include, ...)
 // and answer in their own words. What the gateway still decides:
+// - Anything naming the provider account's own state is refused or dropped: a `file_id`
+//   anywhere in the input is a 400, `previous_response_id` never goes up.
 // - `store: false` upstream: the gateway keeps no state at the provider (a fallback source
 //   must be able to continue the conversation, and stored responses are the gateway's own).
 // - Built-in tools: `web_search` / `web_search_preview` go where the source also declares
@@ -52,6 +54,19 @@ export function nativeResponsesTools(tools: readonly ResponsesTool[], webSearch:
     else dropped.push(toolName(tool));
   }
   return { tools: kept, dropped };
+}
+
+/** Refuses a `file_id` anywhere in the input: files of the upstream account are shared by every client of the gateway. */
+export function refuseFileIds(value: unknown, path: string): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => refuseFileIds(item, `${path}[${index}]`));
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === 'file_id' && inner !== null && inner !== undefined) refuse(`${path}.file_id`, 'a file of the upstream account cannot be sent through this gateway: send the content itself');
+    refuseFileIds(inner, `${path}.${key}`);
+  }
 }
 
 function refuse(path: string, why: string): never {
@@ -93,6 +108,9 @@ export function responsesFrontOf(
 
   const body: Record<string, unknown> = Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== null && value !== undefined));
   body.store = false;
+  // The provider's stored state is the operator's account, shared by every client: never named.
+  delete body.previous_response_id;
+  refuseFileIds(body.input, 'input');
   const withSearch = nativeResponsesTools(tools, true);
   const withoutSearch = nativeResponsesTools(tools, false);
   const requestFor = (target: UpstreamTarget): Record<string, unknown> => {
