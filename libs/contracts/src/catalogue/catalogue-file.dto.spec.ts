@@ -33,8 +33,15 @@ describe('a catalogue entry sent to the admin API', () => {
 
   it('refuses an unknown field rather than dropping it, naming the known ones', () => {
     expect(refusal({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', weight: 2 }] } })).toBe(
-      "Body validation error! routing.sources[0].weight: Expected one of the fields 'provider', 'model'. Received an unknown field",
+      "Body validation error! routing.sources[0].weight: Expected one of the fields 'provider', 'model', 'native'. Received an unknown field",
     );
+  });
+
+  it("takes a source's native APIs from the known ones, each once", () => {
+    expect(catalogueEntryErrors({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', native: ['responses', 'web_search'] }] } })).toEqual([]);
+    expect(refusal({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', native: ['assistants'] }] } })).toMatch(/^Body validation error! routing\.sources\[0\]\.native\[0\]: Expected one of 'responses', 'web_search'/);
+    expect(refusal({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', native: ['responses', 'responses'] }] } })).toMatch(/routing\.sources\[0\]\.native/);
+    expect(refusal({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', native: 'responses' }] } })).toMatch(/routing\.sources\[0\]\.native/);
   });
 
   it.each([
