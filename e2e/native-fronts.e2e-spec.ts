@@ -7,6 +7,9 @@ import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } fro
 
 type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };
 type Recorded = RunningEmulator['requests'][number];
+/** A streamed event's data, read field by field by the assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type SseData = Record<string, any>;
 
 /** Credits per unit at the fixture's prices (2,000,000 credits per USD). */
 const CLAUDE = { input_tokens: 6, output_tokens: 30, cache_read_input_tokens: 1, cache_write_input_tokens: 8, web_search_calls: 20_000 };
@@ -100,6 +103,38 @@ describe('native upstream paths of the Messages and Responses fronts', () => {
       const { input_tokens: input, output_tokens: output, cache_creation_input_tokens: written } = message.usage;
       expect(written).toBe(3);
       expect(message.meta!.usage!.credits_used).toBe(creditsOf({ input_tokens: input, output_tokens: output, cache_write_input_tokens: written! }, CLAUDE));
+    });
+
+    it("stream Anthropic's own events (signature_delta included), message_start naming the catalogue model and message_delta carrying meta.usage", async () => {
+      const raw = await fetch(`${harness.gateway}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, stop_sequences: ['said'], messages: [{ role: 'user', content: PROMPT }], stream: true }),
+      });
+      const events = (await raw.text())
+        .split('\n\n')
+        .filter(Boolean)
+        .map((block) => ({ name: block.split('\n')[0].slice('event: '.length), data: JSON.parse(block.split('\n')[1].slice('data: '.length)) as SseData }));
+      expect(events.every(({ name, data }) => name === data.type)).toBe(true);
+      expect(events.map(({ name }) => name)).toEqual([
+        'message_start',
+        'content_block_start',
+        'ping',
+        'content_block_delta',
+        'content_block_delta',
+        'content_block_stop',
+        'content_block_start',
+        ...events.filter(({ name, data }) => name === 'content_block_delta' && data.index === 1).map(() => 'content_block_delta'),
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ]);
+      expect(events[0].data.message.model).toBe('anthropic/claude-native');
+      expect(events[4].data.delta).toEqual({ type: 'signature_delta', signature: 'emulated' });
+      const delta = events.at(-2)!.data;
+      expect(delta.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: 'said' });
+      const usage = { input_tokens: events[0].data.message.usage.input_tokens as number, output_tokens: delta.usage.output_tokens as number };
+      expect(delta.meta.usage.credits_used).toBe(creditsOf(usage, CLAUDE));
     });
 
     it('move a role: system message into system, and keep the translated path for a model without Anthropic sources', async () => {
