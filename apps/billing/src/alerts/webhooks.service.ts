@@ -22,7 +22,7 @@ export class WebhooksService {
 
   /** Sets the whole webhook; a secret left out keeps the one set (there must be one). */
   async set(accountId: string, input: SetWebhookDto): Promise<WebhookDto> {
-    const thresholdCredits = creditsOf({ credits: input.balanceThreshold, usd: input.balanceThresholdUsd }, this.settings.env.CREDITS_PER_USD, 0);
+    const thresholdCredits = this.thresholdCredits(input);
     const thresholdMicro = thresholdCredits === undefined ? null : creditsToMicro(thresholdCredits).toString();
     const saved = await this.dataSource.transaction(async (manager) => {
       // The account's row lock orders this against a concurrent PUT or DELETE of the same webhook.
@@ -73,6 +73,16 @@ export class WebhooksService {
       deliveredAt: event.deliveredAt?.toISOString() ?? null,
       payload: JSON.parse(event.body) as Record<string, unknown>,
     }));
+  }
+
+  /** The threshold in credits (exact decimal), from credits or USD; an error names the field the admin sent. */
+  private thresholdCredits(input: SetWebhookDto): string | undefined {
+    try {
+      return creditsOf({ credits: input.balanceThreshold, usd: input.balanceThresholdUsd }, this.settings.env.CREDITS_PER_USD, 0);
+    } catch (error) {
+      if (error instanceof GatewayException) throw new GatewayException(error.getStatus(), error.message.replace(' usd: ', ' balanceThresholdUsd: '));
+      throw error;
+    }
   }
 
   private view(webhook: AccountWebhookEntity): WebhookDto {
