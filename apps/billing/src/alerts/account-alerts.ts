@@ -178,13 +178,13 @@ export class AccountAlerts implements EntitySubscriberInterface, OnApplicationBo
    * Adds the delivery job of every pending event old enough that its writer should have added
    * it: after a crash between a commit and its hand-over, or a queue that was down then.
    */
-  async sweep(): Promise<void> {
+  async sweep(minAgeMs = SWEEP_MIN_AGE_MS): Promise<void> {
     try {
       const rows: Array<{ id: string }> = await this.dataSource.query(
         `SELECT id::text FROM "billing"."webhook_events"
           WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1)
           ORDER BY created_at LIMIT $2`,
-        [SWEEP_MIN_AGE_MS / 1000, SWEEP_BATCH],
+        [minAgeMs / 1000, SWEEP_BATCH],
       );
       await this.dispatch(rows.map((row) => row.id));
     } catch (error) {
