@@ -18,6 +18,8 @@ interface EventView {
   type: string;
   status: string;
   attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
   payload: { id: string; type: string; accountId: string; data: Record<string, unknown> };
 }
 
@@ -39,7 +41,7 @@ describe('webhook alerts in billing', () => {
     database = await createTestDatabase();
     queue = testQueueBackend(database.url);
     receiver = await startWebhookReceiver();
-    const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN, WEBHOOK_RETRY_DELAY_MS: '100' });
+    const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN, WEBHOOK_RETRY_DELAY_MS: '100', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_MAX_ATTEMPTS: '3' });
     for (let replica = 0; replica < 2; replica++) {
       replicas.push(await startBilling({ env, providers, databaseUrl: database.url, adminToken: ADMIN_TOKEN, queue }));
     }
@@ -72,9 +74,9 @@ describe('webhook alerts in billing', () => {
   }
 
   const eventsOf = async (accountId: string) => (await admin<{ data: EventView[] }>(`/admin/v1/accounts/${accountId}/webhook/events`)).body.data;
-  const settled = async (accountId: string, count: number): Promise<EventView[]> => {
+  const settled = async (accountId: string, count: number, status = 'delivered'): Promise<EventView[]> => {
     let events: EventView[] = [];
-    await eventually(async () => (events = await eventsOf(accountId)).length === count && events.every((event) => event.status === 'delivered'), 15_000, 25);
+    await eventually(async () => (events = await eventsOf(accountId)).length === count && events.every((event) => event.status === status), 15_000, 25);
     return events;
   };
   const deliveriesTo = (accountId: string) => receiver.received.filter((request) => (JSON.parse(request.rawBody) as { accountId: string }).accountId === accountId);
@@ -179,5 +181,30 @@ describe('webhook alerts in billing', () => {
     await Promise.all(replicas.map((app) => app.get(AccountAlerts).sweep(0)));
     const deliveries = deliveriesTo(accountId);
     expect(deliveries.map((delivery) => delivery.rawBody)).toEqual([body]);
+  });
+
+  /** A balance crossing on a fresh account: a correction from 10 to 9 credits under a threshold of 10. */
+  async function crossing(): Promise<string> {
+    const { accountId } = await accountWithWebhook(10, 10);
+    expect((await admin(`/admin/v1/accounts/${accountId}/credits`, { body: { credits: -1 } })).status).toBe(200);
+    return accountId;
+  }
+
+  it('retries an attempt that gets no answer within WEBHOOK_TIMEOUT_MS, and reads only the start of a long error answer', async () => {
+    receiver.failNext(1, 500, { hang: true });
+    const hanging = await crossing();
+    const [event] = await settled(hanging, 1);
+    expect(event).toMatchObject({ attempts: 2, lastStatus: 204 });
+    expect(deliveriesTo(hanging).map((delivery) => delivery.answeredStatus)).toEqual([0, 204]);
+
+    receiver.failNext(3, 503, { answerBytes: 5_000_000 });
+    const verbose = await crossing();
+    const [failed] = await settled(verbose, 1, 'failed');
+    // WEBHOOK_MAX_ATTEMPTS=3: given up after the third, and nothing more is sent.
+    expect(failed).toMatchObject({ attempts: 3, lastStatus: 503 });
+    expect(failed.lastError!.length).toBeLessThan(600);
+    expect(failed.lastError).toMatch(/^answered 503: x+$/);
+    await Promise.all(replicas.map((app) => app.get(AccountAlerts).sweep(0)));
+    expect(deliveriesTo(verbose)).toHaveLength(3);
   });
 });

@@ -6,15 +6,18 @@ export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   /** The body exactly as it arrived (the signature covers these bytes). */
   rawBody: string;
-  /** What the receiver answered. */
+  /** What the receiver answered; 0 when it never did. */
   answeredStatus: number;
 }
 
 export interface WebhookReceiver {
   url: string;
   received: ReceivedWebhook[];
-  /** The next `count` requests are answered `status` (a receiver that is down or broken). */
-  failNext(count: number, status?: number): void;
+  /**
+   * The next `count` requests are answered `status` (a receiver that is down or broken), with
+   * `answerBytes` of text, or never answered at all with `hang`.
+   */
+  failNext(count: number, status?: number, options?: { answerBytes?: number; hang?: boolean }): void;
   close(): Promise<void>;
 }
 
@@ -23,6 +26,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   let failures = 0;
   let failureStatus = 500;
+  let failureOptions: { answerBytes?: number; hang?: boolean } = {};
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -30,9 +34,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const failing = failures > 0;
       if (failing) failures--;
       const answeredStatus = failing ? failureStatus : 204;
-      received.push({ headers: request.headers, rawBody: Buffer.concat(chunks).toString('utf8'), answeredStatus });
+      received.push({ headers: request.headers, rawBody: Buffer.concat(chunks).toString('utf8'), answeredStatus: failing && failureOptions.hang ? 0 : answeredStatus });
+      if (failing && failureOptions.hang) return;
       response.writeHead(answeredStatus, { 'content-type': 'text/plain' });
-      response.end(failing ? 'receiver is down for maintenance' : undefined);
+      response.end(failing ? (failureOptions.answerBytes ? 'x'.repeat(failureOptions.answerBytes) : 'receiver is down for maintenance') : undefined);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -40,11 +45,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   return {
     url: `http://127.0.0.1:${port}/hooks/gateway`,
     received,
-    failNext(count, status = 500) {
+    failNext(count, status = 500, options = {}) {
       failures = count;
       failureStatus = status;
+      failureOptions = options;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
