@@ -37,6 +37,12 @@ export interface AlertEventBody {
   data: Record<string, unknown>;
 }
 
+/**
+ * A column for the RETURNING list of an UPDATE of `billing.accounts`: the account's webhook
+ * balance threshold (micro-credits as text, null without one), read under the row lock the UPDATE takes.
+ */
+export const BALANCE_ALERT_THRESHOLD_SQL = `(SELECT w.balance_threshold_micro::text FROM "billing"."account_webhooks" w WHERE w.account_id = "accounts".id) AS alert_threshold_micro`;
+
 /** How often each replica looks for outbox rows whose delivery job was never added (a crash right after the commit). */
 const SWEEP_INTERVAL_MS = 30_000;
 /** Rows younger than this are still being handed over by the process that wrote them. */
@@ -81,27 +87,20 @@ export class AccountAlerts implements EntitySubscriberInterface, OnApplicationBo
   /**
    * A balance moved by `amountMicro` to `balanceMicro` (version `balanceVersion`), inside the
    * caller's transaction, which holds the account's row lock: no other change can interleave, so
-   * before and after are exact and a crossing is seen by exactly one change.
+   * before and after are exact and a crossing is seen by exactly one change. `thresholdMicro` is
+   * the webhook's threshold as the same statement read it (`BALANCE_ALERT_THRESHOLD_SQL`), so
+   * watching costs a balance change no extra round trip.
    */
   async balanceMoved(
     manager: EntityManager,
-    change: { accountId: string; balanceMicro: bigint; balanceVersion: number; amountMicro: bigint; cause: 'usage' | 'credit' },
+    change: { accountId: string; balanceMicro: bigint; balanceVersion: number; amountMicro: bigint; cause: 'usage' | 'credit'; thresholdMicro: bigint | null },
   ): Promise<void> {
-    // Only a fall can cross downwards; a rise re-arms by itself (the next fall starts above).
-    if (change.amountMicro >= 0n) return;
-    const rows: Array<{ balance_threshold_micro: string | null }> = await manager.query(
-      `SELECT balance_threshold_micro::text FROM "billing"."account_webhooks" WHERE account_id = $1`,
-      [change.accountId],
-    );
-    const threshold = rows[0]?.balance_threshold_micro;
-    if (threshold === undefined || threshold === null) return;
-    const thresholdMicro = BigInt(threshold);
     const beforeMicro = change.balanceMicro - change.amountMicro;
-    if (!balanceFellBelow(thresholdMicro, beforeMicro, change.balanceMicro)) return;
+    if (!balanceFellBelow(change.thresholdMicro, beforeMicro, change.balanceMicro)) return;
     await this.record(manager, change.accountId, 'balance.below_threshold', balanceCrossingKey(change.accountId, change.balanceVersion), {
       ...this.amount('balance', change.balanceMicro),
       ...this.amount('previousBalance', beforeMicro),
-      ...this.amount('threshold', thresholdMicro),
+      ...this.amount('threshold', change.thresholdMicro!),
       cause: change.cause,
     });
   }
