@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { creditsToMicro } from '@igw/domain';
-import type { QueueBackendOptions } from '@igw/messaging';
+import { QueueName } from '@igw/contracts';
+import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { loadEnvironment } from '@igw/platform';
 import { randomUUID } from 'node:crypto';
@@ -8,6 +9,7 @@ import { DataSource } from 'typeorm';
 import { AccountAlerts, type KeySpendChange } from '../../apps/billing/src/alerts/account-alerts';
 import { startBilling } from '../../apps/billing/src/billing.app';
 import { eventually } from '../support/http';
+import { finishedJobs } from '../support/queue-jobs';
 import { createTestDatabase, dropQueueData, testQueueBackend } from '../support/test-environment';
 import { startWebhookReceiver, verifyWebhookSignature, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -204,7 +206,27 @@ describe('webhook alerts in billing', () => {
     expect(failed).toMatchObject({ attempts: 3, lastStatus: 503 });
     expect(failed.lastError!.length).toBeLessThan(600);
     expect(failed.lastError).toMatch(/^answered 503: x+$/);
+    // The given-up job is kept as failed (counted by igw_queue_jobs{state="failed"}).
+    expect((await finishedJobs(queue, QueueName.Webhooks, [failed.id])).map((job) => job.state)).toEqual(['failed']);
     await Promise.all(replicas.map((app) => app.get(AccountAlerts).sweep(0)));
     expect(deliveriesTo(verbose)).toHaveLength(3);
+  });
+
+  it('finishes, without sending anything, a job that names no event of the outbox', async () => {
+    const producer = new MessagingService({ serviceName: 'test-producer', backend: queue });
+    const before = receiver.received.length;
+    const ids = [`forged-${randomUUID()}`, `forged-${randomUUID()}`];
+    try {
+      await producer.enqueue(QueueName.Webhooks, 'webhooks.deliver', { eventId: 'not-an-id' }, { jobId: ids[0] });
+      await producer.enqueue(QueueName.Webhooks, 'webhooks.deliver', { eventId: randomUUID() }, { jobId: ids[1] });
+      const jobs = await finishedJobs(queue, QueueName.Webhooks, ids);
+      expect(jobs).toEqual([
+        { state: 'completed', returnvalue: { outcome: 'unknown' } },
+        { state: 'completed', returnvalue: { outcome: 'unknown' } },
+      ]);
+    } finally {
+      await producer.onApplicationShutdown();
+    }
+    expect(receiver.received.length).toBe(before);
   });
 });

@@ -11,6 +11,7 @@ type DeliveryOutcome = JobReply<QueueName.Webhooks, 'webhooks.deliver'>;
 /** How much of a receiver's answer is read, for the reason of a failure; the rest is dropped unread. */
 const MAX_ANSWER_BYTES = 512;
 const USER_AGENT = 'inference-gateway-webhooks/1';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** One attempt that did not end in a 2xx: BullMQ retries the job with back-off. */
 export class WebhookAttemptFailed extends Error {
@@ -32,6 +33,8 @@ export class WebhookDelivery {
   ) {}
 
   async deliver(eventId: string, job: Pick<Job, 'attemptsMade' | 'opts'>): Promise<DeliveryOutcome> {
+    // The queue is a trust boundary: a job naming no event of ours is done with, not retried.
+    if (typeof eventId !== 'string' || !UUID.test(eventId)) return { outcome: 'unknown' };
     const rows: Array<{ status: string; body: string; type: string; url: string | null; secret: string | null }> = await this.dataSource.query(
       `SELECT e.status, e.body, e.type, w.url, w.secret
          FROM "billing"."webhook_events" e LEFT JOIN "billing"."account_webhooks" w ON w.account_id = e.account_id
@@ -62,12 +65,8 @@ export class WebhookDelivery {
       `UPDATE "billing"."webhook_events" SET attempts = attempts + 1, last_status = $2, last_error = $3, status = CASE WHEN $4 THEN 'failed' ELSE status END WHERE id = $1`,
       [eventId, attempt.status ?? null, attempt.reason, lastAttempt],
     );
-    const message = `Alert ${eventId} (${event.type}) to ${originOf(event.url)}, attempt ${job.attemptsMade + 1}: ${attempt.reason}`;
-    if (lastAttempt) {
-      this.logger.warn(`${message}; given up`);
-      return { outcome: 'failed' };
-    }
-    throw new WebhookAttemptFailed(message);
+    // Thrown on the last attempt too: BullMQ then keeps the job as failed, which the queue metrics count.
+    throw new WebhookAttemptFailed(`Alert ${eventId} (${event.type}) to ${originOf(event.url)}, attempt ${job.attemptsMade + 1}: ${attempt.reason}${lastAttempt ? '; given up' : ''}`);
   }
 
   /** One signed POST, bounded in time (WEBHOOK_TIMEOUT_MS, connection to the end of the answer) and in what it reads. */
