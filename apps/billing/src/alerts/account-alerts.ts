@@ -95,12 +95,13 @@ export class AccountAlerts implements EntitySubscriberInterface, OnApplicationBo
     manager: EntityManager,
     change: { accountId: string; balanceMicro: bigint; balanceVersion: number; amountMicro: bigint; cause: 'usage' | 'credit'; thresholdMicro: bigint | null },
   ): Promise<void> {
+    const { thresholdMicro } = change;
     const beforeMicro = change.balanceMicro - change.amountMicro;
-    if (!balanceFellBelow(change.thresholdMicro, beforeMicro, change.balanceMicro)) return;
+    if (thresholdMicro === null || !balanceFellBelow(thresholdMicro, beforeMicro, change.balanceMicro)) return;
     await this.record(manager, change.accountId, 'balance.below_threshold', balanceCrossingKey(change.accountId, change.balanceVersion), {
       ...this.amount('balance', change.balanceMicro),
       ...this.amount('previousBalance', beforeMicro),
-      ...this.amount('threshold', change.thresholdMicro!),
+      ...this.amount('threshold', thresholdMicro),
       cause: change.cause,
     });
   }
