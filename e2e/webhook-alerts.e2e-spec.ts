@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { runNode } from './support/admin-tools-harness';
 import { call, eventually, expectErrorBody } from './support/http';
 import { ledgerBeforeMarker } from './support/ledger-marker';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
@@ -161,6 +164,33 @@ describe('webhook alerts', () => {
     // Without a webhook, a fall through what was the threshold records nothing (a crossing is recorded in the correction's own transaction).
     expect((await admin(`/admin/v1/accounts/${accountId}/credits`, { body: { credits: -99_500 } })).body).toEqual({ balance: 500 });
     expect(await eventsOf(accountId)).toEqual([]);
+  });
+
+  it('the CLI sets the webhook with the secret from a file, shows it without the secret, lists its events and removes it', async () => {
+    const { accountId } = await app.paidKey(100);
+    const folder = await mkdtemp(path.join(tmpdir(), 'igw-webhook-cli-'));
+    const igw = (...args: string[]) => runNode('tools/cli/src/main.js', args, { BILLING_URL: app.billing, ADMIN_TOKEN: app.adminToken });
+    try {
+      const secretFile = path.join(folder, 'whsec');
+      await writeFile(secretFile, `${secret}\n`, { mode: 0o600 });
+      const set = await igw('webhook', 'set', accountId, '--webhook-url', receiver.url, '--secret-file', secretFile, '--balance-threshold-usd', '0.00004');
+      expect(set.code).toBe(0);
+      expect(JSON.parse(set.stdout)).toMatchObject({ accountId, url: receiver.url, secretSet: true, balanceThreshold: '80', balanceThresholdUsd: '0.00004' });
+      const shown = await igw('webhook', 'get', accountId);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ secretSet: true, balanceThreshold: '80' });
+      // The secret the CLI sent signs the next event.
+      await admin(`/admin/v1/accounts/${accountId}/credits`, { body: { credits: -30 } });
+      const listed = await igw('webhook', 'events', accountId, '--limit', '5');
+      const [event] = (JSON.parse(listed.stdout) as { data: EventView[] }).data;
+      expect(event).toMatchObject({ type: 'balance.below_threshold', payload: { data: { balance: '70', threshold: '80' } } });
+      await eventually(async () => deliveriesOf(event.id).some((delivery) => delivery.answeredStatus === 204), 20_000, 50);
+      const [delivery] = deliveriesOf(event.id);
+      expect(verifyWebhookSignature(secret, delivery.rawBody, delivery.headers['x-gateway-signature'] as string)).toBe(true);
+      expect(await igw('webhook', 'delete', accountId)).toMatchObject({ code: 0, stdout: `{\n  "webhookRemoved": "${accountId}"\n}\n` });
+      for (const result of [set, shown, listed]) expect(result.stdout + result.stderr).not.toContain(secret);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it.each([
