@@ -285,6 +285,17 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
     expect(ofKind(renderChart(HELM!, { set: { 'networkPolicy.enabled': false } }), 'NetworkPolicy')).toEqual([]);
   });
 
+  it("lets billing alone reach the account webhooks' receivers when they are named", () => {
+    const receivers = [{ to: [{ ipBlock: { cidr: '203.0.113.10/32' } }], ports: [{ port: 443, protocol: 'TCP' }] }];
+    const rendered = renderChart(HELM!, { set: { 'networkPolicy.webhookReceivers': receivers } });
+    for (const component of COMPONENTS) {
+      const egress = named(rendered, 'NetworkPolicy', `igw-inference-gateway-${component}`).spec.egress;
+      if (component === 'billing') expect(egress).toContainEqual(receivers[0]);
+      else expect(egress).not.toContainEqual(receivers[0]);
+    }
+    expect(schemaErrors(named(rendered, 'NetworkPolicy', 'igw-inference-gateway-billing'))).toEqual([]);
+  });
+
   it('puts shared settings in one ConfigMap and per-service settings on their container', () => {
     const settings = named(production, 'ConfigMap', 'igw-inference-gateway-config').data;
     expect(named(defaults, 'ConfigMap', 'igw-inference-gateway-config').data).toMatchObject({ LOG_FORMAT: 'json' });

@@ -6,6 +6,10 @@ import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { BalanceAnnouncer } from './accounts/balance-announcer';
 import { AdminAccountsController } from './accounts/admin-accounts.controller';
+import { AccountAlerts } from './alerts/account-alerts';
+import { AdminWebhooksController } from './alerts/admin-webhooks.controller';
+import { WebhookDelivery } from './alerts/webhook-delivery';
+import { WebhooksService } from './alerts/webhooks.service';
 import { BalanceController } from './balance/balance.controller';
 import { BillingWorkers } from './billing.workers';
 import { AdminKeysController } from './keys/admin-keys.controller';
@@ -26,11 +30,14 @@ export class BillingModule {
         PersistenceModule.forService(settings.databaseUrl, billingPersistence),
         MessagingModule.forRoot({ serviceName: 'billing', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS }),
       ],
-      controllers: [HealthController, MetricsController, BalanceController, AdminAccountsController, AdminUsageController, AdminKeysController, AdminReconciliationController],
+      controllers: [HealthController, MetricsController, BalanceController, AdminAccountsController, AdminUsageController, AdminKeysController, AdminReconciliationController, AdminWebhooksController],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },
         AccountsService,
+        AccountAlerts,
+        WebhookDelivery,
+        WebhooksService,
         BalanceAnnouncer,
         KeysService,
         LedgerService,

@@ -36,6 +36,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (request.modelToResolve !== undefined) {
       request = await withCatalogueModel(request, request.modelToResolve, resolveGatewayUrl(command.connection.gatewayUrl, io.env), io);
     }
+    if (request.secretFile !== undefined) request = await withSecretFrom(request, request.secretFile);
     return await execute(request, baseUrl, token, io);
   } catch (error) {
     if (error instanceof UsageError) {
@@ -168,4 +169,17 @@ async function withCatalogueModel(request: AdminRequest, model: string, gatewayU
   const query = new URLSearchParams(search);
   query.set('model', modelId);
   return { ...request, path: `${pathname}?${query.toString()}` };
+}
+
+/** The webhook secret from its file, without the line end an editor or `echo` adds; never printed. */
+async function withSecretFrom(request: AdminRequest, file: string): Promise<AdminRequest> {
+  let content: string;
+  try {
+    content = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new SetupError(`Cannot read the webhook secret from ${file}: ${error instanceof Error && 'code' in error ? String(error.code) : String(error)}.`);
+  }
+  const secret = content.replace(/\r?\n$/, '');
+  if (secret === '') throw new SetupError(`The webhook secret file ${file} is empty.`);
+  return { ...request, body: { ...request.body, secret } };
 }

@@ -2,7 +2,7 @@
 // no environment, so every parse rule is unit-tested (commands.spec.ts).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A null clears a setting (`accounts update --rpm none`). */
 export type JsonBody = Record<string, string | number | null>;
@@ -11,7 +11,7 @@ export interface AdminRequest {
   method: HttpMethod;
   /** Path below the billing base URL, ids already URL-encoded, with any query string. */
   path: string;
-  /** JSON body; POST and PATCH requests always carry one (possibly `{}`). */
+  /** JSON body; POST, PUT and PATCH requests always carry one (possibly `{}`). */
   body?: JsonBody;
   /** Printed instead of a body when the server answers 204 No Content. */
   noContentOutput?: Record<string, string>;
@@ -20,6 +20,11 @@ export interface AdminRequest {
    * does not hold the catalogue, so cli.ts asks the gateway which id it names and swaps it in.
    */
   modelToResolve?: string;
+  /**
+   * `webhook set --secret-file`: the file holding the webhook's secret, which cli.ts reads into
+   * the body's `secret` (a secret on the command line would show in `ps` and the shell's history).
+   */
+  secretFile?: string;
 }
 
 /** Connection settings given on the command line; the environment fills the gaps (see cli.ts). */
@@ -56,6 +61,14 @@ const COMMAND_HELP: Record<string, string> = {
   'credits add': `  credits add <accountId> <credits> [--reason R]    credits may be negative (a correction)
   credits add <accountId> --credits C [--reason R]  the same
   credits add <accountId> --usd U [--reason R]      in USD (at CREDITS_PER_USD, default 2,000,000)`,
+  'webhook set': `  webhook set <accountId> --webhook-url U [--secret-file F]
+              [--balance-threshold C | --balance-threshold-usd U | --balance-threshold none]
+                                                alerts POSTed to U, signed with the secret in file F
+                                                (required the first time; left out, the current one stays);
+                                                balance.below_threshold when the balance falls under C credits`,
+  'webhook get': `  webhook get <accountId>                       the webhook, never its secret`,
+  'webhook delete': `  webhook delete <accountId>`,
+  'webhook events': `  webhook events <accountId> [--limit N]         newest alerts and how their delivery went`,
   'usage list': `  usage list <accountId> [--from T] [--to T] [--model M] [--key K] [--kind usage|credit]
              [--limit N] [--cursor C]           newest first; --cursor takes a nextCursor;
                                                 --model takes a model id or alias (the gateway resolves it)`,
@@ -101,6 +114,7 @@ Examples:
   npx igw accounts update <accountId> --status suspended --rpm 120 --concurrency none
   npx igw usage list <accountId> --from 2025-01-01 --to 2025-02-01 --model gpt-4o-mini
   npx igw usage summary <accountId> --from 2025-01-01 | jq .totals
+  npx igw webhook set <accountId> --webhook-url https://hooks.example.com/gw --secret-file ./whsec --balance-threshold-usd 5
 `;
 
 /**
@@ -136,6 +150,10 @@ const OPTIONS = {
   kind: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
+  'webhook-url': { type: 'string' },
+  'secret-file': { type: 'string' },
+  'balance-threshold': { type: 'string' },
+  'balance-threshold-usd': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type OptionName = keyof typeof OPTIONS;
@@ -307,6 +325,41 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
       const [keyId] = expectArguments(command, args, ['keyId']);
       expectOptions(command, values, []);
       return { method: 'DELETE', path: `/admin/v1/keys/${segment(keyId)}`, noContentOutput: { revoked: keyId } };
+    }
+    case 'webhook set': {
+      const [accountId] = expectArguments(command, args, ['accountId']);
+      expectOptions(command, values, ['webhook-url', 'secret-file', 'balance-threshold', 'balance-threshold-usd']);
+      // Not --url: that one names billing, in every command.
+      const url = stringOption(values, 'webhook-url');
+      if (url === undefined) throw new UsageError('"webhook set" needs --webhook-url (where the alerts are POSTed).');
+      const body: JsonBody = { url };
+      const threshold = stringOption(values, 'balance-threshold');
+      const thresholdUsd = stringOption(values, 'balance-threshold-usd');
+      if (threshold !== undefined && thresholdUsd !== undefined) throw new UsageError('Give the threshold as --balance-threshold or as --balance-threshold-usd, not both.');
+      if (threshold !== undefined) body.balanceThreshold = threshold.trim().toLowerCase() === 'none' ? null : toNumber('--balance-threshold', threshold);
+      if (thresholdUsd !== undefined) body.balanceThresholdUsd = toNumber('--balance-threshold-usd', thresholdUsd);
+      const request: AdminRequest = { method: 'PUT', path: `/admin/v1/accounts/${segment(accountId)}/webhook`, body };
+      const secretFile = stringOption(values, 'secret-file');
+      if (secretFile !== undefined) request.secretFile = secretFile;
+      return request;
+    }
+    case 'webhook get': {
+      const [accountId] = expectArguments(command, args, ['accountId']);
+      expectOptions(command, values, []);
+      return { method: 'GET', path: `/admin/v1/accounts/${segment(accountId)}/webhook` };
+    }
+    case 'webhook delete': {
+      const [accountId] = expectArguments(command, args, ['accountId']);
+      expectOptions(command, values, []);
+      return { method: 'DELETE', path: `/admin/v1/accounts/${segment(accountId)}/webhook`, noContentOutput: { webhookRemoved: accountId } };
+    }
+    case 'webhook events': {
+      const [accountId] = expectArguments(command, args, ['accountId']);
+      expectOptions(command, values, ['limit']);
+      const query = new URLSearchParams();
+      const limit = stringOption(values, 'limit');
+      if (limit !== undefined) query.set('limit', String(toPositiveInteger('--limit', limit)));
+      return { method: 'GET', path: withQuery(`/admin/v1/accounts/${segment(accountId)}/webhook/events`, query) };
     }
     case 'credits add': {
       expectOptions(command, values, ['reason', 'usd', 'credits']);

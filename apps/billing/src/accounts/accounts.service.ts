@@ -4,6 +4,7 @@ import { creditsToMicro, microCreditsToUsd } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
 import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import { AccountAlerts, BALANCE_ALERT_THRESHOLD_SQL } from '../alerts/account-alerts';
 import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, defaultPlan } from '../billing.constants';
 import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
 import { AccountEntity } from './account.entity';
@@ -22,6 +23,7 @@ export class AccountsService {
     private readonly dataSource: DataSource,
     private readonly messaging: MessagingService,
     private readonly announcer: BalanceAnnouncer,
+    private readonly alerts: AccountAlerts,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
@@ -113,12 +115,16 @@ export class AccountsService {
           SET balance_micro = balance_micro + $1, usage_spent_micro = usage_spent_micro + $2,
               balance_version = balance_version + 1, updated_at = now()
         WHERE id = $3
-        RETURNING balance_micro, balance_version, usage_spent_micro`,
+        RETURNING balance_micro, balance_version, usage_spent_micro, ${BALANCE_ALERT_THRESHOLD_SQL}`,
       [amountMicro.toString(), usageMicro.toString(), accountId],
-    )) as [Array<{ balance_micro: string; balance_version: string; usage_spent_micro: string }>, number];
+    )) as [Array<{ balance_micro: string; balance_version: string; usage_spent_micro: string; alert_threshold_micro: string | null }>, number];
     const row = rows[0];
     if (!row) throw new GatewayException(HttpStatus.NOT_FOUND, `Account ${accountId} not found`);
-    return { accountId, balanceMicro: BigInt(row.balance_micro), balanceVersion: Number(row.balance_version), usageSpentMicro: BigInt(row.usage_spent_micro) };
+    const change = { accountId, balanceMicro: BigInt(row.balance_micro), balanceVersion: Number(row.balance_version), usageSpentMicro: BigInt(row.usage_spent_micro) };
+    // In this transaction, under the row lock just taken: the alert is recorded exactly when the change is.
+    const thresholdMicro = row.alert_threshold_micro === null ? null : BigInt(row.alert_threshold_micro);
+    await this.alerts.balanceMoved(manager, { ...change, amountMicro, cause, thresholdMicro });
+    return change;
   }
 
   private async applyCredit(manager: EntityManager, accountId: string, amountMicro: bigint, reason: string): Promise<BalanceChange> {

@@ -13,6 +13,7 @@ export enum QueueName {
   BillingRpc = 'billing-rpc',
   CatalogueRpc = 'catalogue-rpc',
   Decisions = 'decisions',
+  Webhooks = 'webhooks',
 }
 
 /**
@@ -61,6 +62,10 @@ export interface JobMap {
     'decisions.ping': { data: Record<string, never>; reply: { ok: true } };
     /** One POST /v1/decisions, validated and admitted by the gateway; answered by the decisions service. */
     'decisions.decide': { data: DecideJob; reply: DecideReply };
+  };
+  [QueueName.Webhooks]: {
+    /** Sends one alert of billing's outbox to its account's webhook; the job id is the event id. */
+    'webhooks.deliver': { data: { eventId: string }; reply: { outcome: 'delivered' | 'already-delivered' | 'failed' | 'discarded' | 'unknown' } };
   };
 }
 

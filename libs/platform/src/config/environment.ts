@@ -133,6 +133,12 @@ export class Environment {
    * the client, for the per-address look-up budgets above; empty: the connection's address.
    */
   @IsOptional() @Transform(emptyToUndefined) @IsString() TRUSTED_PROXIES?: string;
+  /** How long one webhook delivery attempt may take, connection to answer (10 s); longer counts as a failure and is retried. */
+  @Transform(toNumber) @IsInt() @Min(100) @Max(60_000) WEBHOOK_TIMEOUT_MS: number = 10_000;
+  /** Attempts per webhook event before it is given up (8: about 21 minutes of retries at the default delay). */
+  @Transform(toNumber) @IsInt() @Min(1) @Max(25) WEBHOOK_MAX_ATTEMPTS: number = 8;
+  /** Wait before a webhook event's second attempt (10 s); each later wait doubles. */
+  @Transform(toNumber) @IsInt() @Min(10) @Max(3_600_000) WEBHOOK_RETRY_DELAY_MS: number = 10_000;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
   @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
   /** How long a starting service waits for DATABASE_URL's and REDIS_URL's servers to answer before it exits, naming the one it could not reach. */

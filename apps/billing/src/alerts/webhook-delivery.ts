@@ -1,0 +1,125 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { JobReply, QueueName } from '@igw/contracts';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import type { Job } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { request } from 'undici';
+import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './webhook-signature';
+
+type DeliveryOutcome = JobReply<QueueName.Webhooks, 'webhooks.deliver'>;
+
+/** How much of a receiver's answer is read, for the reason of a failure; the rest is dropped unread. */
+const MAX_ANSWER_BYTES = 512;
+const USER_AGENT = 'inference-gateway-webhooks/1';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** One attempt that did not end in a 2xx: BullMQ retries the job with back-off. */
+export class WebhookAttemptFailed extends Error {
+  override readonly name = 'WebhookAttemptFailed';
+}
+
+/**
+ * The `webhooks` queue's worker: POSTs one outbox event to its account's webhook, signed, and
+ * records the outcome on the row. The row says whether the event is still owed, so a job added
+ * again (the outbox sweep, a second replica) never sends an event that was delivered.
+ */
+@Injectable()
+export class WebhookDelivery {
+  private readonly logger = new Logger(WebhookDelivery.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {}
+
+  async deliver(eventId: string, job: Pick<Job, 'attemptsMade' | 'opts'>): Promise<DeliveryOutcome> {
+    // The queue is a trust boundary: a job naming no event of ours is done with, not retried.
+    if (typeof eventId !== 'string' || !UUID.test(eventId)) return { outcome: 'unknown' };
+    const rows: Array<{ status: string; body: string; type: string; url: string | null; secret: string | null }> = await this.dataSource.query(
+      `SELECT e.status, e.body, e.type, w.url, w.secret
+         FROM "billing"."webhook_events" e LEFT JOIN "billing"."account_webhooks" w ON w.account_id = e.account_id
+        WHERE e.id = $1`,
+      [eventId],
+    );
+    const event = rows[0];
+    if (!event) return { outcome: 'unknown' };
+    if (event.status === 'delivered') return { outcome: 'already-delivered' };
+    if (event.status !== 'pending') return { outcome: event.status === 'failed' ? 'failed' : 'discarded' };
+    if (event.url === null || event.secret === null) {
+      // The webhook was removed after the crossing: nobody to tell.
+      await this.dataSource.query(`UPDATE "billing"."webhook_events" SET status = 'discarded', last_error = 'the account has no webhook' WHERE id = $1 AND status = 'pending'`, [eventId]);
+      return { outcome: 'discarded' };
+    }
+
+    const attempt = await this.post(event.url, event.secret, eventId, event.type, event.body);
+    if (attempt.ok) {
+      await this.dataSource.query(
+        `UPDATE "billing"."webhook_events" SET status = 'delivered', attempts = attempts + 1, last_status = $2, last_error = NULL, delivered_at = now() WHERE id = $1`,
+        [eventId, attempt.status],
+      );
+      this.logger.debug(`Alert ${eventId} (${event.type}) delivered to ${originOf(event.url)}: ${attempt.status}`);
+      return { outcome: 'delivered' };
+    }
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    await this.dataSource.query(
+      `UPDATE "billing"."webhook_events" SET attempts = attempts + 1, last_status = $2, last_error = $3, status = CASE WHEN $4 THEN 'failed' ELSE status END WHERE id = $1`,
+      [eventId, attempt.status ?? null, attempt.reason, lastAttempt],
+    );
+    // Thrown on the last attempt too: BullMQ then keeps the job as failed, which the queue metrics count.
+    throw new WebhookAttemptFailed(`Alert ${eventId} (${event.type}) to ${originOf(event.url)}, attempt ${job.attemptsMade + 1}: ${attempt.reason}${lastAttempt ? '; given up' : ''}`);
+  }
+
+  /** One signed POST, bounded in time (WEBHOOK_TIMEOUT_MS, connection to the end of the answer) and in what it reads. */
+  private async post(url: string, secret: string, eventId: string, type: string, body: string): Promise<{ ok: true; status: number } | { ok: false; status?: number; reason: string }> {
+    const timeoutMs = this.settings.env.WEBHOOK_TIMEOUT_MS;
+    try {
+      const answer = await request(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          [EVENT_ID_HEADER]: eventId,
+          [EVENT_TYPE_HEADER]: type,
+          [SIGNATURE_HEADER]: signatureHeader(secret, body, Math.floor(Date.now() / 1000)),
+        },
+        body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const start = await readAtMost(answer.body, MAX_ANSWER_BYTES);
+      if (answer.statusCode >= 200 && answer.statusCode < 300) return { ok: true, status: answer.statusCode };
+      return { ok: false, status: answer.statusCode, reason: `answered ${answer.statusCode}${start ? `: ${start}` : ''}` };
+    } catch (error) {
+      const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${error instanceof Error ? error.message : String(error)}`;
+      return { ok: false, reason };
+    }
+  }
+}
+
+/** The first `limit` bytes of an answer as text (for a failure's reason); the rest is not read. */
+async function readAtMost(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= limit) break;
+    }
+  } catch {
+    // An answer cut short still has a status; its text is only for the reason.
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8').replace(/\s+/g, ' ').trim();
+}
+
+/** Logs name the receiver by origin only: a path or query may carry a token of the receiver's. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(invalid url)';
+  }
+}
