@@ -12,6 +12,8 @@ export interface ChatFront {
   endpoint: string;
   answer(completion: ChatCompletionDto): unknown;
   streamEvents: StreamEvents;
+  /** What an unstreamed answer waits for before it leaves (the Responses API keeps stored responses); returns the answer to send. */
+  beforeAnswer?(answer: unknown): Promise<unknown>;
 }
 
 /**
@@ -44,7 +46,14 @@ export async function respondToChat(
   };
   if (front) call.endpoint = front.endpoint;
   if (!body.stream) {
-    await chat.complete(call, (completion) => sendJson(response, 200, front ? front.answer(completion) : completion));
+    const beforeAnswer = front?.beforeAnswer;
+    if (beforeAnswer === undefined) {
+      await chat.complete(call, (completion) => sendJson(response, 200, front ? front.answer(completion) : completion));
+      return;
+    }
+    let answer: { value: unknown } | undefined;
+    await chat.complete(call, (completion) => (answer = { value: front!.answer(completion) }));
+    if (answer !== undefined) sendJson(response, 200, await beforeAnswer(answer.value));
     return;
   }
   const events = await chat.openStream(call, front?.streamEvents);

@@ -133,6 +133,10 @@ export class Environment {
    * the client, for the per-address look-up budgets above; empty: the connection's address.
    */
   @IsOptional() @Transform(emptyToUndefined) @IsString() TRUSTED_PROXIES?: string;
+  /** How long a stored Responses API response (`store: true`) is kept, in days (fractions allowed): past it, it is gone for every read, and the purge deletes it. */
+  @Transform(toNumber) @IsNumber() @IsPositive() RESPONSES_RETENTION_DAYS: number = 30;
+  /** How often billing deletes the stored responses past their retention. */
+  @Transform(toNumber) @IsInt() @Min(1_000) RESPONSES_PURGE_INTERVAL_MS: number = 3_600_000;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
   @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
   /** How long a starting service waits for DATABASE_URL's and REDIS_URL's servers to answer before it exits, naming the one it could not reach. */
