@@ -11,7 +11,7 @@ import {
   type ResponsesRequestDto,
 } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
-import { bodyLimitBytes, GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { bodyLimitBytes, GatewayException, KeyLookupBudget, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { itemId } from './responses-response';
 
 // Conversation state of the Responses API, kept by billing (the gateway has no tables):
@@ -87,12 +87,19 @@ export interface Conversation {
 export class StoredResponses {
   private readonly logger = new Logger('StoredResponses');
   private readonly bodyLimit: number;
+  /**
+   * Look-ups are budgeted per account as key look-ups are per address (KEY_LOOKUP_* settings):
+   * ids that name nothing spend the account's budget (then 429), found ones give it back, and
+   * one account's flood waits its turn instead of holding billing's queue for every account.
+   */
+  private readonly lookUps: KeyLookupBudget;
 
   constructor(
     private readonly messaging: MessagingService,
     @Inject(SERVICE_SETTINGS) settings: ServiceSettings,
   ) {
     this.bodyLimit = bodyLimitBytes(settings.env.BODY_LIMIT);
+    this.lookUps = new KeyLookupBudget(settings.env, unavailable);
   }
 
   /**
@@ -108,8 +115,11 @@ export class StoredResponses {
     if (previous !== undefined && !STORED_RESPONSE_ID.test(previous)) throw new GatewayException(HttpStatus.NOT_FOUND, previousResponseNotFound(previous));
     // The whole conversation is held to BODY_LIMIT, as a body sending it all in `input` would be.
     const maxBytes = Math.max(0, this.bodyLimit - bodyBytes);
-    const reply = await this.ask(() => this.messaging.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId, previousResponseId: previous, itemIds, maxBytes }));
-    if (!reply.previousFound) throw new GatewayException(HttpStatus.NOT_FOUND, previousResponseNotFound(previous!));
+    const reply = await this.lookUp(accountId, async () => {
+      const answer = await this.messaging.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId, previousResponseId: previous, itemIds, maxBytes });
+      return answer.previousFound ? answer : null;
+    });
+    if (reply === null) throw new GatewayException(HttpStatus.NOT_FOUND, previousResponseNotFound(previous!));
     if (reply.tooLarge) {
       refuse('previous_response_id', `the conversation it continues is larger than the ${this.bodyLimit}-byte body limit with this request: start a new conversation, or send a shorter one in input`);
     }
@@ -139,35 +149,45 @@ export class StoredResponses {
 
   async get(accountId: string, id: string): Promise<Record<string, unknown>> {
     if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
-    const reply = await this.ask(() => this.messaging.request(QueueName.ResponsesRpc, 'responses.get', { accountId, id }));
-    if (reply.response === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
-    return unpackJson<Record<string, unknown>>(reply.response, MAX_REPLY_BYTES);
+    const packed = await this.lookUp(accountId, async () => (await this.messaging.request(QueueName.ResponsesRpc, 'responses.get', { accountId, id })).response);
+    if (packed === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    return unpackJson<Record<string, unknown>>(packed, MAX_REPLY_BYTES);
   }
 
   async delete(accountId: string, id: string): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
     if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
-    const reply = await this.ask(() => this.messaging.request(QueueName.ResponsesRpc, 'responses.delete', { accountId, id }));
-    if (!reply.deleted) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    const deleted = await this.lookUp(accountId, async () => ((await this.messaging.request(QueueName.ResponsesRpc, 'responses.delete', { accountId, id })).deleted ? true : null));
+    if (deleted === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
     return { id, object: 'response.deleted', deleted: true };
   }
 
   /** OpenAI's list of a response's input items. */
   async inputItems(accountId: string, id: string, page: InputItemsPage): Promise<InputItemsList> {
     if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
-    const reply: InputItemsReply = await this.ask(() => this.messaging.request(QueueName.ResponsesRpc, 'responses.inputItems', { accountId, id, ...page }));
-    if (!reply.found) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    const reply: InputItemsReply | null = await this.lookUp(accountId, async () => {
+      const answer = await this.messaging.request(QueueName.ResponsesRpc, 'responses.inputItems', { accountId, id, ...page });
+      return answer.found ? answer : null;
+    });
+    if (reply === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
     const ids = reply.items.map((item) => (typeof item.id === 'string' ? item.id : null));
     return { object: 'list', data: reply.items, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: reply.hasMore };
   }
 
-  private async ask<T>(request: () => Promise<T>): Promise<T> {
-    try {
-      return await request();
-    } catch (error) {
-      this.logger.warn(`Stored responses unavailable: ${error instanceof Error ? error.message : String(error)}`);
-      throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Stored responses cannot be read right now: the billing service is not answering. Retry shortly.', { cause: error });
-    }
+  /** Asks billing within the account's look-up budget: null (nothing found) spends it. */
+  private lookUp<T>(accountId: string, ask: () => Promise<T | null>): Promise<T | null> {
+    return this.lookUps.lookUp(accountId, true, async () => {
+      try {
+        return await ask();
+      } catch (error) {
+        this.logger.warn(`Stored responses unavailable: ${error instanceof Error ? error.message : String(error)}`);
+        throw unavailable(error);
+      }
+    });
   }
+}
+
+function unavailable(cause?: unknown): GatewayException {
+  return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Stored responses cannot be read right now: the billing service is not answering. Retry shortly.', { cause });
 }
 
 export interface InputItemsPage {
