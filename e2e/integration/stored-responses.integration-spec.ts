@@ -64,9 +64,13 @@ describe('stored responses in billing', () => {
     const reply = await conversation(accountId, third);
     expect(reply.found!.items.map((item) => item.content)).toEqual(['one', 're: one', 'two', 're: two', 'three', 're: three']);
     expect(await conversation(otherAccountId, third)).toMatchObject({ previousFound: false, packed: null });
-    // Each turn is ~2 × 90 bytes of JSON: two turns fit in 400 bytes, three do not.
-    expect(await conversation(accountId, third, 400)).toMatchObject({ previousFound: true, tooLarge: true, packed: null });
-    expect((await conversation(accountId, second, 400)).found!.items).toHaveLength(4);
+    const sizes = await queryRows<{ id: string; items_bytes: number }>(database.url, 'SELECT id, items_bytes FROM billing.responses WHERE id = ANY($1)', [[first, second, third]]);
+    const twoTurns = sizes.filter((row) => row.id !== third).reduce((sum, row) => sum + row.items_bytes, 0);
+    expect(twoTurns).toBeGreaterThan(200);
+    // Exactly two turns' bytes hold two turns, not three.
+    expect((await conversation(accountId, second, twoTurns)).found!.items).toHaveLength(4);
+    expect(await conversation(accountId, second, twoTurns - 1)).toMatchObject({ previousFound: true, tooLarge: true, packed: null });
+    expect(await conversation(accountId, third, twoTurns)).toMatchObject({ previousFound: true, tooLarge: true, packed: null });
   });
 
   it('ends a chain at a deleted turn, and finds referenced items of the account only', async () => {
