@@ -82,6 +82,10 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
     const itemsBytes = items.reduce((sum, { item }) => sum + Buffer.byteLength(JSON.stringify(item)), 0);
     const { output: _output, ...rest } = response;
     await this.dataSource.transaction(async (manager) => {
+      // The answer waits for this commit: it need not wait for the disk too. Only a crash of the
+      // database's machine (not of PostgreSQL) loses the last moment's saves, which their clients
+      // still hold; the ledger keeps its synchronous commits.
+      await manager.query('SET LOCAL synchronous_commit TO OFF');
       const inserted = (await manager.query(
         `INSERT INTO billing.responses (id, account_id, previous_response_id, created_at, response, items_bytes)
          VALUES ($1, $2, $3, to_timestamp($4), $5, $6) ON CONFLICT (id) DO NOTHING RETURNING id`,
