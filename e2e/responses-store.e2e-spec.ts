@@ -240,14 +240,19 @@ describe('Stored responses (store, previous_response_id, GET/DELETE /v1/response
   });
 });
 
-describe('Stored responses past RESPONSES_RETENTION_DAYS', () => {
+describe('Stored responses past RESPONSES_RETENTION_DAYS, and conversations past BODY_LIMIT', () => {
   let emulator: RunningEmulator;
   let harness: StandaloneHarness;
 
   beforeAll(async () => {
     emulator = await startEmulator();
     // Four seconds.
-    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/responses-store-catalogue.yaml'), RESPONSES_RETENTION_DAYS: String(4 / 86_400), ...emulatedProviders(emulator.url) });
+    harness = await startStandaloneHarness({
+      CATALOGUE_FILE: path.join(__dirname, 'fixtures/responses-store-catalogue.yaml'),
+      RESPONSES_RETENTION_DAYS: String(4 / 86_400),
+      BODY_LIMIT: '16kb',
+      ...emulatedProviders(emulator.url),
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -271,6 +276,18 @@ describe('Stored responses past RESPONSES_RETENTION_DAYS', () => {
       250,
     );
     expect(await rejection(client.responses.create({ model: 'mini', previous_response_id: created.id, input: 'x' }))).toBeInstanceOf(NotFoundError);
+  });
+
+  it('refuses to continue a conversation that would be larger than BODY_LIMIT with the new turn, as a body carrying it all would be', async () => {
+    const client = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: (await harness.paidKey(1_000_000)).key, maxRetries: 0 });
+    const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(' ');
+    // A first turn of ~13 KB of input (three messages of ~4.4 KB); a second of ~4.4 KB would take the conversation past 16 KB.
+    const first = await client.responses.create({ model: 'claude', input: [1, 2, 3].map((turn) => ({ role: 'user' as const, content: `${turn}: ${words(900)}` })) });
+    const small = await client.responses.create({ model: 'claude', input: 'hi' });
+    expect((await client.responses.create({ model: 'claude', previous_response_id: small.id, input: words(900) })).status).toBe('completed');
+    const refused = await rejection(client.responses.create({ model: 'claude', previous_response_id: first.id, input: words(900) }));
+    expect(refused).toBeInstanceOf(BadRequestError);
+    expect((refused as BadRequestError).message).toContain('previous_response_id: the conversation it continues is larger than the 16384-byte body limit');
   });
 });
 

@@ -2,7 +2,9 @@ import type { ResponsesItem, ResponsesRequestDto } from '@igw/contracts';
 import type { StreamedChunk, UpstreamChatChunk } from '@igw/providers';
 import { responsesContextOf } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
-import { inputItemsPageOf, ownInputItems, referencedItemIds, withReferencesResolved } from './stored-responses';
+import { RpcTimeoutError, type MessagingService } from '@igw/messaging';
+import { loadEnvironment, type ServiceSettings } from '@igw/platform';
+import { inputItemsPageOf, ownInputItems, referencedItemIds, StoredResponses, withReferencesResolved } from './stored-responses';
 
 describe("a request's own input items, as stored", () => {
   it('makes a string input one user message with an input_text part, and gives every item sent without an id one of its type', () => {
@@ -104,5 +106,28 @@ describe('a stored stream', () => {
     expect(keep).not.toHaveBeenCalled();
     expect(text).toContain('event: error');
     expect(text).not.toContain('response.completed');
+  });
+});
+
+describe('keeping a response', () => {
+  const settings = { env: loadEnvironment({}).env } as ServiceSettings;
+  const sent = (data: unknown[]) => ({ request: async (_queue: string, _name: string, job: unknown) => void data.push(job) }) as unknown as MessagingService;
+  const response = { id: 'resp_0123456789abcdef0123456789abcdef', created_at: 1764000000, store: true, output: [] };
+
+  it('asks billing to save it with its own input and the previous id, and sends it as it was', async () => {
+    const jobs: unknown[] = [];
+    const keep = new StoredResponses(sent(jobs), settings).keeper({ model: 'm', input: 'hi', previous_response_id: 'resp_ffffffffffffffffffffffffffffffff' } as ResponsesRequestDto, 'acc', [{ id: 'msg_1', type: 'message' }]);
+    expect(await keep!(response)).toBe(response);
+    expect(jobs).toEqual([{ accountId: 'acc', id: response.id, previousResponseId: 'resp_ffffffffffffffffffffffffffffffff', createdAt: 1764000000, content: { deflated: expect.any(String) } }]);
+  });
+
+  it('keeps nothing with store: false', () => {
+    expect(new StoredResponses(sent([]), settings).keeper({ model: 'm', input: 'hi', store: false } as ResponsesRequestDto, 'acc', [])).toBeUndefined();
+  });
+
+  it('sends the answer all the same when billing cannot keep it, saying store: false', async () => {
+    const down = { request: async () => Promise.reject(new RpcTimeoutError('responses-rpc', 'responses.save', 5000)) } as unknown as MessagingService;
+    const keep = new StoredResponses(down, settings).keeper({ model: 'm', input: 'hi' } as ResponsesRequestDto, 'acc', []);
+    expect(await keep!(response)).toEqual({ ...response, store: false });
   });
 });
