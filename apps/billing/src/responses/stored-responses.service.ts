@@ -111,7 +111,11 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
    * newest holding that id).
    */
   async conversation(query: ConversationQuery): Promise<ConversationReply> {
-    if (!UUID.test(query.accountId)) return { previousFound: query.previousResponseId === undefined, tooLarge: false, packed: null };
+    if (!UUID.test(query.accountId)) {
+      // No account of ours: nothing of it is stored.
+      const nothing: ConversationItems = { items: [], referenced: {} };
+      return query.previousResponseId === undefined ? { previousFound: true, tooLarge: false, packed: await packJson(nothing) } : { previousFound: false, tooLarge: false, packed: null };
+    }
     const cutoff = this.retentionCutoff();
     let items: ResponsesItem[] = [];
     if (query.previousResponseId !== undefined) {
