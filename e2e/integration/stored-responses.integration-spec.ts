@@ -83,6 +83,9 @@ describe('stored responses in billing', () => {
     expect(Object.keys(references.found!.referenced)).toEqual([`msg_out_${second}`]);
     const strangers = await gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId: otherAccountId, itemIds: [`msg_out_${second}`], maxBytes: 1_000_000 });
     expect((await unpackJson<ConversationItems>(strangers.packed!, 1_000_000)).referenced).toEqual({});
+    const noAccount = await gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId: 'not-a-uuid', itemIds: [`msg_out_${second}`], maxBytes: 1_000_000 });
+    expect(await unpackJson<ConversationItems>(noAccount.packed!, 1_000_000)).toEqual({ items: [], referenced: {} });
+    expect(await conversation('not-a-uuid', second)).toMatchObject({ previousFound: false, packed: null });
   });
 
   it('refuses a save that is not one (the queue is a trust boundary) and keeps a save delivered twice once', async () => {
