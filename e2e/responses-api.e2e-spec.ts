@@ -157,8 +157,8 @@ describe("OpenAI's Responses API, end to end with the official openai SDK", () =
 
   it("surfaces the gateway's errors as the SDK's own exceptions", async () => {
     const previous = await client.responses.create({ model: 'mini', input: PROMPT, previous_response_id: 'resp_123' }).catch((caught: unknown) => caught);
-    expect(previous).toBeInstanceOf(BadRequestError);
-    expect((previous as BadRequestError).message).toContain('previous_response_id: not supported yet');
+    expect(previous).toBeInstanceOf(NotFoundError);
+    expect((previous as NotFoundError).message).toContain("Previous response with id 'resp_123' not found.");
 
     const forced = await client.responses.create({ model: 'mini', input: PROMPT, tools: [{ type: 'web_search_preview' }], tool_choice: { type: 'web_search_preview' } }).catch((caught: unknown) => caught);
     expect(forced).toBeInstanceOf(BadRequestError);

@@ -18,6 +18,8 @@ import { KeysService } from './keys/keys.service';
 import { AdminReconciliationController } from './ledger/admin-reconciliation.controller';
 import { LedgerService } from './ledger/ledger.service';
 import { billingPersistence } from './persistence/billing.persistence';
+import { StoredResponsesService } from './responses/stored-responses.service';
+import { StoredResponsesWorkers } from './responses/stored-responses.workers';
 import { AdminUsageController } from './usage/admin-usage.controller';
 import { UsageService } from './usage/usage.service';
 
@@ -43,6 +45,8 @@ export class BillingModule {
         LedgerService,
         UsageService,
         BillingWorkers,
+        StoredResponsesService,
+        StoredResponsesWorkers,
         { provide: ApiKeyAuthenticator, useClass: BillingKeyAuthenticator },
         {
           provide: READINESS_CHECKS,

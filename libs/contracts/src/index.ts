@@ -15,6 +15,7 @@ export { IsNumberField, numberIssues, type NumberRule } from './validation/field
 export { expectedOneOf } from './validation/validation-issues';
 export * from './chat/chat-completion';
 export * from './responses/responses-request.dto';
+export * from './responses/stored-responses';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';
 export * from './decisions/decision-questions';

@@ -15,6 +15,8 @@ export interface ChatFront {
   streamEvents: StreamEvents;
   /** The sources that speak the front's own API get the client's request natively (native-upstream.ts). */
   native?: NativeUpstream;
+  /** What an unstreamed answer waits for before it leaves (the Responses API keeps stored responses); returns the answer to send. */
+  beforeAnswer?(answer: unknown): Promise<unknown>;
 }
 
 /**
@@ -48,11 +50,22 @@ export async function respondToChat(
   if (front) call.endpoint = front.endpoint;
   if (front?.native) call.native = front.native;
   if (!body.stream) {
+    const beforeAnswer = front?.beforeAnswer;
+    if (beforeAnswer === undefined) {
+      await chat.complete(
+        call,
+        (completion) => sendJson(response, 200, front ? front.answer(completion) : completion),
+        (native) => sendJson(response, 200, native),
+      );
+      return;
+    }
+    let answer: { value: unknown } | undefined;
     await chat.complete(
       call,
-      (completion) => sendJson(response, 200, front ? front.answer(completion) : completion),
-      (native) => sendJson(response, 200, native),
+      (completion) => (answer = { value: front!.answer(completion) }),
+      (native) => (answer = { value: native }),
     );
+    if (answer !== undefined) sendJson(response, 200, await beforeAnswer(answer.value));
     return;
   }
   const events = await chat.openStream(call, front?.streamEvents);

@@ -7,7 +7,7 @@ import type { ChatFront } from '../chat/chat-responder';
 import { DROPPED_TOOLS_HEADER, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
 import { chatRequestForNative, chatRequestOf, type ResponsesTranslation } from './responses-request';
-import { responseOf, responsesContextOf } from './responses-response';
+import { responseOf, responsesContextOf, type ResponsesContext } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
 
 // The Responses API's native path: OpenAI and Azure OpenAI sources (and OpenAI-compatible
@@ -88,6 +88,7 @@ export function responsesFrontOf(
   sent: ResponsesRequestDto,
   model: CatalogueModel,
   response: Pick<ServerResponse, 'setHeader' | 'removeHeader'>,
+  keeping: FrontKeeping = { asked: sent },
 ): { chatRequest: ResponsesTranslation['request']; front: ChatFront } {
   const dropped = (names: string[]) => {
     if (names.length > 0) response.setHeader(DROPPED_TOOLS_HEADER, names.join(', '));
@@ -97,7 +98,7 @@ export function responsesFrontOf(
   if (nativeSources.length === 0) {
     const translation = chatRequestOf(sent, model);
     dropped(translation.droppedTools);
-    return { chatRequest: translation.request, front: translatedFront(sent, translation) };
+    return { chatRequest: translation.request, front: translatedFront(keeping, translation) };
   }
   const tools = sent.tools ?? [];
   const searchAnywhere = nativeSources.some(searchesAt);
@@ -138,12 +139,21 @@ export function responsesFrontOf(
     },
     ...(searchAnywhere && withSearch.tools.some((tool) => WEB_SEARCH_TOOLS.has(tool.type)) ? { extraCeiling: { web_search_calls: SEARCHES_HELD } } : {}),
   };
-  return { chatRequest: translation.request, front: { ...translatedFront(sent, translation), native } };
+  return { chatRequest: translation.request, front: { ...translatedFront(keeping, translation), native } };
 }
 
-function translatedFront(sent: ResponsesRequestDto, translation: ResponsesTranslation): ChatFront {
-  const context = responsesContextOf(sent, translation.namespaced);
-  return { endpoint: 'responses', answer: (completion) => responseOf(completion, context), streamEvents: responsesStreamEvents(context) };
+/** The request as the client sent it (before a stored conversation was put ahead of its input), and how its answer is kept (store: true). */
+export interface FrontKeeping {
+  asked: ResponsesRequestDto;
+  keep?: ResponsesContext['keep'];
+}
+
+function translatedFront({ asked, keep }: FrontKeeping, translation: ResponsesTranslation): ChatFront {
+  const context = responsesContextOf(asked, translation.namespaced);
+  if (keep) context.keep = keep;
+  const front: ChatFront = { endpoint: 'responses', answer: (completion) => responseOf(completion, context), streamEvents: responsesStreamEvents(context) };
+  if (keep) front.beforeAnswer = (answer) => keep(answer as Record<string, unknown>);
+  return front;
 }
 
 /** Events that carry the whole response (its model renamed; the last ones with `meta.usage`). */

@@ -30,7 +30,9 @@ describe('a chat completion as a Responses response', () => {
       metadata: { team: 'a' },
       max_output_tokens: 30,
       temperature: 0.5,
-      store: false,
+      // Kept unless the request says store: false (OpenAI's default).
+      store: true,
+      previous_response_id: null,
       output: [{ type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello there.', annotations: [], logprobs: [] }] }],
       usage: { input_tokens: 20, input_tokens_details: { cached_tokens: 5 }, output_tokens: 8, output_tokens_details: { reasoning_tokens: 2 }, total_tokens: 28 },
       meta: { usage: { credits_used: 3, usd_spent: 0.0000015 } },
@@ -38,6 +40,11 @@ describe('a chat completion as a Responses response', () => {
     expect(context.id).toMatch(/^resp_[0-9a-f]{32}$/);
     expect((answer.output as Array<{ id: string }>)[0].id).toMatch(/^msg_/);
     expect(answer).not.toHaveProperty('output_text');
+  });
+
+  it('echoes store: false and the previous_response_id it continued', () => {
+    const continued = responsesContextOf({ ...request, store: false, previous_response_id: 'resp_0123456789abcdef0123456789abcdef' } as ResponsesRequestDto, new Map());
+    expect(responseOf(completion({ content: 'Hi.' }, 'stop'), continued)).toMatchObject({ store: false, previous_response_id: 'resp_0123456789abcdef0123456789abcdef' });
   });
 
   it('answers reasoning as a reasoning item with its summary, and tool calls as function_call items (namespaced ones under their namespace)', () => {

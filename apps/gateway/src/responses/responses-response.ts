@@ -13,6 +13,8 @@ export interface ResponsesContext {
   createdAt: number;
   body: ResponsesRequestDto;
   namespaced: ReadonlyMap<string, { namespace: string; name: string }>;
+  /** Keeps the finished response before it leaves (store: true), and returns it as it is to be sent (stored-responses.ts). */
+  keep?: (response: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
 export function responsesContextOf(body: ResponsesRequestDto, namespaced: ReadonlyMap<string, { namespace: string; name: string }>): ResponsesContext {
@@ -73,10 +75,10 @@ export function responseShell(context: ResponsesContext, modelId: string): Recor
     model: modelId,
     output: [],
     parallel_tool_calls: body.parallel_tool_calls ?? true,
-    previous_response_id: null,
+    previous_response_id: body.previous_response_id ?? null,
     reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
-    // Nothing is kept: the gateway stores no responses yet.
-    store: false,
+    // Kept unless the request said false (OpenAI's default); an answer billing could not keep says false (stored-responses.ts).
+    store: body.store !== false,
     temperature: body.temperature ?? null,
     text: { format },
     tool_choice: body.tool_choice ?? 'auto',

@@ -72,10 +72,20 @@ export class ResponsesEventWriter {
 
   /** The closing events: the open item's, then response.completed with the whole response. */
   end(usage: ChatUsageNumbers, meta: unknown): string {
+    const { events, response } = this.finish(usage, meta);
+    return events + this.completed(response);
+  }
+
+  /** The open item's closing events, and the whole response response.completed is to carry. */
+  finish(usage: ChatUsageNumbers, meta: unknown): { events: string; response: Record<string, unknown> } {
     const events = this.start() + this.closeItem();
     const response: Record<string, unknown> = { ...responseShell(this.context, this.modelId), ...statusOf(this.finishReason), output: this.output, usage: responsesUsageOf(usage) };
     if (meta !== undefined) response.meta = { usage: meta };
-    return events + this.event('response.completed', { response });
+    return { events, response };
+  }
+
+  completed(response: Record<string, unknown>): string {
+    return this.event('response.completed', { response });
   }
 
   /** An `error` event for a stream that failed half-way. */
@@ -144,14 +154,39 @@ export class ResponsesEventWriter {
   }
 }
 
-/** The Responses stream of a chat stream for one request (frontStreamEvents: settled as chat streams are). */
+/**
+ * The Responses stream of a chat stream for one request (frontStreamEvents: settled as chat
+ * streams are). With `context.keep`, the finished response is kept before response.completed
+ * is sent, so a client that continues it at once finds it; a failed or abandoned stream keeps nothing.
+ */
 export function responsesStreamEvents(context: ResponsesContext): StreamEvents {
   return (stream: ChunkStream, options: ChatStreamOptions) => {
     const writer = new ResponsesEventWriter(context, options.modelId);
-    return frontStreamEvents(stream, options, {
+    const keep = context.keep;
+    const failure = (message: string) => writer.start() + writer.error(message);
+    if (keep === undefined) return frontStreamEvents(stream, options, { chunk: (chunk) => writer.chunk(chunk), end: (usage, meta) => writer.end(usage, meta), failure });
+    let finished: Record<string, unknown> | undefined;
+    const events = frontStreamEvents(stream, options, {
       chunk: (chunk) => writer.chunk(chunk),
-      end: (usage, meta) => writer.end(usage, meta),
-      failure: (message) => writer.start() + writer.error(message),
+      end: (usage, meta) => {
+        const closing = writer.finish(usage, meta);
+        finished = closing.response;
+        return closing.events;
+      },
+      failure,
     });
+    return completedOnceKept(events, () => finished, keep, writer);
   };
+}
+
+async function* completedOnceKept(
+  events: AsyncGenerator<string>,
+  finished: () => Record<string, unknown> | undefined,
+  keep: (response: Record<string, unknown>) => Promise<Record<string, unknown>>,
+  writer: ResponsesEventWriter,
+): AsyncGenerator<string> {
+  // A reader that stops early returns this generator, which returns `events` (settling its usage).
+  for await (const batch of events) yield batch;
+  const response = finished();
+  if (response !== undefined) yield writer.completed(await keep(response));
 }

@@ -8,6 +8,7 @@ import { DROPPED_TOOLS_HEADER } from '../chat/native-upstream';
 import { ChatService } from '../chat/chat.service';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { responsesFrontOf } from './responses-native';
+import { previousResponseNotFound, StoredResponses } from './stored-responses';
 
 /** The response header naming the built-in tools left out of the upstream call. */
 export { DROPPED_TOOLS_HEADER };
@@ -28,6 +29,7 @@ const RESPONSES_EXAMPLES = {
     value: { model: 'gpt-4o-mini', instructions: 'You answer in one sentence.', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is a gateway?' }] }], max_output_tokens: 100 },
   },
   tools: { summary: 'A function the model may call', value: { model: 'gpt-4o-mini', input: 'What is the weather in Paris?', tools: [WEATHER_TOOL] } },
+  notStored: { summary: 'Nothing kept (store: false): continue by sending the whole conversation again', value: { model: 'gpt-4o-mini', input: 'Say hello in five words.', store: false } },
   toolOutput: {
     summary: "A function call's output sent back (the whole conversation in input)",
     value: {
@@ -69,8 +71,12 @@ const RESPONSES_ERRORS = {
     description: 'An invalid body: the message names the first wrong field',
     messages: {
       noInput: `${ErrorMessages.bodyValidationPrefix} input: Expected a string or an array of input items. Received nothing`,
-      previousResponse: `${ErrorMessages.bodyValidationPrefix} previous_response_id: not supported yet: this gateway stores no responses, so send the whole conversation in \`input\` (as with store: false)`,
+      itemReference: `${ErrorMessages.bodyValidationPrefix} input[0].id: no stored item "msg_0" of this account: item_reference names input or output items of responses kept with store: true (until they expire or are deleted)`,
     },
+  },
+  404: {
+    description: 'Unknown model, or a previous_response_id this account has no stored response of (never stored, deleted, expired, or another account\'s)',
+    messages: { model: MODEL_ENDPOINT_ERRORS[404].messages, previousResponse: previousResponseNotFound('resp_0f8fad5bd9cb469fa16570867728950e') },
   },
 };
 
@@ -85,6 +91,7 @@ export class ResponsesController {
   constructor(
     private readonly chat: ChatService,
     private readonly pipeline: PaidRequestPipeline,
+    private readonly stored: StoredResponses,
   ) {}
 
   @Post('v1/responses')
@@ -92,14 +99,17 @@ export class ResponsesController {
   @ApiOperation({
     summary: 'Create a response, OpenAI Responses API (stream: true answers its typed server-sent events)',
     description:
-      'Served for every chat model through the chat pipeline. Built-in tools (web_search, ...) are left out of the upstream call and named in the `x-gateway-dropped-tools` response header; a `tool_choice` forcing one is refused. No response is stored: `store` is accepted and `previous_response_id` is refused.',
+      'Served for every chat model through the chat pipeline. Built-in tools (web_search, ...) are left out of the upstream call and named in the `x-gateway-dropped-tools` response header; a `tool_choice` forcing one is refused. The response is kept (unless `store: false`) before it is answered, for RESPONSES_RETENTION_DAYS: `previous_response_id` continues it (its turns go ahead of `input`, its instructions do not), `GET`/`DELETE /v1/responses/{id}` read and delete it.',
   })
   @ApiBody({ type: ResponsesRequestDto, examples: RESPONSES_EXAMPLES })
   @ApiOkResponse({ example: RESPONSE_ANSWER, description: 'The response (with stream: true, text/event-stream events instead)', headers: { [DROPPED_TOOLS_HEADER]: { description: 'The built-in tools left out of the upstream call, comma-separated', schema: { type: 'string' } } } })
   @ApiErrorResponses(RESPONSES_ERRORS)
   async create(@Body() body: ResponsesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     const { model } = this.pipeline.resolveModel(body.model);
-    const { chatRequest, front } = responsesFrontOf(body, model, response);
+    const accountId = request.context.auth!.accountId;
+    const conversation = await this.stored.conversationOf(body, accountId, request.context.bodyBytes ?? 0);
+    const keep = this.stored.keeper(body, accountId, conversation.ownInput);
+    const { chatRequest, front } = responsesFrontOf(conversation.body, model, response, { asked: body, keep });
     await respondToChat(this.chat, chatRequest, request, response, undefined, front);
   }
 }

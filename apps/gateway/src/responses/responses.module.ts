@@ -2,11 +2,13 @@ import { Module } from '@nestjs/common';
 import { ChatService } from '../chat/chat.service';
 import { GatewayCoreModule } from '../gateway-core.module';
 import { ResponsesController } from './responses.controller';
+import { StoredResponses } from './stored-responses';
+import { StoredResponsesController } from './stored-responses.controller';
 
-/** OpenAI's Responses API: a front of the chat pipeline (ChatService over the shared PaidRequestPipeline). */
+/** OpenAI's Responses API: a front of the chat pipeline (ChatService over the shared PaidRequestPipeline), with stored responses kept by billing. */
 @Module({
   imports: [GatewayCoreModule],
-  controllers: [ResponsesController],
-  providers: [ChatService],
+  controllers: [ResponsesController, StoredResponsesController],
+  providers: [ChatService, StoredResponses],
 })
 export class ResponsesModule {}

@@ -4,6 +4,7 @@ import type { ResolveKeyReply, ResolveKeyRequest } from '../billing/key-resoluti
 import type { UsageEvent } from '../billing/usage-event';
 import type { CatalogueSnapshot } from '../catalogue/catalogue-model';
 import type { DecideJob, DecideReply } from '../decisions/decision-result';
+import type { ConversationQuery, ConversationReply, InputItemsQuery, InputItemsReply, PackedJson, SaveStoredResponse, StoredResponseQuery } from '../responses/stored-responses';
 
 /**
  * Queue names. NEVER RENAME a value: jobs already waiting under the old name would stall.
@@ -14,6 +15,8 @@ export enum QueueName {
   CatalogueRpc = 'catalogue-rpc',
   Decisions = 'decisions',
   Webhooks = 'webhooks',
+  /** Stored Responses API responses (billing keeps them): a queue of its own, so a burst of saves never delays key look-ups. */
+  ResponsesRpc = 'responses-rpc',
 }
 
 /**
@@ -66,6 +69,16 @@ export interface JobMap {
   [QueueName.Webhooks]: {
     /** Sends one alert of billing's outbox to its account's webhook; the job id is the event id. */
     'webhooks.deliver': { data: { eventId: string }; reply: { outcome: 'delivered' | 'already-delivered' | 'failed' | 'discarded' | 'unknown' } };
+  };
+  [QueueName.ResponsesRpc]: {
+    /** Keeps a response (store: true) before its answer leaves the gateway. */
+    'responses.save': { data: SaveStoredResponse; reply: { saved: true } };
+    /** The conversation a previous_response_id continues, and the items item_reference names. */
+    'responses.conversation': { data: ConversationQuery; reply: ConversationReply };
+    /** A StoredResponseContent's response, or null (unknown, expired, or another account's). */
+    'responses.get': { data: StoredResponseQuery; reply: { response: PackedJson | null } };
+    'responses.delete': { data: StoredResponseQuery; reply: { deleted: boolean } };
+    'responses.inputItems': { data: InputItemsQuery; reply: InputItemsReply };
   };
 }
 

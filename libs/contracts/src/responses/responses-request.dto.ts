@@ -153,7 +153,7 @@ export class ResponsesRequestDto {
 
   @ApiProperty({
     oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }],
-    description: 'A string, or items: messages (roles user, assistant, system, developer; input_text and input_image parts), function_call and function_call_output',
+    description: 'A string, or items: messages (roles user, assistant, system, developer; input_text and input_image parts), function_call, function_call_output, and item_reference (`{type: "item_reference", id}`: an item of a stored response)',
   })
   @Checked('responsesInput', (value) => responsesInputIssues(value))
   input!: string | ResponsesItem[];
@@ -222,14 +222,14 @@ export class ResponsesRequestDto {
   @IsBooleanField()
   stream?: boolean;
 
-  @ApiPropertyOptional({ description: 'Accepted; the gateway keeps no responses yet, so nothing is stored either way' })
+  @ApiPropertyOptional({ default: true, description: 'Keep the response (input items, output, usage) for RESPONSES_RETENTION_DAYS, readable with GET /v1/responses/{id} and continued with previous_response_id; false keeps nothing' })
   @IsOptional()
   @IsBooleanField()
   store?: boolean;
 
-  @ApiPropertyOptional({ description: 'Not supported yet: a request naming one is refused with a 400' })
+  @ApiPropertyOptional({ description: "A stored response of this account to continue: its conversation (every turn's input and output, not its instructions) goes ahead of `input`; an unknown one is a 404", maxLength: 256 })
   @IsOptional()
-  @IsStringField()
+  @IsStringField({ maxLength: 256 })
   previous_response_id?: string;
 
   @ApiPropertyOptional({ type: [String], description: 'Accepted (e.g. reasoning.encrypted_content); nothing extra is included' })

@@ -139,6 +139,10 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) @Max(25) WEBHOOK_MAX_ATTEMPTS: number = 8;
   /** Wait before a webhook event's second attempt (10 s); each later wait doubles. */
   @Transform(toNumber) @IsInt() @Min(10) @Max(3_600_000) WEBHOOK_RETRY_DELAY_MS: number = 10_000;
+  /** How long a stored Responses API response (`store: true`) is kept, in days (fractions allowed): past it, it is gone for every read, and the purge deletes it. */
+  @Transform(toNumber) @IsNumber() @IsPositive() RESPONSES_RETENTION_DAYS: number = 30;
+  /** How often billing deletes the stored responses past their retention. */
+  @Transform(toNumber) @IsInt() @Min(1_000) RESPONSES_PURGE_INTERVAL_MS: number = 3_600_000;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */
   @Transform(toNumber) @IsInt() @Min(1_000) DECISIONS_TIMEOUT_MS: number = 300_000;
   /** How long a starting service waits for DATABASE_URL's and REDIS_URL's servers to answer before it exits, naming the one it could not reach. */

@@ -16,6 +16,8 @@ describe("the error body's OpenAI error object", () => {
     [403, ErrorMessages.accountSuspended, { type: 'permission_error', code: 'account_suspended', param: null }],
     [404, "Not Found: no model named 'acme/x' in the catalogue.", { type: 'not_found_error', code: 'model_not_found', param: null }],
     [404, 'Not Found', { type: 'not_found_error', code: null, param: null }],
+    [404, "Previous response with id 'resp_123' not found.", { type: 'not_found_error', code: 'previous_response_not_found', param: null }],
+    [404, "Response with id 'resp_123' not found.", { type: 'not_found_error', code: null, param: null }],
     [413, 'Request body too large: the limit is 1024 bytes.', { type: 'invalid_request_error', code: 'request_too_large', param: null }],
     [415, 'Unsupported body encoding: unsupported charset "LATIN-1"', { type: 'invalid_request_error', code: null, param: null }],
     [429, ErrorMessages.tooManyRequests, { type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null }],

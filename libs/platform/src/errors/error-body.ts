@@ -31,6 +31,8 @@ function errorType(statusCode: number): string {
 }
 
 const UNKNOWN_MODEL = /^Not Found: no model named /;
+/** The Responses API's previous_response_id naming no stored response, as OpenAI words and codes it. */
+const PREVIOUS_RESPONSE = /^Previous response with id '.*' not found\.$/;
 
 function errorCode(statusCode: number, message: string): string | null {
   switch (statusCode) {
@@ -41,7 +43,8 @@ function errorCode(statusCode: number, message: string): string | null {
       if (message === ErrorMessages.accountSuspended) return 'account_suspended';
       return null;
     case 404:
-      return UNKNOWN_MODEL.test(message) ? 'model_not_found' : null;
+      if (UNKNOWN_MODEL.test(message)) return 'model_not_found';
+      return PREVIOUS_RESPONSE.test(message) ? 'previous_response_not_found' : null;
     case 413:
       return 'request_too_large';
     case 429:

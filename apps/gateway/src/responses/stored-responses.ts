@@ -1,0 +1,224 @@
+import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  ErrorMessages,
+  packJson,
+  QueueName,
+  STORED_RESPONSE_ID,
+  unpackJson,
+  type ConversationItems,
+  type InputItemsReply,
+  type ResponsesItem,
+  type ResponsesRequestDto,
+} from '@igw/contracts';
+import { MessagingService } from '@igw/messaging';
+import { bodyLimitBytes, GatewayException, KeyLookupBudget, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { itemId } from './responses-response';
+
+// Conversation state of the Responses API, kept by billing (the gateway has no tables):
+// `store` (true unless false) keeps a response before its answer (or its stream's
+// response.completed event) leaves, so a follow-up on any replica finds it; `previous_response_id`
+// puts the stored turns ahead of a request's input (never their instructions), and
+// `item_reference` items become the stored items they name. Every look-up is of the caller's
+// account only: another account's response is as unknown as one that never was.
+
+/** What one look-up may inflate to: the earlier turns are bounded by BODY_LIMIT, a stored answer by the upstream's. */
+const MAX_REPLY_BYTES = 96 * 1024 * 1024;
+
+/** The prefix of an id given to an input item sent without one, by type (as OpenAI names its items). */
+const ITEM_ID_PREFIXES: Record<string, string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };
+
+export const previousResponseNotFound = (id: string) => `Previous response with id '${printableId(id)}' not found.`;
+export const responseNotFound = (id: string) => `Response with id '${printableId(id)}' not found.`;
+
+/** An id as an error message may repeat it: what a client sent, cut short. */
+function printableId(id: string): string {
+  return id.length > 80 ? `${id.slice(0, 80)}…` : id;
+}
+
+function refuse(path: string, why: string): never {
+  throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
+}
+
+/** This request's own input as items, each with an id: a string input is one user message. */
+export function ownInputItems(input: ResponsesRequestDto['input']): ResponsesItem[] {
+  if (typeof input === 'string') return [{ id: itemId('msg'), type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
+  return input.map((item) => {
+    if (typeof item.id === 'string' && item.id !== '') return item;
+    const type = item.type ?? 'message';
+    return { id: itemId(ITEM_ID_PREFIXES[type] ?? 'item'), ...(item.type === undefined ? { type: 'message' } : {}), ...item };
+  });
+}
+
+/** The ids `item_reference` items name (refusing one that names none). */
+export function referencedItemIds(items: readonly ResponsesItem[]): string[] {
+  const ids: string[] = [];
+  items.forEach((item, index) => {
+    if (item.type !== 'item_reference') return;
+    if (typeof item.id !== 'string' || item.id === '') refuse(`input[${index}].id`, 'an item_reference needs the id of a stored item');
+    ids.push(item.id);
+  });
+  return ids;
+}
+
+/** The items with each `item_reference` replaced by the stored item it names. */
+export function withReferencesResolved(items: readonly ResponsesItem[], referenced: Readonly<Record<string, ResponsesItem>>): ResponsesItem[] {
+  return items.map((item, index) => {
+    if (item.type !== 'item_reference') return item;
+    const stored = referenced[item.id as string];
+    if (stored === undefined) {
+      refuse(
+        `input[${index}].id`,
+        `no stored item ${JSON.stringify(printableId(item.id as string))} of this account: item_reference names input or output items of responses kept with store: true (until they expire or are deleted)`,
+      );
+    }
+    return stored;
+  });
+}
+
+/** A request ready for the translation, and what to keep of it. */
+export interface Conversation {
+  /** The body the translation reads: earlier turns ahead of its own input, no previous_response_id, no item references. */
+  body: ResponsesRequestDto;
+  /** This request's own input items (references resolved), as stored with its response. */
+  ownInput: ResponsesItem[];
+}
+
+@Injectable()
+export class StoredResponses {
+  private readonly logger = new Logger('StoredResponses');
+  private readonly bodyLimit: number;
+  /**
+   * Look-ups are budgeted per account as key look-ups are per address (KEY_LOOKUP_* settings):
+   * ids that name nothing spend the account's budget (then 429), found ones give it back, and
+   * one account's flood waits its turn instead of holding billing's queue for every account.
+   */
+  private readonly lookUps: KeyLookupBudget;
+
+  constructor(
+    private readonly messaging: MessagingService,
+    @Inject(SERVICE_SETTINGS) settings: ServiceSettings,
+  ) {
+    this.bodyLimit = bodyLimitBytes(settings.env.BODY_LIMIT);
+    this.lookUps = new KeyLookupBudget(settings.env, unavailable);
+  }
+
+  /**
+   * The conversation a request continues (404 for a previous_response_id the account does not
+   * have, live): one look-up when it names a previous response or item references, none otherwise.
+   */
+  async conversationOf(sent: ResponsesRequestDto, accountId: string, bodyBytes: number): Promise<Conversation> {
+    const { previous_response_id: previousId, ...rest } = sent;
+    const own = ownInputItems(sent.input);
+    const itemIds = referencedItemIds(own);
+    const previous = typeof previousId === 'string' ? previousId : undefined;
+    if (previous === undefined && itemIds.length === 0) return { body: rest as ResponsesRequestDto, ownInput: own };
+    if (previous !== undefined && !STORED_RESPONSE_ID.test(previous)) throw new GatewayException(HttpStatus.NOT_FOUND, previousResponseNotFound(previous));
+    // The whole conversation is held to BODY_LIMIT, as a body sending it all in `input` would be.
+    const maxBytes = Math.max(0, this.bodyLimit - bodyBytes);
+    const reply = await this.lookUp(accountId, async () => {
+      const answer = await this.messaging.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId, previousResponseId: previous, itemIds, maxBytes });
+      return answer.previousFound ? answer : null;
+    });
+    if (reply === null) throw new GatewayException(HttpStatus.NOT_FOUND, previousResponseNotFound(previous!));
+    if (reply.tooLarge) {
+      refuse('previous_response_id', `the conversation it continues is larger than the ${this.bodyLimit}-byte body limit with this request: start a new conversation, or send a shorter one in input`);
+    }
+    const found = await unpackJson<ConversationItems>(reply.packed!, MAX_REPLY_BYTES);
+    const ownInput = withReferencesResolved(own, found.referenced);
+    return { body: { ...rest, input: [...found.items, ...ownInput] } as ResponsesRequestDto, ownInput };
+  }
+
+  /**
+   * Keeps an answer unless the request said `store: false`, before it leaves. If billing cannot
+   * keep it, the answer still goes (it is paid for), saying `store: false`: nothing was kept.
+   */
+  keeper(sent: ResponsesRequestDto, accountId: string, ownInput: ResponsesItem[]): ((response: Record<string, unknown>) => Promise<Record<string, unknown>>) | undefined {
+    if (sent.store === false) return undefined;
+    const previousResponseId = typeof sent.previous_response_id === 'string' ? sent.previous_response_id : null;
+    return async (response) => {
+      try {
+        const content = await packJson({ input: ownInput, response });
+        await this.messaging.request(QueueName.ResponsesRpc, 'responses.save', { accountId, id: response.id as string, previousResponseId, createdAt: response.created_at as number, content });
+        return response;
+      } catch (error) {
+        this.logger.warn(`Response ${String(response.id)} answered without being stored: ${error instanceof Error ? error.message : String(error)}`);
+        return { ...response, store: false };
+      }
+    };
+  }
+
+  async get(accountId: string, id: string): Promise<Record<string, unknown>> {
+    if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    const packed = await this.lookUp(accountId, async () => (await this.messaging.request(QueueName.ResponsesRpc, 'responses.get', { accountId, id })).response);
+    if (packed === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    return unpackJson<Record<string, unknown>>(packed, MAX_REPLY_BYTES);
+  }
+
+  async delete(accountId: string, id: string): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
+    if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    const deleted = await this.lookUp(accountId, async () => ((await this.messaging.request(QueueName.ResponsesRpc, 'responses.delete', { accountId, id })).deleted ? true : null));
+    if (deleted === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    return { id, object: 'response.deleted', deleted: true };
+  }
+
+  /** OpenAI's list of a response's input items. */
+  async inputItems(accountId: string, id: string, page: InputItemsPage): Promise<InputItemsList> {
+    if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    const reply: InputItemsReply | null = await this.lookUp(accountId, async () => {
+      const answer = await this.messaging.request(QueueName.ResponsesRpc, 'responses.inputItems', { accountId, id, ...page });
+      return answer.found ? answer : null;
+    });
+    if (reply === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    const ids = reply.items.map((item) => (typeof item.id === 'string' ? item.id : null));
+    return { object: 'list', data: reply.items, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: reply.hasMore };
+  }
+
+  /** Asks billing within the account's look-up budget: null (nothing found) spends it. */
+  private lookUp<T>(accountId: string, ask: () => Promise<T | null>): Promise<T | null> {
+    return this.lookUps.lookUp(accountId, true, async () => {
+      try {
+        return await ask();
+      } catch (error) {
+        this.logger.warn(`Stored responses unavailable: ${error instanceof Error ? error.message : String(error)}`);
+        throw unavailable(error);
+      }
+    });
+  }
+}
+
+function unavailable(cause?: unknown): GatewayException {
+  return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Stored responses cannot be read right now: the billing service is not answering. Retry shortly.', { cause });
+}
+
+export interface InputItemsPage {
+  limit: number;
+  order: 'asc' | 'desc';
+  after?: string;
+}
+
+export interface InputItemsList {
+  object: 'list';
+  data: ResponsesItem[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+/** `limit` (1–100, default 20), `order` (asc or desc, default desc) and `after` of GET /v1/responses/{id}/input_items. */
+export function inputItemsPageOf(query: Record<string, unknown>): InputItemsPage {
+  const page: InputItemsPage = { limit: 20, order: 'desc' };
+  if (query.limit !== undefined) {
+    const limit = Number(query.limit);
+    if (typeof query.limit !== 'string' || !/^\d+$/.test(query.limit) || limit < 1 || limit > 100) refuse('limit', `Expected an integer from 1 to 100. Received ${JSON.stringify(query.limit)}`);
+    page.limit = limit;
+  }
+  if (query.order !== undefined) {
+    if (query.order !== 'asc' && query.order !== 'desc') refuse('order', `Expected one of asc, desc. Received ${JSON.stringify(query.order)}`);
+    page.order = query.order;
+  }
+  if (query.after !== undefined) {
+    if (typeof query.after !== 'string' || query.after === '' || query.after.length > 256) refuse('after', 'Expected an item id');
+    page.after = query.after;
+  }
+  return page;
+}

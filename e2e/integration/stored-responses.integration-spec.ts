@@ -1,0 +1,124 @@
+import type { INestApplication } from '@nestjs/common';
+import { packJson, QueueName, unpackJson, type ConversationItems, type ResponsesItem } from '@igw/contracts';
+import { MessagingService, RpcFailedError, type QueueBackendOptions } from '@igw/messaging';
+import type { ScratchDatabase } from '@igw/persistence';
+import { loadEnvironment } from '@igw/platform';
+import { randomBytes } from 'node:crypto';
+import { startBilling } from '../../apps/billing/src/billing.app';
+import { StoredResponsesService } from '../../apps/billing/src/responses/stored-responses.service';
+import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
+
+const ADMIN_TOKEN = 'integration-admin-token-0123456789';
+const DAY_MS = 86_400_000;
+
+/** Billing's side of stored Responses API responses, over its real queue and PostgreSQL: what the gateway asks, and the purge. */
+describe('stored responses in billing', () => {
+  let database: ScratchDatabase;
+  let app: INestApplication;
+  let gateway: MessagingService;
+  let queue: QueueBackendOptions;
+  let accountId: string;
+  let otherAccountId: string;
+
+  const newId = () => `resp_${randomBytes(16).toString('hex')}`;
+  const message = (id: string, role: string, text: string): ResponsesItem => ({ id, type: 'message', role, content: text });
+
+  /** Saves a one-message turn and its one-message answer as the gateway does. */
+  async function save(account: string, previousResponseId: string | null, text: string, createdAt = Date.now()) {
+    const id = newId();
+    const input = [message(`msg_in_${id}`, 'user', text)];
+    const response = { id, object: 'response', created_at: Math.floor(createdAt / 1000), status: 'completed', output: [message(`msg_out_${id}`, 'assistant', `re: ${text}`)] };
+    await gateway.request(QueueName.ResponsesRpc, 'responses.save', { accountId: account, id, previousResponseId, createdAt: response.created_at, content: await packJson({ input, response }) });
+    return id;
+  }
+
+  async function conversation(account: string, previousResponseId: string, maxBytes = 1_000_000, itemIds: string[] = []) {
+    const reply = await gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId: account, previousResponseId, itemIds, maxBytes });
+    return { ...reply, found: reply.packed ? await unpackJson<ConversationItems>(reply.packed, 10_000_000) : null };
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    queue = testQueueBackend(database.url);
+    const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN, RESPONSES_RETENTION_DAYS: '30' });
+    app = await startBilling({ env, providers, databaseUrl: database.url, adminToken: ADMIN_TOKEN, queue });
+    gateway = new MessagingService({ serviceName: 'test-gateway', backend: queue });
+    const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const account = async () =>
+      ((await (await fetch(`${baseUrl}/admin/v1/accounts`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ credits: 1, plan: 'paid' }) })).json()) as { id: string }).id;
+    accountId = await account();
+    otherAccountId = await account();
+  });
+
+  afterAll(async () => {
+    await gateway?.onApplicationShutdown();
+    await app?.close();
+    await dropQueueData(queue);
+    await database?.drop();
+  });
+
+  it('hands back a chain of turns oldest first, only to its account, and held to the byte bound', async () => {
+    const first = await save(accountId, null, 'one');
+    const second = await save(accountId, first, 'two');
+    const third = await save(accountId, second, 'three');
+    const reply = await conversation(accountId, third);
+    expect(reply.found!.items.map((item) => item.content)).toEqual(['one', 're: one', 'two', 're: two', 'three', 're: three']);
+    expect(await conversation(otherAccountId, third)).toMatchObject({ previousFound: false, packed: null });
+    const sizes = await queryRows<{ id: string; items_bytes: number }>(database.url, 'SELECT id, items_bytes FROM billing.responses WHERE id = ANY($1)', [[first, second, third]]);
+    const twoTurns = sizes.filter((row) => row.id !== third).reduce((sum, row) => sum + row.items_bytes, 0);
+    expect(twoTurns).toBeGreaterThan(200);
+    // Exactly two turns' bytes hold two turns, not three.
+    expect((await conversation(accountId, second, twoTurns)).found!.items).toHaveLength(4);
+    expect(await conversation(accountId, second, twoTurns - 1)).toMatchObject({ previousFound: true, tooLarge: true, packed: null });
+    expect(await conversation(accountId, third, twoTurns)).toMatchObject({ previousFound: true, tooLarge: true, packed: null });
+  });
+
+  it('ends a chain at a deleted turn, and finds referenced items of the account only', async () => {
+    const first = await save(accountId, null, 'alpha');
+    const second = await save(accountId, first, 'beta');
+    expect(await gateway.request(QueueName.ResponsesRpc, 'responses.delete', { accountId: otherAccountId, id: first })).toEqual({ deleted: false });
+    expect(await gateway.request(QueueName.ResponsesRpc, 'responses.delete', { accountId, id: first })).toEqual({ deleted: true });
+    expect((await conversation(accountId, second)).found!.items.map((item) => item.content)).toEqual(['beta', 're: beta']);
+    const references = await conversation(accountId, second, 1_000_000, [`msg_out_${second}`, `msg_out_${first}`, 'msg_unknown']);
+    expect(Object.keys(references.found!.referenced)).toEqual([`msg_out_${second}`]);
+    const strangers = await gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId: otherAccountId, itemIds: [`msg_out_${second}`], maxBytes: 1_000_000 });
+    expect((await unpackJson<ConversationItems>(strangers.packed!, 1_000_000)).referenced).toEqual({});
+    const noAccount = await gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId: 'not-a-uuid', itemIds: [`msg_out_${second}`], maxBytes: 1_000_000 });
+    expect(await unpackJson<ConversationItems>(noAccount.packed!, 1_000_000)).toEqual({ items: [], referenced: {} });
+    expect(await conversation('not-a-uuid', second)).toMatchObject({ previousFound: false, packed: null });
+  });
+
+  it('refuses a save that is not one (the queue is a trust boundary) and keeps a save delivered twice once', async () => {
+    const content = await packJson({ input: [], response: { id: 'x', output: [] } });
+    for (const job of [
+      { accountId, id: 'resp_notours', previousResponseId: null, createdAt: 1, content },
+      { accountId: 'not-a-uuid', id: newId(), previousResponseId: null, createdAt: 1, content },
+      { accountId, id: newId(), previousResponseId: null, createdAt: 1, content: await packJson({ input: 'text', response: {} }) },
+      { accountId, id: newId(), previousResponseId: null, createdAt: 1, content: { deflated: 'not deflate' } },
+    ]) {
+      await expect(gateway.request(QueueName.ResponsesRpc, 'responses.save', job)).rejects.toBeInstanceOf(RpcFailedError);
+    }
+    const id = newId();
+    const once = { accountId, id, previousResponseId: null, createdAt: Math.floor(Date.now() / 1000), content: await packJson({ input: [message('msg_1', 'user', 'x')], response: { id, output: [] } }) };
+    await gateway.request(QueueName.ResponsesRpc, 'responses.save', once);
+    await gateway.request(QueueName.ResponsesRpc, 'responses.save', once);
+    expect(await queryRows(database.url, 'SELECT position FROM billing.response_items WHERE response_id = $1', [id])).toEqual([{ position: 0 }]);
+  });
+
+  it('purges the responses past their retention with their items, and reads stop at the retention before the purge runs', async () => {
+    const service = app.get(StoredResponsesService);
+    const old = await save(accountId, null, 'old turn', Date.now() - 31 * DAY_MS);
+    const recent = await save(accountId, old, 'recent turn', Date.now() - 29 * DAY_MS);
+    // Expired already for every read, purged or not.
+    expect(await gateway.request(QueueName.ResponsesRpc, 'responses.get', { accountId, id: old })).toEqual({ response: null });
+    expect((await conversation(accountId, recent)).found!.items.map((item) => item.content)).toEqual(['recent turn', 're: recent turn']);
+
+    const count = async (id: string) => Number((await queryRows<{ n: string }>(database.url, 'SELECT (SELECT count(*) FROM billing.responses WHERE id = $1) + (SELECT count(*) FROM billing.response_items WHERE response_id = $1) AS n', [id]))[0].n);
+    expect(await count(old)).toBe(3);
+    expect(await service.purgeExpired()).toBeGreaterThanOrEqual(1);
+    expect([await count(old), await count(recent)]).toEqual([0, 3]);
+    // Two days on, the recent one is past its 30 days too.
+    expect(await service.purgeExpired(Date.now() + 2 * DAY_MS)).toBeGreaterThanOrEqual(1);
+    expect(await count(recent)).toBe(0);
+  });
+});
