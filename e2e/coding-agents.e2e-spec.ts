@@ -1,0 +1,156 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { OpenAIProvider, Runner, Agent, tool } from '@openai/agents';
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { startEmulator, type RecordedRequest, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { eventually } from './support/http';
+import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
+
+const ROOT = path.resolve(__dirname, '..');
+const CODEX = path.join(ROOT, 'node_modules/.bin/codex');
+const CLAUDE = path.join(ROOT, 'node_modules/.bin/claude');
+/** An agent's whole run (two model turns and a tool) takes about a second here; past this it is stuck. */
+const AGENT_RUN_MS = 45_000;
+const FILE = 'agent-note.txt';
+const TEXT = 'Written by a coding agent through the gateway.';
+const FINAL = `Created ${FILE} with the requested text.`;
+const TASK = `Create a file named ${FILE} containing exactly: ${TEXT}`;
+
+interface AgentRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs an agent's binary as a user would from a shell, with stdin closed (a piped stdin is read
+ * as more prompt) and only the environment given (no key or base URL leaks in from this process).
+ * A run that outlives AGENT_RUN_MS is killed and reported, never waited on.
+ */
+function runAgent(binary: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<AgentRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { cwd, env: { PATH: process.env.PATH, LANG: 'C.UTF-8', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), AGENT_RUN_MS);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** The upstream chat requests the emulator received for one upstream model since `since` requests, in any wire format. */
+function upstreamTurns(emulator: RunningEmulator, upstreamModel: string, since: number): RecordedRequest[] {
+  return emulator.requests.slice(since).filter((request) => (request.body as { model?: string } | undefined)?.model === upstreamModel || request.path.includes(`/models/${upstreamModel}:`));
+}
+
+/** The text of the tool result the request ends with (what the agent's tool returned), in the OpenAI or Anthropic format. */
+function endingToolResult(request: RecordedRequest): string | undefined {
+  const body = request.body as { messages?: Array<{ role: string; content: unknown }> };
+  const last = body.messages?.at(-1);
+  if (last?.role === 'tool') return typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+  if (last?.role === 'user' && Array.isArray(last.content)) {
+    const result = (last.content as Array<{ type: string; content?: unknown }>).find((block) => block.type === 'tool_result');
+    if (result !== undefined) return typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
+  }
+  return undefined;
+}
+
+/**
+ * The real coding agents, run as their users run them, through the standalone gateway to
+ * upstreams played by the emulator, scripted to answer the agent's first turn with the tool
+ * call that writes a file and the next one with a final message: Codex CLI over the Responses
+ * API, Claude Code over the Messages API, and the OpenAI Agents SDK's tool loop. Each run must
+ * do the task (the file exists with the text), exit 0 and leave one ledger row a turn.
+ */
+describe('Coding agents through the gateway, against the emulator', () => {
+  let emulator: RunningEmulator;
+  let harness: StandaloneHarness;
+  const scratch: string[] = [];
+
+  const scratchDir = async (prefix: string): Promise<string> => {
+    const dir = await mkdtemp(path.join(tmpdir(), prefix));
+    scratch.push(dir);
+    return dir;
+  };
+
+  /** The account's rows once `turns` are in the ledger (billing settles asynchronously). */
+  const ledgerRows = async (accountId: string, turns: number) => {
+    await eventually(async () => (await harness.usageEntries(accountId, 20)).length >= turns, 15_000, 100);
+    return harness.usageEntries(accountId, 20);
+  };
+
+  beforeAll(async () => {
+    emulator = await startEmulator();
+    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/agents-catalogue.yaml'), ...emulatedProviders(emulator.url) });
+  }, 120_000);
+
+  afterAll(async () => {
+    await harness?.stop();
+    await emulator?.close();
+    await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  it.each([
+    ['acme/agent-mini', 'agent-mini', 'an OpenAI-format source'],
+    ['anthropic/agent-claude', 'agent-claude', 'an Anthropic source'],
+  ])('Codex CLI (codex exec, Responses API) writes the file with its exec_command tool on %s (%s)', async (catalogueId, upstreamModel) => {
+    const { key, accountId } = await harness.paidKey(20_000_000);
+    const codexHome = await scratchDir('igw-codex-home-');
+    const work = await scratchDir('igw-codex-work-');
+    await writeFile(
+      path.join(codexHome, 'config.toml'),
+      [
+        `model = "${catalogueId}"`,
+        'model_provider = "gateway"',
+        '',
+        '[model_providers.gateway]',
+        'name = "Inference gateway"',
+        `base_url = "${harness.gateway}/v1"`,
+        'env_key = "GATEWAY_API_KEY"',
+        'wire_api = "responses"',
+        '',
+        '[analytics]',
+        'enabled = false',
+        '',
+        '[features]',
+        'plugins = false',
+        '',
+      ].join('\n'),
+    );
+    // Codex offers a shell as its `exec_command` function (a command line in `cmd`); the model's first turn uses it.
+    const since = emulator.requests.length;
+    emulator.script(upstreamModel, [{ toolCall: { name: 'exec_command', arguments: { cmd: `printf '%s\\n' '${TEXT}' > ${FILE}` } } }, { text: FINAL }]);
+
+    const run = await runAgent(CODEX, ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', TASK], work, {
+      HOME: codexHome,
+      CODEX_HOME: codexHome,
+      GATEWAY_API_KEY: key,
+    });
+
+    expect({ code: run.code, signal: run.signal, stderr: run.code === 0 ? '' : run.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(await readFile(path.join(work, FILE), 'utf8')).toBe(`${TEXT}\n`);
+    expect(run.stdout).toContain(FINAL);
+    const turns = upstreamTurns(emulator, upstreamModel, since);
+    expect(turns).toHaveLength(2);
+    // The second turn carried the command's result back to the model.
+    expect(endingToolResult(turns[1])).toBeDefined();
+    const rows = await ledgerRows(accountId, 2);
+    expect(rows.map(({ model, endpoint }) => ({ model, endpoint }))).toEqual([
+      { model: catalogueId, endpoint: 'responses' },
+      { model: catalogueId, endpoint: 'responses' },
+    ]);
+    expect(rows.every((row) => Number(row.credits) > 0)).toBe(true);
+  });
+});
