@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { OpenAIProvider, Runner, Agent, tool } from '@openai/agents';
-import OpenAI from 'openai';
+import { Agent, OpenAIProvider, Runner, tool } from '@openai/agents';
 import { z } from 'zod';
 import { startEmulator, type RecordedRequest, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { eventually } from './support/http';
@@ -55,9 +54,11 @@ function upstreamTurns(emulator: RunningEmulator, upstreamModel: string, since: 
   return emulator.requests.slice(since).filter((request) => (request.body as { model?: string } | undefined)?.model === upstreamModel || request.path.includes(`/models/${upstreamModel}:`));
 }
 
-/** The text of the tool result the request ends with (what the agent's tool returned), in the OpenAI or Anthropic format. */
+/** The text of the tool result the request ends with (what the agent's tool returned), in the OpenAI, Anthropic or Gemini format. */
 function endingToolResult(request: RecordedRequest): string | undefined {
-  const body = request.body as { messages?: Array<{ role: string; content: unknown }> };
+  const body = request.body as { messages?: Array<{ role: string; content: unknown }>; contents?: Array<{ parts: Array<{ functionResponse?: unknown }> }> };
+  const response = body.contents?.at(-1)?.parts.find((part) => part.functionResponse !== undefined)?.functionResponse;
+  if (response !== undefined) return JSON.stringify(response);
   const last = body.messages?.at(-1);
   if (last?.role === 'tool') return typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
   if (last?.role === 'user' && Array.isArray(last.content)) {
@@ -103,9 +104,10 @@ describe('Coding agents through the gateway, against the emulator', () => {
   });
 
   it.each([
-    ['acme/agent-mini', 'agent-mini', 'an OpenAI-format source'],
-    ['anthropic/agent-claude', 'agent-claude', 'an Anthropic source'],
-  ])('Codex CLI (codex exec, Responses API) writes the file with its exec_command tool on %s (%s)', async (catalogueId, upstreamModel) => {
+    ['an OpenAI-format source', 'acme/agent-mini', 'agent-mini'],
+    ['an Anthropic source', 'anthropic/agent-claude', 'agent-claude'],
+    ['a Gemini source', 'google/agent-gemini', 'agent-gemini'],
+  ])('Codex CLI (codex exec, Responses API) writes the file with its exec_command tool on %s (%s)', async (_source, catalogueId, upstreamModel) => {
     const { key, accountId } = await harness.paidKey(20_000_000);
     const codexHome = await scratchDir('igw-codex-home-');
     const work = await scratchDir('igw-codex-work-');
@@ -152,5 +154,80 @@ describe('Coding agents through the gateway, against the emulator', () => {
       { model: catalogueId, endpoint: 'responses' },
     ]);
     expect(rows.every((row) => Number(row.credits) > 0)).toBe(true);
+  });
+
+  it.each([
+    ['an Anthropic source', 'anthropic/agent-claude', 'agent-claude'],
+    ['an OpenAI-format source', 'acme/agent-mini', 'agent-mini'],
+    ['a Gemini source', 'google/agent-gemini', 'agent-gemini'],
+  ])('Claude Code (claude -p, Messages API) writes the file with its Write tool on %s (%s)', async (_source, catalogueId, upstreamModel) => {
+    const { key, accountId } = await harness.paidKey(20_000_000);
+    const home = await scratchDir('igw-claude-home-');
+    const work = await scratchDir('igw-claude-work-');
+    const since = emulator.requests.length;
+    emulator.script(upstreamModel, [{ toolCall: { name: 'Write', arguments: { file_path: path.join(work, FILE), content: `${TEXT}\n` } } }, { text: FINAL }]);
+
+    // As root Claude Code refuses --dangerously-skip-permissions; acceptEdits lets it write files in its working directory.
+    const run = await runAgent(CLAUDE, ['-p', TASK, '--model', catalogueId, '--permission-mode', 'acceptEdits'], work, {
+      HOME: home,
+      ANTHROPIC_BASE_URL: harness.gateway,
+      ANTHROPIC_API_KEY: key,
+      DISABLE_TELEMETRY: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      // The window of a model id Claude Code does not know (else it warns and assumes 1M tokens).
+      CLAUDE_CODE_MAX_CONTEXT_TOKENS: '400000',
+    });
+
+    expect({ code: run.code, signal: run.signal, stderr: run.code === 0 ? '' : run.stderr + run.stdout }).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(await readFile(path.join(work, FILE), 'utf8')).toBe(`${TEXT}\n`);
+    expect(run.stdout).toContain(FINAL);
+    expect(run.stderr).not.toContain('assumes a context window');
+    const turns = upstreamTurns(emulator, upstreamModel, since);
+    expect(turns).toHaveLength(2);
+    expect(endingToolResult(turns[1])).toBeDefined();
+    const rows = await ledgerRows(accountId, 2);
+    expect(rows.map(({ model, endpoint }) => ({ model, endpoint }))).toEqual([
+      { model: catalogueId, endpoint: 'messages' },
+      { model: catalogueId, endpoint: 'messages' },
+    ]);
+    expect(rows.every((row) => Number(row.credits) > 0)).toBe(true);
+  });
+
+  it.each([
+    ['an OpenAI-format source', 'acme/agent-mini', 'agent-mini'],
+    ['an Anthropic source', 'anthropic/agent-claude', 'agent-claude'],
+  ])('the OpenAI Agents SDK (Runner over the Responses API) runs a function tool with the arguments the model gave on %s (%s)', async (_source, catalogueId, upstreamModel) => {
+    const { key, accountId } = await harness.paidKey(20_000_000);
+    const line = { invoice: 'INV-7', item: 'notebook', quantity: 3 };
+    const answer = 'Three notebooks are on invoice INV-7.';
+    const received: unknown[] = [];
+    const addInvoiceLine = tool({
+      name: 'add_invoice_line',
+      description: 'Adds a line to an invoice',
+      parameters: z.object({ invoice: z.string(), item: z.string(), quantity: z.number().int() }),
+      execute: (input) => {
+        received.push(input);
+        return `Invoice ${input.invoice} now has ${input.quantity} x ${input.item}.`;
+      },
+    });
+    const since = emulator.requests.length;
+    emulator.script(upstreamModel, [{ toolCall: { name: 'add_invoice_line', arguments: line } }, { text: answer }]);
+
+    // No tracing: its exporter would post each run to api.openai.com.
+    const runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: `${harness.gateway}/v1`, apiKey: key, useResponses: true }), tracingDisabled: true });
+    const agent = new Agent({ name: 'Bookkeeper', instructions: 'You keep invoices.', model: catalogueId, tools: [addInvoiceLine] });
+    const result = await runner.run(agent, 'Add three notebooks to invoice INV-7.');
+
+    expect(received).toEqual([line]);
+    expect(result.finalOutput).toBe(answer);
+    const turns = upstreamTurns(emulator, upstreamModel, since);
+    expect(turns).toHaveLength(2);
+    expect(endingToolResult(turns[1])).toContain('Invoice INV-7 now has 3 x notebook.');
+    const rows = await ledgerRows(accountId, 2);
+    expect(rows.map(({ model, endpoint }) => ({ model, endpoint }))).toEqual([
+      { model: catalogueId, endpoint: 'responses' },
+      { model: catalogueId, endpoint: 'responses' },
+    ]);
   });
 });
