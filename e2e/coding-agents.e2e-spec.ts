@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Agent, OpenAIProvider, Runner, tool } from '@openai/agents';
+import { Agent, OpenAIProvider, run, Runner, tool } from '@openai/agents';
 import { z } from 'zod';
 import { startEmulator, type RecordedRequest, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { eventually } from './support/http';
@@ -195,9 +195,9 @@ describe('Coding agents through the gateway, against the emulator', () => {
   });
 
   it.each([
-    ['an OpenAI-format source', 'acme/agent-mini', 'agent-mini'],
-    ['an Anthropic source', 'anthropic/agent-claude', 'agent-claude'],
-  ])('the OpenAI Agents SDK (Runner over the Responses API) runs a function tool with the arguments the model gave on %s (%s)', async (_source, catalogueId, upstreamModel) => {
+    ['an OpenAI-format source', 'acme/agent-mini', 'a provider given the base URL and key', 'agent-mini'],
+    ['an Anthropic source', 'anthropic/agent-claude', 'OPENAI_BASE_URL and OPENAI_API_KEY', 'agent-claude'],
+  ])('the OpenAI Agents SDK (its Responses model) runs a function tool with the arguments the model gave on %s (%s), set up with %s', async (_source, catalogueId, setup, upstreamModel) => {
     const { key, accountId } = await harness.paidKey(20_000_000);
     const line = { invoice: 'INV-7', item: 'notebook', quantity: 3 };
     const answer = 'Three notebooks are on invoice INV-7.';
@@ -214,13 +214,29 @@ describe('Coding agents through the gateway, against the emulator', () => {
     const since = emulator.requests.length;
     emulator.script(upstreamModel, [{ toolCall: { name: 'add_invoice_line', arguments: line } }, { text: answer }]);
 
-    // No tracing: its exporter would post each run to api.openai.com.
-    const runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: `${harness.gateway}/v1`, apiKey: key, useResponses: true }), tracingDisabled: true });
     const agent = new Agent({ name: 'Bookkeeper', instructions: 'You keep invoices.', model: catalogueId, tools: [addInvoiceLine] });
-    const result = await runner.run(agent, 'Add three notebooks to invoice INV-7.');
+    const task = 'Add three notebooks to invoice INV-7.';
+    let finalOutput: unknown;
+    if (setup.startsWith('a provider')) {
+      // No tracing: its exporter would post each run, with the key, to api.openai.com.
+      const runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: `${harness.gateway}/v1`, apiKey: key, useResponses: true }), tracingDisabled: true });
+      ({ finalOutput } = await runner.run(agent, task));
+    } else {
+      // The SDK's default client reads these when it is first made (this test is the only one to make it).
+      const saved = { OPENAI_BASE_URL: process.env.OPENAI_BASE_URL, OPENAI_API_KEY: process.env.OPENAI_API_KEY, OPENAI_AGENTS_DISABLE_TRACING: process.env.OPENAI_AGENTS_DISABLE_TRACING };
+      Object.assign(process.env, { OPENAI_BASE_URL: `${harness.gateway}/v1`, OPENAI_API_KEY: key, OPENAI_AGENTS_DISABLE_TRACING: '1' });
+      try {
+        ({ finalOutput } = await run(agent, task));
+      } finally {
+        for (const [name, value] of Object.entries(saved)) {
+          if (value === undefined) delete process.env[name];
+          else process.env[name] = value;
+        }
+      }
+    }
 
     expect(received).toEqual([line]);
-    expect(result.finalOutput).toBe(answer);
+    expect(finalOutput).toBe(answer);
     const turns = upstreamTurns(emulator, upstreamModel, since);
     expect(turns).toHaveLength(2);
     expect(endingToolResult(turns[1])).toContain('Invoice INV-7 now has 3 x notebook.');
