@@ -61,7 +61,7 @@ describe('docker-compose.yml', () => {
     expect(publishedPorts(services.proxy, { ...HOST_ENVIRONMENT, PUBLISH_ADDRESS: '0.0.0.0' }).map((port) => port.hostIp)).toEqual(['0.0.0.0', '0.0.0.0']);
   });
 
-  it("routes :8080 to both gateways' API and :8081 to billing's /v1/billing/ only: the admin API, /metrics and /readyz are not published", () => {
+  it("routes :8080 to both gateways' API, documentation and root (GET and HEAD of exactly /) and :8081 to billing's /v1/billing/ only: the admin API, /metrics and /readyz are not published", () => {
     const config = readFileSync(path.join(ROOT, 'deploy/compose/haproxy.cfg'), 'utf8');
     expect(services.proxy.volumes).toEqual(['./deploy/compose/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro']);
     const section = (header: string) => {
@@ -75,7 +75,10 @@ describe('docker-compose.yml', () => {
     expect(gateway).toEqual([
       'bind :8080',
       'acl gateway_public_route path_beg /v1/ /docs',
-      expect.stringMatching(/^http-request return status 404 .* unless gateway_public_route$/),
+      // Exactly the root, to read: `path` matches the whole path, no prefix.
+      'acl gateway_root path /',
+      'acl read_method method GET HEAD',
+      expect.stringMatching(/^http-request return status 404 .* unless gateway_public_route \|\| gateway_root read_method$/),
       'default_backend gateway',
     ]);
     // The API and its documentation only: /metrics, /readyz and /healthz are the operator's.

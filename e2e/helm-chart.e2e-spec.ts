@@ -215,12 +215,13 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
     expect(deploymentOf(defaults, 'gateway').spec.replicas).toBe(2);
   });
 
-  it("routes the public host to the gateway's API and documentation and the billing host to billing's /v1/billing/ only: never an admin route, /metrics or /readyz", () => {
+  it("routes the public host to the gateway's API, documentation and root (exactly /) and the billing host to billing's /v1/billing/ only: never an admin route, /metrics or /readyz", () => {
     const [ingress] = ofKind(production, 'Ingress');
     const routes = ingress.spec.rules.flatMap((rule: { host: string; http: { paths: { path: string; pathType: string; backend: { service: { name: string; port: { name: string } } } }[] } }) =>
       rule.http.paths.map((route) => ({ host: rule.host, path: route.path, pathType: route.pathType, service: route.backend.service.name, port: route.backend.service.port.name })),
     );
     expect(routes).toEqual([
+      { host: 'api.example.com', path: '/', pathType: 'Exact', service: 'igw-inference-gateway-gateway', port: 'http' },
       { host: 'api.example.com', path: '/docs', pathType: 'Prefix', service: 'igw-inference-gateway-gateway', port: 'http' },
       { host: 'api.example.com', path: '/docs-json', pathType: 'Exact', service: 'igw-inference-gateway-gateway', port: 'http' },
       { host: 'api.example.com', path: '/v1/', pathType: 'Prefix', service: 'igw-inference-gateway-gateway', port: 'http' },
@@ -233,7 +234,7 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
         route.pathType === 'Exact' ? requestPath === route.path : requestPath === route.path.replace(/\/$/, '') || requestPath.startsWith(route.path.endsWith('/') ? route.path : `${route.path}/`),
       );
     for (const operatorPath of ['/metrics', '/readyz', '/healthz', '/admin/v1/accounts', '/catalogue/admin/v1/catalogue/models']) expect({ operatorPath, routed: routed(operatorPath) }).toEqual({ operatorPath, routed: false });
-    for (const publicPath of ['/v1/chat/completions', '/v1/billing/balance', '/docs', '/docs/swagger-ui.css', '/docs-json']) expect({ publicPath, routed: routed(publicPath) }).toEqual({ publicPath, routed: true });
+    for (const publicPath of ['/', '/v1/chat/completions', '/v1/billing/balance', '/docs', '/docs/swagger-ui.css', '/docs-json']) expect({ publicPath, routed: routed(publicPath) }).toEqual({ publicPath, routed: true });
     expect(ingress.spec.tls).toEqual([{ secretName: 'inference-gateway-tls', hosts: ['api.example.com', 'billing.example.com'] }]);
     // Streams and decisions outlast ingress-nginx's 60 s default.
     expect(Number(ingress.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThan(300);

@@ -12,9 +12,11 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { RequestControls } from './controls';
 import type { ErrorDetails, WireFormat } from './format';
+import type { ScriptedTurn, TurnScripts } from './scripts';
 
 const NO_CONTROLS: RequestControls = Object.freeze({});
 const responseControls = new WeakMap<ServerResponse, RequestControls>();
+const responseScripts = new WeakMap<ServerResponse, TurnScripts>();
 const abortedResponses = new WeakSet<ServerResponse>();
 
 /** One file of a multipart/form-data request. */
@@ -77,6 +79,16 @@ export class RequestContext {
 
   set controls(controls: RequestControls) {
     responseControls.set(this.res, controls);
+  }
+
+  /** The emulator's scripted turns (scripts.ts), kept per response like the controls. */
+  set scripts(scripts: TurnScripts) {
+    responseScripts.set(this.res, scripts);
+  }
+
+  /** The turn a test scripted for this model's next answer, taken from its queue; chat routes ask before their own rules. */
+  nextScriptedTurn(model: string): ScriptedTurn | undefined {
+    return responseScripts.get(this.res)?.take(model);
   }
 
   /** True if the emulator itself cut the connection (`abort()`), as opposed to the client leaving. */

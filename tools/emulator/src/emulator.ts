@@ -29,6 +29,7 @@ import { openAIFormat } from './openai';
 import { deepgramFormat } from './deepgram';
 import { mediaFormat } from './media';
 import { parseMultipart } from './multipart';
+import { TurnScripts, type ScriptedTurn } from './scripts';
 import { stabilityFormat } from './stability';
 import { randomId } from './util';
 
@@ -70,8 +71,16 @@ export interface RunningEmulator {
   url: string;
   /** The last 1000 requests, newest last. */
   requests: RecordedRequest[];
+  /**
+   * Queues answers for the upstream model's next chat requests, in any wire format: a text or
+   * one tool call (scripts.ts). Each request for the model takes the next turn; then the
+   * deterministic rules answer again.
+   */
+  script(model: string, turns: readonly ScriptedTurn[]): void;
   close(): Promise<void>;
 }
+
+export type { ScriptedTurn } from './scripts';
 
 /** Formats in priority order; the last one is the fallback for unclaimed paths. */
 const FORMATS: readonly WireFormat[] = [anthropicFormat, geminiFormat, azureFormat, deepgramFormat, stabilityFormat, mediaFormat, openAIFormat];
@@ -128,10 +137,11 @@ interface EmulatorState {
   readonly router: Router;
   readonly requests: RecordedRequest[];
   readonly apiKey: string | undefined;
+  readonly scripts: TurnScripts;
 }
 
 export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const state: EmulatorState = { router: new Router(FORMATS), requests: [], apiKey: options.apiKey };
+  const state: EmulatorState = { router: new Router(FORMATS), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
   const server = createServer({ noDelay: true }, (req, res) => {
     handle(state, req, res).catch(() => {
       // Unreachable in practice (handle() catches handler errors); never crash the process.
@@ -152,6 +162,7 @@ export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmu
       resolve({
         url: `http://${urlHost(address)}:${address.port}`,
         requests: state.requests,
+        script: (model, turns) => state.scripts.add(model, turns),
         close: () => {
           closing ??= new Promise<void>((done) => {
             server.close(() => done());
@@ -199,6 +210,7 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   const chunkDelayMs = headerMs(headers['x-emulator-chunk-delay-ms']) || (controls.chunkDelayMs ?? 0);
   const ctx = new RequestContext(req, res, format, path, input, chunkDelayMs, `req_${randomId(24)}`);
   ctx.controls = controls;
+  ctx.scripts = state.scripts;
   ctx.query = new URLSearchParams(queryString);
   if (Buffer.isBuffer(body)) ctx.rawBody = body;
   if (form !== undefined) ctx.files = form.files;

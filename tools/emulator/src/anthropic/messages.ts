@@ -48,6 +48,7 @@
 // max_tokens, no temperature other than 1, no forced tool use).
 import type { RequestContext } from '../context';
 import { REPLY_PREFIX } from '../openai/chat';
+import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, randomId, words } from '../util';
 
 export const TOOL_REPLY_PREFIX = 'Tool said: ';
@@ -107,7 +108,7 @@ type OutputBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   /** `pieces` are the streamed text_deltas, joining to `text`. */
   | { type: 'text'; text: string; pieces: string[]; citations?: Citation[] }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, string> }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'server_tool_use'; id: string; name: string; input: Record<string, string> }
   | { type: 'web_search_tool_result'; tool_use_id: string; content: Array<Record<string, unknown>> };
 
@@ -126,7 +127,12 @@ export async function createMessage(ctx: RequestContext): Promise<void> {
     ctx.error(400, parsed);
     return;
   }
-  const reply = buildReply(parsed, ctx.controls.cacheRead === true);
+  const scripted = ctx.nextScriptedTurn(parsed.model);
+  if (scripted !== undefined && 'toolCall' in scripted && !parsed.tools.some((tool) => tool.name === scripted.toolCall.name)) {
+    ctx.error(400, `The scripted call of '${scripted.toolCall.name}' names no tool of this request.`);
+    return;
+  }
+  const reply = buildReply(parsed, ctx.controls.cacheRead === true, scripted);
   if (parsed.stream) {
     await streamReply(ctx, reply);
     return;
@@ -155,7 +161,8 @@ export function countTokens(ctx: RequestContext): void {
 
 // ---- reply --------------------------------------------------------------------------------
 
-function buildReply(request: MessagesRequest, cacheRead: boolean): Reply {
+/** The reply by the rules above, or the turn a test scripted (../scripts.ts) in their place. */
+function buildReply(request: MessagesRequest, cacheRead: boolean, scripted?: ScriptedTurn): Reply {
   const blocks: OutputBlock[] = [];
   let output = 0;
   if (request.thinking) {
@@ -168,18 +175,27 @@ function buildReply(request: MessagesRequest, cacheRead: boolean): Reply {
   let searches = 0;
   const last = request.messages[request.messages.length - 1];
   const toolResults = last.role === 'user' ? last.content.filter((block) => block.type === 'tool_result') : [];
-  const toolName = toolResults.length === 0 ? toolToCall(request) : undefined;
+  const call =
+    scripted !== undefined
+      ? 'toolCall' in scripted
+        ? { name: scripted.toolCall.name, input: scripted.toolCall.arguments }
+        : undefined
+      : toolResults.length === 0
+        ? toolToCall(request)
+        : undefined;
 
-  if (toolName !== undefined) {
-    blocks.push({ type: 'tool_use', id: `toolu_${randomId(24)}`, name: toolName, input: { ...TOOL_INPUT } });
-    output += countWords(JSON.stringify(TOOL_INPUT));
+  if (call !== undefined) {
+    blocks.push({ type: 'tool_use', id: `toolu_${randomId(24)}`, name: call.name, input: { ...call.input } });
+    output += countWords(JSON.stringify(call.input));
     stopReason = 'tool_use';
   } else {
-    const searched = toolResults.length === 0 && request.webSearch !== undefined && request.toolChoice?.type !== 'none';
+    const searched = scripted === undefined && toolResults.length === 0 && request.webSearch !== undefined && request.toolChoice?.type !== 'none';
     let text =
-      toolResults.length > 0
-        ? TOOL_REPLY_PREFIX + toolResults.map((block) => contentText(block.content)).join(' ')
-        : REPLY_PREFIX + lastUserText(request.messages);
+      scripted !== undefined && 'text' in scripted
+        ? scripted.text
+        : toolResults.length > 0
+          ? TOOL_REPLY_PREFIX + toolResults.map((block) => contentText(block.content)).join(' ')
+          : REPLY_PREFIX + lastUserText(request.messages);
     text = words(text).join(' ');
     const stop = earliestStop(text, request.stopSequences);
     if (stop !== undefined) text = text.slice(0, stop.index);
@@ -235,11 +251,11 @@ function textBlock(words: string[]): OutputBlock & { type: 'text' } {
   return { type: 'text', text: words.join(' '), pieces: words.map((word, w) => (w === 0 ? word : ` ${word}`)) };
 }
 
-function toolToCall(request: MessagesRequest): string | undefined {
+function toolToCall(request: MessagesRequest): { name: string; input: Record<string, unknown> } | undefined {
   const choice = request.toolChoice;
   if (request.tools.length === 0 || choice?.type === 'none') return undefined;
-  if (choice?.type === 'tool') return choice.name;
-  if (choice?.type === 'any' || /\bweather\b/i.test(lastUserText(request.messages))) return request.tools[0].name;
+  if (choice?.type === 'tool') return { name: choice.name, input: TOOL_INPUT };
+  if (choice?.type === 'any' || /\bweather\b/i.test(lastUserText(request.messages))) return { name: request.tools[0].name, input: TOOL_INPUT };
   return undefined;
 }
 

@@ -40,6 +40,7 @@
 // `@fail-after=<n>` counts every event as content.
 import type { RequestContext } from '../context';
 import { CITATION, REPLY_PREFIX, TOOL_ARGUMENTS, TOOL_REPLY_PREFIX } from '../openai/chat';
+import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, optionalPositiveInt, randomId, words } from '../util';
 
 const MAX_CANDIDATES = 8;
@@ -96,7 +97,12 @@ async function answer(ctx: RequestContext, stream: boolean): Promise<void> {
     return;
   }
   const noUsage = ctx.controls.noUsage === true;
-  const reply = decideReply(parsed);
+  const scripted = ctx.nextScriptedTurn(parsed.model);
+  if (scripted !== undefined && 'toolCall' in scripted && !parsed.functions.includes(scripted.toolCall.name)) {
+    ctx.error(400, `The scripted call of '${scripted.toolCall.name}' names no function declaration of this request.`);
+    return;
+  }
+  const reply = scripted === undefined ? decideReply(parsed) : scriptedReply(parsed, scripted);
   const prompt = promptTokens(parsed);
   const responseId = randomId(22);
   /** usageMetadata (unless @no-usage), modelVersion and responseId, as every answer ends. */
@@ -211,6 +217,12 @@ function decideReply(request: GenerateRequest): Reply {
   }
   if (request.functions.length > 0 && request.mode !== 'NONE' && WEATHER.test(lastUserText)) return call(request.functions[0]);
   return textReply(request, REPLY_PREFIX + lastUserText, lastUserText);
+}
+
+/** A turn a test scripted (../scripts.ts), in place of the rules above. */
+function scriptedReply(request: GenerateRequest, turn: ScriptedTurn): Reply {
+  if ('toolCall' in turn) return { kind: 'call', name: turn.toolCall.name, args: turn.toolCall.arguments };
+  return textReply(request, turn.text, lastUserTextOf(request));
 }
 
 /** Applies the stop sequences, the content filter trigger and the token limit to a text reply. */

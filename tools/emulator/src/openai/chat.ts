@@ -73,6 +73,7 @@
 // with `stream_options.include_usage`; `@fail-after=<n>` counts word, refusal and
 // tool-argument chunks as content.
 import type { RequestContext } from '../context';
+import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, optionalPositiveInt, randomId, words } from '../util';
 import { AUDIO_EXPIRY_SECONDS, audioDataPieces, audioTokens, emulatedAudio, parseAudioRequest, type AudioRequest } from './audio';
 
@@ -160,8 +161,14 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
   const noUsage = ctx.controls.noUsage === true;
   if (noUsage) parsed.includeUsage = false;
 
+  const scripted = ctx.nextScriptedTurn(parsed.model);
+  const scriptedAnswer = scripted === undefined ? undefined : scriptedReply(parsed, scripted);
+  if (typeof scriptedAnswer === 'string') {
+    ctx.error(400, scriptedAnswer, { param: 'tools' });
+    return;
+  }
   const forcedTop = parsed.topLogprobs !== undefined && !parsed.stream ? ctx.controls.topLogprobs : undefined;
-  const reply = withForcedFirstToken(decideReply(parsed), forcedTop);
+  const reply = withForcedFirstToken(scriptedAnswer ?? decideReply(parsed), forcedTop);
   const spoken = reply.kind === 'text' && parsed.audio !== undefined ? audioTokens(reply.returned.length) : 0;
   const usage = chatUsage(promptTokens(parsed.messages), (completionTokens(reply) + spoken) * parsed.n, hasCacheControl(parsed.messages), spoken * parsed.n);
   const id = `chatcmpl-${randomId(29)}`;
@@ -210,6 +217,15 @@ function decideReply(request: ChatRequest): Reply {
     if (firstFunction !== undefined) return toolCall(firstFunction);
   }
   return textReply(request, REPLY_PREFIX + userText);
+}
+
+/** A turn a test scripted (../scripts.ts); a call of a tool the request does not declare is the message of a 400. */
+function scriptedReply(request: ChatRequest, turn: ScriptedTurn): Reply | string {
+  if ('text' in turn) return textReply(request, turn.text);
+  const { name, arguments: args } = turn.toolCall;
+  const tool = request.tools.find((candidate) => candidate.type === 'function' && candidate.name === name);
+  if (tool === undefined) return `The scripted call of '${name}' names no function tool of this request.`;
+  return { kind: 'tool_call', tool, payload: JSON.stringify(args) };
 }
 
 function toolCall(tool: Tool): Reply {
