@@ -13,6 +13,16 @@ export enum QueueName {
   BillingRpc = 'billing-rpc',
   CatalogueRpc = 'catalogue-rpc',
   Decisions = 'decisions',
+  GatewayRpc = 'gateway-rpc',
+}
+
+/** What a gateway can answer: the providers it has credentials for and the catalogue models with a source among them. */
+export interface GatewayUpstreams {
+  /** The catalogue revision the answer was computed on; null before the gateway loaded one. */
+  revision: number | null;
+  providers: string[];
+  /** Ids of the catalogue models that can answer on this gateway. */
+  answerable: string[];
 }
 
 /**
@@ -61,6 +71,10 @@ export interface JobMap {
     'decisions.ping': { data: Record<string, never>; reply: { ok: true } };
     /** One POST /v1/decisions, validated and admitted by the gateway; answered by the decisions service. */
     'decisions.decide': { data: DecideJob; reply: DecideReply };
+  };
+  [QueueName.GatewayRpc]: {
+    /** Asked by billing's console (the catalogue page's "configured" column): any gateway replica answers. */
+    'gateway.upstreams': { data: Record<string, never>; reply: GatewayUpstreams };
   };
 }
 
