@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseDecimal, toScaledUnits, formatScaled } from '@igw/domain';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
@@ -27,8 +28,15 @@ interface Cookie {
   sameSite: string;
   secure: boolean;
 }
+interface Route {
+  request(): { method(): string; postData(): string | null; headers(): Record<string, string> };
+  fetch(): Promise<{ json(): Promise<unknown> }>;
+  fulfill(options: { status: number; contentType?: string; body: string }): Promise<void>;
+  continue(): Promise<void>;
+}
 interface Page {
   goto(url: string): Promise<unknown>;
+  route(url: string, handler: (route: Route) => Promise<void>): Promise<void>;
   url(): string;
   locator(selector: string): Locator;
   /** Runs the expression in the page (a string: the repo's types have no DOM). */
@@ -52,8 +60,11 @@ const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chro
 const SKIPPED = 'SKIPPED: no Chromium found; install Debian\'s "chromium" package as .ci/run does, or set CHROMIUM_PATH';
 if (!CHROMIUM) process.stderr.write(`Admin console browser test ${SKIPPED}\n`);
 
-/** Where the README's console screenshots live: each run refreshes them. */
-const SCREENSHOTS = path.resolve(__dirname, '../docs/console');
+/**
+ * The README's console screenshots (docs/console) are refreshed with UPDATE_SCREENSHOTS=1; other
+ * runs write theirs to a scratch folder, so a test run leaves the checkout as it was.
+ */
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '../docs/console') : path.join(tmpdir(), `igw-console-screenshots-${process.pid}`);
 const LAPTOP = { width: 1440, height: 900 };
 
 function loadPlaywright(): PlaywrightCore {
@@ -226,4 +237,100 @@ interface Summary {
     expect(foreignRequests).toEqual([]);
     for (const file of ['login.png', 'accounts.png', 'account.png', 'usage.png', 'catalogue.png']) expect((await stat(path.join(SCREENSHOTS, file))).size).toBeGreaterThan(10_000);
   }, 120_000);
+
+  async function signedInPage(): Promise<Page> {
+    const page = await browser.newPage({ viewport: LAPTOP });
+    await page.goto(`${app.billing}/console/`);
+    await page.locator('input[name="token"]').fill(app.adminToken);
+    await page.locator('button[type="submit"]').click();
+    await page.locator('[data-testid="accounts-table"]').waitFor();
+    return page;
+  }
+
+  it('edits a key\'s rules only as far as billing\'s KeyDto shows them', async () => {
+    const { accountId, keyId } = await app.paidKey(1_000_000);
+    const page = await signedInPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+
+    // Without key rules in billing the form is the name alone, and saving says why it cannot.
+    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
+    const row = page.locator(`tr[data-key-id="${keyId}"]`);
+    await row.locator('button:text-is("Edit")').click();
+    const editor = page.locator('[data-testid="edit-key"]');
+    await editor.waitFor();
+    expect(await editor.locator('input').count()).toBe(1);
+    expect(await page.locator('[data-testid="create-key"] input[name="budgetLimit"]').count()).toBe(0);
+    await editor.locator('input[name="name"]').fill('renamed');
+    await editor.locator('button[type="submit"]').click();
+    await editor.locator('.error:has-text("cannot change keys yet")').waitFor();
+
+    // With the agreed KeyDto shape (the key-rules fields; answered here by the page's own route
+    // handler, as billing will once it has them), the form shows and sends exactly those fields.
+    const sent: Array<{ method: string; body: unknown; header: string | undefined }> = [];
+    await page.route(`**/admin/v1/accounts/${accountId}/keys`, async (route) => {
+      if (route.request().method() !== 'GET') {
+        sent.push({ method: route.request().method(), body: JSON.parse(route.request().postData() ?? 'null'), header: route.request().headers()['x-igw-console'] });
+        return route.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify({ id: keyId, key: 'igw_shown_once', prefix: 'igw_shown', name: 'team key' }) });
+      }
+      const real = (await route.fetch().then((response) => response.json())) as { data: Array<Record<string, unknown>> };
+      const withRules = real.data.map((key) => ({
+        ...key,
+        metadata: { team: 'ml' },
+        budget: { limit: '25.00', unit: 'usd', period: 'month' },
+        models: ['anthropic/*'],
+        rpm: 60,
+        concurrency: null,
+        expiresAt: null,
+        spend: { period: 'month', spent: '3.20', periodStart: '2026-11-01T00:00:00Z', resetsAt: '2026-12-01T00:00:00Z' },
+      }));
+      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ ...real, data: withRules }) });
+    });
+    await page.route(`**/admin/v1/keys/${keyId}`, async (route) => {
+      sent.push({ method: route.request().method(), body: JSON.parse(route.request().postData() ?? 'null'), header: route.request().headers()['x-igw-console'] });
+      await route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
+    });
+    await page.goto(`${app.billing}/console/#/accounts`);
+    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
+    await row.locator('td:has-text("3.20 of 25.00 usd / month · models: anthropic/* · 60 rpm · team=ml")').waitFor();
+    await row.locator('button:text-is("Edit")').click();
+    await editor.waitFor();
+    expect(await editor.locator('input[name="budgetLimit"]').inputValue()).toBe('25.00');
+    expect(await editor.locator('input[name="models"]').inputValue()).toBe('anthropic/*');
+    expect(await editor.locator('input[name="rpm"]').inputValue()).toBe('60');
+    expect(await editor.locator('input[name="concurrency"]').inputValue()).toBe('');
+    await editor.locator('input[name="budgetLimit"]').fill('30');
+    await editor.locator('input[name="models"]').fill('');
+    await editor.locator('input[name="concurrency"]').fill('2');
+    await editor.locator('input[name="expiresAt"]').fill('2027-01-31T12:30');
+    await editor.locator('button[type="submit"]').click();
+    await editor.waitFor({ state: 'detached' });
+    expect(sent).toEqual([
+      {
+        method: 'PATCH',
+        header: '1',
+        body: {
+          metadata: { team: 'ml' },
+          budget: { limit: '30', unit: 'usd', period: 'month' },
+          models: null,
+          rpm: 60,
+          concurrency: 2,
+          expiresAt: '2027-01-31T12:30:00.000Z',
+        },
+      },
+    ]);
+
+    // A new key's form offers the rules too, and leaves unset ones out of the request.
+    const create = page.locator('[data-testid="create-key"]');
+    await create.locator('input[name="name"]').fill('team key');
+    await create.locator('input[name="budgetLimit"]').fill('5');
+    await create.locator('select[name="budgetPeriod"]').selectOption('day');
+    await create.locator('input[name="models"]').fill('openai/gpt-4o-mini, anthropic/*');
+    await create.locator('button[type="submit"]').click();
+    await page.locator('[data-testid="new-key-value"]').waitFor();
+    expect(sent[1]).toEqual({
+      method: 'POST',
+      header: '1',
+      body: { name: 'team key', budget: { limit: '5', unit: 'usd', period: 'day' }, models: ['openai/gpt-4o-mini', 'anthropic/*'] },
+    });
+  }, 60_000);
 });

@@ -53,7 +53,9 @@ function fieldsOf(key: Key | undefined): RuleFields {
 /** The request body: the name, and each rule field the key shows (null clears it; a new key leaves unset rules out). */
 function bodyOf(fields: RuleFields, key: Key | undefined, isNew: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = {};
-  if (fields.name.trim() !== '' || !isNew) body.name = fields.name.trim();
+  // A name is sent when given (new key) or changed (existing key); billing keeps names non-empty.
+  const name = fields.name.trim();
+  if (name !== '' && (isNew || name !== (key?.name ?? ''))) body.name = name;
   if (!key) return body;
   const set = (name: keyof Key, value: unknown) => {
     if (!(name in key)) return;
