@@ -2,11 +2,25 @@ import { useState } from 'preact/hooks';
 import { api, type Catalogue, type CatalogueModel } from './api';
 import { ErrorNote, formatNumber, Section, useLoad } from './ui';
 
-function priceText(model: CatalogueModel): string {
-  return model.prices
-    .filter((price) => price.promptTokensAbove === undefined)
-    .map((price) => `${price.unit.replace(/_/g, ' ')}: $${price.price}${price.per === 1 ? '' : ` / ${formatNumber(price.per)}`}`)
-    .join('; ');
+const perText = (per: number): string => (per === 1_000_000 ? '/M' : per === 1_000 ? '/K' : per === 1 ? '' : `/${formatNumber(per)}`);
+const unitText = (unit: string): string => unit.replace(/_tokens$/, '').replace(/_/g, ' ');
+
+/** Every base price (tiers for long prompts aside), e.g. "input $0.15/M". */
+function prices(model: CatalogueModel): string[] {
+  return model.prices.filter((price) => price.promptTokensAbove === undefined).map((price) => `${unitText(price.unit)} $${price.price}${perText(price.per)}`);
+}
+
+/** The prices a reader compares first: the uncached ones; the rest are one hover away. */
+function PriceCell({ model }: { model: CatalogueModel }) {
+  const all = prices(model);
+  const main = model.prices.filter((price) => price.promptTokensAbove === undefined && !price.unit.startsWith('cache')).map((price) => `${unitText(price.unit)} $${price.price}${perText(price.per)}`);
+  const more = all.length - main.length;
+  return (
+    <span title={all.join('\n')}>
+      {main.join(', ')}
+      {more > 0 && <span class="muted"> (+{more} more)</span>}
+    </span>
+  );
 }
 
 export function CataloguePage() {
@@ -64,7 +78,9 @@ export function CataloguePage() {
               <td class="small">{model.type.replace(/^[^/]+\//, '')}</td>
               <td class="num">{model.contextLength ? formatNumber(model.contextLength) : ''}</td>
               <td class="small">{model.capabilities.join(', ')}</td>
-              <td class="small">{priceText(model)}</td>
+              <td class="small">
+                <PriceCell model={model} />
+              </td>
               <td class="small">{model.providers.join(', ')}</td>
               <td>
                 {model.configured === null ? (
