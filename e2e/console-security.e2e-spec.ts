@@ -53,7 +53,7 @@ describe('Admin console: sessions, account list, usage summary by key and hour',
   it('serves the page with a strict CSP and its bundle from billing itself', async () => {
     const redirect = await fetch(`${app.billing}/console`, { redirect: 'manual' });
     expect(redirect.status).toBe(308);
-    expect(redirect.headers.get('location')).toBe('/console/');
+    expect(redirect.headers.get('location')).toBe('console/');
     const page = await fetch(`${app.billing}/console/`);
     expect(page.status).toBe(200);
     const csp = page.headers.get('content-security-policy')!;

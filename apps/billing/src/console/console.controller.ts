@@ -68,7 +68,8 @@ export class ConsoleController {
     // Relative asset and API paths need the trailing slash (and keep working behind a path prefix).
     const url = new URL(request.originalUrl, 'http://host');
     if (!url.pathname.endsWith('/')) {
-      response.redirect(308, `${url.pathname}/${url.search}`);
+      // Relative, so a proxy serving billing under a path prefix keeps it.
+      response.redirect(308, `${url.pathname.split('/').pop()}/${url.search}`);
       return;
     }
     securityHeaders(response);
