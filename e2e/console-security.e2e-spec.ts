@@ -153,7 +153,7 @@ describe('Admin console: sessions, account list, usage summary by key and hour',
     expect(byId.body.data.map((account) => account.id)).toEqual([made[1]]);
     const suspended = await call<{ data: unknown[] }>(`${app.billing}/admin/v1/accounts?search=${tag}&status=suspended`, { token: app.adminToken });
     expect(suspended.body.data).toEqual([]);
-    for (const bad of ['limit=0', 'limit=201', 'limit=abc', 'status=gone', 'plan=gold', 'cursor=abc', `cursor=${Buffer.from('["x","y"]').toString('base64url')}`, `search=${'s'.repeat(201)}`]) {
+    for (const bad of ['limit=0', 'limit=201', 'limit=abc', 'limit=1e20', 'limit=-1', 'status=gone', 'plan=gold', 'cursor=abc', `cursor=${Buffer.from('["x","y"]').toString('base64url')}`, `search=${'s'.repeat(201)}`]) {
       expectErrorBody(await call(`${app.billing}/admin/v1/accounts?${bad}`, { token: app.adminToken }), 400, '/admin/v1/accounts');
     }
     expect((await call(`${app.billing}/admin/v1/accounts`)).status).toBe(401);
@@ -197,6 +197,11 @@ describe('Admin console: sessions, account list, usage summary by key and hour',
     for (const bad of ['groupBy=team', 'groupBy=model,key,model', 'granularity=week', 'granularity=', 'key=not-a-uuid', 'groupBy=model&groupBy=key&groupBy=key&groupBy=model']) {
       expectErrorBody(await call(`${base}?${bad}`, { token: app.adminToken }), 400, `/admin/v1/accounts/${accountId}/usage/summary`);
     }
-    expect((await call(`${app.billing}/admin/v1/accounts/${randomUUID()}/usage/summary?groupBy=key`, { token: app.adminToken })).status).toBe(404);
+    expectErrorBody(await call(`${base}?groupBy=${'model,'.repeat(2000)}`, { token: app.adminToken }), 400, `/admin/v1/accounts/${accountId}/usage/summary`);
+    // Other accounts' ids, made up by the hundred: each a 404, never another account's data.
+    const strangers = await Promise.all(
+      Array.from({ length: 100 }, () => call(`${app.billing}/admin/v1/accounts/${randomUUID()}/usage/summary?groupBy=key&granularity=hour`, { token: app.adminToken })),
+    );
+    expect(strangers.map((response) => response.status)).toEqual(Array(100).fill(404));
   });
 });
