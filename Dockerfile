@@ -31,6 +31,7 @@ COPY tsconfig.base.json tsconfig.json .swcrc ./
 COPY tools ./tools
 COPY libs ./libs
 COPY apps ./apps
+# Also bundles billing's admin console (apps/billing/console, esbuild) into dist/apps/billing/console.
 RUN npm run build
 
 # ---- prod-deps: production dependencies only, from the same lockfile ----

@@ -15,6 +15,9 @@ const require = createRequire(import.meta.url);
 const { swcOptions, root } = require('./swc-options.cjs');
 
 const SOURCE_DIRS = ['apps', 'libs', 'tools'];
+// The admin console's browser code: bundled by esbuild below, never compiled for Node.
+const CONSOLE_SOURCE = path.join(root, 'apps/billing/console');
+const CONSOLE_BUNDLE = path.join(root, 'dist/apps/billing/console');
 // .lua: the Redis limit store's scripts, read beside their module at run time.
 const ASSET_EXTENSIONS = new Set(['.yaml', '.yml', '.json', '.lua']);
 const outDir = path.join(root, 'dist');
@@ -23,7 +26,7 @@ async function* walk(dir) {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules') yield* walk(full);
+      if (entry.name !== 'node_modules' && full !== CONSOLE_SOURCE) yield* walk(full);
     } else {
       yield full;
     }
@@ -86,6 +89,7 @@ for (const dir of SOURCE_DIRS) {
   }
 }
 await Promise.all(jobs);
+await bundleConsole();
 if (jobs.length > 0 || Object.keys(known).length !== Object.keys(sources).length) {
   // Renamed into place, so a concurrent build never reads half a manifest.
   const temporary = `${manifestFile}.${process.pid}.tmp`;
@@ -94,3 +98,38 @@ if (jobs.length > 0 || Object.keys(known).length !== Object.keys(sources).length
   await rename(temporary, manifestFile);
 }
 if (process.env.BUILD_REPORT === '1') process.stdout.write(`build: ${jobs.length} of ${Object.keys(sources).length} files compiled or copied\n`);
+
+/**
+ * The admin console billing serves at /console/: Preact and Chart.js bundled with the console's
+ * code into one script and one stylesheet, so the page loads nothing from another host. Rebuilt
+ * only when its sources, the bundled packages or this script change.
+ */
+async function bundleConsole() {
+  const inputs = [];
+  for await (const file of walk(path.join(CONSOLE_SOURCE, 'src'))) inputs.push(file);
+  inputs.sort();
+  const hash = createHash('sha256').update(await readFile(new URL(import.meta.url)));
+  for (const file of inputs) hash.update(file).update(await readFile(file));
+  for (const name of ['esbuild', 'preact', 'chart.js']) hash.update(await readFile(path.join(root, 'node_modules', name, 'package.json')));
+  const key = hash.digest('hex');
+  const keyFile = path.join(CONSOLE_BUNDLE, '.bundle-key');
+  const outputs = ['app.js', 'app.css'].map((name) => path.join(CONSOLE_BUNDLE, name));
+  if ((await readFile(keyFile, 'utf8').catch(() => '')) === key && (await Promise.all(outputs.map(exists))).every(Boolean)) return;
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: { app: path.join(CONSOLE_SOURCE, 'src/main.tsx') },
+    bundle: true,
+    minify: true,
+    format: 'iife',
+    target: ['chrome120', 'firefox120'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    legalComments: 'linked',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    write: false,
+    outdir: CONSOLE_BUNDLE,
+    logLevel: 'warning',
+  });
+  for (const output of result.outputFiles) await writeIfChanged(output.path, output.contents);
+  await writeIfChanged(keyFile, key);
+}

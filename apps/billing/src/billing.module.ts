@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { BalanceAnnouncer } from './accounts/balance-announcer';
@@ -10,8 +10,13 @@ import { AccountAlerts } from './alerts/account-alerts';
 import { AdminWebhooksController } from './alerts/admin-webhooks.controller';
 import { WebhookDelivery } from './alerts/webhook-delivery';
 import { WebhooksService } from './alerts/webhooks.service';
+import { AdminAccountsListController } from './accounts/admin-accounts-list.controller';
+import { AccountsListService } from './accounts/accounts-list';
 import { BalanceController } from './balance/balance.controller';
 import { BillingWorkers } from './billing.workers';
+import { ConsoleCatalogueService } from './console/console-catalogue';
+import { ConsoleController } from './console/console.controller';
+import { ConsoleSessions } from './console/console-sessions';
 import { AdminKeysController } from './keys/admin-keys.controller';
 import { BillingKeyAuthenticator } from './keys/billing-key.authenticator';
 import { KeysService } from './keys/keys.service';
@@ -32,7 +37,18 @@ export class BillingModule {
         PersistenceModule.forService(settings.databaseUrl, billingPersistence),
         MessagingModule.forRoot({ serviceName: 'billing', backend: settings.queue, rpcTimeoutMs: settings.env.RPC_TIMEOUT_MS, workerDrainMs: settings.env.SHUTDOWN_DRAIN_MS }),
       ],
-      controllers: [HealthController, MetricsController, BalanceController, AdminAccountsController, AdminUsageController, AdminKeysController, AdminReconciliationController, AdminWebhooksController],
+      controllers: [
+        HealthController,
+        MetricsController,
+        BalanceController,
+        AdminAccountsListController,
+        AdminAccountsController,
+        AdminUsageController,
+        AdminKeysController,
+        AdminReconciliationController,
+        ConsoleController,
+        AdminWebhooksController,
+      ],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },
@@ -40,6 +56,10 @@ export class BillingModule {
         AccountAlerts,
         WebhookDelivery,
         WebhooksService,
+        AccountsListService,
+        ConsoleSessions,
+        { provide: ADMIN_SESSION_VERIFIER, useExisting: ConsoleSessions },
+        ConsoleCatalogueService,
         BalanceAnnouncer,
         KeysService,
         LedgerService,

@@ -27,7 +27,7 @@ export function standaloneBanner(running: RunningStandalone, context: BannerCont
     `  ports:                  ${gatewayPort} (PORT), ${billingPort} (BILLING_PORT)` +
       (running.embeddedDatabasePort ? `; embedded PostgreSQL on 127.0.0.1:${running.embeddedDatabasePort} (a free port, chosen at start)` : '') +
       (running.emulatorUrl ? `; the emulator at ${running.emulatorUrl} (a free port)` : ''),
-    `  admin token:            ${running.adminTokenFile ? `in ${running.adminTokenFile}` : 'from ADMIN_TOKEN'}`,
+    `  admin token:            ${running.adminTokenFile ? `in ${running.adminTokenFile}` : 'from ADMIN_TOKEN'}; sign in with it to the admin console at ${running.billingUrl}/console/`,
     ...upstreamLines(running),
   ];
   if (running.demoKey) {
@@ -55,6 +55,7 @@ export function standaloneSummary(running: RunningStandalone, context: BannerCon
     gatewayUrl: running.gatewayUrl,
     billingUrl: running.billingUrl,
     swaggerUi: [`${running.gatewayUrl}/docs`, `${running.billingUrl}/docs`],
+    adminConsole: `${running.billingUrl}/console/`,
     adminTokenFile: running.adminTokenFile ?? null,
     embeddedDatabasePort: running.embeddedDatabasePort ?? null,
     emulatorUrl: running.emulatorUrl ?? null,

@@ -229,11 +229,21 @@ describe('parseCommand', () => {
       );
     });
 
+    it('summarises by key and hour, filtered by model and key', () => {
+      const request = requestOf(['usage', 'summary', ACCOUNT, '--group-by', 'model,key', '--granularity', 'hour', '--model', 'gpt-4o-mini', '--key', ACCOUNT]);
+      expect(request).toEqual({
+        method: 'GET',
+        path: `/admin/v1/accounts/${ACCOUNT}/usage/summary?model=gpt-4o-mini&key=${ACCOUNT}&groupBy=model%2Ckey&granularity=hour`,
+        modelToResolve: 'gpt-4o-mini',
+      });
+    });
+
     it.each([
       [['usage', 'list', ACCOUNT, '--limit', 'all'], '--limit must be a whole number of at least 1, got "all"'],
       [['usage', 'list', ACCOUNT, '--limit', '0'], '--limit must be a whole number of at least 1, got "0"'],
       [['usage', 'list', ACCOUNT, '--kind', 'refund'], '--kind must be "usage" or "credit", got "refund"'],
-      [['usage', 'summary', ACCOUNT, '--model', 'm'], '--model is not an option of "usage summary"'],
+      [['usage', 'summary', ACCOUNT, '--kind', 'usage'], '--kind is not an option of "usage summary"'],
+      [['usage', 'summary', ACCOUNT, '--granularity', 'week'], '--granularity must be "day" or "hour", got "week"'],
       [['usage', 'list'], '"usage list" needs <accountId>'],
       [['usage', 'summary'], '"usage summary" needs <accountId>'],
       [['usage', 'list', ACCOUNT, '--from'], '--from'],

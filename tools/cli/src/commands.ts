@@ -73,8 +73,10 @@ const COMMAND_HELP: Record<string, string> = {
              [--limit N] [--cursor C]           newest first; --cursor takes a nextCursor;
                                                 --model takes a model id or alias (the gateway resolves it)`,
   'usage summary': `  usage summary <accountId> [--from T] [--to T]     usage summed by UTC day and model
+             [--group-by model,key] [--granularity day|hour] [--model M] [--key K]
                                                 T: ISO 8601, e.g. 2025-01-31 or 2025-01-31T12:00:00Z
-                                                (from inclusive, to exclusive; UTC unless an offset)`,
+                                                (from inclusive, to exclusive; UTC unless an offset);
+                                                --group-by: model, key, both, or "" for periods only`,
 };
 
 const INVOCATION = `Usage: npx igw <command> [options]
@@ -154,6 +156,8 @@ const OPTIONS = {
   'secret-file': { type: 'string' },
   'balance-threshold': { type: 'string' },
   'balance-threshold-usd': { type: 'string' },
+  'group-by': { type: 'string' },
+  granularity: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type OptionName = keyof typeof OPTIONS;
@@ -295,13 +299,20 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
     }
     case 'usage summary': {
       const [accountId] = expectArguments(command, args, ['accountId']);
-      expectOptions(command, values, ['from', 'to']);
+      expectOptions(command, values, ['from', 'to', 'model', 'key', 'group-by', 'granularity']);
       const query = new URLSearchParams();
-      for (const name of ['from', 'to'] as const) {
+      for (const name of ['from', 'to', 'model', 'key'] as const) {
         const value = stringOption(values, name);
         if (value !== undefined) query.set(name, value);
       }
-      return { method: 'GET', path: withQuery(`/admin/v1/accounts/${segment(accountId)}/usage/summary`, query) };
+      const groupBy = stringOption(values, 'group-by');
+      if (groupBy !== undefined) query.set('groupBy', groupBy);
+      const granularity = choiceOption(values, 'granularity', ['day', 'hour']);
+      if (granularity !== undefined) query.set('granularity', granularity);
+      const model = stringOption(values, 'model');
+      const request: AdminRequest = { method: 'GET', path: withQuery(`/admin/v1/accounts/${segment(accountId)}/usage/summary`, query) };
+      if (model !== undefined && model.trim() !== '') request.modelToResolve = model.trim();
+      return request;
     }
     case 'accounts get': {
       const [accountId] = expectArguments(command, args, ['accountId']);

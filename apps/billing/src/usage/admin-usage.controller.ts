@@ -29,8 +29,10 @@ export class AdminUsageController {
 
   @Get(':id/usage/summary')
   @ApiOperation({
-    summary: "An account's usage by UTC day and model",
-    description: 'Requests, credits and USD spent (exact sums, positive) and metered units, per UTC day and model, with totals.',
+    summary: "An account's usage by UTC day or hour, and by model and/or key",
+    description:
+      'Requests, credits and USD spent (exact sums, positive) and metered units, per UTC day (or hour: granularity=hour) ' +
+      'and per model and/or API key (groupBy, default model), with totals. Filters by model and key as the listing does.',
   })
   @ApiOkResponse({ type: UsageSummaryDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto, description: 'A query parameter is invalid' })

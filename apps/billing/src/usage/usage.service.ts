@@ -5,7 +5,7 @@ import { GatewayException } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
 import type { LedgerEntryKind } from '../ledger/ledger-entry.entity';
-import { DEFAULT_USAGE_PAGE_SIZE, type ListUsageQueryDto, type UsageWindowQueryDto } from './dto/usage-query.dto';
+import { DEFAULT_USAGE_PAGE_SIZE, type ListUsageQueryDto, type UsageFilterQueryDto, type UsageGroup, type UsageSummaryQueryDto, type UsageWindowQueryDto } from './dto/usage-query.dto';
 import type { UsageEntryDto, UsageListDto, UsageSummaryDto, UsageSummaryRowDto } from './dto/usage.dto';
 import { instantMillis, normalizeInstant } from './instant';
 import { decodeUsageCursor, encodeUsageCursor } from './usage-cursor';
@@ -31,7 +31,9 @@ interface LedgerRow {
 
 interface SummaryRow {
   day: string;
-  model: string | null;
+  hour: string | null;
+  model?: string | null;
+  key_id?: string | null;
   requests: string;
   amount_micro: string;
   usd: string;
@@ -62,9 +64,8 @@ export class UsageService {
     const params: unknown[] = [accountId];
     const bind = (value: unknown): string => `$${params.push(value)}`;
     this.windowConditions(query, conditions, bind);
+    this.filterConditions(query, conditions, bind);
     if (query.kind !== undefined) conditions.push(`kind = ${bind(query.kind)}`);
-    if (query.model !== undefined) conditions.push(`model = ${bind(query.model)}`);
-    if (query.key !== undefined) conditions.push(`key_id = ${bind(query.key)}`);
     if (query.cursor !== undefined) {
       const cursor = decodeUsageCursor(query.cursor);
       if (!cursor) throw invalidQuery('cursor', `Expected the nextCursor of a previous page. Received '${query.cursor}'`);
@@ -88,39 +89,50 @@ export class UsageService {
   }
 
   /**
-   * Usage of an account summed by UTC day and model. One statement, so every row and the
-   * totals come from the same snapshot; credits and USD are summed on bigint/numeric and
-   * the units per name out of the jsonb.
+   * Usage of an account summed per UTC day (or hour) and, as asked, per model and per key.
+   * One statement, so every row and the totals come from the same snapshot; credits and USD
+   * are summed on bigint/numeric and the units per name out of the jsonb.
    */
-  async summary(accountId: string, query: UsageWindowQueryDto): Promise<UsageSummaryDto> {
+  async summary(accountId: string, query: UsageSummaryQueryDto): Promise<UsageSummaryDto> {
     await this.accounts.get(accountId);
     const conditions: string[] = [];
     const params: unknown[] = [accountId];
     const bind = (value: unknown): string => `$${params.push(value)}`;
     this.windowConditions(query, conditions, bind);
+    this.filterConditions(query, conditions, bind);
+    const groups = new Set<UsageGroup>((query.groupBy ?? ['model']).filter((group): group is UsageGroup => group !== ''));
+    const hourly = query.granularity === 'hour';
+    // Fixed column names, chosen here: nothing from the request is spliced into the SQL text.
+    const columns = ['day', 'hour', ...(groups.has('model') ? ['model'] : []), ...(groups.has('key') ? ['key_id'] : [])];
+    const columnList = columns.join(', ');
+    const sameGroup = columns.map((column) => `s.${column} IS NOT DISTINCT FROM g.${column}`).join(' AND ');
+    const order = columns.map((column) => (column === 'model' ? 'g.model COLLATE "C" NULLS FIRST' : `g.${column} NULLS FIRST`)).join(', ');
     const rows: SummaryRow[] = await this.dataSource.query(
       `WITH entries AS (
-         SELECT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, model, amount_micro, usd, units
+         SELECT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+                ${hourly ? `to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24":00:00Z"')` : 'NULL::text'} AS hour,
+                model, key_id, amount_micro, usd, units
            FROM "billing"."ledger_entries"
           WHERE account_id = $1 AND kind = 'usage'${conditions.map((condition) => ` AND ${condition}`).join('')}
        ),
        groups AS (
-         SELECT day, model, count(*) AS requests, sum(amount_micro) AS amount_micro, sum(usd) AS usd
-           FROM entries GROUP BY day, model
+         SELECT ${columnList}, count(*) AS requests, sum(amount_micro) AS amount_micro, sum(usd) AS usd
+           FROM entries GROUP BY ${columnList}
        ),
        unit_sums AS (
-         SELECT e.day, e.model, u.key AS unit, sum((u.value #>> '{}')::numeric) AS total
+         SELECT ${columns.map((column) => `e.${column}`).join(', ')}, u.key AS unit, sum((u.value #>> '{}')::numeric) AS total
            FROM entries e
           CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(e.units) = 'object' THEN e.units ELSE '{}'::jsonb END) u
           WHERE jsonb_typeof(u.value) = 'number'
-          GROUP BY e.day, e.model, u.key
+          GROUP BY ${columns.map((column) => `e.${column}`).join(', ')}, u.key
        )
-       SELECT g.day, g.model, g.requests::text AS requests, g.amount_micro::text AS amount_micro, g.usd::text AS usd,
+       SELECT ${columns.map((column) => `g.${column}`).join(', ')},
+              g.requests::text AS requests, g.amount_micro::text AS amount_micro, g.usd::text AS usd,
               COALESCE((SELECT jsonb_object_agg(s.unit, s.total::text)
                           FROM unit_sums s
-                         WHERE s.day = g.day AND s.model IS NOT DISTINCT FROM g.model), '{}'::jsonb) AS units
+                         WHERE ${sameGroup}), '{}'::jsonb) AS units
          FROM groups g
-        ORDER BY g.day, g.model COLLATE "C" NULLS FIRST`,
+        ORDER BY ${order}`,
       params,
     );
     let requests = 0n;
@@ -138,9 +150,23 @@ export class UsageService {
           .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
           .map(([unit, total]) => [unit, Number(total)]),
       );
-      return { day: row.day, model: row.model, requests: Number(row.requests), credits: formatMicroCredits(rowMicro), usd: formatUsd(rowUsd), units };
+      return {
+        day: row.day,
+        ...(hourly ? { hour: row.hour ?? undefined } : {}),
+        ...(groups.has('model') ? { model: row.model ?? null } : {}),
+        ...(groups.has('key') ? { keyId: row.key_id ?? null } : {}),
+        requests: Number(row.requests),
+        credits: formatMicroCredits(rowMicro),
+        usd: formatUsd(rowUsd),
+        units,
+      };
     });
     return { object: 'list', data, totals: { requests: Number(requests), credits: formatMicroCredits(spentMicro), usd: formatUsd(spentUsd) } };
+  }
+
+  private filterConditions(query: UsageFilterQueryDto, conditions: string[], bind: (value: unknown) => string): void {
+    if (query.model !== undefined) conditions.push(`model = ${bind(query.model)}`);
+    if (query.key !== undefined) conditions.push(`key_id = ${bind(query.key)}`);
   }
 
   private windowConditions(query: UsageWindowQueryDto, conditions: string[], bind: (value: unknown) => string): void {

@@ -17,6 +17,16 @@ export enum QueueName {
   Webhooks = 'webhooks',
   /** Stored Responses API responses (billing keeps them): a queue of its own, so a burst of saves never delays key look-ups. */
   ResponsesRpc = 'responses-rpc',
+  GatewayRpc = 'gateway-rpc',
+}
+
+/** What a gateway can answer: the providers it has credentials for and the catalogue models with a source among them. */
+export interface GatewayUpstreams {
+  /** The catalogue revision the answer was computed on; null before the gateway loaded one. */
+  revision: number | null;
+  providers: string[];
+  /** Ids of the catalogue models that can answer on this gateway. */
+  answerable: string[];
 }
 
 /**
@@ -79,6 +89,10 @@ export interface JobMap {
     'responses.get': { data: StoredResponseQuery; reply: { response: PackedJson | null } };
     'responses.delete': { data: StoredResponseQuery; reply: { deleted: boolean } };
     'responses.inputItems': { data: InputItemsQuery; reply: InputItemsReply };
+  };
+  [QueueName.GatewayRpc]: {
+    /** Asked by billing's console (the catalogue page's "configured" column): any gateway replica answers. */
+    'gateway.upstreams': { data: Record<string, never>; reply: GatewayUpstreams };
   };
 }
 

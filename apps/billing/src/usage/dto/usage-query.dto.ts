@@ -46,7 +46,8 @@ export class UsageWindowQueryDto {
   to?: string;
 }
 
-export class ListUsageQueryDto extends UsageWindowQueryDto {
+/** The window plus the model and key filters the listing and the summary share. */
+export class UsageFilterQueryDto extends UsageWindowQueryDto {
   @ApiPropertyOptional({ description: 'Only entries of this model id (exact match)', example: 'openai/gpt-4o-mini' })
   @IsOptional()
   @IsString()
@@ -58,6 +59,9 @@ export class ListUsageQueryDto extends UsageWindowQueryDto {
   @IsOptional()
   @IsUUID('all', { message: 'Expected an API key id (a UUID)' })
   key?: string;
+}
+
+export class ListUsageQueryDto extends UsageFilterQueryDto {
 
   @ApiPropertyOptional({ enum: LEDGER_KINDS, description: 'Only usage (charges) or only credit (top-ups, corrections) entries; both when absent' })
   @IsOptional()
@@ -76,4 +80,46 @@ export class ListUsageQueryDto extends UsageWindowQueryDto {
   cursor?: string;
 }
 
-export class UsageSummaryQueryDto extends UsageWindowQueryDto {}
+export const USAGE_GROUPS = ['model', 'key'] as const;
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
+export const USAGE_GRANULARITIES = ['day', 'hour'] as const;
+export type UsageGranularity = (typeof USAGE_GRANULARITIES)[number];
+
+/** `model,key` (or the parameter repeated) as a list; anything else stays for the validator to name. */
+const toGroupList = ({ value }: { value: unknown }): unknown => {
+  const parts = Array.isArray(value) ? value : typeof value === 'string' ? [value] : undefined;
+  if (!parts || !parts.every((part) => typeof part === 'string')) return value;
+  return (parts as string[]).flatMap((part) => part.split(',')).map((part) => part.trim());
+};
+
+function IsUsageGroupList(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isUsageGroupList',
+    validator: {
+      validate: (value: unknown) =>
+        Array.isArray(value) && value.length <= USAGE_GROUPS.length && value.every((part) => part === '' || (USAGE_GROUPS as readonly unknown[]).includes(part)),
+      defaultMessage: (args?: ValidationArguments) =>
+        `Expected a comma-separated list of ${USAGE_GROUPS.map((group) => `'${group}'`).join(' and ')} (or empty for totals per period only). Received '${String(args?.value)}'`,
+    },
+  });
+}
+
+export class UsageSummaryQueryDto extends UsageFilterQueryDto {
+  @ApiPropertyOptional({
+    type: 'string',
+    description:
+      'What each row is grouped by besides the period: a comma-separated list of model and key (empty: one row per period). ' +
+      'Rows carry `model` when grouped by model and `keyId` when grouped by key.',
+    default: 'model',
+    example: 'model,key',
+  })
+  @IsOptional()
+  @Transform(toGroupList)
+  @IsUsageGroupList()
+  groupBy?: string[];
+
+  @ApiPropertyOptional({ enum: USAGE_GRANULARITIES, default: 'day', description: 'Length of each period: a UTC day, or a UTC hour (rows then carry `hour`)' })
+  @IsOptional()
+  @IsIn(USAGE_GRANULARITIES, { message: (args: ValidationArguments) => expectedOneOf(USAGE_GRANULARITIES, args.value) })
+  granularity?: UsageGranularity;
+}

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 export class ChargedPriceDto {
   @ApiProperty({ example: 'input_tokens' }) unit!: string;
@@ -44,7 +44,9 @@ export class UsageListDto {
 
 export class UsageSummaryRowDto {
   @ApiProperty({ description: 'UTC day', example: '2025-01-31' }) day!: string;
-  @ApiProperty({ nullable: true, type: String, example: 'openai/gpt-4o-mini' }) model!: string | null;
+  @ApiPropertyOptional({ description: 'UTC hour the row covers (granularity=hour only)', example: '2025-01-31T13:00:00Z' }) hour?: string;
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'The model (when grouped by model)', example: 'openai/gpt-4o-mini' }) model?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid', description: 'The API key (when grouped by key)' }) keyId?: string | null;
   @ApiProperty({ type: 'integer', description: 'Number of usage entries (billed requests)' }) requests!: number;
   @ApiProperty({ description: 'Credits charged, exact decimal string', example: '12.5' }) credits!: string;
   @ApiProperty({ description: 'USD charged, exact decimal string', example: '0.00000625' }) usd!: string;
@@ -59,6 +61,6 @@ export class UsageTotalsDto {
 
 export class UsageSummaryDto {
   @ApiProperty({ enum: ['list'] }) object!: 'list';
-  @ApiProperty({ type: [UsageSummaryRowDto], description: 'One row per UTC day and model, oldest day first, then by model' }) data!: UsageSummaryRowDto[];
+  @ApiProperty({ type: [UsageSummaryRowDto], description: 'One row per period (UTC day or hour) and group (model and/or key, as asked), oldest period first, then by model and key' }) data!: UsageSummaryRowDto[];
   @ApiProperty({ type: UsageTotalsDto }) totals!: UsageTotalsDto;
 }

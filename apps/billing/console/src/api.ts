@@ -1,0 +1,161 @@
+/** Every call goes to billing's own origin with the session cookie; writes carry the console header billing requires of cookie-authenticated writes. */
+export const CONSOLE_HEADER = 'x-igw-console';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Listener = () => void;
+const signedOutListeners = new Set<Listener>();
+export function onSignedOut(listener: Listener): () => void {
+  signedOutListeners.add(listener);
+  return () => signedOutListeners.delete(listener);
+}
+
+/** A path under billing's root, whatever prefix the console is served under (`<prefix>/console/`). */
+export function billingUrl(path: string): string {
+  return new URL(`../${path.replace(/^\//, '')}`, document.baseURI).toString();
+}
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { [CONSOLE_HEADER]: '1', accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(billingUrl(path), {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!response.ok) {
+    const message = (parsed as { message?: unknown } | undefined)?.message;
+    if (response.status === 401 && !path.startsWith('console/api/login')) for (const listener of signedOutListeners) listener();
+    throw new ApiError(response.status, typeof message === 'string' ? message : `${response.status} ${response.statusText}`);
+  }
+  return parsed as T;
+}
+
+export function query(params: Record<string, string | number | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  balance: number;
+  plan: 'free' | 'paid';
+  lowBalanceThreshold: number;
+  status: 'active' | 'suspended';
+  autoDebitStatus: string;
+  requestsPerMinute: number | null;
+  concurrentRequests: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface KeyBudget {
+  limit: string;
+  unit: 'usd' | 'credits';
+  period: 'day' | 'month' | 'lifetime';
+}
+
+export interface KeySpend {
+  period: string;
+  spent: string;
+  periodStart: string | null;
+  resetsAt: string | null;
+}
+
+/** A key as billing lists it; the rule fields exist only where billing supports key rules. */
+export interface Key {
+  id: string;
+  name: string | null;
+  prefix: string;
+  accountId: string;
+  createdAt: string;
+  revokedAt: string | null;
+  metadata?: Record<string, string>;
+  budget?: KeyBudget | null;
+  models?: string[] | null;
+  rpm?: number | null;
+  concurrency?: number | null;
+  expiresAt?: string | null;
+  spend?: KeySpend | null;
+}
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+  prefix: string;
+  name: string | null;
+}
+
+export interface UsageEntry {
+  id: string;
+  kind: 'usage' | 'credit';
+  requestId: string | null;
+  keyId: string | null;
+  model: string | null;
+  endpoint: string | null;
+  units: Record<string, number> | null;
+  credits: string;
+  usd: string;
+  reason: string | null;
+  occurredAt: string;
+}
+
+export interface SummaryRow {
+  day: string;
+  hour?: string;
+  model?: string | null;
+  keyId?: string | null;
+  requests: number;
+  credits: string;
+  usd: string;
+}
+
+export interface Summary {
+  data: SummaryRow[];
+  totals: { requests: number; credits: string; usd: string };
+}
+
+export interface CatalogueModel {
+  id: string;
+  name: string;
+  developer: string;
+  type: string;
+  aliases: string[];
+  contextLength: number | null;
+  outputMax: number | null;
+  capabilities: string[];
+  modalities: { input: string[]; output: string[] } | null;
+  prices: Array<{ unit: string; price: number; per: number; promptTokensAbove?: number }>;
+  providers: string[];
+  configured: boolean | null;
+}
+
+export interface Catalogue {
+  revision: number;
+  gateway: { revision: number | null; providers: string[] } | null;
+  models: CatalogueModel[];
+}
+
+export interface List<T> {
+  data: T[];
+  nextCursor?: string | null;
+}

@@ -1,0 +1,79 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: string | undefined;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` when `deps` change (and on reload); a late answer for older deps is dropped. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [generation, setGeneration] = useState(0);
+  const latest = useRef(0);
+  useEffect(() => {
+    const run = ++latest.current;
+    setState((previous) => ({ ...previous, loading: true }));
+    load().then(
+      (data) => run === latest.current && setState({ data, loading: false }),
+      (error: unknown) => run === latest.current && setState({ error: messageOf(error), loading: false }),
+    );
+  }, [...deps, generation]);
+  const reload = useCallback(() => setGeneration((value) => value + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function ErrorNote({ error }: { error: string | undefined }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+  return (
+    <section class="card">
+      <header class="card-head">
+        <h2>{title}</h2>
+        {actions}
+      </header>
+      {children}
+    </section>
+  );
+}
+
+const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 6 });
+export const formatNumber = (value: number | string): string => number.format(typeof value === 'string' ? Number(value) : value);
+
+/** USD amounts are exact decimal strings: shown with at least cents, never rounded away. */
+export function formatUsd(value: string): string {
+  const [whole, fraction = ''] = value.replace(/^-/, '').split('.');
+  const sign = value.startsWith('-') ? '-' : '';
+  const cents = fraction.padEnd(2, '0');
+  return `${sign}$${Number(whole).toLocaleString('en-US')}.${cents}`;
+}
+
+export const formatTime = (iso: string): string => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z').replace(/:00Z$/, 'Z');
+
+export function shortId(id: string): string {
+  return id.slice(0, 8);
+}
+
+/** Copies to the clipboard, with a fallback for pages the Clipboard API refuses (plain http on another host than localhost). */
+export async function copyText(text: string, fallbackInput?: HTMLInputElement | null): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    if (!fallbackInput) return false;
+    fallbackInput.select();
+    return document.execCommand('copy');
+  }
+}

@@ -1,0 +1,81 @@
+import { HttpStatus, Injectable, Logger } from '@nestjs/common';
+import { QueueName, type CatalogueModel, type GatewayUpstreams } from '@igw/contracts';
+import { MessagingService } from '@igw/messaging';
+import { GatewayException } from '@igw/platform';
+
+/** Short: the page waits for it, and a gateway that does not answer in this time is reported as such. */
+const ASK_TIMEOUT_MS = 3_000;
+
+export interface ConsoleModel {
+  id: string;
+  name: string;
+  developer: string;
+  type: string;
+  aliases: string[];
+  contextLength: number | null;
+  outputMax: number | null;
+  capabilities: string[];
+  modalities: { input: string[]; output: string[] } | null;
+  prices: Array<{ unit: string; price: number; per: number; promptTokensAbove?: number }>;
+  /** The providers the catalogue routes it to (names only). */
+  providers: string[];
+  /** Whether a gateway can route it now; null when no gateway answered. */
+  configured: boolean | null;
+}
+
+export interface ConsoleCatalogue {
+  revision: number;
+  /** What the answering gateway reported; null when none answered within the time. */
+  gateway: { revision: number | null; providers: string[] } | null;
+  models: ConsoleModel[];
+}
+
+/**
+ * The catalogue page's data: the entries from the catalogue service, "configured" from a
+ * gateway (the only service holding provider credentials), both asked over the queue.
+ */
+@Injectable()
+export class ConsoleCatalogueService {
+  private readonly logger = new Logger(ConsoleCatalogueService.name);
+
+  constructor(private readonly messaging: MessagingService) {}
+
+  async read(): Promise<ConsoleCatalogue> {
+    const [snapshot, upstreams] = await Promise.all([
+      this.messaging.request(QueueName.CatalogueRpc, 'catalogue.snapshot', {}, ASK_TIMEOUT_MS).catch((error: unknown) => {
+        throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: the catalogue service did not answer (${describe(error)}). Retry shortly.`);
+      }),
+      this.messaging.request(QueueName.GatewayRpc, 'gateway.upstreams', {}, ASK_TIMEOUT_MS).catch((error: unknown): GatewayUpstreams | null => {
+        this.logger.warn(`no gateway answered which providers it has: ${describe(error)}`);
+        return null;
+      }),
+    ]);
+    const answerable = upstreams ? new Set(upstreams.answerable) : null;
+    return {
+      revision: snapshot.revision,
+      gateway: upstreams ? { revision: upstreams.revision, providers: upstreams.providers } : null,
+      models: snapshot.models.map((model) => toConsoleModel(model, answerable)),
+    };
+  }
+}
+
+function toConsoleModel(model: CatalogueModel, answerable: Set<string> | null): ConsoleModel {
+  return {
+    id: model.id,
+    name: model.info.name,
+    developer: model.info.developer,
+    type: model.type,
+    aliases: model.aliases,
+    contextLength: model.info.contextLength ?? null,
+    outputMax: model.info.outputMax ?? null,
+    capabilities: model.capabilities ?? [],
+    modalities: model.modalities ?? null,
+    prices: (model.pricing?.units ?? []).map(({ unit, price, per, promptTokensAbove }) => ({ unit, price, per, ...(promptTokensAbove === undefined ? {} : { promptTokensAbove }) })),
+    providers: [...new Set(model.routing.sources.map((source) => source.provider))],
+    configured: answerable ? answerable.has(model.id) : null,
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

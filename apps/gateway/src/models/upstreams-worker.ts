@@ -1,0 +1,33 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { QueueName, type GatewayUpstreams } from '@igw/contracts';
+import { MessagingService } from '@igw/messaging';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { configuredProviders, planRoute } from '@igw/providers';
+import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
+
+/**
+ * Answers billing's console which providers this gateway has credentials for and which
+ * catalogue models it can route: only the gateway holds the provider keys, so only it can tell.
+ */
+@Injectable()
+export class UpstreamsWorker implements OnApplicationBootstrap {
+  constructor(
+    private readonly messaging: MessagingService,
+    private readonly catalogue: CatalogueSnapshotService,
+    @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.messaging.consume(QueueName.GatewayRpc, { 'gateway.upstreams': () => Promise.resolve(this.upstreams()) }, 1);
+  }
+
+  upstreams(): GatewayUpstreams {
+    const index = this.catalogue.current;
+    const models = index?.models ?? [];
+    return {
+      revision: index ? index.revision : null,
+      providers: configuredProviders(this.settings.providers).map((definition) => definition.name),
+      answerable: models.filter((model) => planRoute(model.routing.sources, this.settings.providers).targets.length > 0).map((model) => model.id),
+    };
+  }
+}
