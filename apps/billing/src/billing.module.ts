@@ -11,6 +11,7 @@ import { BillingWorkers } from './billing.workers';
 import { AdminKeysController } from './keys/admin-keys.controller';
 import { BillingKeyAuthenticator } from './keys/billing-key.authenticator';
 import { KeysService } from './keys/keys.service';
+import { KeySpendAnnouncer, KeySpendLedger } from './keys/key-spend';
 import { AdminReconciliationController } from './ledger/admin-reconciliation.controller';
 import { LedgerService } from './ledger/ledger.service';
 import { billingPersistence } from './persistence/billing.persistence';
@@ -33,6 +34,8 @@ export class BillingModule {
         AccountsService,
         BalanceAnnouncer,
         KeysService,
+        KeySpendLedger,
+        KeySpendAnnouncer,
         LedgerService,
         UsageService,
         BillingWorkers,
