@@ -190,6 +190,8 @@ describe('billing: account settings, usage and reconciliation', () => {
         balanceMicro: '0',
         balanceVersion: 0,
         usageSpentMicro: '0',
+        rules: {},
+        keySpend: { keyId: key.id, version: 0, periodStart: 0, spentMicro: '0', appliedMicro: '0' },
       });
     });
 
