@@ -190,6 +190,8 @@ export class KeySpendAnnouncer implements BeforeApplicationShutdown {
 
   soon(changes: readonly KeySpendChange[]): void {
     for (const change of changes) {
+      // Gateways hold only budgeted keys to their spend; a budget set later comes with its own announcement.
+      if (!change.budget) continue;
       const known = this.pending.get(change.keyId);
       if (!known || change.version > known.version) this.pending.set(change.keyId, KeySpendAnnouncer.wire(change.keyId, change.version, change.after, change.appliedMicro));
     }
