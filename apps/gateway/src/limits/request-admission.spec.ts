@@ -141,6 +141,11 @@ describe('RequestAdmission and its LIMIT_STORE', () => {
       expect((refused as GatewayException).getStatus()).toBe(403);
       expect((refused as GatewayException).message).toBe("Forbidden: this API key may not call model 'test/mini' (the key's model rule allows: anthropic/*).");
       expect(store.admissions).toHaveLength(1);
+      // A floating id the client named allows its pinned release, as an alias would.
+      const floating = { ...model, id: 'test/floating', resolvesTo: 'test/mini' };
+      const pinnedCall = { ...call(), auth: { ...ruled, rules: { models: ['test/floating'] } }, namedModel: floating };
+      (await admission.admit(pinnedCall, {})).release();
+      expect(store.admissions).toHaveLength(2);
     } finally {
       await context.close();
     }

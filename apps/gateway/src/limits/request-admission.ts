@@ -161,7 +161,10 @@ export class RequestAdmission implements OnApplicationShutdown {
     const { env } = this.settings;
     const { auth, requestId } = call;
     const rules = auth.rules;
-    if (rules?.models && !modelAllowed(rules.models, call.model)) throw modelRefused(call.model.id, rules.models);
+    // A floating id stands for its pinned release as an alias does: allowing either allows the call.
+    if (rules?.models && !modelAllowed(rules.models, call.model) && !(call.namedModel && modelAllowed(rules.models, call.namedModel))) {
+      throw modelRefused(call.model.id, rules.models);
+    }
     const costCeilingMicro = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro;
     const abandonedAfterMs = env.REQUEST_HOLD_LAPSE_MS;
     const concurrencyKey = `key:${auth.keyId}:running`;
