@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { creditsToMicro, formatMicroCredits } from '@igw/domain';
+import { creditsToMicro, formatMicroCredits, parseDecimal, toScaledUnits, USD_SCALE } from '@igw/domain';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
@@ -205,6 +205,23 @@ describe('keys with their own rules (standalone)', () => {
     // Raised: the gateway hears it and serves the key again.
     expect((await admin.patchKey(created.id, { budget: { limit: '1000', unit: 'credits', period: 'day' } })).body.spend?.spent).toBe(formatMicroCredits(spent));
     await eventually(async () => (await chat(key)).status === 200, 10_000, 50);
+  });
+
+  it('keeps a USD budget in USD: the spend is the exact sum of the ledger\'s USD amounts', async () => {
+    const accountId = await admin.account(100_000);
+    // 0.00004 USD are 80 credits at 2,000,000 credits per USD.
+    const { body: created } = await admin.createKey(accountId, { budget: { limit: '0.00004', unit: 'usd', period: 'month' } });
+    const outcome = await fire([app.gateway], created.key!, 40, 8);
+    expect(outcome.statuses.filter((status) => status === 403).length).toBeGreaterThan(0);
+    expect(outcome.messages[0]).toContain("this API key's budget of 0.00004 USD per month");
+    const usdUnits = (decimal: string) => toScaledUnits(parseDecimal(decimal.replace('-', '')), USD_SCALE);
+    const ledgerUsd = async () => {
+      const rows = await call<{ data: Array<{ usd: string }> }>(`${app.billing}/admin/v1/accounts/${accountId}/usage?kind=usage&key=${created.id}&limit=1000`, { token: app.adminToken });
+      return rows.body.data.reduce((sum, row) => sum + usdUnits(row.usd), 0n);
+    };
+    await eventually(async () => (await admin.ledgerSumMicro(accountId, created.id)) === outcome.spentMicro, 20_000, 50);
+    await eventually(async () => usdUnits((await admin.getKey(created.id)).body.spend!.spent) === (await ledgerUsd()), 20_000, 50);
+    expect(usdUnits((await admin.getKey(created.id)).body.spend!.spent)).toBeLessThanOrEqual(usdUnits('0.00004'));
   });
 
   it('holds concurrent requests of one key within its budget, to the micro-credit', async () => {
