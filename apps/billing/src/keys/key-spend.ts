@@ -15,6 +15,9 @@ export interface KeyUsage {
   spentUsd: string;
 }
 
+/** Told, inside the ledger transaction, how keys' spend moved (see KeySpendLedger.addListener). */
+export type KeySpendListener = (manager: EntityManager, changes: readonly KeySpendChange[]) => Promise<void>;
+
 /** A key's spend in the period it counts. */
 export interface KeySpendState {
   /** Start of the period counted; null without a budget. */
@@ -80,6 +83,17 @@ const usdText = (units: bigint): string => formatScaled(units, USD_SCALE);
  */
 @Injectable()
 export class KeySpendLedger {
+  private readonly listeners: KeySpendListener[] = [];
+
+  /**
+   * Runs `listener` inside every ledger transaction that moved keys' spend, after the move: what
+   * it writes with `manager` commits or rolls back with the ledger rows (e.g. an alert's outbox
+   * row, once per crossing). A listener that throws fails the transaction, which is retried.
+   */
+  addListener(listener: KeySpendListener): void {
+    this.listeners.push(listener);
+  }
+
   /** Moves the spend of every key in `usage` and returns each key's before and after (see KeySpendChange). */
   async applyUsage(manager: EntityManager, usage: readonly KeyUsage[]): Promise<KeySpendChange[]> {
     if (usage.length === 0) return [];
@@ -144,6 +158,7 @@ export class KeySpendLedger {
           changes.map((change) => change.version),
         ],
       );
+      for (const listener of this.listeners) await listener(manager, changes);
     }
     return changes;
   }
