@@ -161,8 +161,8 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
     const [keySpend] = await query<{ spent_micro: string; usage_applied_micro: string }>('SELECT spent_micro::text, usage_applied_micro::text FROM billing.api_keys WHERE id = $1', [created.body.id]);
     expect(keySpend).toEqual({ spent_micro: spentMicro.toString(), usage_applied_micro: spentMicro.toString() });
 
-    const report = await call<{ mismatches: unknown[]; usageMismatches: unknown[] }>(`${billingUrl}/admin/v1/reconciliation`, { token: ADMIN_TOKEN });
-    expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [] });
+    const report = await call<{ mismatches: unknown[]; usageMismatches: unknown[]; keyMismatches: unknown[] }>(`${billingUrl}/admin/v1/reconciliation`, { token: ADMIN_TOKEN });
+    expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [], keyMismatches: [] });
   }, 240_000);
 
   it('never lets concurrent requests overspend a small balance, across replicas sharing Redis', async () => {
