@@ -50,8 +50,8 @@ describe('standalone billing stays exact under concurrent load', () => {
     const totals = await usageTotals(accountId);
     expect(creditsToMicro(String(totals.credits))).toBe(load.spentMicro);
     await eventually(async () => creditsToMicro(String(openingCredits)) - creditsToMicro(String((await account(accountId)).body.balance)) === load.spentMicro, 10_000);
-    const report = await call<{ mismatches: unknown[]; usageMismatches: unknown[] }>(`${app.billing}/admin/v1/reconciliation`, { token: app.adminToken });
-    expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [] });
+    const report = await call<{ mismatches: unknown[]; usageMismatches: unknown[]; keyMismatches: unknown[] }>(`${app.billing}/admin/v1/reconciliation`, { token: app.adminToken });
+    expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [], keyMismatches: [] });
   }, 240_000);
 
   it('never lets concurrent requests overspend a small balance', async () => {

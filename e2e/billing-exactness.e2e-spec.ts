@@ -75,7 +75,10 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
   it('bills every request exactly once, to the micro-credit', async () => {
     const billingUrl = `http://127.0.0.1:${billingPort}`;
     const account = await call<{ id: string }>(`${billingUrl}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: OPENING_CREDITS, plan: 'paid' } });
-    const key = (await call<{ key: string }>(`${billingUrl}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} })).body.key;
+    // A lifetime budget as large as the credits: the key's spend must come out as exact as the balance.
+    const budget = { limit: String(OPENING_CREDITS), unit: 'credits', period: 'lifetime' };
+    const created = await call<{ id: string; key: string }>(`${billingUrl}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: { budget } });
+    const key = created.body.key;
     let spentMicro = 0n;
     // Warm both replicas' key caches while billing is up: known keys keep working while it is away.
     for (const gateway of gateways) {
@@ -154,9 +157,12 @@ describe('billing stays exact under concurrent load, restarts and redelivery', (
     expect(ledgerMicro).toBe(spentMicro);
     expect(dropMicro).toBe(spentMicro);
     expect(spentMicro).toBeGreaterThan(0n);
+    // The key's spend moved with its ledger rows, each applied once despite the redelivery.
+    const [keySpend] = await query<{ spent_micro: string; usage_applied_micro: string }>('SELECT spent_micro::text, usage_applied_micro::text FROM billing.api_keys WHERE id = $1', [created.body.id]);
+    expect(keySpend).toEqual({ spent_micro: spentMicro.toString(), usage_applied_micro: spentMicro.toString() });
 
-    const report = await call<{ mismatches: unknown[]; usageMismatches: unknown[] }>(`${billingUrl}/admin/v1/reconciliation`, { token: ADMIN_TOKEN });
-    expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [] });
+    const report = await call<{ mismatches: unknown[]; usageMismatches: unknown[]; keyMismatches: unknown[] }>(`${billingUrl}/admin/v1/reconciliation`, { token: ADMIN_TOKEN });
+    expect(report.body).toMatchObject({ mismatches: [], usageMismatches: [], keyMismatches: [] });
   }, 240_000);
 
   it('never lets concurrent requests overspend a small balance, across replicas sharing Redis', async () => {

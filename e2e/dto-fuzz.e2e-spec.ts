@@ -94,6 +94,18 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
   let catalogue: string;
   let key: string;
   let accountId: string;
+  /** A key of its own for the key rule endpoints, so what they set never touches `key`. */
+  let fuzzedKeyId: string;
+  const keyRules = () => ({
+    name: 'fuzz key',
+    metadata: { team: 'fuzz' },
+    budget: { limit: '1000', unit: 'credits', period: 'month' },
+    models: ['test/*', 'mini'],
+    rpm: 1000,
+    concurrency: 10,
+    expiresAt: '2099-01-01T00:00:00Z',
+  });
+  const keyRuleFields = ['', 'name', 'metadata', 'metadata.team', 'budget', 'budget.limit', 'budget.unit', 'budget.period', 'models', 'models.0', 'rpm', 'concurrency', 'expiresAt'];
 
   beforeAll(async () => {
     emulator = await startEmulator();
@@ -106,6 +118,7 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
     });
     catalogue = harness.catalogue;
     ({ key, accountId } = await harness.paidKey(100_000_000));
+    fuzzedKeyId = (await harness.paidKey(1)).keyId;
     const fuzzModel = await send('PUT', `${catalogue}/admin/v1/catalogue/models/fuzz/model`, harness.adminToken, toJson(catalogueEntry()));
     expect(fuzzModel.status).toBe(200);
   }, 120_000);
@@ -283,8 +296,16 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
       method: 'POST',
       url: () => `${harness.billing}/admin/v1/accounts/${accountId}/keys`,
       token: () => harness.adminToken,
-      base: () => ({ name: 'fuzz key' }),
-      fields: ['', 'name'],
+      base: keyRules,
+      fields: keyRuleFields,
+    },
+    {
+      name: 'billing: update key',
+      method: 'PATCH',
+      url: () => `${harness.billing}/admin/v1/keys/${fuzzedKeyId}`,
+      token: () => harness.adminToken,
+      base: keyRules,
+      fields: keyRuleFields,
     },
     {
       name: 'catalogue: amend a model',

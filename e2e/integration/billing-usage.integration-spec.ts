@@ -190,6 +190,8 @@ describe('billing: account settings, usage and reconciliation', () => {
         balanceMicro: '0',
         balanceVersion: 0,
         usageSpentMicro: '0',
+        rules: {},
+        keySpend: { keyId: key.id, version: 0, periodStart: 0, spentMicro: '0', appliedMicro: '0' },
       });
     });
 
@@ -685,16 +687,16 @@ describe('billing: account settings, usage and reconciliation', () => {
       const accounts = await accountCount();
       expect(accounts).toBeGreaterThan(10);
       const report = await reconcileBalances(client);
-      expect(report).toEqual({ accounts, mismatches: [], usageMismatches: [], checkedAt: expect.any(String) });
+      expect(report).toEqual({ accounts, mismatches: [], usageMismatches: [], keyMismatches: [], checkedAt: expect.any(String) });
       expect(Math.abs(Date.parse(report.checkedAt) - Date.now())).toBeLessThan(60_000);
 
       const response = await admin('/admin/v1/reconciliation');
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ accounts, mismatches: [], usageMismatches: [], checkedAt: expect.any(String) });
+      expect(await response.json()).toEqual({ accounts, mismatches: [], usageMismatches: [], keyMismatches: [], checkedAt: expect.any(String) });
 
       const command = await runReconcileCommand({ ...process.env, DATABASE_URL: database.url });
       expect(command.code).toBe(0);
-      expect(JSON.parse(command.stdout) as Report).toEqual({ accounts, mismatches: [], usageMismatches: [], checkedAt: expect.any(String) });
+      expect(JSON.parse(command.stdout) as Report).toEqual({ accounts, mismatches: [], usageMismatches: [], keyMismatches: [], checkedAt: expect.any(String) });
     });
 
     it('reports a balance changed behind the ledger: function, HTTP (still 200) and command (exit 1)', async () => {
@@ -711,16 +713,16 @@ describe('billing: account settings, usage and reconciliation', () => {
           differenceMicro: '1',
         };
         const accounts = await accountCount();
-        expect(await reconcileBalances(client)).toEqual({ accounts, mismatches: [mismatch], usageMismatches: [], checkedAt: expect.any(String) });
+        expect(await reconcileBalances(client)).toEqual({ accounts, mismatches: [mismatch], usageMismatches: [], keyMismatches: [], checkedAt: expect.any(String) });
 
         const response = await admin('/admin/v1/reconciliation');
         expect(response.status).toBe(200);
-        expect(await response.json()).toEqual({ accounts, mismatches: [mismatch], usageMismatches: [], checkedAt: expect.any(String) });
+        expect(await response.json()).toEqual({ accounts, mismatches: [mismatch], usageMismatches: [], keyMismatches: [], checkedAt: expect.any(String) });
         expect((await admin('/admin/v1/reconciliation', { token: 'wrong-token-0123456789' })).status).toBe(401);
 
         const command = await runReconcileCommand({ ...process.env, DATABASE_URL: database.url });
         expect(command.code).toBe(1);
-        expect(JSON.parse(command.stdout) as Report).toEqual({ accounts, mismatches: [mismatch], usageMismatches: [], checkedAt: expect.any(String) });
+        expect(JSON.parse(command.stdout) as Report).toEqual({ accounts, mismatches: [mismatch], usageMismatches: [], keyMismatches: [], checkedAt: expect.any(String) });
         expect(command.stderr).toContain('1 of');
       } finally {
         await client.query('UPDATE billing.accounts SET balance_micro = balance_micro - 1 WHERE id = $1', [victim.id]);
@@ -742,6 +744,22 @@ describe('billing: account settings, usage and reconciliation', () => {
         await client.query('UPDATE billing.accounts SET usage_spent_micro = usage_spent_micro - 5 WHERE id = $1', [victim.id]);
       }
       expect((await reconcileBalances(client)).usageMismatches).toEqual([]);
+    });
+
+    it('reports a key whose spend or usage total was changed behind the ledger', async () => {
+      const account = await createAccount({ credits: 100 });
+      const key = await createKey(account.id);
+      await client.query(`UPDATE billing.api_keys SET budget_limit = '5', budget_unit = 'credits', budget_period = 'month', spend_period_start = date_trunc('month', now(), 'UTC'), spent_micro = 7 WHERE id = $1`, [key.id]);
+      try {
+        const report = await reconcileBalances(client);
+        expect(report.keyMismatches).toEqual([{ keyId: key.id, spentMicro: '7', ledgerSpentMicro: '0', usageAppliedMicro: '0', ledgerUsageMicro: '0' }]);
+        const command = await runReconcileCommand({ ...process.env, DATABASE_URL: database.url });
+        expect(command.code).toBe(1);
+        expect(command.stderr).toContain('1 keys have a spend');
+      } finally {
+        await client.query('UPDATE billing.api_keys SET spent_micro = 0 WHERE id = $1', [key.id]);
+      }
+      expect((await reconcileBalances(client)).keyMismatches).toEqual([]);
     });
 
     it('reports an account whose ledger entries were lost', async () => {

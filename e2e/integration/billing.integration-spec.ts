@@ -5,6 +5,7 @@ import type { ScratchDatabase } from '@igw/persistence';
 import { hashApiKey, loadEnvironment } from '@igw/platform';
 import { randomUUID } from 'node:crypto';
 import { startBilling } from '../../apps/billing/src/billing.app';
+import { crossedBudgetPercent, KeySpendLedger } from '../../apps/billing/src/keys/key-spend';
 import { finishedJobs } from '../support/queue-jobs';
 import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
 
@@ -173,7 +174,7 @@ describe('billing service', () => {
     const list = JSON.parse(text) as { object: string; data: Array<Record<string, unknown>> };
     expect(list.object).toBe('list');
     expect(list.data.map((key) => key.id)).toEqual([second.id, first.id]);
-    expect(Object.keys(list.data[0]).sort()).toEqual(['accountId', 'createdAt', 'id', 'name', 'prefix', 'revokedAt']);
+    expect(Object.keys(list.data[0]).sort()).toEqual(['accountId', 'budget', 'concurrency', 'createdAt', 'expiresAt', 'id', 'metadata', 'models', 'name', 'prefix', 'revokedAt', 'rpm', 'spend']);
     expect(list.data[0]).toMatchObject({ prefix: second.prefix, accountId: account.id, revokedAt: null });
     expect(typeof list.data[1].revokedAt).toBe('string');
 
@@ -225,6 +226,54 @@ describe('billing service', () => {
     // What gateways are told alongside the balance: the usage charges it already includes.
     const reply = await producer.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: hashApiKey(key.key) });
     expect(reply.key).toMatchObject({ balanceMicro: '73000000', usageSpentMicro: '27000000' });
+  });
+
+  it('moves a budgeted key\'s spend with its ledger rows: in their UTC period only, once each, and tells the listeners of the crossing', async () => {
+    const account = await createAccount({ credits: 1_000 });
+    const response = await admin(`/admin/v1/accounts/${account.id}/keys`, { method: 'POST', body: { budget: { limit: '100', unit: 'credits', period: 'day' } } });
+    const key = (await response.json()) as { id: string; key: string };
+    const crossings: string[] = [];
+    app.get(KeySpendLedger).addListener(async (_manager, changes) => {
+      for (const change of changes.filter((moved) => moved.keyId === key.id)) {
+        for (const percent of [80, 100]) if (crossedBudgetPercent(change, percent)) crossings.push(`${percent}% at ${change.after.spentMicro}`);
+      }
+    });
+    // 27 credits an event (see the test above).
+    const event = (occurredAt: Date): UsageEvent => ({
+      requestId: randomUUID(),
+      accountId: account.id,
+      keyId: key.id,
+      model: 'openai/gpt-4o-mini',
+      endpoint: 'chat.completions',
+      units: { input_tokens: 10 },
+      creditsMicro: '27000000',
+      usd: '0.0000135',
+      catalogueRevision: 1,
+      prices: [{ unit: 'input_tokens', price: 1.35, per: 1_000_000 }],
+      occurredAt: occurredAt.toISOString(),
+    });
+    const now = new Date();
+    const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    const yesterday = new Date(today.getTime() - 3_600_000);
+    const todays = [event(now), event(now), event(now)];
+    // Yesterday's usage arriving today counts in no current period; today's three do, a repeat once.
+    const jobIds = [`${randomUUID()}-a`, `${randomUUID()}-b`];
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([event(yesterday), ...todays.slice(0, 2)]), { jobId: jobIds[0] });
+    await producer.enqueue(QueueName.Usage, 'usage.recordBatch', await batchOf([todays[1], todays[2]]), { jobId: jobIds[1] });
+    expect((await appliedBy(jobIds)).sort()).toEqual([1, 3]);
+    const shown = (await (await admin(`/admin/v1/keys/${key.id}`)).json()) as { spend: { spent: string; periodStart: string } };
+    expect(shown.spend).toMatchObject({ spent: '81', periodStart: today.toISOString() });
+    const rows = await queryRows<{ sum: string; all: string }>(
+      database.url,
+      `SELECT (-SUM(amount_micro) FILTER (WHERE occurred_at >= $2))::text AS sum, (-SUM(amount_micro))::text AS all FROM billing.ledger_entries WHERE key_id = $1`,
+      [key.id, today.toISOString()],
+    );
+    expect(rows[0]).toEqual({ sum: '81000000', all: '108000000' });
+    // 54 then 81 of 100: the 80 % crossing, once.
+    expect(crossings).toEqual(['80% at 81000000']);
+    const reply = await producer.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: hashApiKey(key.key) });
+    expect(reply.key?.keySpend).toMatchObject({ spentMicro: '81000000', appliedMicro: '108000000', periodStart: today.getTime() });
+    expect(reply.key?.rules).toEqual({ budget: { limit: '100', unit: 'credits', period: 'day', limitMicro: '100000000' } });
   });
 
   it('applies a gateway\'s batch of events once each, across accounts, repeats and redelivered batches', async () => {

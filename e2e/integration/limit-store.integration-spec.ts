@@ -209,6 +209,56 @@ describe.each(stores)('the %s limit store', (_name, make) => {
       expect(await store.available('a9', now + 1_700)).toBe(18n - 9n);
     });
   });
+
+  describe('key budgets, held against in the same step as the account', () => {
+    const DAY = 86_400_000;
+    const today = Math.floor(now / DAY) * DAY;
+    const rich = { balanceMicro: 1_000_000n, version: 1, usageSpentMicro: 0n };
+    const spend = (version: number, periodStart: number, spentMicro: bigint, appliedMicro: bigint) => ({ version, periodStart, spentMicro, appliedMicro });
+    const budgeted = (key: string, holdId: string, amountMicro: bigint, snapshot = spend(1, today, 0n, 0n), ttlMs = 60_000, periodStart = today): AdmissionInput =>
+      admission({
+        perMinute: { key: `key:${key}:minute`, limit: 1000 },
+        concurrency: { key: `key:${key}:running`, limit: 1000, ttlMs: 60_000 },
+        credits: { accountId: `acc-${key}`, snapshot: rich, holdId, amountMicro, ttlMs, keyBudget: { keyId: key, limitMicro: 10n, periodStart, snapshot } },
+      });
+
+    it('takes a hold only when it fits in what is left of the key\'s budget, and refuses it as the key\'s', async () => {
+      const results = [];
+      for (const id of ['r1', 'r2', 'r3']) results.push(await admit(budgeted('b1', id, 4n), now));
+      expect(results.map((result) => result.allowed)).toEqual([true, true, false]);
+      expect(results[2]).toEqual({ allowed: false, reason: 'key-budget', retryAfterSeconds: 0 });
+      // The refusal took nothing from the account; the two holds are held there too.
+      expect(await store.available('acc-b1', now)).toBe(1_000_000n - 8n);
+      expect(await admit(budgeted('b1', 'r4', 2n), now)).toMatchObject({ allowed: true });
+      expect(await admit(budgeted('b1', 'r5', 1n), now)).toMatchObject({ allowed: false, reason: 'key-budget' });
+    });
+
+    it('counts what a request cost against the key until billing applies it, and a new period starts from nothing', async () => {
+      await admit(budgeted('b2', 'r1', 6n), now);
+      finish('key:b2:running', { accountId: 'acc-b2', holdId: 'r1', amountMicro: 6n, spentMicro: 5n, keyId: 'b2' });
+      // 10 - 5 metered: a hold of 6 no longer fits, one of 5 does.
+      expect(await admit(budgeted('b2', 'r2', 6n), now)).toMatchObject({ allowed: false, reason: 'key-budget' });
+      expect(await admit(budgeted('b2', 'r3', 5n), now)).toMatchObject({ allowed: true });
+      finish('key:b2:running', { accountId: 'acc-b2', holdId: 'r3', amountMicro: 5n, spentMicro: 5n, keyId: 'b2' });
+      // Billing applied both: spent 10 in the period; not counted twice, still nothing left.
+      expect(await admit(budgeted('b2', 'r4', 1n, spend(2, today, 10n, 10n)), now)).toMatchObject({ allowed: false, reason: 'key-budget' });
+      // An older snapshot arriving late changes nothing.
+      expect(await admit(budgeted('b2', 'r5', 1n, spend(1, today, 0n, 0n)), now)).toMatchObject({ allowed: false, reason: 'key-budget' });
+      // The next day: billing's spend is of the day before, so the whole budget is there again.
+      expect(await admit(budgeted('b2', 'r6', 10n, spend(2, today, 10n, 10n), 60_000, today + DAY), now + DAY)).toMatchObject({ allowed: true });
+    });
+
+    it('lets a key hold lapse with its request, and keeps a renewed one', async () => {
+      expect(await admit(budgeted('b3', 'r1', 6n, spend(1, today, 0n, 0n), 1_000), now)).toMatchObject({ allowed: true });
+      expect(await admit(budgeted('b3', 'r2', 6n), now)).toMatchObject({ allowed: false, reason: 'key-budget' });
+      expect(await admit(budgeted('b3', 'r3', 6n), now + 1_500)).toMatchObject({ allowed: true });
+      const slot = admittedSlots['key:b3:running'][1].slotId;
+      store.renew({ concurrencyKey: 'key:b3:running', slotId: slot, credits: { accountId: 'acc-b3', holdId: 'r3', amountMicro: 6n, keyId: 'b3' }, ttlMs: 60_000 }, now + 50_000);
+      await new Promise((resolve) => setImmediate(resolve));
+      // r3's first lapse (60 s after admission) is past, its renewed one is not: still held.
+      expect(await admit(budgeted('b3', 'r4', 6n), now + 70_000)).toMatchObject({ allowed: false, reason: 'key-budget' });
+    });
+  });
 });
 
 /**

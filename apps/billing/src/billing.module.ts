@@ -20,6 +20,7 @@ import { ConsoleSessions } from './console/console-sessions';
 import { AdminKeysController } from './keys/admin-keys.controller';
 import { BillingKeyAuthenticator } from './keys/billing-key.authenticator';
 import { KeysService } from './keys/keys.service';
+import { KeySpendAnnouncer, KeySpendLedger } from './keys/key-spend';
 import { AdminReconciliationController } from './ledger/admin-reconciliation.controller';
 import { LedgerService } from './ledger/ledger.service';
 import { billingPersistence } from './persistence/billing.persistence';
@@ -62,6 +63,8 @@ export class BillingModule {
         ConsoleCatalogueService,
         BalanceAnnouncer,
         KeysService,
+        KeySpendLedger,
+        KeySpendAnnouncer,
         LedgerService,
         UsageService,
         BillingWorkers,

@@ -6,3 +6,4 @@ export * from './catalogue/catalogue-query';
 export * from './money/chat-units';
 export * from './tools/tool-schemas';
 export * from './catalogue/model-apis';
+export * from './keys/key-rules';

@@ -79,6 +79,38 @@ describe('parseCommand', () => {
       expect(requestOf(['keys', 'create', ACCOUNT, '--name', 'ci pipeline']).body).toEqual({ name: 'ci pipeline' });
     });
 
+    it('creates a key with its rules, in the admin API\'s shape', () => {
+      const argv = ['keys', 'create', ACCOUNT, '--name', 'ci', '--budget', '25.00', '--budget-period', 'day', '--models', 'anthropic/*, gpt-4.1-mini'];
+      argv.push('--rpm', '60', '--concurrency', '4', '--expires-at', '2027-01-31T00:00:00Z', '--metadata', 'owner=ana@example.com,team=search');
+      expect(requestOf(argv).body).toEqual({
+        name: 'ci',
+        budget: { limit: '25.00', unit: 'usd', period: 'day' },
+        models: ['anthropic/*', 'gpt-4.1-mini'],
+        rpm: 60,
+        concurrency: 4,
+        expiresAt: '2027-01-31T00:00:00Z',
+        metadata: { owner: 'ana@example.com', team: 'search' },
+      });
+      expect(requestOf(['keys', 'create', ACCOUNT, '--budget', '500', '--budget-unit', 'credits', '--budget-period', 'lifetime']).body).toEqual({
+        budget: { limit: '500', unit: 'credits', period: 'lifetime' },
+      });
+    });
+
+    it('changes only the rules given, "none" clearing one', () => {
+      expect(requestOf(['keys', 'update', KEY, '--budget', 'none', '--models', 'none', '--rpm', 'none', '--expires-at', 'none', '--metadata', 'none'])).toEqual({
+        method: 'PATCH',
+        path: `/admin/v1/keys/${KEY}`,
+        body: { budget: null, models: null, rpm: null, expiresAt: null, metadata: {} },
+      });
+      expect(requestOf(['keys', 'get', KEY])).toEqual({ method: 'GET', path: `/admin/v1/keys/${KEY}` });
+      expect(usageErrorOf(['keys', 'update', KEY])).toContain('"keys update" needs at least one of');
+      expect(usageErrorOf(['keys', 'update', KEY, '--budget', '25 dollars'])).toContain('--budget must be an amount');
+      expect(usageErrorOf(['keys', 'update', KEY, '--budget-unit', 'usd'])).toContain('go with --budget');
+      expect(usageErrorOf(['keys', 'update', KEY, '--budget', '1', '--budget-period', 'week'])).toContain('--budget-period must be');
+      expect(usageErrorOf(['keys', 'update', KEY, '--metadata', 'owner'])).toContain('name=value');
+      expect(usageErrorOf(['keys', 'update', KEY, '--rpm', '0'])).toContain('--rpm must be');
+    });
+
     it('revokes a key and describes the 204 output', () => {
       expect(requestOf(['keys', 'revoke', KEY])).toEqual({
         method: 'DELETE',

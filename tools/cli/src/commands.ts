@@ -5,7 +5,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A null clears a setting (`accounts update --rpm none`). */
-export type JsonBody = Record<string, string | number | null>;
+export type JsonValue = string | number | null | JsonValue[] | { [name: string]: JsonValue };
+export type JsonBody = Record<string, JsonValue>;
 
 export interface AdminRequest {
   method: HttpMethod;
@@ -55,8 +56,16 @@ const COMMAND_HELP: Record<string, string> = {
                   [--auto-debit enabled|disabled] [--low-balance-threshold T]
                   [--rpm N|none] [--concurrency N|none]
                                                 "none" removes a limit override (default applies)`,
-  'keys create': `  keys create <accountId> [--name N]            the key is shown only in this response`,
-  'keys list': `  keys list <accountId>                         id, name, prefix, created and revoked dates (never the key)`,
+  'keys create': `  keys create <accountId> [--name N] [key rules]  the key is shown only in this response`,
+  'keys update': `  keys update <keyId> [--name N] [key rules]    only the rules given change; "none" removes one
+                key rules: [--budget L|none] [--budget-unit usd|credits] [--budget-period day|month|lifetime]
+                           [--models M1,M2|none] [--rpm N|none] [--concurrency N|none]
+                           [--expires-at T|none] [--metadata k=v,k2=v2|none]
+                --budget: an exact decimal, in USD per month unless --budget-unit/--budget-period say
+                otherwise (periods reset at UTC midnight / the 1st); --models: ids, aliases or
+                patterns such as anthropic/*; rpm and concurrency apply within the account's`,
+  'keys get': `  keys get <keyId>                              its rules and its spend in the current period`,
+  'keys list': `  keys list <accountId>                         id, name, prefix, rules, spend, dates (never the key)`,
   'keys revoke': `  keys revoke <keyId>`,
   'credits add': `  credits add <accountId> <credits> [--reason R]    credits may be negative (a correction)
   credits add <accountId> --credits C [--reason R]  the same
@@ -110,6 +119,8 @@ says otherwise.
 Examples:
   npx igw accounts create --name "Acme" --usd 10
   npx igw keys create <accountId> --name ci
+  npx igw keys create <accountId> --name ci --budget 25.00 --budget-period month --models "anthropic/*,gpt-4.1-mini"
+  npx igw keys update <keyId> --budget 50 --rpm none --expires-at 2027-01-01T00:00:00Z
   npx igw keys list <accountId>
   npx igw credits add <accountId> --usd 25 --reason "monthly top-up"
   npx igw credits add <accountId> --credits -250000 --reason "refund correction"
@@ -158,6 +169,12 @@ const OPTIONS = {
   'balance-threshold-usd': { type: 'string' },
   'group-by': { type: 'string' },
   granularity: { type: 'string' },
+  budget: { type: 'string' },
+  'budget-unit': { type: 'string' },
+  'budget-period': { type: 'string' },
+  models: { type: 'string' },
+  'expires-at': { type: 'string' },
+  metadata: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type OptionName = keyof typeof OPTIONS;
@@ -321,11 +338,20 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
     }
     case 'keys create': {
       const [accountId] = expectArguments(command, args, ['accountId']);
-      expectOptions(command, values, ['name']);
-      const body: JsonBody = {};
-      const name = stringOption(values, 'name');
-      if (name !== undefined) body.name = name;
-      return { method: 'POST', path: `/admin/v1/accounts/${segment(accountId)}/keys`, body };
+      expectOptions(command, values, KEY_RULE_OPTIONS);
+      return { method: 'POST', path: `/admin/v1/accounts/${segment(accountId)}/keys`, body: keyRulesBody(values) };
+    }
+    case 'keys update': {
+      const [keyId] = expectArguments(command, args, ['keyId']);
+      expectOptions(command, values, KEY_RULE_OPTIONS);
+      const body = keyRulesBody(values);
+      if (Object.keys(body).length === 0) throw new UsageError(`"${command}" needs at least one of ${KEY_RULE_OPTIONS.filter((name) => !name.startsWith('budget-')).map((name) => `--${name}`).join(', ')}.`);
+      return { method: 'PATCH', path: `/admin/v1/keys/${segment(keyId)}`, body };
+    }
+    case 'keys get': {
+      const [keyId] = expectArguments(command, args, ['keyId']);
+      expectOptions(command, values, []);
+      return { method: 'GET', path: `/admin/v1/keys/${segment(keyId)}` };
     }
     case 'keys list': {
       const [accountId] = expectArguments(command, args, ['accountId']);
@@ -389,6 +415,55 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
     default:
       throw new UsageError(`Unknown command "${command}".`);
   }
+}
+
+const KEY_RULE_OPTIONS: OptionName[] = ['name', 'budget', 'budget-unit', 'budget-period', 'models', 'rpm', 'concurrency', 'expires-at', 'metadata'];
+
+const isNone = (raw: string): boolean => raw.trim().toLowerCase() === 'none';
+
+/** The key rules the options give, as the admin API takes them (KeyRulesDto); billing checks the values. */
+function keyRulesBody(values: ParsedValues): JsonBody {
+  const body: JsonBody = {};
+  const name = stringOption(values, 'name');
+  if (name !== undefined) body.name = name;
+  const budget = stringOption(values, 'budget');
+  const unit = choiceOption(values, 'budget-unit', ['usd', 'credits']);
+  const period = choiceOption(values, 'budget-period', ['day', 'month', 'lifetime']);
+  if (budget === undefined && (unit !== undefined || period !== undefined)) throw new UsageError('--budget-unit and --budget-period go with --budget L.');
+  if (budget !== undefined) {
+    if (isNone(budget)) {
+      if (unit !== undefined || period !== undefined) throw new UsageError('--budget none takes no --budget-unit or --budget-period.');
+      body.budget = null;
+    } else {
+      if (!/^\d+(\.\d+)?$/.test(budget.trim())) throw new UsageError(`--budget must be an amount such as 25.00, or "none", got "${budget}".`);
+      body.budget = { limit: budget.trim(), unit: unit ?? 'usd', period: period ?? 'month' };
+    }
+  }
+  const models = stringOption(values, 'models');
+  if (models !== undefined) {
+    body.models = isNone(models) ? null : models.split(',').map((model) => model.trim()).filter((model) => model !== '');
+  }
+  const rpm = stringOption(values, 'rpm');
+  if (rpm !== undefined) body.rpm = toLimit('--rpm', rpm);
+  const concurrency = stringOption(values, 'concurrency');
+  if (concurrency !== undefined) body.concurrency = toLimit('--concurrency', concurrency);
+  const expiresAt = stringOption(values, 'expires-at');
+  if (expiresAt !== undefined) body.expiresAt = isNone(expiresAt) ? null : expiresAt.trim();
+  const metadata = stringOption(values, 'metadata');
+  if (metadata !== undefined) body.metadata = isNone(metadata) ? {} : metadataOf(metadata);
+  return body;
+}
+
+/** `owner=ana,team=search` as an object; a pair without `=` is a usage error. */
+function metadataOf(raw: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const pair of raw.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--metadata takes name=value pairs separated by commas, or "none", got "${pair}".`);
+    pairs[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return pairs;
 }
 
 function expectArguments(command: string, args: string[], names: string[]): string[] {

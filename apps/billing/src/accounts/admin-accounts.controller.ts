@@ -56,11 +56,15 @@ export class AdminAccountsController {
   }
 
   @Post(':id/keys')
-  @ApiOperation({ summary: 'Create an API key for the account (shown once)' })
+  @ApiOperation({
+    summary: 'Create an API key for the account (shown once), with its own rules',
+    description: 'Rules (all optional): name, metadata, budget {limit, unit usd|credits, period day|month|lifetime}, models (ids, aliases or patterns like anthropic/*), rpm, concurrency, expiresAt.',
+  })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiCreatedResponse({ type: CreatedKeyDto, description: 'The key is shown only in this response' })
   @ApiErrorResponses({ 404: { description: 'No such account', messages: 'Account 7c9e6679-7425-40de-944b-e07fc1f90ae7 not found' } })
   async createKey(@Param('id', AccountIdPipe) id: string, @Body() body: CreateKeyDto): Promise<CreatedKeyDto> {
-    return this.keys.create(id, body.name);
+    return this.keys.create(id, body);
   }
 
   @Get(':id/keys')

@@ -87,12 +87,15 @@ async function reconcileOn(databaseUrl: string, io: CommandIo): Promise<number> 
     await client.connect();
     const report = await reconcileBalances(client);
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    if (report.mismatches.length === 0 && report.usageMismatches.length === 0) return RECONCILED;
+    if (report.mismatches.length === 0 && report.usageMismatches.length === 0 && report.keyMismatches.length === 0) return RECONCILED;
     if (report.mismatches.length > 0) {
       io.stderr.write(`${report.mismatches.length} of ${report.accounts} accounts have a balance that is not the sum of their ledger entries.\n`);
     }
     if (report.usageMismatches.length > 0) {
       io.stderr.write(`${report.usageMismatches.length} of ${report.accounts} accounts have a usage total that is not the sum of their usage entries.\n`);
+    }
+    if (report.keyMismatches.length > 0) {
+      io.stderr.write(`${report.keyMismatches.length} keys have a spend or usage total that is not the sum of their usage entries.\n`);
     }
     return MISMATCHES_FOUND;
   } catch (error) {

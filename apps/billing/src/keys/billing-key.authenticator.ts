@@ -67,6 +67,7 @@ export class BillingKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
       status: resolved.status,
       limits: resolved.limits,
       balance: { balanceMicro: BigInt(resolved.balanceMicro), version: resolved.balanceVersion, usageSpentMicro: BigInt(resolved.usageSpentMicro) },
+      rules: resolved.rules,
     };
   }
 }

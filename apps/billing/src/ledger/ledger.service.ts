@@ -4,6 +4,7 @@ import { SERVICE_SETTINGS, wellFormedClientRequestId, type ServiceSettings } fro
 import { DataSource } from 'typeorm';
 import { AccountsService, type BalanceChange } from '../accounts/accounts.service';
 import { BalanceAnnouncer } from '../accounts/balance-announcer';
+import { KeySpendAnnouncer, KeySpendLedger, type KeySpendChange } from '../keys/key-spend';
 import { observeLedgerLag, usageEventsRejected } from './ledger-metrics';
 import { usageEventProblem } from './usage-event-validation';
 
@@ -15,6 +16,8 @@ export class LedgerService {
     private readonly dataSource: DataSource,
     private readonly accounts: AccountsService,
     private readonly announcer: BalanceAnnouncer,
+    private readonly keySpend: KeySpendLedger,
+    private readonly keySpendAnnouncer: KeySpendAnnouncer,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
@@ -27,11 +30,11 @@ export class LedgerService {
   async applyUsageBatch(candidates: readonly unknown[]): Promise<number> {
     const events = await this.admissible(candidates);
     if (events.length === 0) return 0;
-    let changes: BalanceChange[];
+    let changes: { moved: BalanceChange[]; keys: KeySpendChange[] };
     let applied = 0;
     try {
       changes = await this.dataSource.transaction(async (manager) => {
-        const inserted: Array<{ account_id: string; spent: string; entries: number }> = await manager.query(
+        const inserted: InsertedUsage[] = await manager.query(
           `WITH inserted AS (
              INSERT INTO "billing"."ledger_entries"
                (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id)
@@ -39,9 +42,11 @@ export class LedgerService {
                FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::numeric[], $9::integer[], $10::jsonb[], $11::timestamptz[], $12::text[])
                  AS e(account_id, request_id, key_id, model, endpoint, units, credits_micro, usd, catalogue_revision, prices, occurred_at, client_request_id)
              ON CONFLICT (request_id) DO NOTHING
-             RETURNING account_id, amount_micro
+             RETURNING account_id, key_id, amount_micro, usd, occurred_at
            )
-           SELECT account_id, (-SUM(amount_micro))::text AS spent, COUNT(*)::integer AS entries FROM inserted GROUP BY account_id ORDER BY account_id`,
+           SELECT account_id::text, key_id::text, date_trunc('day', occurred_at, 'UTC') AS day,
+                  (-SUM(amount_micro))::text AS spent, (-SUM(usd))::text AS spent_usd, COUNT(*)::integer AS entries
+             FROM inserted GROUP BY account_id, key_id, day ORDER BY account_id`,
           [
             events.map((event) => event.accountId),
             events.map((event) => event.requestId),
@@ -57,12 +62,18 @@ export class LedgerService {
             events.map((event) => wellFormedClientRequestId(event.clientRequestId) ?? null),
           ],
         );
-        const moved: BalanceChange[] = [];
+        const spentByAccount = new Map<string, bigint>();
         for (const row of inserted) {
-          moved.push(await this.accounts.adjustBalance(manager, row.account_id, -BigInt(row.spent), 'usage'));
+          spentByAccount.set(row.account_id, (spentByAccount.get(row.account_id) ?? 0n) + BigInt(row.spent));
           applied += row.entries;
         }
-        return moved;
+        const moved: BalanceChange[] = [];
+        for (const [accountId, spent] of spentByAccount) moved.push(await this.accounts.adjustBalance(manager, accountId, -spent, 'usage'));
+        const keys = await this.keySpend.applyUsage(
+          manager,
+          inserted.map((row) => ({ keyId: row.key_id, day: row.day, spentMicro: BigInt(row.spent), spentUsd: row.spent_usd })),
+        );
+        return { moved, keys };
       });
     } catch (error) {
       this.logger.warn(`A usage batch of ${events.length} could not be applied as a whole (${error instanceof Error ? error.message : String(error)}); applying its events one by one`);
@@ -79,7 +90,8 @@ export class LedgerService {
       if (failures.length > 0) throw failures[0];
       return applied;
     }
-    for (const change of changes) this.announcer.soon(change);
+    for (const change of changes.moved) this.announcer.soon(change);
+    this.keySpendAnnouncer.soon(changes.keys);
     observeLedgerLag(events);
     return applied;
   }
@@ -166,16 +178,30 @@ export class LedgerService {
         ],
       );
       if (inserted.length === 0) return null;
-      return this.accounts.adjustBalance(manager, event.accountId, -BigInt(event.creditsMicro), 'usage');
+      const balance = await this.accounts.adjustBalance(manager, event.accountId, -BigInt(event.creditsMicro), 'usage');
+      const keys = await this.keySpend.applyUsage(manager, [{ keyId: event.keyId, day: new Date(event.occurredAt), spentMicro: BigInt(event.creditsMicro), spentUsd: event.usd }]);
+      return { balance, keys };
     });
     if (!change) {
       this.logger.debug(`Usage of request ${event.requestId} was already applied`);
       return { applied: false };
     }
-    this.announcer.soon(change);
+    this.announcer.soon(change.balance);
+    this.keySpendAnnouncer.soon(change.keys);
     observeLedgerLag([event]);
     return { applied: true };
   }
+}
+
+/** The usage a batch inserted, per account, key and UTC day. */
+interface InsertedUsage {
+  account_id: string;
+  key_id: string;
+  day: Date;
+  /** Charged, positive. */
+  spent: string;
+  spent_usd: string;
+  entries: number;
 }
 
 function usageEventProblemSafely(candidate: unknown, creditsPerUsd: number, now: number): string | undefined {

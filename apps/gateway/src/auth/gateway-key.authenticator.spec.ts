@@ -71,6 +71,25 @@ describe('GatewayKeyAuthenticator', () => {
 
   afterEach(() => jest.restoreAllMocks());
 
+  it('carries a budgeted key\'s rules and spend, taking newer spend broadcasts only, and keeps none of keys it never resolved', async () => {
+    const { key } = generateApiKey();
+    const pending = authenticator.authenticate(key, client);
+    await settle();
+    const budget = { limit: '5', unit: 'credits' as const, period: 'day' as const, limitMicro: '5000000' };
+    billing.questions[0].answer({
+      ...resolvedKey('a1'),
+      rules: { budget, models: ['mini'] },
+      keySpend: { keyId: 'key-of-a1', version: 3, periodStart: 86_400_000, spentMicro: '10', appliedMicro: '12' },
+    });
+    expect(await pending).toMatchObject({ rules: { budget, models: ['mini'] }, keySpend: { version: 3, spentMicro: 10n, appliedMicro: 12n } });
+    billing.broadcast('billing.keys.spend.changed', { keyId: 'key-of-a1', version: 5, periodStart: 86_400_000, spentMicro: '20', appliedMicro: '22' });
+    billing.broadcast('billing.keys.spend.changed', { keyId: 'key-of-a1', version: 4, periodStart: 86_400_000, spentMicro: '15', appliedMicro: '17' });
+    expect((await authenticator.authenticate(key, client))?.keySpend).toEqual({ version: 5, periodStart: 86_400_000, spentMicro: 20n, appliedMicro: 22n });
+    // A key this replica never resolved: its broadcasts are not kept (nothing would ever drop them).
+    billing.broadcast('billing.keys.spend.changed', { keyId: 'someone-else', version: 1, periodStart: 0, spentMicro: '1', appliedMicro: '1' });
+    expect((authenticator as unknown as { keySpends: Map<string, unknown> }).keySpends.has('someone-else')).toBe(false);
+  });
+
   /** Authenticates `key` with billing answering `key` found for `accountId`. */
   async function known(key: string, accountId: string) {
     const auth = authenticator.authenticate(key, client);

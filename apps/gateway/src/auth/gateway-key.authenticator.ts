@@ -1,5 +1,5 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName, type AuthenticatedKey, type BalanceSnapshot, type ResolvedKey } from '@igw/contracts';
+import { QueueName, type AuthenticatedKey, type BalanceSnapshot, type KeySpendSnapshot, type KeySpendWire, type ResolvedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import {
   ApiKeyAuthenticator,
@@ -14,7 +14,7 @@ import {
 } from '@igw/platform';
 
 /** A resolved key without its money (kept per account, see `balances`); `keyPrefix` is set from the first presented key that found it. */
-interface CachedKey extends Omit<AuthenticatedKey, 'balance'> {
+interface CachedKey extends Omit<AuthenticatedKey, 'balance' | 'keySpend'> {
   /** Set when broadcasts may have been missed: the entry is checked with billing again, but still used within its TTL if billing is away. */
   stale?: boolean;
   expiresAt: number;
@@ -45,6 +45,8 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   private readonly keys = new Map<string, CachedKey>();
   private readonly lookUps: KeyLookupBudget;
   private readonly balances = new Map<string, BalanceSnapshot>();
+  /** The spend of keys resolved here (only those: broadcasts about other keys are not kept), newest version each. */
+  private readonly keySpends = new Map<string, KeySpendSnapshot>();
   private readonly pending = new Map<string, PendingLookUp>();
 
   constructor(
@@ -74,6 +76,9 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     });
     await this.messaging.subscribe('billing.balance.changed', ({ accountId, balanceMicro, balanceVersion, usageSpentMicro }) => {
       this.observeBalance(accountId, { balanceMicro: BigInt(balanceMicro), version: balanceVersion, usageSpentMicro: BigInt(usageSpentMicro) });
+    });
+    await this.messaging.subscribe('billing.keys.spend.changed', (spend) => {
+      if (this.keySpends.has(spend.keyId)) this.observeKeySpend(spend);
     });
     // Broadcasts may have been missed while the relay node was away: check every key again.
     this.messaging.onRelayRecovered(() => {
@@ -112,9 +117,16 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
     if (!known || snapshot.version > known.version) this.balances.set(accountId, snapshot);
   }
 
+  private observeKeySpend(spend: KeySpendWire): void {
+    const known = this.keySpends.get(spend.keyId);
+    if (known && spend.version <= known.version) return;
+    this.keySpends.set(spend.keyId, { version: spend.version, periodStart: spend.periodStart, spentMicro: BigInt(spend.spentMicro), appliedMicro: BigInt(spend.appliedMicro) });
+  }
+
   private withBalance(key: CachedKey): AuthenticatedKey {
     const balance = this.balances.get(key.accountId) ?? NO_BALANCE;
-    return { keyId: key.keyId, keyPrefix: key.keyPrefix, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balance };
+    const keySpend = key.rules?.budget ? this.keySpends.get(key.keyId) : undefined;
+    return { keyId: key.keyId, keyPrefix: key.keyPrefix, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balance, rules: key.rules, keySpend };
   }
 
   /**
@@ -155,6 +167,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
         version: resolved.balanceVersion,
         usageSpentMicro: BigInt(resolved.usageSpentMicro),
       });
+      if (resolved.keySpend) this.observeKeySpend(resolved.keySpend);
       const entry: CachedKey = {
         keyId: resolved.keyId,
         keyPrefix: undefined,
@@ -162,6 +175,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
         plan: resolved.plan,
         status: resolved.status,
         limits: resolved.limits,
+        rules: resolved.rules,
         // Counted from the question, not the answer: the answer is as old as the question.
         expiresAt: askedAt + this.settings.env.KEY_CACHE_TTL_MS,
       };

@@ -34,6 +34,8 @@ export interface DecisionsCall {
 interface PreparedDecision {
   /** The concrete entry that answers and whose prices are charged (a floating id resolved). */
   model: CatalogueModel;
+  /** The floating entry the client named, when it resolved to `model`. */
+  namedModel?: CatalogueModel;
   revision: number;
   shape: DecisionShape;
   job: DecideJob;
@@ -65,6 +67,7 @@ export class DecisionsService {
     const plan = {
       endpoint: 'decisions',
       model: prepared.model,
+      namedModel: prepared.namedModel,
       catalogueRevision: prepared.revision,
       ceiling: { input_tokens: prepared.inputTokensCeiling },
       // A queued job cannot be called back: the request waits for its reply, at most this long.
@@ -131,6 +134,7 @@ export class DecisionsService {
     const { model: _model, provider: _provider, ...request } = call.body;
     return {
       model,
+      namedModel: model === named.model ? undefined : named.model,
       revision,
       shape,
       inputTokensCeiling: inputTokensOf(shape, via, call.body, questions, utf8Bytes),

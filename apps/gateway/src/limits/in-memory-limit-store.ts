@@ -1,13 +1,25 @@
 import type { BalanceSnapshot } from '@igw/contracts';
-import { HOUR_MS, MINUTE_MS, secondsLeft, windowOf, type Admission, type AdmissionResult, type Departure, type LimitStore, type Renewal } from './limit-store.types';
+import { HOUR_MS, MINUTE_MS, secondsLeft, windowOf, type Admission, type AdmissionResult, type Departure, type KeyBudgetHold, type LimitStore, type Renewal } from './limit-store.types';
 
-interface AccountMoney {
+interface Holds {
+  heldMicro: bigint;
+  holds: Map<string, { amountMicro: bigint; expiresAt: number }>;
+}
+
+interface AccountMoney extends Holds {
   balanceMicro: bigint;
   version: number;
   usageSpentMicro: bigint;
   settledMicro: bigint;
-  heldMicro: bigint;
-  holds: Map<string, { amountMicro: bigint; expiresAt: number }>;
+}
+
+/** A key's budget counters, as lua/spendable.lua keeps them (keySpendable). */
+interface KeyMoney extends Holds {
+  version: number;
+  periodStart: number;
+  spentMicro: bigint;
+  appliedMicro: bigint;
+  settledMicro: bigint;
 }
 
 /** Counters of one process: standalone mode's, and a replica's own while Redis is unreachable. */
@@ -16,12 +28,20 @@ export class InMemoryLimitStore implements LimitStore {
   private readonly windows = new Map<string, { window: number; count: number }>();
   private readonly inFlight = new Map<string, Map<string, number>>();
   private readonly accounts = new Map<string, AccountMoney>();
+  private readonly keys = new Map<string, KeyMoney>();
 
   async admit(admission: Admission, now: number): Promise<AdmissionResult> {
     const { perMinute, concurrency, freeHourly, credits } = admission;
     const money = credits ? this.money(credits.accountId, credits.snapshot, now) : undefined;
     // The whole hold must fit: what a request may cost is never more than is left.
     if (money && credits && (spendable(money) <= 0n || spendable(money) < credits.amountMicro)) return { allowed: false, reason: 'credits', retryAfterSeconds: 0 };
+    // The key's budget, when it has one, the same way and in the same step.
+    const budget = credits?.keyBudget;
+    const keyMoney = budget ? this.keyMoney(budget, now) : undefined;
+    if (budget && keyMoney && credits) {
+      const left = keyLeft(keyMoney, budget);
+      if (left <= 0n || left < credits.amountMicro) return { allowed: false, reason: 'key-budget', retryAfterSeconds: 0 };
+    }
     if (freeHourly && this.count(freeHourly.key, now, HOUR_MS) >= freeHourly.limit) {
       return { allowed: false, reason: 'free-hourly', retryAfterSeconds: secondsLeft(now, HOUR_MS) };
     }
@@ -38,6 +58,10 @@ export class InMemoryLimitStore implements LimitStore {
       money.holds.set(credits.holdId, { amountMicro: credits.amountMicro, expiresAt: now + credits.ttlMs });
       money.heldMicro += credits.amountMicro;
     }
+    if (keyMoney && credits) {
+      keyMoney.holds.set(credits.holdId, { amountMicro: credits.amountMicro, expiresAt: now + credits.ttlMs });
+      keyMoney.heldMicro += credits.amountMicro;
+    }
     return { allowed: true };
   }
 
@@ -46,14 +70,16 @@ export class InMemoryLimitStore implements LimitStore {
     slots?.delete(departure.slotId);
     if (slots?.size === 0) this.inFlight.delete(departure.concurrencyKey);
     const credits = departure.credits;
-    const money = credits && this.accounts.get(credits.accountId);
-    if (!credits || !money) return;
-    const hold = money.holds.get(credits.holdId);
-    if (hold) {
-      money.holds.delete(credits.holdId);
-      money.heldMicro -= hold.amountMicro;
+    if (!credits) return;
+    for (const money of [this.accounts.get(credits.accountId), credits.keyId ? this.keys.get(credits.keyId) : undefined]) {
+      if (!money) continue;
+      const hold = money.holds.get(credits.holdId);
+      if (hold) {
+        money.holds.delete(credits.holdId);
+        money.heldMicro -= hold.amountMicro;
+      }
+      money.settledMicro += credits.spentMicro;
     }
-    money.settledMicro += credits.spentMicro;
   }
 
   renew({ concurrencyKey, slotId, credits, ttlMs }: Renewal, now: number): void {
@@ -61,6 +87,8 @@ export class InMemoryLimitStore implements LimitStore {
     if (slots?.has(slotId)) slots.set(slotId, now + ttlMs);
     const hold = credits && this.accounts.get(credits.accountId)?.holds.get(credits.holdId);
     if (hold) hold.expiresAt = now + ttlMs;
+    const keyHold = credits?.keyId ? this.keys.get(credits.keyId)?.holds.get(credits.holdId) : undefined;
+    if (keyHold) keyHold.expiresAt = now + ttlMs;
   }
 
   async available(accountId: string, now: number): Promise<bigint | undefined> {
@@ -87,7 +115,20 @@ export class InMemoryLimitStore implements LimitStore {
     return money;
   }
 
-  private dropLapsedHolds(money: AccountMoney, now: number): void {
+  private keyMoney(budget: KeyBudgetHold, now: number): KeyMoney {
+    let money = this.keys.get(budget.keyId);
+    if (!money) {
+      money = { ...budget.snapshot, settledMicro: budget.snapshot.appliedMicro, heldMicro: 0n, holds: new Map() };
+      this.keys.set(budget.keyId, money);
+    } else if (budget.snapshot.version > money.version) {
+      Object.assign(money, budget.snapshot);
+    }
+    if (money.settledMicro < money.appliedMicro) money.settledMicro = money.appliedMicro;
+    this.dropLapsedHolds(money, now);
+    return money;
+  }
+
+  private dropLapsedHolds(money: Holds, now: number): void {
     for (const [holdId, hold] of money.holds) {
       if (hold.expiresAt > now) continue;
       money.holds.delete(holdId);
@@ -112,6 +153,10 @@ export class InMemoryLimitStore implements LimitStore {
     return ++entry.count;
   }
 }
+
+/** What is left of a key's budget: billing's spend in the current period (none if its period is over), the unapplied and the held. */
+const keyLeft = (money: KeyMoney, budget: KeyBudgetHold) =>
+  budget.limitMicro - (money.periodStart >= budget.periodStart ? money.spentMicro : 0n) - (money.settledMicro - money.appliedMicro) - money.heldMicro;
 
 const spendable = (money: Pick<AccountMoney, 'balanceMicro' | 'settledMicro' | 'usageSpentMicro' | 'heldMicro'>) =>
   money.balanceMicro - (money.settledMicro - money.usageSpentMicro) - money.heldMicro;

@@ -1,4 +1,19 @@
-import type { BalanceSnapshot } from '@igw/contracts';
+import type { BalanceSnapshot, KeySpendSnapshot } from '@igw/contracts';
+
+/**
+ * A key's budget, held against as the account's credits are: the same hold (same id, same
+ * amount) counts against both, in the same step. What is left is
+ * `limit - spent in the current period - (settled - applied) - held`, with the key's own
+ * `settled` (what the gateways metered for it) against billing's `applied`, as for the account.
+ */
+export interface KeyBudgetHold {
+  keyId: string;
+  limitMicro: bigint;
+  /** The start (epoch ms) of the budget period `now` falls in: a snapshot of an earlier period has spent nothing of it. */
+  periodStart: number;
+  /** The newest spend this replica knows; the store keeps the newest any replica told it. */
+  snapshot: KeySpendSnapshot;
+}
 
 /**
  * Money held for one request while it runs: its most expensive outcome. While held it
@@ -14,6 +29,8 @@ export interface CreditHold {
   amountMicro: bigint;
   /** A replica that dies leaves its holds behind; they lapse after this long. */
   ttlMs: number;
+  /** The key's budget, when it has one: the hold must fit in what is left of it too. */
+  keyBudget?: KeyBudgetHold;
 }
 
 /** What one request asks of the limits. Windows are fixed: `windowMs` long, aligned to the epoch. */
@@ -31,7 +48,7 @@ export interface Admission {
 export interface Departure {
   concurrencyKey: string;
   slotId: string;
-  credits?: { accountId: string; holdId: string; amountMicro: bigint; spentMicro: bigint };
+  credits?: { accountId: string; holdId: string; amountMicro: bigint; spentMicro: bigint; keyId?: string };
 }
 
 /**
@@ -41,11 +58,11 @@ export interface Departure {
 export interface Renewal {
   concurrencyKey: string;
   slotId: string;
-  credits?: { accountId: string; holdId: string; amountMicro: bigint };
+  credits?: { accountId: string; holdId: string; amountMicro: bigint; keyId?: string };
   ttlMs: number;
 }
 
-export type RefusalReason = 'per-minute' | 'concurrency' | 'free-hourly' | 'credits';
+export type RefusalReason = 'per-minute' | 'concurrency' | 'free-hourly' | 'credits' | 'key-budget';
 
 export type AdmissionResult = { allowed: true } | { allowed: false; reason: RefusalReason; retryAfterSeconds: number };
 

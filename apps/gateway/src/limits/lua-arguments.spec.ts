@@ -8,8 +8,8 @@ const readsOf = (script: string, record: string) => [...script.matchAll(new RegE
 
 describe('the limit scripts\' arguments', () => {
   it('pack a record\'s values in its field list\'s order, empty ones included', () => {
-    const packed = packFields(RENEWAL_FIELDS, { holdMember: '', holdsKey: '', ttlMs: 60_000, lapse: 5, slotId: 's', runningKey: 'k' });
-    expect(packed.split(FIELD_SEPARATOR)).toEqual(['k', 's', '5', '60000', '', '']);
+    const packed = packFields(RENEWAL_FIELDS, { holdMember: '', holdsKey: '', ttlMs: 60_000, lapse: 5, slotId: 's', runningKey: 'k', keyHoldsKey: '' });
+    expect(packed.split(FIELD_SEPARATOR)).toEqual(['k', 's', '5', '60000', '', '', '']);
   });
 
   it('are read in the scripts only by names the lists hold', () => {

@@ -30,13 +30,22 @@ export const ADMISSION_FIELDS = [
   'holdMember',
   'holdLapse',
   'now',
+  /** The key's budget: '' for both keys when it has none (the other key fields are then zeros). */
+  'keyMoneyKey',
+  'keyHoldsKey',
+  'keyLimitMicro',
+  'keyVersion',
+  'keyPeriodStart',
+  'keySpentMicro',
+  'keyAppliedMicro',
+  'keyCurrentPeriodStart',
 ] as const;
 
 /** A request that is over: its slot and hold to give back, what it cost to count as spent. */
-export const DEPARTURE_FIELDS = ['runningKey', 'slotId', 'accountKey', 'holdsKey', 'holdMember', 'holdMicro', 'spentMicro'] as const;
+export const DEPARTURE_FIELDS = ['runningKey', 'slotId', 'accountKey', 'holdsKey', 'holdMember', 'holdMicro', 'spentMicro', 'keyMoneyKey', 'keyHoldsKey'] as const;
 
-/** A running request's slot and hold, to live longer; `holdsKey` and `holdMember` are '' without credits. */
-export const RENEWAL_FIELDS = ['runningKey', 'slotId', 'lapse', 'ttlMs', 'holdsKey', 'holdMember'] as const;
+/** A running request's slot and hold, to live longer; `holdsKey` and `holdMember` are '' without credits, `keyHoldsKey` without a key budget. */
+export const RENEWAL_FIELDS = ['runningKey', 'slotId', 'lapse', 'ttlMs', 'holdsKey', 'holdMember', 'keyHoldsKey'] as const;
 
 /** The credits look-up: what `accountKey`'s account can spend at `now`. */
 export const AVAILABLE_FIELDS = ['accountKey', 'holdsKey', 'now'] as const;

@@ -28,7 +28,7 @@ const ACCOUNT_TTL_MS = 86_400_000;
 /** Failed admissions whose slots and holds are given back with the next call; beyond, the oldest are left to lapse. */
 const MAX_COMPENSATIONS = 10_000;
 /** The admit script's codes: 0 admitted, the others a refusal's reason. */
-const REFUSALS: Record<number, RefusalReason> = { 1: 'per-minute', 2: 'concurrency', 3: 'free-hourly', 4: 'credits' };
+const REFUSALS: Record<number, RefusalReason> = { 1: 'per-minute', 2: 'concurrency', 3: 'free-hourly', 4: 'credits', 5: 'key-budget' };
 const ADMITTED: AdmissionResult = { allowed: true };
 
 /**
@@ -61,6 +61,8 @@ interface PendingAdmission {
 const holdMember = (holdId: string, amountMicro: bigint) => `${holdId}:${amountMicro}`;
 const accountKey = (accountId: string) => `account:${accountId}:money`;
 const holdsKey = (accountId: string) => `account:${accountId}:holds`;
+const keyMoneyKey = (keyId: string) => `key:${keyId}:money`;
+const keyHoldsKey = (keyId: string) => `key:${keyId}:holds`;
 
 /**
  * The counters in Redis, shared by every replica. What one turn of the event loop admitted
@@ -136,6 +138,8 @@ export class RedisLimitStore implements LimitStore {
         holdMember: credits ? holdMember(credits.holdId, credits.amountMicro) : '',
         holdMicro: credits ? credits.amountMicro.toString() : '0',
         spentMicro: credits ? credits.spentMicro.toString() : '0',
+        keyMoneyKey: credits?.keyId ? this.key(keyMoneyKey(credits.keyId)) : '',
+        keyHoldsKey: credits?.keyId ? this.key(keyHoldsKey(credits.keyId)) : '',
       }),
     );
     this.send();
@@ -155,6 +159,7 @@ export class RedisLimitStore implements LimitStore {
       ttlMs,
       holdsKey: credits ? this.key(holdsKey(credits.accountId)) : '',
       holdMember: credits ? holdMember(credits.holdId, credits.amountMicro) : '',
+      keyHoldsKey: credits?.keyId ? this.key(keyHoldsKey(credits.keyId)) : '',
     });
     if (this.renewals.push(packed) > 1) return;
     setImmediate(() => {
@@ -188,6 +193,7 @@ export class RedisLimitStore implements LimitStore {
 
   private admissionArgument({ perMinute, concurrency, freeHourly, credits }: Admission, now: number): AdmissionArgument {
     const accountId = credits?.accountId ?? 'none';
+    const budget = credits?.keyBudget;
     return {
       minuteKey: this.key(`${perMinute.key}:${windowOf(now, MINUTE_MS)}`),
       runningKey: this.key(concurrency.key),
@@ -207,13 +213,21 @@ export class RedisLimitStore implements LimitStore {
       holdMember: credits ? holdMember(credits.holdId, credits.amountMicro) : '',
       holdLapse: credits ? now + credits.ttlMs : 0,
       now,
+      keyMoneyKey: budget ? this.key(keyMoneyKey(budget.keyId)) : '',
+      keyHoldsKey: budget ? this.key(keyHoldsKey(budget.keyId)) : '',
+      keyLimitMicro: budget ? budget.limitMicro.toString() : '0',
+      keyVersion: budget ? budget.snapshot.version : 0,
+      keyPeriodStart: budget ? budget.snapshot.periodStart : 0,
+      keySpentMicro: budget ? budget.snapshot.spentMicro.toString() : '0',
+      keyAppliedMicro: budget ? budget.snapshot.appliedMicro.toString() : '0',
+      keyCurrentPeriodStart: budget ? budget.periodStart : 0,
     };
   }
 
   /** The departure that undoes an admission: gives back its slot and hold, counts nothing as spent. */
   private undo(admission: AdmissionArgument): string {
-    const { runningKey, slotId, accountKey: account, holdsKey: holds, holdMember: member, holdMicro } = admission;
-    const departure: DepartureArgument = { runningKey, slotId, accountKey: account, holdsKey: holds, holdMember: member, holdMicro, spentMicro: '0' };
+    const { runningKey, slotId, accountKey: account, holdsKey: holds, holdMember: member, holdMicro, keyMoneyKey: keyMoney, keyHoldsKey: keyHolds } = admission;
+    const departure: DepartureArgument = { runningKey, slotId, accountKey: account, holdsKey: holds, holdMember: member, holdMicro, spentMicro: '0', keyMoneyKey: keyMoney, keyHoldsKey: keyHolds };
     return packFields(DEPARTURE_FIELDS, departure);
   }
 
@@ -233,7 +247,7 @@ export class RedisLimitStore implements LimitStore {
           if (code === 0) return pending.resolve(ADMITTED);
           const reason = REFUSALS[code];
           const retryAfterMs = Number(codes[2 * index + 1]);
-          pending.resolve({ allowed: false, reason, retryAfterSeconds: reason === 'credits' ? 0 : Math.max(1, Math.ceil(retryAfterMs / 1000)) });
+          pending.resolve({ allowed: false, reason, retryAfterSeconds: reason === 'credits' || reason === 'key-budget' ? 0 : Math.max(1, Math.ceil(retryAfterMs / 1000)) });
         });
       },
       // Departures lost with a failed call leave their slots and holds to lapse on their own.

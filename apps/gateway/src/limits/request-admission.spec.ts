@@ -114,6 +114,43 @@ describe('RequestAdmission and its LIMIT_STORE', () => {
     expect(store.closed).toBe(true);
   });
 
+  it('asks the store for the key\'s rules: the lower rates, the budget held with the same hold, and refuses other models before asking', async () => {
+    const store = new ScriptedStore({ allowed: true });
+    const { context, admission } = await admissionContext({ RATE_LIMIT_RPM: '100', RATE_LIMIT_CONCURRENCY: '3' }, store);
+    try {
+      const keySpend = { version: 4, periodStart: Date.UTC(2026, 0, 1), spentMicro: 7n, appliedMicro: 9n };
+      const ruled: AuthenticatedKey = {
+        ...auth,
+        rules: { requestsPerMinute: 10, concurrentRequests: 50, models: ['test/*'], budget: { limit: '2', unit: 'credits', period: 'month', limitMicro: '2000000' } },
+        keySpend,
+      };
+      const hold = await admission.admit({ ...call(), auth: ruled }, { output_tokens: 1 });
+      const [asked] = store.admissions;
+      const monthStart = new Date();
+      monthStart.setUTCDate(1);
+      monthStart.setUTCHours(0, 0, 0, 0);
+      expect(asked.perMinute.limit).toBe(10);
+      expect(asked.concurrency.limit).toBe(3);
+      expect(asked.credits!.keyBudget).toEqual({ keyId: 'k1', limitMicro: 2_000_000n, periodStart: monthStart.getTime(), snapshot: keySpend });
+      hold.release();
+      expect(store.departures[0].credits).toMatchObject({ keyId: 'k1', holdId: asked.credits!.holdId });
+
+      const other = { ...call(), auth: { ...ruled, rules: { models: ['anthropic/*'] } } };
+      const refused = await admission.admit(other, {}).catch((error: GatewayException) => error);
+      expect(refused).toBeInstanceOf(GatewayException);
+      expect((refused as GatewayException).getStatus()).toBe(403);
+      expect((refused as GatewayException).message).toBe("Forbidden: this API key may not call model 'test/mini' (the key's model rule allows: anthropic/*).");
+      expect(store.admissions).toHaveLength(1);
+      // A floating id the client named allows its pinned release, as an alias would.
+      const floating = { ...model, id: 'test/floating', resolvesTo: 'test/mini' };
+      const pinnedCall = { ...call(), auth: { ...ruled, rules: { models: ['test/floating'] } }, namedModel: floating };
+      (await admission.admit(pinnedCall, {})).release();
+      expect(store.admissions).toHaveLength(2);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('turns the store\'s refusal into the 429 with retry-after, or the 403 for credits', async () => {
     const busy = await admissionContext({}, new ScriptedStore({ allowed: false, reason: 'per-minute', retryAfterSeconds: 17 }));
     expect(await refusal(busy.admission.admit(call(), {}))).toEqual({ status: 429, headers: { 'retry-after': '17' } });

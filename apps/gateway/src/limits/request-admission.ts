@@ -1,11 +1,11 @@
 import { HttpStatus, Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { ErrorMessages } from '@igw/contracts';
-import { priceUsage } from '@igw/domain';
+import { ErrorMessages, type AuthenticatedKey, type KeyBudget } from '@igw/contracts';
+import { modelAllowed, periodEndOf, periodStartOf, priceUsage } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import type { PaidCall } from '../paid-requests/admitted-request';
 import { InMemoryLimitStore } from './in-memory-limit-store';
 import { LIMIT_STORE } from './limit-store.provider';
-import type { Admission, AdmissionResult, LimitStore } from './limit-store.types';
+import type { Admission, AdmissionResult, KeyBudgetHold, LimitStore } from './limit-store.types';
 
 /**
  * A request's slot and hold are renewed this often per lapse (REQUEST_HOLD_LAPSE_MS): a
@@ -67,7 +67,7 @@ export class RequestHold {
   constructor(
     private readonly store: LimitStore,
     private readonly concurrencyKey: string,
-    private readonly credits: { accountId: string; holdId: string; amountMicro: bigint },
+    private readonly credits: { accountId: string; holdId: string; amountMicro: bigint; keyId?: string },
     /** Renews the slot and hold until released; without, they live as long as the store was told at admission. */
     private readonly running?: RunningRequests,
   ) {
@@ -98,10 +98,43 @@ export class RequestHold {
   }
 }
 
+/** The account's limit, or the key's own when lower (`byKey`: the refusal then names the key's rule). */
+function lowerOf(accountLimit: number, keyLimit: number | undefined): { limit: number; byKey: boolean } {
+  return keyLimit !== undefined && keyLimit < accountLimit ? { limit: keyLimit, byKey: true } : { limit: accountLimit, byKey: false };
+}
+
+/** What the key's budget asks of the store, when it has one. */
+function keyBudgetHold(auth: AuthenticatedKey, now: number): KeyBudgetHold | undefined {
+  const budget = auth.rules?.budget;
+  if (!budget) return undefined;
+  return {
+    keyId: auth.keyId,
+    limitMicro: BigInt(budget.limitMicro),
+    periodStart: periodStartOf(budget.period, new Date(now)).getTime(),
+    // A key billing has not told about yet has spent nothing this store does not count itself.
+    snapshot: auth.keySpend ?? { version: -1, periodStart: 0, spentMicro: 0n, appliedMicro: 0n },
+  };
+}
+
+function modelRefused(modelId: string, allowed: readonly string[]): GatewayException {
+  const listed = allowed.length === 0 ? 'none' : allowed.slice(0, 10).join(', ') + (allowed.length > 10 ? ', ...' : '');
+  return new GatewayException(HttpStatus.FORBIDDEN, `Forbidden: this API key may not call model '${modelId}' (the key's model rule allows: ${listed}).`);
+}
+
+function budgetRefused(budget: KeyBudget, periodStart: number): GatewayException {
+  const per = budget.period === 'lifetime' ? 'for its lifetime' : `per ${budget.period}`;
+  const resetsAt = periodEndOf(budget.period, new Date(periodStart));
+  const when = resetsAt ? `it resets at ${resetsAt.toISOString()}` : 'it never resets; an administrator can raise it';
+  return new GatewayException(
+    HttpStatus.FORBIDDEN,
+    `Forbidden: this API key's budget of ${budget.limit} ${budget.unit === 'usd' ? 'USD' : 'credits'} ${per} is spent, or too little of it is left for this request's most expensive outcome; ${when}.`,
+  );
+}
+
 /**
- * Admits paid requests: per API key, requests per minute and requests in flight; per free
- * account, requests per hour; per account, credits, holding each request's most expensive
- * outcome while it runs. Over a rate limit: 429 with `retry-after`; nothing left to spend: 403.
+ * Admits paid requests: per API key, its model rule, requests per minute and requests in
+ * flight, and its budget; per free account, requests per hour; per account, credits, holding
+ * each request's most expensive outcome (against the key's budget too) while it runs. Over a rate limit: 429 with `retry-after`; nothing left to spend: 403.
  * Everything is checked and counted in one step in the LIMIT_STORE (see limit-store.provider.ts):
  * shared by every replica when REDIS_URL is set, kept in the process otherwise.
  */
@@ -127,22 +160,40 @@ export class RequestAdmission implements OnApplicationShutdown {
   async admit(call: PaidCall, ceilingUnits: Record<string, number>): Promise<RequestHold> {
     const { env } = this.settings;
     const { auth, requestId } = call;
+    const rules = auth.rules;
+    // A floating id stands for its pinned release as an alias does: allowing either allows the call.
+    if (rules?.models && !modelAllowed(rules.models, call.model) && !(call.namedModel && modelAllowed(rules.models, call.namedModel))) {
+      throw modelRefused(call.model.id, rules.models);
+    }
     const costCeilingMicro = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro;
     const abandonedAfterMs = env.REQUEST_HOLD_LAPSE_MS;
     const concurrencyKey = `key:${auth.keyId}:running`;
+    // The key's own rates apply within the account's: the lower of the two counts.
+    const perMinute = lowerOf(auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM, rules?.requestsPerMinute);
+    const concurrent = lowerOf(auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, rules?.concurrentRequests);
+    const now = Date.now();
+    const keyBudget = keyBudgetHold(auth, now);
     const admission: Admission = {
-      perMinute: { key: `key:${auth.keyId}:minute`, limit: auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM },
-      concurrency: { key: concurrencyKey, limit: auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, ttlMs: abandonedAfterMs, slotId: requestId },
+      perMinute: { key: `key:${auth.keyId}:minute`, limit: perMinute.limit },
+      concurrency: { key: concurrencyKey, limit: concurrent.limit, ttlMs: abandonedAfterMs, slotId: requestId },
       freeHourly: auth.plan === 'free' ? { key: `account:${auth.accountId}:hour`, limit: env.FREE_TIER_HOURLY_LIMIT } : undefined,
-      credits: { accountId: auth.accountId, snapshot: auth.balance, holdId: requestId, amountMicro: costCeilingMicro, ttlMs: abandonedAfterMs },
+      credits: { accountId: auth.accountId, snapshot: auth.balance, holdId: requestId, amountMicro: costCeilingMicro, ttlMs: abandonedAfterMs, keyBudget },
     };
     const { store, result } = await this.admitSomewhere(admission);
     if (!result.allowed) {
       if (result.reason === 'credits') throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.creditsExhausted);
+      if (result.reason === 'key-budget') throw budgetRefused(auth.rules!.budget!, keyBudget!.periodStart);
+      const headers = { 'retry-after': String(result.retryAfterSeconds) };
+      if (result.reason === 'per-minute' && perMinute.byKey) {
+        throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: this API key's rule allows ${perMinute.limit} requests per minute; it resets in ${result.retryAfterSeconds} s.`, { headers });
+      }
+      if (result.reason === 'concurrency' && concurrent.byKey) {
+        throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: this API key's rule allows ${concurrent.limit} requests in flight at once; retry when one finishes.`, { headers });
+      }
       const message = result.reason === 'free-hourly' ? ErrorMessages.freeTierExhausted(env.FREE_TIER_HOURLY_LIMIT) : ErrorMessages.tooManyRequests;
-      throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers: { 'retry-after': String(result.retryAfterSeconds) } });
+      throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers });
     }
-    return new RequestHold(store, concurrencyKey, { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro }, this.running);
+    return new RequestHold(store, concurrencyKey, { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro, keyId: keyBudget?.keyId }, this.running);
   }
 
   /**

@@ -11,6 +11,8 @@ export interface PaidCall {
   endpoint: string;
   /** The entry as read when the request started: its prices are the ones charged. */
   model: CatalogueModel;
+  /** The entry the client named, when it stands for `model` (a floating id and its pinned release): a key's model rule may allow either. */
+  namedModel?: CatalogueModel;
   catalogueRevision: number;
   /** The HTTP request's context: what it ran and used goes there for its access-log line. */
   context?: RequestContext;

@@ -31,6 +31,8 @@ export interface RequestPlan {
   fallbackGroup?: string;
   /** The entry whose prices are charged, as read when the request started. */
   model: CatalogueModel;
+  /** The entry the client named, when another one answers for it (a floating id's pinned release). */
+  namedModel?: CatalogueModel;
   catalogueRevision: number;
   /** The most the request can cost, in the model's priced units: held until it finishes. */
   ceiling: Units;
@@ -198,7 +200,15 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
       context.model = plan.model.id;
       if (this.settings.env.LOG_PROMPTS) context.prompt = plan.prompt;
     }
-    const call: PaidCall = { requestId: request.requestId, auth: request.auth, endpoint: plan.endpoint, model: plan.model, catalogueRevision: plan.catalogueRevision, context };
+    const call: PaidCall = {
+      requestId: request.requestId,
+      auth: request.auth,
+      endpoint: plan.endpoint,
+      model: plan.model,
+      namedModel: plan.namedModel,
+      catalogueRevision: plan.catalogueRevision,
+      context,
+    };
     const hold = await this.admission.admit(call, plan.ceiling);
     return new AdmittedRequest(call, hold, this.charging, this.telemetry.admitted(call));
   }

@@ -1,3 +1,5 @@
+import type { KeySpendWire } from '../billing/key-resolution';
+
 /**
  * Broadcast topics (BullMQ Relay). Every subscriber in every process receives each message.
  * NEVER RENAME a topic: running replicas of the old version would stop hearing each other.
@@ -7,7 +9,9 @@ export interface TopicMap {
   'billing.keys.created': { keyHash: string };
   /** `usageSpentMicro`: the usage charges applied to the account so far, as of `balanceVersion`. */
   'billing.balance.changed': { accountId: string; balanceMicro: string; balanceVersion: number; usageSpentMicro: string };
-  /** Plan, status or limits of an account changed: gateways drop what they cached for it. */
+  /** A key's spend in its budget's period changed (usage applied, period started, rules changed); newer versions win. */
+  'billing.keys.spend.changed': KeySpendWire;
+  /** Plan, status or limits of an account, or the rules of one of its keys, changed: gateways drop what they cached for it. */
   'billing.account.changed': { accountId: string };
   'catalogue.revision.changed': { revision: number };
 }

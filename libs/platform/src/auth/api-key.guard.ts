@@ -63,6 +63,10 @@ export async function authenticateRequest(authenticator: ApiKeyAuthenticator, re
   // A key that cannot be one of ours is refused here, before any hash, cache entry or look-up.
   const auth = presented && isWellFormedApiKey(presented) ? await authenticator.authenticate(presented, request) : null;
   if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
+  const expiresAt = auth.rules?.expiresAt;
+  if (expiresAt !== undefined && Date.parse(expiresAt) <= Date.now()) {
+    throw new GatewayException(HttpStatus.UNAUTHORIZED, `Unauthorized: this API key expired at ${expiresAt} (the key's expiry rule). Ask an administrator for a new key or a later expiry.`);
+  }
   if (requirements.credits && auth.status === 'suspended') {
     throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.accountSuspended);
   }

@@ -1,19 +1,10 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { ApiProperty } from '@nestjs/swagger';
+import { KeyDto } from './key.dto';
+import { KeyRulesDto } from './key-rules.dto';
 
-export class CreateKeyDto {
-  @ApiPropertyOptional({ example: 'ci pipeline' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  name?: string;
-}
+/** A new key's name and rules, all optional (see KeyRulesDto). */
+export class CreateKeyDto extends KeyRulesDto {}
 
-export class CreatedKeyDto {
-  @ApiProperty() id!: string;
+export class CreatedKeyDto extends KeyDto {
   @ApiProperty({ description: 'The API key. Shown only here; store it now.' }) key!: string;
-  @ApiProperty({ description: 'First characters of the key, to recognise it later' }) prefix!: string;
-  @ApiProperty({ nullable: true }) name!: string | null;
-  @ApiProperty() accountId!: string;
-  @ApiProperty() createdAt!: string;
 }

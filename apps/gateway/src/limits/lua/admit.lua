@@ -1,7 +1,7 @@
 -- One round trip for what a turn of the event loop produced: first the requests that finished
 -- (slots and holds given back, their cost counted as spent), then the new ones admitted in
--- order, each checked and counted atomically (credits, the free plan's hour, the key's minute,
--- its in-flight count), so replicas share the limits exactly. Key names travel in ARGV (already
+-- order, each checked and counted atomically (credits, the key's budget, the free plan's hour,
+-- the key's minute, its in-flight count), so replicas share the limits exactly. Key names travel in ARGV (already
 -- prefixed) because a batch names a varying number of keys: the store needs a single Redis,
 -- not a cluster.
 -- ARGV: the minute's and the hour's length and an idle account's lifetime (ms), the number of
@@ -18,6 +18,10 @@ for i = 5, 4 + departureCount do
     -- Given back once: a second departure of the same hold changes nothing.
     if redis.call('ZREM', d.holdsKey, d.holdMember) == 1 then redis.call('HINCRBY', d.accountKey, 'held', '-' .. d.holdMicro) end
     if d.spentMicro ~= '0' then redis.call('HINCRBY', d.accountKey, 'settled', d.spentMicro) end
+    if d.keyHoldsKey ~= '' then
+      if redis.call('ZREM', d.keyHoldsKey, d.holdMember) == 1 then redis.call('HINCRBY', d.keyMoneyKey, 'held', '-' .. d.holdMicro) end
+      if d.spentMicro ~= '0' then redis.call('HINCRBY', d.keyMoneyKey, 'settled', d.spentMicro) end
+    end
   end
 end
 
@@ -28,6 +32,11 @@ local function admit(a)
     local left = spendable(a.accountKey, a.holdsKey, a.balanceMicro, a.balanceVersion, a.usageSpentMicro, now)
     -- The whole hold must fit: what a request may cost is never more than is left.
     if left <= 0 or left < tonumber(a.holdMicro) then return 4, 0 end
+    -- The key's budget, when it has one, the same way and in the same step.
+    if a.keyHoldsKey ~= '' then
+      local keyLeft = keySpendable(a.keyMoneyKey, a.keyHoldsKey, a.keyLimitMicro, a.keyVersion, a.keyPeriodStart, a.keySpentMicro, a.keyAppliedMicro, a.keyCurrentPeriodStart, now)
+      if keyLeft <= 0 or keyLeft < tonumber(a.holdMicro) then return 5, 0 end
+    end
   end
   local freeLimit = tonumber(a.freeHourlyLimit)
   if freeLimit > 0 then
@@ -51,6 +60,12 @@ local function admit(a)
     redis.call('HINCRBY', a.accountKey, 'held', a.holdMicro)
     redis.call('PEXPIRE', a.accountKey, accountTtl)
     redis.call('PEXPIRE', a.holdsKey, accountTtl)
+    if a.keyHoldsKey ~= '' then
+      redis.call('ZADD', a.keyHoldsKey, a.holdLapse, a.holdMember)
+      redis.call('HINCRBY', a.keyMoneyKey, 'held', a.holdMicro)
+      redis.call('PEXPIRE', a.keyMoneyKey, accountTtl)
+      redis.call('PEXPIRE', a.keyHoldsKey, accountTtl)
+    end
   end
   return 0, 0
 end

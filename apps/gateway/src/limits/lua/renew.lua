@@ -8,5 +8,6 @@ for i = 1, #ARGV do
     redis.call('PEXPIRE', r.runningKey, ttl)
   end
   if r.holdsKey ~= '' then redis.call('ZADD', r.holdsKey, 'XX', r.lapse, r.holdMember) end
+  if r.keyHoldsKey ~= '' then redis.call('ZADD', r.keyHoldsKey, 'XX', r.lapse, r.holdMember) end
 end
 return #ARGV
