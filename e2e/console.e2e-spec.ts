@@ -28,27 +28,20 @@ interface Cookie {
   sameSite: string;
   secure: boolean;
 }
-interface Route {
-  request(): { method(): string; postData(): string | null; headers(): Record<string, string> };
-  fetch(): Promise<{ json(): Promise<unknown> }>;
-  fulfill(options: { status: number; contentType?: string; body: string }): Promise<void>;
-  continue(): Promise<void>;
-}
 interface Page {
   goto(url: string): Promise<unknown>;
-  route(url: string, handler: (route: Route) => Promise<void>): Promise<void>;
   url(): string;
   locator(selector: string): Locator;
   /** Runs the expression in the page (a string: the repo's types have no DOM). */
   evaluate<R>(expression: string): Promise<R>;
   on(event: 'console', listener: (message: { type(): string; text(): string }) => void): void;
   on(event: 'dialog', listener: (dialog: { accept(): Promise<void> }) => void): void;
-  on(event: 'request', listener: (request: { url(): string }) => void): void;
+  on(event: 'request', listener: (request: { url(): string; method(): string; postData(): string | null }) => void): void;
   screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
   context(): { cookies(): Promise<Cookie[]> };
 }
 interface Browser {
-  newPage(options?: { viewport: { width: number; height: number } }): Promise<Page>;
+  newPage(options?: { viewport: { width: number; height: number }; timezoneId?: string }): Promise<Page>;
   close(): Promise<void>;
 }
 interface PlaywrightCore {
@@ -93,6 +86,23 @@ interface Summary {
   data: SummaryRow[];
   totals: { requests: number; credits: string; usd: string };
 }
+
+/** billing's KeyDto, as GET /admin/v1/keys/:id answers. */
+interface KeyDto {
+  id: string;
+  name: string | null;
+  accountId: string;
+  metadata: Record<string, string>;
+  budget: { limit: string; unit: 'usd' | 'credits'; period: 'day' | 'month' | 'lifetime' } | null;
+  models: string[] | null;
+  rpm: number | null;
+  concurrency: number | null;
+  expiresAt: string | null;
+  spend: { period: string; spent: string; periodStart: string; resetsAt: string | null } | null;
+}
+
+/** An instant on a whole minute as the console shows it: UTC, "2026-12-01 00:00Z". */
+const utcMinute = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`;
 
 (CHROMIUM ? describe : describe.skip)(CHROMIUM ? 'Admin console in a real browser' : `Admin console in a real browser (${SKIPPED})`, () => {
   let emulator: RunningEmulator;
@@ -153,6 +163,9 @@ interface Summary {
     // A key, shown once with a copy button.
     const createKey = page.locator('[data-testid="create-key"]');
     await createKey.locator('input[name="name"]').fill('ci pipeline');
+    await createKey.locator('input[name="budgetLimit"]').fill('5');
+    await createKey.locator('input[name="models"]').fill('openai/*');
+    await createKey.locator('textarea[name="metadata"]').fill('owner=ci@example.com');
     await createKey.locator('button[type="submit"]').click();
     const keyField = page.locator('[data-testid="new-key-value"]');
     await keyField.waitFor();
@@ -160,7 +173,7 @@ interface Summary {
     expect(key.length).toBeGreaterThan(20);
     await page.locator('[data-testid="new-key"] button:text-is("Copy")').click();
     await page.locator('[data-testid="new-key"] button:text-is("Copied")').waitFor();
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'account.png'), fullPage: true });
+    const keyId = (await page.locator('[data-testid="new-key"]').getAttribute('data-key-id'))!;
     await page.locator('[data-testid="new-key"] button:text-is("Done")').click();
 
     // Paid requests with it, through the gateway to the emulated upstream.
@@ -200,9 +213,16 @@ interface Summary {
     await eventually(async () => (await ledgerRows.count()) === 1, 10_000);
     await page.locator('[data-testid="total-requests"]:text-is("1")').waitFor();
 
-    // Revoke in the console; the gateway refuses the key soon after.
+    // The account page shows the key's rules and what it spent this month, as billing counts it.
     await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
-    const keyRow = page.locator('[data-testid="keys-table"] tbody tr[data-key-id]').first();
+    const keyRow = page.locator(`[data-testid="keys-table"] tbody tr[data-key-id="${keyId}"]`);
+    const spent = (await call<KeyDto>(`${app.billing}/admin/v1/keys/${keyId}`, { token: app.adminToken })).body.spend!.spent;
+    expect(spent).toBe(sumDecimals(entries.map((entry) => entry.usd), 12));
+    await keyRow.locator(`[data-testid="key-budget"][data-spent="${spent}"]`).waitFor();
+    await keyRow.locator('[data-testid="key-rules"]:text-is("models: openai/* · owner=ci@example.com")').waitFor();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'account.png'), fullPage: true });
+
+    // Revoke in the console; the gateway refuses the key soon after.
     await keyRow.locator('button:text-is("Revoke")').click();
     await keyRow.locator('.badge:text-is("revoked")').waitFor();
     await eventually(async () => (await chat(key, 'openai/gpt-4o-mini')).status === 401, 10_000);
@@ -238,8 +258,8 @@ interface Summary {
     for (const file of ['login.png', 'accounts.png', 'account.png', 'usage.png', 'catalogue.png']) expect((await stat(path.join(SCREENSHOTS, file))).size).toBeGreaterThan(10_000);
   }, 120_000);
 
-  async function signedInPage(): Promise<Page> {
-    const page = await browser.newPage({ viewport: LAPTOP });
+  async function signedInPage(timezoneId?: string): Promise<Page> {
+    const page = await browser.newPage({ viewport: LAPTOP, timezoneId });
     await page.goto(`${app.billing}/console/`);
     await page.locator('input[name="token"]').fill(app.adminToken);
     await page.locator('button[type="submit"]').click();
@@ -247,90 +267,124 @@ interface Summary {
     return page;
   }
 
-  it('edits a key\'s rules only as far as billing\'s KeyDto shows them', async () => {
-    const { accountId, keyId } = await app.paidKey(1_000_000);
-    const page = await signedInPage();
-    page.on('dialog', (dialog) => void dialog.accept());
-
-    // Without key rules in billing the form is the name alone, and saving says why it cannot.
-    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
-    const row = page.locator(`tr[data-key-id="${keyId}"]`);
-    await row.locator('button:text-is("Edit")').click();
-    const editor = page.locator('[data-testid="edit-key"]');
-    await editor.waitFor();
-    expect(await editor.locator('input').count()).toBe(1);
-    expect(await page.locator('[data-testid="create-key"] input[name="budgetLimit"]').count()).toBe(0);
-    await editor.locator('input[name="name"]').fill('renamed');
-    await editor.locator('button[type="submit"]').click();
-    await editor.locator('.error:has-text("cannot change keys yet")').waitFor();
-
-    // With the agreed KeyDto shape (the key-rules fields; answered here by the page's own route
-    // handler, as billing will once it has them), the form shows and sends exactly those fields.
-    const sent: Array<{ method: string; body: unknown; header: string | undefined }> = [];
-    await page.route(`**/admin/v1/accounts/${accountId}/keys`, async (route) => {
-      if (route.request().method() !== 'GET') {
-        sent.push({ method: route.request().method(), body: JSON.parse(route.request().postData() ?? 'null'), header: route.request().headers()['x-igw-console'] });
-        return route.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify({ id: keyId, key: 'igw_shown_once', prefix: 'igw_shown', name: 'team key' }) });
-      }
-      const real = (await route.fetch().then((response) => response.json())) as { data: Array<Record<string, unknown>> };
-      const withRules = real.data.map((key) => ({
-        ...key,
-        metadata: { team: 'ml' },
-        budget: { limit: '25.00', unit: 'usd', period: 'month' },
-        models: ['anthropic/*'],
-        rpm: 60,
-        concurrency: null,
-        expiresAt: null,
-        spend: { period: 'month', spent: '3.20', periodStart: '2026-11-01T00:00:00Z', resetsAt: '2026-12-01T00:00:00Z' },
-      }));
-      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ ...real, data: withRules }) });
+  it("creates and edits a key's rules in the console, shows billing's refusals and the key's spend, and the gateway enforces what was saved", async () => {
+    const { accountId } = await app.paidKey(5_000_000);
+    // A browser far from UTC: the expiry typed and the resets shown are UTC all the same.
+    const page = await signedInPage('Pacific/Auckland');
+    const patches: unknown[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'PATCH') patches.push(JSON.parse(request.postData() ?? 'null'));
     });
-    await page.route(`**/admin/v1/keys/${keyId}`, async (route) => {
-      sent.push({ method: route.request().method(), body: JSON.parse(route.request().postData() ?? 'null'), header: route.request().headers()['x-igw-console'] });
-      await route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
-    });
-    await page.goto(`${app.billing}/console/#/accounts`);
-    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
-    await row.locator('td:has-text("3.20 of 25.00 usd / month · models: anthropic/* · 60 rpm · team=ml")').waitFor();
-    await row.locator('button:text-is("Edit")').click();
-    await editor.waitFor();
-    expect(await editor.locator('input[name="budgetLimit"]').inputValue()).toBe('25.00');
-    expect(await editor.locator('input[name="models"]').inputValue()).toBe('anthropic/*');
-    expect(await editor.locator('input[name="rpm"]').inputValue()).toBe('60');
-    expect(await editor.locator('input[name="concurrency"]').inputValue()).toBe('');
-    await editor.locator('input[name="budgetLimit"]').fill('30');
-    await editor.locator('input[name="models"]').fill('');
-    await editor.locator('input[name="concurrency"]').fill('2');
-    await editor.locator('input[name="expiresAt"]').fill('2027-01-31T12:30');
-    await editor.locator('button[type="submit"]').click();
-    await editor.waitFor({ state: 'detached' });
-    expect(sent).toEqual([
-      {
-        method: 'PATCH',
-        header: '1',
-        body: {
-          metadata: { team: 'ml' },
-          budget: { limit: '30', unit: 'usd', period: 'month' },
-          models: null,
-          rpm: 60,
-          concurrency: 2,
-          expiresAt: '2027-01-31T12:30:00.000Z',
-        },
-      },
-    ]);
 
-    // A new key's form offers the rules too, and leaves unset ones out of the request.
+    // Created with a daily budget, one model and a label.
+    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
     const create = page.locator('[data-testid="create-key"]');
     await create.locator('input[name="name"]').fill('team key');
     await create.locator('input[name="budgetLimit"]').fill('5');
     await create.locator('select[name="budgetPeriod"]').selectOption('day');
-    await create.locator('input[name="models"]').fill('openai/gpt-4o-mini, anthropic/*');
+    await create.locator('input[name="models"]').fill('openai/gpt-4o-mini');
+    await create.locator('textarea[name="metadata"]').fill('team=ml');
     await create.locator('button[type="submit"]').click();
-    await page.locator('[data-testid="new-key-value"]').waitFor();
-    expect(sent[1]).toEqual({
-      method: 'POST',
-      header: '1',
-      body: { name: 'team key', budget: { limit: '5', unit: 'usd', period: 'day' }, models: ['openai/gpt-4o-mini', 'anthropic/*'] },
+    const notice = page.locator('[data-testid="new-key"]');
+    await notice.locator('[data-testid="new-key-value"]').waitFor();
+    const key = await notice.locator('[data-testid="new-key-value"]').inputValue();
+    const keyId = (await notice.getAttribute('data-key-id'))!;
+    const getKey = async () => (await call<KeyDto>(`${app.billing}/admin/v1/keys/${keyId}`, { token: app.adminToken })).body;
+    const created = await getKey();
+    expect(created).toMatchObject({
+      name: 'team key',
+      accountId,
+      metadata: { team: 'ml' },
+      budget: { limit: '5', unit: 'usd', period: 'day' },
+      models: ['openai/gpt-4o-mini'],
+      rpm: null,
+      concurrency: null,
+      expiresAt: null,
+      spend: { period: 'day' },
     });
-  }, 60_000);
+    const row = page.locator(`tr[data-key-id="${keyId}"]`);
+    await row.locator(`[data-testid="key-budget"]:text-is("${created.spend!.spent} of 5 USD / day · resets ${utcMinute(created.spend!.resetsAt!)}")`).waitFor();
+    await row.locator('[data-testid="key-rules"]:text-is("models: openai/gpt-4o-mini · team=ml")').waitFor();
+
+    // Billing's own validation messages show in the form, which stays open to fix them.
+    await row.locator('button:text-is("Edit")').click();
+    const editor = page.locator('[data-testid="edit-key"]');
+    const refusal = editor.locator('.error');
+    await editor.locator('input[name="rpm"]').fill('0');
+    await editor.locator('button[type="submit"]').click();
+    await refusal.waitFor();
+    const rpmRefused = await call<{ message: string }>(`${app.billing}/admin/v1/keys/${keyId}`, { method: 'PATCH', token: app.adminToken, body: { rpm: 0 } });
+    expect(rpmRefused.status).toBe(400);
+    expect(await refusal.textContent()).toBe(rpmRefused.body.message);
+    await editor.locator('input[name="rpm"]').fill('600');
+    await editor.locator('input[name="budgetLimit"]').fill('10.1234567');
+    await editor.locator('button[type="submit"]').click();
+    const limitRefused = await call<{ message: string }>(`${app.billing}/admin/v1/keys/${keyId}`, {
+      method: 'PATCH',
+      token: app.adminToken,
+      body: { budget: { limit: '10.1234567', unit: 'usd', period: 'day' }, rpm: 600 },
+    });
+    expect(limitRefused.status).toBe(400);
+    await editor.locator(`.error:text-is("${limitRefused.body.message.replace(/"/g, '\\"')}")`).waitFor();
+    expect(limitRefused.body.message).toContain('budget');
+
+    // Saved: only the fields changed are sent, and billing stores exactly them.
+    await editor.locator('input[name="budgetLimit"]').fill('10');
+    await editor.locator('select[name="budgetPeriod"]').selectOption('month');
+    await editor.locator('input[name="expiresAt"]').fill('2099-01-31T12:30');
+    await editor.locator('textarea[name="metadata"]').fill('team=ml\nowner=ana@example.com');
+    await editor.locator('button[type="submit"]').click();
+    await editor.waitFor({ state: 'detached' });
+    expect(patches).toEqual([
+      { rpm: 0 },
+      { budget: { limit: '10.1234567', unit: 'usd', period: 'day' }, rpm: 600 },
+      { budget: { limit: '10', unit: 'usd', period: 'month' }, rpm: 600, expiresAt: '2099-01-31T12:30:00Z', metadata: { team: 'ml', owner: 'ana@example.com' } },
+    ]);
+    const edited = await getKey();
+    expect(edited).toMatchObject({
+      name: 'team key',
+      metadata: { team: 'ml', owner: 'ana@example.com' },
+      budget: { limit: '10', unit: 'usd', period: 'month' },
+      models: ['openai/gpt-4o-mini'],
+      rpm: 600,
+      concurrency: null,
+      expiresAt: '2099-01-31T12:30:00.000Z',
+      spend: { period: 'month' },
+    });
+    const labels = Object.entries(edited.metadata).map(([name, value]) => `${name}=${value}`).join(', ');
+    await row.locator(`[data-testid="key-rules"]:text-is("models: openai/gpt-4o-mini · 600 rpm · expires 2099-01-31 12:30Z · ${labels}")`).waitFor();
+    await row.locator('button:text-is("Edit")').click();
+    expect(await editor.locator('input[name="expiresAt"]').inputValue()).toBe('2099-01-31T12:30');
+    expect(await editor.locator('input[name="budgetLimit"]').inputValue()).toBe('10');
+
+    // The gateway refuses a model outside the allowlist, naming the rule...
+    expect((await chat(key, 'openai/gpt-4o-mini')).status).toBe(200);
+    const outside = await chat(key, 'openai/gpt-4o');
+    expect(outside.status).toBe(403);
+    expect((outside.body as { message: string }).message).toBe("Forbidden: this API key may not call model 'openai/gpt-4o' (the key's model rule allows: openai/gpt-4o-mini).");
+
+    // ...and lets it through once the console widens the allowlist.
+    await editor.locator('input[name="models"]').fill('openai/gpt-4o-mini, openai/gpt-4o');
+    await editor.locator('button[type="submit"]').click();
+    await editor.waitFor({ state: 'detached' });
+    expect(patches.at(-1)).toEqual({ models: ['openai/gpt-4o-mini', 'openai/gpt-4o'] });
+    expect((await getKey()).models).toEqual(['openai/gpt-4o-mini', 'openai/gpt-4o']);
+    await eventually(async () => (await chat(key, 'openai/gpt-4o')).status === 200, 10_000, 200);
+
+    // The spend the console shows is the key's spend in billing, which is the sum of its ledger rows.
+    const keyEntries = async () =>
+      (await call<{ data: Array<{ keyId: string | null; usd: string }> }>(`${app.billing}/admin/v1/accounts/${accountId}/usage?kind=usage&limit=50`, { token: app.adminToken })).body.data.filter(
+        (entry) => entry.keyId === keyId,
+      );
+    await eventually(async () => (await keyEntries()).length === 2, 20_000);
+    const ledgerUsd = sumDecimals((await keyEntries()).map((entry) => entry.usd), 12);
+    await eventually(async () => (await getKey()).spend!.spent === ledgerUsd, 20_000);
+    const { spend } = await getKey();
+    expect(toScaledUnits(parseDecimal(spend!.spent), 12)).toBeGreaterThan(0n);
+    await page.goto(`${app.billing}/console/#/accounts`);
+    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
+    const budget = row.locator(`[data-testid="key-budget"][data-spent="${spend!.spent}"]`);
+    await budget.waitFor();
+    expect(await budget.textContent()).toBe(`${spend!.spent} of 10 USD / month · resets ${utcMinute(spend!.resetsAt!)}`);
+  }, 90_000);
 });

@@ -1,7 +1,7 @@
 import { Fragment } from 'preact';
 import { useRef, useState } from 'preact/hooks';
-import { api, ApiError, type Account, type CreatedKey, type Key, type List } from './api';
-import { KeyRulesForm, keyRulesSupported, RulesSummary } from './key-rules';
+import { api, type Account, type CreatedKey, type Key, type List } from './api';
+import { BudgetSummary, KeyRulesForm, RulesSummary } from './key-rules';
 import { copyText, ErrorNote, formatNumber, formatTime, messageOf, Section, useLoad } from './ui';
 
 export function AccountPage({ id }: { id: string }) {
@@ -52,11 +52,13 @@ export function AccountPage({ id }: { id: string }) {
   );
 }
 
+/** Name, prefix, created, status, budget, rules, actions. */
+const COLUMNS = 7;
+
 function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key[] | undefined; error: string | undefined; reload: () => void }) {
   const [created, setCreated] = useState<CreatedKey>();
   const [editing, setEditing] = useState<string>();
   const [actionError, setActionError] = useState<string>();
-  const supported = keyRulesSupported(keys ?? []);
   const revoke = async (key: Key) => {
     if (!confirm(`Revoke ${key.name ?? key.prefix}? Requests with it are refused within seconds.`)) return;
     setActionError(undefined);
@@ -78,7 +80,8 @@ function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key
             <th>Prefix</th>
             <th>Created</th>
             <th>Status</th>
-            {supported && <th>Rules</th>}
+            <th>Budget</th>
+            <th>Rules</th>
             <th />
           </tr>
         </thead>
@@ -90,11 +93,12 @@ function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key
                 <td class="mono">{key.prefix}…</td>
                 <td>{formatTime(key.createdAt)}</td>
                 <td>{key.revokedAt ? <span class="badge suspended">revoked</span> : <span class="badge active">active</span>}</td>
-                {supported && (
-                  <td>
-                    <RulesSummary keyDto={key} />
-                  </td>
-                )}
+                <td>
+                  <BudgetSummary keyDto={key} />
+                </td>
+                <td>
+                  <RulesSummary keyDto={key} />
+                </td>
                 <td class="actions">
                   {!key.revokedAt && (
                     <>
@@ -110,15 +114,12 @@ function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key
               </tr>
               {editing === key.id && (
                 <tr class="editor-row">
-                  <td colSpan={supported ? 6 : 5}>
+                  <td colSpan={COLUMNS}>
                     <KeyRulesForm
                       keyDto={key}
                       submitLabel="Save"
                       onSubmit={async (changes) => {
-                        await api('PATCH', `admin/v1/keys/${encodeURIComponent(key.id)}`, changes).catch((caught: unknown) => {
-                          if (caught instanceof ApiError && caught.status === 404) throw new Error('This billing service cannot change keys yet (PATCH /admin/v1/keys/:id is not there).');
-                          throw caught;
-                        });
+                        await api<Key>('PATCH', `admin/v1/keys/${encodeURIComponent(key.id)}`, changes);
                         setEditing(undefined);
                         reload();
                       }}
@@ -130,7 +131,7 @@ function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key
           ))}
           {keys && keys.length === 0 && (
             <tr>
-              <td colSpan={supported ? 6 : 5} class="muted">
+              <td colSpan={COLUMNS} class="muted">
                 No keys yet.
               </td>
             </tr>
@@ -139,7 +140,7 @@ function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key
       </table>
       <h3>New key</h3>
       <KeyRulesForm
-        keyDto={supported ? SUPPORTED_TEMPLATE : undefined}
+        keyDto={undefined}
         submitLabel="Create key"
         onSubmit={async (fields) => {
           setCreated(await api<CreatedKey>('POST', `admin/v1/accounts/${encodeURIComponent(accountId)}/keys`, fields));
@@ -150,27 +151,11 @@ function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key
   );
 }
 
-/** The rule fields a new key's form offers once billing's KeyDto shows it supports them. */
-const SUPPORTED_TEMPLATE: Key = {
-  id: '',
-  name: null,
-  prefix: '',
-  accountId: '',
-  createdAt: '',
-  revokedAt: null,
-  metadata: {},
-  budget: null,
-  models: null,
-  rpm: null,
-  concurrency: null,
-  expiresAt: null,
-};
-
 function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }) {
   const input = useRef<HTMLInputElement>(null);
   const [copied, setCopied] = useState(false);
   return (
-    <div class="notice" role="status" data-testid="new-key">
+    <div class="notice" role="status" data-testid="new-key" data-key-id={created.id}>
       <p>
         <strong>Key {created.name ? `“${created.name}”` : created.prefix} created.</strong> Copy it now: it is shown only once.
       </p>

@@ -75,13 +75,13 @@ export interface KeyBudget {
 }
 
 export interface KeySpend {
-  period: string;
+  period: KeyBudget['period'];
   spent: string;
-  periodStart: string | null;
+  periodStart: string;
   resetsAt: string | null;
 }
 
-/** A key as billing lists it; the rule fields exist only where billing supports key rules. */
+/** A key as billing's KeyDto has it: its rules (null when unset) and its spend in the budget's current period. */
 export interface Key {
   id: string;
   name: string | null;
@@ -89,20 +89,19 @@ export interface Key {
   accountId: string;
   createdAt: string;
   revokedAt: string | null;
-  metadata?: Record<string, string>;
-  budget?: KeyBudget | null;
-  models?: string[] | null;
-  rpm?: number | null;
-  concurrency?: number | null;
-  expiresAt?: string | null;
-  spend?: KeySpend | null;
+  metadata: Record<string, string>;
+  budget: KeyBudget | null;
+  models: string[] | null;
+  rpm: number | null;
+  concurrency: number | null;
+  expiresAt: string | null;
+  /** Null without a budget. */
+  spend: KeySpend | null;
 }
 
-export interface CreatedKey {
-  id: string;
+/** The answer to creating a key: the key itself, shown only this once, with its KeyDto. */
+export interface CreatedKey extends Key {
   key: string;
-  prefix: string;
-  name: string | null;
 }
 
 export interface UsageEntry {
