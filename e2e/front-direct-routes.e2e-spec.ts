@@ -178,6 +178,10 @@ describe('Responses and Messages APIs: direct routes and Express give the same a
       expectErrorOf(pathname, await both(pathname, body(), { keyAs: 'none' }), 401, /API key/i);
       expectErrorOf(pathname, await both(pathname, body(), { token: 'sk-not-a-key' }), 401, /API key/i);
       expectErrorOf(pathname, await both(pathname, body(), { keyAs: 'x-api-key', token: 'sk-not-a-key' }), 401, /API key/i);
+      // The key as x-api-key is the Messages API's alone, as RequireApiKey says on each route.
+      const asXApiKey = await both(pathname, body(), { keyAs: 'x-api-key' });
+      if (pathname.startsWith('/v1/messages')) expect(asXApiKey.status).toBe(200);
+      else expectErrorOf(pathname, asXApiKey, 401, /API key/i);
       expectErrorOf(pathname, await both(pathname, body({ model: 'no/such-model' })), 404, /model/i);
       const { key: broke } = await harness.paidKey(0);
       expectErrorOf(pathname, await both(pathname, body(), { token: broke }), 403, /credit/i);

@@ -145,6 +145,12 @@ describe('the chat fast path and the extensions of the gateway', () => {
     expect(seen).toEqual([`${name} /v1/chat/completions`, `${name} /v1/chat/completions`]);
     expect(controllerCalls).toHaveBeenCalledTimes(2);
   });
+
+  it('turns every direct route off with DIRECT_ROUTES=false or its former name CHAT_FAST_PATH=false', () => {
+    expect(gatewayDirectRoutes({ DIRECT_ROUTES: true })).toBeDefined();
+    expect(gatewayDirectRoutes({ DIRECT_ROUTES: false })).toBeUndefined();
+    expect(gatewayDirectRoutes({ DIRECT_ROUTES: true, CHAT_FAST_PATH: false })).toBeUndefined();
+  });
 });
 
 /** A spy on a controller method that Nest still routes to: Nest reads the route from the method's own metadata. */
