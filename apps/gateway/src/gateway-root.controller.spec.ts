@@ -5,6 +5,9 @@ import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
 import { gatewayDirectRoutes } from './gateway.app';
 import { GatewayRootController } from './gateway-root.controller';
+import { MessagesController } from './messages/messages.controller';
+import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
+import { ResponsesController } from './responses/responses.controller';
 
 const AUTH: AuthenticatedKey = {
   keyId: 'k',
@@ -27,13 +30,14 @@ describe('the gateway root (HEAD / and GET /)', () => {
   beforeAll(async () => {
     class AppModule {}
     Module({
-      controllers: [GatewayRootController, ChatController],
+      controllers: [GatewayRootController, ChatController, ResponsesController, MessagesController],
       providers: [
+        { provide: PaidRequestPipeline, useValue: {} },
         { provide: ChatService, useValue: { complete: (_call: unknown, deliver: (completion: unknown) => void) => (deliver({ ok: true }), Promise.resolve()) } },
         { provide: ApiKeyAuthenticator, useValue: { authenticate } },
       ],
     })(AppModule);
-    app = await startHttpApp(AppModule, { name: 'gateway', host: '127.0.0.1', port: 0, portVariable: 'PORT', bodyLimit: '1mb', logLevel: 'error', directRoutes: gatewayDirectRoutes({ CHAT_FAST_PATH: true }) });
+    app = await startHttpApp(AppModule, { name: 'gateway', host: '127.0.0.1', port: 0, portVariable: 'PORT', bodyLimit: '1mb', logLevel: 'error', directRoutes: gatewayDirectRoutes({ DIRECT_ROUTES: true }) });
     base = await app.getUrl();
   });
 

@@ -1,7 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { drainAndClose, startHttpApp, type DirectRoute, type DirectRouteContext, type Environment, type ServiceSettings } from '@igw/platform';
+import { controllerDirectRoute, drainAndClose, startHttpApp, type DirectRoute, type DirectRouteContext, type Environment, type ServiceSettings } from '@igw/platform';
 import { chatDirectRoute } from './chat/chat-direct-route';
 import { GatewayModule } from './gateway.module';
+import { MessagesController } from './messages/messages.controller';
+import { ResponsesController } from './responses/responses.controller';
 import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 
 /** Starts the public gateway (base_url). */
@@ -24,9 +26,21 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
   });
 }
 
-/** The chat fast path, unless CHAT_FAST_PATH=false sends chat through Express and Nest like every other route. */
-export function gatewayDirectRoutes(env: Pick<Environment, 'CHAT_FAST_PATH'>): ((context: DirectRouteContext) => DirectRoute[]) | undefined {
-  return env.CHAT_FAST_PATH ? (context) => [chatDirectRoute(context)] : undefined;
+const TURN_OFF = 'DIRECT_ROUTES=false';
+
+/**
+ * The routes served straight from Node's server, those of the chat APIs (chat completions,
+ * and its Responses and Messages fronts), unless DIRECT_ROUTES=false (or its former name
+ * CHAT_FAST_PATH=false) sends them through Express and Nest like every other route.
+ */
+export function gatewayDirectRoutes(env: Pick<Environment, 'DIRECT_ROUTES' | 'CHAT_FAST_PATH'>): ((context: DirectRouteContext) => DirectRoute[]) | undefined {
+  if (!env.DIRECT_ROUTES || env.CHAT_FAST_PATH === false) return undefined;
+  return (context) => [
+    chatDirectRoute(context, TURN_OFF),
+    controllerDirectRoute(context, { controller: ResponsesController, method: 'create', turnOff: TURN_OFF }),
+    controllerDirectRoute(context, { controller: MessagesController, method: 'create', turnOff: TURN_OFF }),
+    controllerDirectRoute(context, { controller: MessagesController, method: 'countTokens', turnOff: TURN_OFF }),
+  ];
 }
 
 /**

@@ -31,3 +31,5 @@ export * from './observability/series';
 export * from './observability/metrics.controller';
 export * from './observability/secrets';
 export * from './observability/tracing';
+export * from './http/json-direct-route';
+export * from './http/controller-direct-route';

@@ -52,7 +52,7 @@ interface Contender {
 }
 
 /**
- * `/path/to/checkout`, or `CHAT_FAST_PATH=false:/path/to/checkout` for a gateway started with
+ * `/path/to/checkout`, or `DIRECT_ROUTES=false:/path/to/checkout` for a gateway started with
  * settings of its own (`.` compares this checkout with itself under other settings).
  */
 function parseContender(argument: string): { root: string; settings: Record<string, string> } {

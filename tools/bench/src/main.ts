@@ -15,7 +15,8 @@
 // embedded PostgreSQL, pinned to core 1), REDIS_URL (else BullMQ on PostgreSQL), BENCH_LEDGER=1
 // (billing applies the usage during the run too; see services.ts), BENCH_MAX_STEAL and
 // BENCH_STEAL_RETRIES (latency measurements the hypervisor stole CPU time from are repeated;
-// see load.ts), BENCH_ONLY (`chat` or `prompts`: one of the two tables), BENCH_PROMPT_SECONDS
+// see load.ts), BENCH_ONLY (`chat` or `prompts`: one of the two tables; `streams`: the
+// streams at concurrency 1 alone, see streamsTable), BENCH_PROMPT_SECONDS
 // per prompt-size measurement (1; see prompt-sizes.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -76,8 +77,9 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
 
   const header = `${new Date().toISOString()}, ${machineDescription()}`;
   const tables: string[] = [];
-  if (ONLY !== 'prompts') tables.push(await chatTable(emulator, proxy, gateway, key, gatewayProcess));
-  if (ONLY !== 'chat') {
+  if (ONLY === 'streams') tables.push(await streamsTable(emulator, proxy, gateway, key, gatewayProcess.pid!));
+  else if (ONLY !== 'prompts') tables.push(await chatTable(emulator, proxy, gateway, key, gatewayProcess));
+  if (ONLY !== 'chat' && ONLY !== 'streams') {
     const rows = await measurePromptSizes({ baseUrl: emulator }, { baseUrl: proxy }, { baseUrl: gateway, key, pid: gatewayProcess.pid! }, scenarioContextLengths(ROOT), { rounds: ROUNDS, secondsPerMeasurement: PROMPT_SECONDS });
     const errors = rows.reduce((sum, row) => sum + row.errors, 0);
     tables.push(
@@ -200,6 +202,55 @@ async function chatTable(emulator: string, proxy: string, gateway: string, key: 
   ].join('\n');
   if (errors > 0) process.stdout.write(`WARNING: ${errors} requests failed; the chat figures are not valid.\n`);
   return table;
+}
+
+/**
+ * BENCH_ONLY=streams: the streams at concurrency 1 alone (chat completions direct, through the
+ * proxy and through the gateway, and the gateway's Responses and Messages APIs), in turns as
+ * in the full table: the quick way to compare what the APIs add to a stream's first chunk.
+ */
+async function streamsTable(emulator: string, proxy: string, gateway: string, key: string, gatewayPid: number): Promise<string> {
+  const targets = {
+    direct: { baseUrl: emulator, key: 'bench', model: 'gpt-4o-mini' },
+    proxy: { baseUrl: proxy, key: 'bench', model: 'gpt-4o-mini' },
+    gateway: { baseUrl: gateway, key, model: 'mini' },
+  };
+  // The gateway's CPU time is measured too: it says what each API costs where latencies are noisy.
+  const measuringCpu = (plan: LoadPlan): LoadPlan => ({ ...plan, cpuOfPid: gatewayPid });
+  const streams: Array<[string, LoadPlan]> = [
+    ['direct:stream', chatLoadPlan(targets.direct, 1, true, SECONDS)],
+    ['proxy:stream', chatLoadPlan(targets.proxy, 1, true, SECONDS)],
+    ['gateway:stream', measuringCpu(chatLoadPlan(targets.gateway, 1, true, SECONDS))],
+    ['gateway:responses-stream', measuringCpu(responsesLoadPlan(targets.gateway, 1, SECONDS))],
+    ['gateway:messages-stream', measuringCpu(messagesLoadPlan(targets.gateway, 1, SECONDS))],
+  ];
+  process.stdout.write('warming up...\n');
+  for (const [, measured] of streams) await runLoad({ ...measured, durationMs: 2000 });
+  const samples: Record<string, LoadResult[]> = {};
+  for (let round = 1; round <= ROUNDS; round++) {
+    process.stdout.write(`round ${round}/${ROUNDS}\n`);
+    (await runTakingTurns(streams.map(([, measured]) => measured), TURNS)).forEach((result, index) => (samples[streams[index][0]] ??= []).push(result));
+  }
+  const ttfc = (name: string) => median(samples[name].map((result) => percentile(result.firstChunk, 50)));
+  const added = (name: string) => ttfc(name) - ttfc('direct:stream');
+  const errors = Object.values(samples).flat().reduce((sum, result) => sum + result.errors, 0);
+  const stolen = median(Object.values(samples).flat().map((result) => result.stolenPercent));
+  const cpuPerStream = (name: string) => median(samples[name].map((result) => result.cpuMs / result.requests));
+  const row = (measure: string, name: string, ratio = '') => `| ${measure} | ${ttfc(name).toFixed(3)} | +${added(name).toFixed(3)} | ${ratio} | ${name.startsWith('gateway:') ? cpuPerStream(name).toFixed(3) : ''} |`;
+  const ratio = (name: string) => `${(added(name) / added('gateway:stream')).toFixed(2)} (target ≤ 1.5)`;
+  if (errors > 0) process.stdout.write(`WARNING: ${errors} requests failed; the figures are not valid.\n`);
+  return [
+    `Streams at concurrency 1 (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s per measurement, medians of the rounds' p50; ${machineDescription()}; CPU time stolen by the hypervisor, median: ${stolen.toFixed(1)} %; errors: ${errors})`,
+    '',
+    '| stream first chunk p50 (ms) | time | added to the emulator\'s | ÷ chat completions\' added | gateway CPU per stream (ms) |',
+    '|---|---|---|---|---|',
+    row('emulator direct', 'direct:stream'),
+    row('minimal proxy', 'proxy:stream'),
+    row('gateway, chat completions', 'gateway:stream'),
+    row('gateway, Responses API', 'gateway:responses-stream', ratio('gateway:responses-stream')),
+    row('gateway, Messages API', 'gateway:messages-stream', ratio('gateway:messages-stream')),
+    '',
+  ].join('\n');
 }
 
 runBench(main);

@@ -4,11 +4,14 @@ import type { NextFunction, Request, Response } from 'express';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { ApiKeyAuthenticator, generateApiKey, startHttpApp } from '@igw/platform';
 import { gatewayDirectRoutes } from '../gateway.app';
+import { MessagesController } from '../messages/messages.controller';
+import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { ResponsesController } from '../responses/responses.controller';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
 
 // A team extends the gateway with a global guard, interceptor or middleware: the chat fast path
-// would skip it, so the gateway refuses to start unless CHAT_FAST_PATH=false, and then the
+// would skip it, so the gateway refuses to start unless DIRECT_ROUTES=false, and then the
 // extension sees every chat request.
 
 const AUTH: AuthenticatedKey = {
@@ -73,9 +76,11 @@ function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = 
   class ChatModule {}
   Module({
     imports: elsewhere ? [] : [ExtensionModule],
-    controllers: [ChatController],
+    // The gateway's other direct routes' controllers, as it composes them: each route is checked.
+    controllers: [ChatController, ResponsesController, MessagesController],
     providers: [
       { provide: ChatService, useValue: { complete: (_call: ChatCall, deliver: (completion: unknown) => void) => (deliver({ ok: true }), Promise.resolve()) } },
+      { provide: PaidRequestPipeline, useValue: {} },
       { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } },
     ],
   })(ChatModule);
@@ -88,7 +93,7 @@ function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = 
     portVariable: 'PORT',
     bodyLimit: '1mb',
     logLevel: 'error',
-    directRoutes: gatewayDirectRoutes({ CHAT_FAST_PATH: fastPath }),
+    directRoutes: gatewayDirectRoutes({ DIRECT_ROUTES: fastPath }),
   });
 }
 
@@ -128,17 +133,23 @@ describe('the chat fast path and the extensions of the gateway', () => {
     'refuses to start, naming %s added in %s, when the fast path would skip it',
     async (name, _where, extension, elsewhere) => {
       await expect(startChatApp(true, extension, elsewhere)).rejects.toThrow(
-        new RegExp(`^The chat fast path serves POST /v1/chat/completions and /chat/completions outside Express and Nest, so it would skip the [a-z ]*${name}.*Set CHAT_FAST_PATH=false`),
+        new RegExp(`^The chat fast path serves POST /v1/chat/completions and /chat/completions outside Express and Nest, so it would skip the [a-z ]*${name}.*Set DIRECT_ROUTES=false`),
       );
     },
   );
 
-  it.each(EXTENSIONS)('with CHAT_FAST_PATH=false, starts with %s and runs it on every chat request', async (name, extension) => {
+  it.each(EXTENSIONS)('with DIRECT_ROUTES=false, starts with %s and runs it on every chat request', async (name, extension) => {
     app = await startChatApp(false, extension);
     expect(await chat()).toEqual({ status: 200, body: { ok: true } });
     expect(await chat('application/vnd.igw+json')).toEqual({ status: 200, body: { ok: true } });
     expect(seen).toEqual([`${name} /v1/chat/completions`, `${name} /v1/chat/completions`]);
     expect(controllerCalls).toHaveBeenCalledTimes(2);
+  });
+
+  it('turns every direct route off with DIRECT_ROUTES=false or its former name CHAT_FAST_PATH=false', () => {
+    expect(gatewayDirectRoutes({ DIRECT_ROUTES: true })).toBeDefined();
+    expect(gatewayDirectRoutes({ DIRECT_ROUTES: false })).toBeUndefined();
+    expect(gatewayDirectRoutes({ DIRECT_ROUTES: true, CHAT_FAST_PATH: false })).toBeUndefined();
   });
 });
 

@@ -42,6 +42,8 @@ async function eventsOf(batches: UpstreamChatChunk[][], failWith?: Error) {
     .map((block) => {
       const [eventLine, dataLine] = block.split('\n');
       const data = JSON.parse(dataLine.slice('data: '.length)) as Record<string, unknown>;
+      // Written as JSON.stringify writes the object (the text deltas are written by hand).
+      expect(JSON.stringify(data)).toBe(dataLine.slice('data: '.length));
       expect(eventLine).toBe(`event: ${data.type as string}`);
       return data;
     });
@@ -108,6 +110,17 @@ describe("the chat stream as Anthropic's events", () => {
     expect(delta.usage.input_tokens).toBe(settlements[0].usage.prompt_tokens);
     expect(delta.usage.output_tokens).toBe(settlements[0].usage.completion_tokens);
     expect(delta.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  it('writes text deltas of any characters as JSON.stringify writes them, in the order of the fields', async () => {
+    const awkward = 'a "quote", a \\ backslash,\na newline, \u2028, é, 😀, \u0000';
+    const { events } = await eventsOf([[chunk({ content: awkward }), chunk({ content: '' }), chunk({ content: '</data>' })]]);
+    const deltas = events.filter((event) => event.type === 'content_block_delta');
+    expect(deltas).toEqual([
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: awkward } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: '</data>' } },
+    ]);
+    expect(Object.keys(deltas[0])).toEqual(['type', 'index', 'delta']);
   });
 
   it('reports a failure half-way as an error event, having settled what was read', async () => {

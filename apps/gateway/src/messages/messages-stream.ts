@@ -33,7 +33,7 @@ export class MessagesEventWriter {
       const delta = choice.delta;
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (typeof reasoning === 'string' && reasoning !== '') events += this.inBlock('thinking', { type: 'thinking', thinking: '', signature: '' }) + this.delta({ type: 'thinking_delta', thinking: reasoning });
-      if (typeof delta.content === 'string' && delta.content !== '') events += this.inBlock('text', { type: 'text', text: '' }) + this.delta({ type: 'text_delta', text: delta.content });
+      if (typeof delta.content === 'string' && delta.content !== '') events += this.inBlock('text', { type: 'text', text: '' }) + this.textDelta(delta.content);
       for (const call of delta.tool_calls ?? []) {
         if (call.id !== undefined || this.open?.kind !== 'tool_use' || this.open.toolIndex !== call.index) {
           events += this.closeBlock();
@@ -83,6 +83,15 @@ export class MessagesEventWriter {
 
   private delta(delta: Record<string, unknown>): string {
     return event('content_block_delta', { index: this.blockIndex, delta });
+  }
+
+  /**
+   * `delta({type: 'text_delta', text})`, the same text, written around the text's JSON alone:
+   * most events of a stream are these, and building and serializing objects for each was most
+   * of the stream's translation.
+   */
+  private textDelta(text: string): string {
+    return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${this.blockIndex},"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}\n\n`;
   }
 
   private closeBlock(): string {

@@ -45,6 +45,8 @@ async function eventsOf(batches: UpstreamChatChunk[][], failWith?: Error) {
     .map((block) => {
       const [eventLine, dataLine] = block.split('\n');
       const data = JSON.parse(dataLine.slice('data: '.length)) as Record<string, unknown>;
+      // Written as JSON.stringify writes the object (the text deltas are written by hand).
+      expect(JSON.stringify(data)).toBe(dataLine.slice('data: '.length));
       expect(eventLine).toBe(`event: ${data.type as string}`);
       return data;
     });
@@ -122,6 +124,19 @@ describe('the chat stream as the Responses events', () => {
     expect(settlements[0].reported).toBe(false);
     expect(settlements[0].usage.completion_tokens).toBeGreaterThan(0);
     expect((events.at(-1)!.response as { usage: { output_tokens: number } }).usage.output_tokens).toBe(settlements[0].usage.completion_tokens);
+  });
+
+  it('writes text deltas of any characters as JSON.stringify writes them, in the order of the fields', async () => {
+    const awkward = 'a "quote", a \\ backslash,\na newline, \u2028, é, 😀, \u0000';
+    const { events } = await eventsOf([[chunk({ content: awkward }), chunk({ content: '</data>' })]]);
+    const deltas = events.filter((event) => event.type === 'response.output_text.delta');
+    expect(deltas.map((event) => event.delta)).toEqual([awkward, '</data>']);
+    expect(Object.keys(deltas[0])).toEqual(['type', 'sequence_number', 'item_id', 'output_index', 'content_index', 'delta', 'logprobs']);
+    expect(deltas[1]).toMatchObject({ item_id: deltas[0].item_id, output_index: 0, content_index: 0, logprobs: [] });
+    const [created, inProgress] = events;
+    expect([created.type, inProgress.type]).toEqual(['response.created', 'response.in_progress']);
+    expect(inProgress.response).toEqual(created.response);
+    expect(Object.keys(created)).toEqual(['type', 'sequence_number', 'response']);
   });
 
   it('ends a stream that fails half-way with an error event, settled once', async () => {

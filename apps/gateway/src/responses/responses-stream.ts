@@ -20,6 +20,8 @@ interface OpenItem {
   toolIndex?: number;
   callId?: string;
   chatName?: string;
+  /** The fixed middle of this item's text delta events (textDelta). */
+  deltaHead?: string;
 }
 
 /** Turns chunks into the Responses events; pure, so the stream's order is tested on its own. */
@@ -51,7 +53,7 @@ export class ResponsesEventWriter {
         if (typeof text !== 'string' || text === '') continue;
         events += this.inItem('message');
         this.open!.text += text;
-        events += this.event('response.output_text.delta', { item_id: this.open!.id, output_index: this.open!.outputIndex, content_index: 0, delta: text, logprobs: [] });
+        events += this.textDelta(this.open!, text);
       }
       for (const call of delta.tool_calls ?? []) {
         if (call.id !== undefined || this.open?.kind !== 'function_call' || this.open.toolIndex !== call.index) {
@@ -93,16 +95,27 @@ export class ResponsesEventWriter {
     return this.event('error', { code: 'upstream_error', message, param: null });
   }
 
-  /** response.created and response.in_progress before the first event, once. */
+  /** response.created and response.in_progress before the first event, once (the response serialized once for both). */
   start(): string {
     if (this.started) return '';
     this.started = true;
-    const response = responseShell(this.context, this.modelId);
-    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
+    const response = JSON.stringify(responseShell(this.context, this.modelId));
+    const event = (type: string) => `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.sequence++},"response":${response}}\n\n`;
+    return event('response.created') + event('response.in_progress');
   }
 
   private event(type: string, data: Record<string, unknown>): string {
     return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.sequence++, ...data })}\n\n`;
+  }
+
+  /**
+   * `event('response.output_text.delta', {item_id, output_index, content_index: 0, delta, logprobs: []})`,
+   * the same text, written around the delta's JSON alone: most events of a stream are these,
+   * and building and serializing an object for each was most of the stream's translation.
+   */
+  private textDelta(item: OpenItem, text: string): string {
+    item.deltaHead ??= `,"item_id":${JSON.stringify(item.id)},"output_index":${item.outputIndex},"content_index":0,"delta":`;
+    return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${this.sequence++}${item.deltaHead}${JSON.stringify(text)},"logprobs":[]}\n\n`;
   }
 
   private openItem(item: OpenItem): void {

@@ -47,11 +47,23 @@ export class ApiKeyGuard implements CanActivate {
     if (!byHandler) this.requirementsByRoute.set(controller, (byHandler = new WeakMap()));
     let requirements = byHandler.get(handler);
     if (!requirements) {
-      requirements = this.reflector.getAllAndOverride<ApiKeyRequirements | undefined>(API_KEY_REQUIREMENTS, [handler, controller]) ?? { credits: true };
+      requirements = requirementsOfRoute(this.reflector.getAllAndOverride<ApiKeyRequirements | undefined>(API_KEY_REQUIREMENTS, [handler, controller]));
       byHandler.set(handler, requirements);
     }
     return requirements;
   }
+}
+
+const requirementsOfRoute = (declared: ApiKeyRequirements | undefined): ApiKeyRequirements => declared ?? { credits: true };
+
+/**
+ * The requirements ApiKeyGuard applies on a controller method (its RequireApiKey's, the
+ * method's over the controller's): what a direct route serving the same requests checks.
+ */
+export function apiKeyRequirementsOf(controller: abstract new (...args: never[]) => unknown, method: string): ApiKeyRequirements {
+  const handler = (controller.prototype as Record<string, unknown>)[method] as object;
+  const declared = (Reflect.getMetadata(API_KEY_REQUIREMENTS, handler) ?? Reflect.getMetadata(API_KEY_REQUIREMENTS, controller)) as ApiKeyRequirements | undefined;
+  return requirementsOfRoute(declared);
 }
 
 /**

@@ -22,10 +22,12 @@ describe('loadEnvironment', () => {
     expect(env.CREDITS_PER_USD).toBe(1000);
   });
 
-  it('reads CHAT_FAST_PATH as true or false, on unless set', () => {
-    expect(loadEnvironment({}).env.CHAT_FAST_PATH).toBe(true);
+  it('reads DIRECT_ROUTES as true or false, on unless set, and its former name CHAT_FAST_PATH', () => {
+    expect(loadEnvironment({}).env.DIRECT_ROUTES).toBe(true);
+    expect(loadEnvironment({ DIRECT_ROUTES: 'false' }).env.DIRECT_ROUTES).toBe(false);
+    expect(loadEnvironment({ DIRECT_ROUTES: 'TRUE' }).env.DIRECT_ROUTES).toBe(true);
+    expect(loadEnvironment({}).env.CHAT_FAST_PATH).toBeUndefined();
     expect(loadEnvironment({ CHAT_FAST_PATH: 'false' }).env.CHAT_FAST_PATH).toBe(false);
-    expect(loadEnvironment({ CHAT_FAST_PATH: 'TRUE' }).env.CHAT_FAST_PATH).toBe(true);
   });
 
   it.each([
@@ -33,6 +35,7 @@ describe('loadEnvironment', () => {
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres/],
     [{ ADMIN_TOKEN: 'short' }, /ADMIN_TOKEN must be at least 16/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ DIRECT_ROUTES: 'off' }, /DIRECT_ROUTES must be true or false/],
     [{ CHAT_FAST_PATH: 'off' }, /CHAT_FAST_PATH must be true or false/],
     [{ TRUSTED_PROXIES: '10.0.0.0/8, ingress.local' }, /TRUSTED_PROXIES: 'ingress.local' is not an IP address or a CIDR range/],
   ])('refuses %j', (source, message) => {

@@ -42,10 +42,13 @@ export class Environment {
   @Transform(toNumber) @IsNumber() @IsPositive() CREDITS_PER_USD: number = 2_000_000;
   @IsString() @Matches(/^\d+(kb|mb)?$/i) BODY_LIMIT: string = '10mb';
   /**
-   * The gateway serves `POST /v1/chat/completions` straight from Node's server, outside Express
-   * and Nest; false sends every chat request through them (and their global guards, interceptors and middleware).
+   * The gateway serves its busiest routes (`POST /v1/chat/completions`, `/v1/responses`,
+   * `/v1/messages`, `/v1/messages/count_tokens`) straight from Node's server, outside Express
+   * and Nest; false sends every request through them (and their global guards, interceptors and middleware).
    */
-  @Transform(toBoolean) @IsBoolean({ message: 'CHAT_FAST_PATH must be true or false' }) CHAT_FAST_PATH: boolean = true;
+  @Transform(toBoolean) @IsBoolean({ message: 'DIRECT_ROUTES must be true or false' }) DIRECT_ROUTES: boolean = true;
+  /** The former name of DIRECT_ROUTES, still read: false turns the direct routes off too. */
+  @IsOptional() @Transform(toBoolean) @IsBoolean({ message: 'CHAT_FAST_PATH must be true or false' }) CHAT_FAST_PATH?: boolean;
   @Transform(toNumber) @IsInt() @Min(100) RPC_TIMEOUT_MS: number = 5_000;
   @Transform(toNumber) @IsInt() @Min(1_000) KEY_CACHE_TTL_MS: number = 60_000;
   /** Usage batches one billing process applies at once; 0 makes it an API and key look-up replica only. */

@@ -9,7 +9,7 @@ import { ApplicationConfig } from '@nestjs/core';
 export interface DirectRouteCoverage {
   /** Named in the refusal: e.g. `The chat fast path`. */
   name: string;
-  /** The setting that sends the route's requests through Express and Nest instead: e.g. `CHAT_FAST_PATH=false`. */
+  /** The setting that sends the route's requests through Express and Nest instead: e.g. `DIRECT_ROUTES=false`. */
   turnOff: string;
   method: 'POST';
   paths: readonly string[];
