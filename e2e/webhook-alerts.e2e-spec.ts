@@ -145,6 +145,76 @@ describe('webhook alerts', () => {
     expect(app.process.output()).toContain('receiver is down');
   }, 90_000);
 
+  it('sends one signed key.budget_threshold at 80 % and one key.budget_exhausted at 100 % of a key budget spent through the gateway, and again for a raised budget', async () => {
+    const { accountId } = await app.paidKey(100_000);
+    expect((await admin(`/admin/v1/accounts/${accountId}/webhook`, { method: 'PUT', body: { url: receiver.url, secret } })).status).toBe(200);
+    // 3 output tokens at 8 credits, input free (test/output-priced): each request costs 24 credits, exactly what it holds.
+    const created = await admin<{ id: string; key: string }>(`/admin/v1/accounts/${accountId}/keys`, { body: { name: 'ci-budget', budget: { limit: '120', unit: 'credits', period: 'day' } } });
+    expect(created.status).toBe(201);
+    const { id: keyId, key } = created.body;
+    const spentOfKey = async () => (await admin<{ spend: { spent: string } }>(`/admin/v1/keys/${keyId}`)).body.spend.spent;
+    const ask = () => call<{ meta?: { usage: { credits_used: number } }; message?: string }>(`${app.gateway}/v1/chat/completions`, {
+      token: key,
+      body: { model: 'test/output-priced', max_tokens: 3, messages: [{ role: 'user', content: 'spend the budget' }] },
+    });
+    /** One request, then its usage applied by billing: each crossing is then the request's own. */
+    const spendOnce = async (expectedSpent: number) => {
+      const answer = await ask();
+      expect(answer.status).toBe(200);
+      expect(answer.body.meta!.usage.credits_used).toBe(24);
+      await eventually(async () => (await spentOfKey()) === String(expectedSpent), 20_000, 50);
+    };
+    const keyDeliveries = () => receiver.received.filter((request) => (JSON.parse(request.rawBody) as { data: { keyId?: string } }).data.keyId === keyId);
+    const today = `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`;
+
+    for (const spent of [24, 48, 72]) await spendOnce(spent);
+    expect(await eventsOf(accountId)).toEqual([]);
+    // 96 of 120: exactly 80 %.
+    await spendOnce(96);
+    const [threshold] = await settledEvents(accountId, 1);
+    expect(threshold).toMatchObject({ type: 'key.budget_threshold', status: 'delivered', attempts: 1 });
+    // 120 of 120, and the next request is refused by the key's budget.
+    await spendOnce(120);
+    const [exhausted] = await settledEvents(accountId, 2);
+    expect(exhausted).toMatchObject({ type: 'key.budget_exhausted', status: 'delivered', attempts: 1 });
+    expect((await ask()).status).toBe(403);
+
+    const bodies = keyDeliveries().map((delivery) => {
+      expect(verifyWebhookSignature(secret, delivery.rawBody, delivery.headers['x-gateway-signature'] as string)).toBe(true);
+      expect(delivery.headers['x-gateway-event-type']).toBe((JSON.parse(delivery.rawBody) as { type: string }).type);
+      return JSON.parse(delivery.rawBody) as EventView['payload'];
+    });
+    const expected = (type: string, percent: number, limit: string, limitUsd: string, spent: string, spentUsd: string) => ({
+      type,
+      accountId,
+      data: { keyId, keyName: 'ci-budget', percent, period: 'day', periodStart: today, unit: 'credits', limit, limitUsd, spent, spentUsd },
+    });
+    expect(bodies).toEqual([
+      expect.objectContaining(expected('key.budget_threshold', 80, '120', '0.00006', '96', '0.000048')),
+      expect.objectContaining(expected('key.budget_exhausted', 100, '120', '0.00006', '120', '0.00006')),
+    ]);
+
+    // Raised to 240: its thresholds are armed again (192 and 240), the old ones are not sent twice.
+    expect((await admin(`/admin/v1/keys/${keyId}`, { method: 'PATCH', body: { budget: { limit: '240', unit: 'credits', period: 'day' } } })).status).toBe(200);
+    await eventually(async () => (await ask()).status === 200, 10_000, 50);
+    await eventually(async () => (await spentOfKey()) === '144', 20_000, 50);
+    await spendOnce(168);
+    await spendOnce(192);
+    await settledEvents(accountId, 3);
+    await spendOnce(216);
+    await spendOnce(240);
+    await settledEvents(accountId, 4);
+    const raised = keyDeliveries()
+      .slice(2)
+      .map((delivery) => JSON.parse(delivery.rawBody) as EventView['payload']);
+    expect(raised).toEqual([
+      expect.objectContaining(expected('key.budget_threshold', 80, '240', '0.00012', '192', '0.000096')),
+      expect.objectContaining(expected('key.budget_exhausted', 100, '240', '0.00012', '240', '0.00012')),
+    ]);
+    expect(keyDeliveries()).toHaveLength(4);
+    expect(new Set(keyDeliveries().map((delivery) => delivery.headers['x-gateway-event-id'])).size).toBe(4);
+  }, 90_000);
+
   it('keeps the secret write-only: a PUT without it keeps the one set, GET and DELETE work, and nothing is sent after DELETE', async () => {
     const { accountId } = await app.paidKey(100_000);
     const pathname = `/admin/v1/accounts/${accountId}/webhook`;

@@ -1,12 +1,13 @@
 import type { INestApplication } from '@nestjs/common';
-import { creditsToMicro } from '@igw/domain';
-import { QueueName } from '@igw/contracts';
+import { QueueName, type UsageEvent } from '@igw/contracts';
 import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { loadEnvironment } from '@igw/platform';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AccountAlerts, type KeySpendChange } from '../../apps/billing/src/alerts/account-alerts';
+import { AccountAlerts } from '../../apps/billing/src/alerts/account-alerts';
+import { KeySpendLedger } from '../../apps/billing/src/keys/key-spend';
+import { LedgerService } from '../../apps/billing/src/ledger/ledger.service';
 import { startBilling } from '../../apps/billing/src/billing.app';
 import { eventually } from '../support/http';
 import { finishedJobs } from '../support/queue-jobs';
@@ -26,10 +27,11 @@ interface EventView {
 }
 
 /**
- * Alerts inside billing, two replicas on one database and queue: the key-budget entry point
- * (`AccountAlerts.keySpendChanged`, called in the ledger's transaction) records one event per
- * key, period and threshold and only when its transaction commits; concurrent balance changes
- * on both replicas cross a threshold once and the receiver hears of it once.
+ * Alerts inside billing, two replicas on one database and queue: usage applied by the ledger
+ * (`LedgerService.applyUsageBatch`, as the usage worker calls it) moves budgeted keys' spend, and
+ * AccountAlerts, a listener of that move, records one event per key, period, budget and
+ * threshold and only when the ledger's transaction commits; concurrent balance changes on both
+ * replicas cross a threshold once and the receiver hears of it once.
  */
 describe('webhook alerts in billing', () => {
   const secret = `whsec_${randomUUID()}`;
@@ -83,75 +85,129 @@ describe('webhook alerts in billing', () => {
   };
   const deliveriesTo = (accountId: string) => receiver.received.filter((request) => (JSON.parse(request.rawBody) as { accountId: string }).accountId === accountId);
 
-  /** What the key-rules ledger code does: moves a key's spend in a transaction and tells AccountAlerts, in it. */
-  async function keySpendMoves(changes: KeySpendChange[], options: { thenFail?: boolean; replica?: number } = {}): Promise<void> {
-    const app = replicas[options.replica ?? 0];
-    const alerts = app.get(AccountAlerts);
-    await app
+  /** A usage event of 27 credits (0.0000135 USD: 10 input tokens at $1.35 per million), as a gateway reports it. */
+  const usage = (accountId: string, keyId: string, occurredAt = new Date()): UsageEvent => ({
+    requestId: randomUUID(),
+    accountId,
+    keyId,
+    model: 'openai/gpt-4o-mini',
+    endpoint: 'chat.completions',
+    units: { input_tokens: 10 },
+    creditsMicro: '27000000',
+    usd: '0.0000135',
+    catalogueRevision: 1,
+    prices: [{ unit: 'input_tokens', price: 1.35, per: 1_000_000 }],
+    occurredAt: occurredAt.toISOString(),
+  });
+  const apply = (events: UsageEvent[], replica = 0) => replicas[replica].get(LedgerService).applyUsageBatch(events);
+  const times = (count: number, event: () => UsageEvent) => Array.from({ length: count }, event);
+  const budgetedKey = async (accountId: string, budget: Record<string, string>) =>
+    (await admin<{ id: string }>(`/admin/v1/accounts/${accountId}/keys`, { body: { name: 'ci', budget } })).body.id;
+  const today = () => new Date(new Date().toISOString().slice(0, 10));
+
+  it('sends key.budget_threshold at 80 % and key.budget_exhausted at 100 % as the ledger applies usage, once per key, period, budget and threshold', async () => {
+    const { accountId } = await accountWithWebhook(100_000);
+    const keyId = await budgetedKey(accountId, { limit: '100', unit: 'credits', period: 'day' });
+    const spend = () => usage(accountId, keyId);
+
+    // A ledger transaction that rolls back records nothing, and sends nothing.
+    await replicas[0]
       .get(DataSource)
       .transaction(async (manager) => {
-        for (const change of changes) await alerts.keySpendChanged(manager, change);
-        if (options.thenFail) throw new Error('the ledger transaction failed');
+        await replicas[0].get(KeySpendLedger).applyUsage(manager, [{ keyId, day: today(), spentMicro: 90_000_000n, spentUsd: '0.000045' }]);
+        throw new Error('the ledger transaction failed');
       })
-      .catch((error: unknown) => {
-        if (!options.thenFail) throw error;
-      });
-  }
-
-  it('sends key.budget_threshold at 80 % and key.budget_exhausted at 100 %, once per key, period and threshold', async () => {
-    const { accountId, keyId } = await accountWithWebhook(1_000);
-    const may = new Date('2026-05-01T00:00:00Z');
-    const move = (before: number, after: number, periodStart = may): KeySpendChange => ({
-      accountId,
-      keyId,
-      keyName: 'ci',
-      limitMicro: creditsToMicro(1_000),
-      unit: 'usd',
-      period: 'month',
-      periodStart,
-      spentBeforeMicro: creditsToMicro(before),
-      spentAfterMicro: creditsToMicro(after),
-    });
-
-    // A transaction that rolls back records nothing, and sends nothing.
-    await keySpendMoves([move(0, 900)], { thenFail: true });
-    await keySpendMoves([move(0, 799.999999)]);
+      .catch(() => undefined);
+    // 54 of 100: under 80 %.
+    expect(await apply(times(2, spend))).toBe(2);
     expect(await eventsOf(accountId)).toEqual([]);
 
-    await keySpendMoves([move(799.999999, 800)]);
+    // 81 of 100.
+    await apply([spend()]);
     const [threshold] = await settled(accountId, 1);
     expect(threshold.payload).toMatchObject({
       type: 'key.budget_threshold',
       accountId,
-      data: { keyId, keyName: 'ci', percent: 80, period: 'month', periodStart: '2026-05-01T00:00:00.000Z', unit: 'usd', limit: '1000', limitUsd: '0.0005', spent: '800', spentUsd: '0.0004' },
+      data: { keyId, keyName: 'ci', percent: 80, period: 'day', periodStart: today().toISOString(), unit: 'credits', limit: '100', limitUsd: '0.00005', spent: '81', spentUsd: '0.0000405' },
     });
 
-    // Both replicas see the same later moves (a redelivered batch, a race): one exhausted event; 80 % is not sent again.
-    await Promise.all([keySpendMoves([move(800, 1_000.5)], { replica: 0 }), keySpendMoves([move(800, 1_000.5)], { replica: 1 }), keySpendMoves([move(0, 900)], { replica: 1 })]);
+    // Batches on both replicas at once, serialised by the key's row lock: 81 -> 108 -> 135, one exhausted event, 80 % not again.
+    await Promise.all([apply([spend()], 0), apply([spend()], 1)]);
     const [exhausted] = await settled(accountId, 2);
-    expect(exhausted.payload).toMatchObject({ type: 'key.budget_exhausted', data: { percent: 100, spent: '1000.5' } });
+    expect(exhausted.payload).toMatchObject({ type: 'key.budget_exhausted', data: { percent: 100, limit: '100', spent: '108', spentUsd: '0.000054' } });
+    // 189: past both, nothing more.
+    await apply(times(2, spend));
+    expect(await settled(accountId, 2)).toHaveLength(2);
 
-    // The next period starts again from nothing.
-    await keySpendMoves([move(0, 1_500, new Date('2026-06-01T00:00:00Z'))]);
-    const events = await settled(accountId, 4);
-    expect(events.map((event) => `${event.type} ${String(event.payload.data.periodStart)}`).sort()).toEqual([
-      'key.budget_exhausted 2026-05-01T00:00:00.000Z',
-      'key.budget_exhausted 2026-06-01T00:00:00.000Z',
-      'key.budget_threshold 2026-05-01T00:00:00.000Z',
-      'key.budget_threshold 2026-06-01T00:00:00.000Z',
-    ]);
+    // A raised budget arms its thresholds again: 189 of 1000, 783, then 810.
+    expect((await admin(`/admin/v1/keys/${keyId}`, { method: 'PATCH', body: { budget: { limit: '1000', unit: 'credits', period: 'day' } } })).status).toBe(200);
+    await apply(times(22, spend));
+    expect(await eventsOf(accountId)).toHaveLength(2);
+    await apply([spend()], 1);
+    const [raised] = await settled(accountId, 3);
+    expect(raised.payload).toMatchObject({ type: 'key.budget_threshold', data: { percent: 80, limit: '1000', limitUsd: '0.0005', spent: '810', spentUsd: '0.000405' } });
+
     const deliveries = deliveriesTo(accountId);
-    expect(deliveries).toHaveLength(4);
-    expect(new Set(deliveries.map((delivery) => delivery.headers['x-gateway-event-id'])).size).toBe(4);
+    expect(deliveries).toHaveLength(3);
+    expect(new Set(deliveries.map((delivery) => delivery.headers['x-gateway-event-id'])).size).toBe(3);
     for (const delivery of deliveries) expect(verifyWebhookSignature(secret, delivery.rawBody, delivery.headers['x-gateway-signature'] as string)).toBe(true);
   });
 
-  it('records nothing for a key of an account without a webhook', async () => {
-    const account = await admin<{ id: string }>('/admin/v1/accounts', { body: { credits: 10 } });
-    await keySpendMoves([
-      { accountId: account.body.id, keyId: randomUUID(), keyName: null, limitMicro: 10n, unit: 'credits', period: 'day', periodStart: new Date(), spentBeforeMicro: 0n, spentAfterMicro: 10n },
+  it('starts a new period below both thresholds, and counts a late row of the old period in neither', async () => {
+    const { accountId } = await accountWithWebhook(100_000);
+    const keyId = await budgetedKey(accountId, { limit: '100', unit: 'credits', period: 'day' });
+    const yesterday = new Date(today().getTime() - 86_400_000);
+    // The key as it stands when its budget was set yesterday (the ledger has nothing of it yet).
+    await replicas[0].get(DataSource).query(`UPDATE "billing"."api_keys" SET spend_period_start = $2 WHERE id = $1`, [keyId, yesterday.toISOString()]);
+    const at = (day: Date) => () => usage(accountId, keyId, new Date(day.getTime() + 3_600_000));
+
+    await apply(times(3, at(yesterday)));
+    await apply([at(yesterday)()]);
+    await settled(accountId, 2);
+    // Today: 54, then 108 in one batch (both thresholds at once) with a late row of yesterday, which counts in no current period.
+    await apply(times(2, at(today())));
+    await apply([at(today())(), at(yesterday)(), at(today())()]);
+    const events = await settled(accountId, 4);
+    expect(events.map((event) => `${event.type} ${String(event.payload.data.periodStart)} ${String(event.payload.data.spent)}`).sort()).toEqual([
+      `key.budget_exhausted ${today().toISOString()} 108`,
+      `key.budget_exhausted ${yesterday.toISOString()} 108`,
+      `key.budget_threshold ${today().toISOString()} 108`,
+      `key.budget_threshold ${yesterday.toISOString()} 81`,
+    ].sort());
+  });
+
+  it('compares a USD budget in USD and shows its limit as set', async () => {
+    const { accountId } = await accountWithWebhook(100_000);
+    // 0.00005 USD: 3 events of 0.0000135 are 81 %.
+    const keyId = await budgetedKey(accountId, { limit: '0.00005', unit: 'usd', period: 'month' });
+    await apply(times(3, () => usage(accountId, keyId)));
+    const [threshold] = await settled(accountId, 1);
+    const monthStart = new Date(`${new Date().toISOString().slice(0, 7)}-01T00:00:00.000Z`);
+    expect(threshold.payload.data).toEqual({
+      keyId,
+      keyName: 'ci',
+      percent: 80,
+      period: 'month',
+      periodStart: monthStart.toISOString(),
+      unit: 'usd',
+      limit: '100',
+      limitUsd: '0.00005',
+      spent: '81',
+      spentUsd: '0.0000405',
+    });
+  });
+
+  it('records nothing for a key of an account without a webhook, nor for a key without a budget', async () => {
+    const account = await admin<{ id: string }>('/admin/v1/accounts', { body: { credits: 10_000 } });
+    const keyId = await budgetedKey(account.body.id, { limit: '10', unit: 'credits', period: 'day' });
+    expect(await apply(times(2, () => usage(account.body.id, keyId)))).toBe(2);
+    const { accountId, keyId: unbudgeted } = await accountWithWebhook(10_000);
+    expect(await apply(times(2, () => usage(accountId, unbudgeted)))).toBe(2);
+    const [none, alsoNone] = await Promise.all([
+      replicas[0].get(DataSource).query(`SELECT count(*)::int AS n FROM "billing"."webhook_events" WHERE account_id = $1`, [account.body.id]),
+      replicas[0].get(DataSource).query(`SELECT count(*)::int AS n FROM "billing"."webhook_events" WHERE account_id = $1`, [accountId]),
     ]);
-    expect(await eventsOf(account.body.id)).toEqual([]);
+    expect([none[0].n, alsoNone[0].n]).toEqual([0, 0]);
   });
 
   it('crosses a balance threshold once under concurrent corrections on two replicas, and the receiver hears of it once', async () => {

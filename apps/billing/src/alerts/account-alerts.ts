@@ -1,32 +1,12 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { QueueName } from '@igw/contracts';
-import { formatMicroCredits, microCreditsToUsd } from '@igw/domain';
+import { budgetLimitMicro, formatMicroCredits, formatScaled, microCreditsToUsd, parseDecimal, toScaledUnits, USD_SCALE } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager, type EntitySubscriberInterface, type QueryRunner, type TransactionCommitEvent, type TransactionRollbackEvent } from 'typeorm';
-import { balanceCrossingKey, balanceFellBelow, keyBudgetCrossings } from './alert-crossings';
-
-/** How a key's budget is expressed by its admin; the amounts themselves are always micro-credits. */
-export type KeyBudgetUnit = 'credits' | 'usd';
-export type KeyBudgetPeriod = 'day' | 'month' | 'lifetime';
-
-/** What `AccountAlerts.keySpendChanged` needs to know about one change of a key's spend. */
-export interface KeySpendChange {
-  accountId: string;
-  keyId: string;
-  keyName: string | null;
-  /** The key's budget for the period, in micro-credits (a USD budget converted at CREDITS_PER_USD). */
-  limitMicro: bigint;
-  /** How the admin set the limit: the payload shows both, this says which one they think in. */
-  unit: KeyBudgetUnit;
-  period: KeyBudgetPeriod;
-  /** The UTC start of the period the spend belongs to (lifetime: the key's creation). */
-  periodStart: Date;
-  /** The key's spend in the period before and after the change, in micro-credits. */
-  spentBeforeMicro: bigint;
-  spentAfterMicro: bigint;
-}
+import { crossedBudgetPercent, KeySpendLedger, type KeySpendChange } from '../keys/key-spend';
+import { balanceCrossingKey, balanceFellBelow, KEY_BUDGET_THRESHOLDS, keyBudgetCrossingKey } from './alert-crossings';
 
 /** An event of the outbox, as the receiver gets it (the JSON body). */
 export interface AlertEventBody {
@@ -56,10 +36,10 @@ const SWEEP_BATCH = 500;
  *
  * Entry points, each called inside the caller's transaction with its `EntityManager`:
  * - `balanceMoved`: from `AccountsService.adjustBalance`, for every balance change.
- * - `keySpendChanged`: for every change of a key's spend in its budget period.
+ * - `keySpendChanged`: a listener of `KeySpendLedger`, for the keys' spend every ledger transaction moves.
  */
 @Injectable()
-export class AccountAlerts implements EntitySubscriberInterface, OnApplicationBootstrap, OnApplicationShutdown {
+export class AccountAlerts implements EntitySubscriberInterface, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AccountAlerts.name);
   /** Events recorded in a transaction that has not committed yet, by its query runner. */
   private readonly uncommitted = new WeakMap<QueryRunner, string[]>();
@@ -68,10 +48,16 @@ export class AccountAlerts implements EntitySubscriberInterface, OnApplicationBo
   constructor(
     private readonly dataSource: DataSource,
     private readonly messaging: MessagingService,
+    private readonly keySpend: KeySpendLedger,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {
     // A subscriber of the data source: told of every commit and rollback (TypeORM has no per-transaction hook).
     dataSource.subscribers.push(this);
+  }
+
+  onModuleInit(): void {
+    // Before the usage worker starts (bootstrap), so no ledger transaction goes unwatched.
+    this.keySpend.addListener((manager, changes) => this.keySpendChanged(manager, changes));
   }
 
   onApplicationBootstrap(): void {
@@ -107,33 +93,37 @@ export class AccountAlerts implements EntitySubscriberInterface, OnApplicationBo
   }
 
   /**
-   * A key's spend in its budget period moved: records `key.budget_threshold` when it reaches 80 %
-   * of the limit and `key.budget_exhausted` when it reaches 100 %, once per key, period and
-   * threshold. Call it inside the transaction that moves the spend (the ledger's), which must
-   * hold the key's row lock so that before and after are exact. Nothing is recorded for an
-   * account without a webhook.
+   * Keys' spend moved (`KeySpendLedger`'s listener, inside the ledger transaction, which holds
+   * the keys' row locks, so before and after are exact): records `key.budget_threshold` for each
+   * key whose spend reached 80 % of its limit and `key.budget_exhausted` for 100 %, as
+   * `crossedBudgetPercent` decides, once per key, period, budget and threshold. Nothing is
+   * recorded for an account without a webhook.
    */
-  async keySpendChanged(manager: EntityManager, change: KeySpendChange): Promise<void> {
-    const crossings = keyBudgetCrossings({
-      keyId: change.keyId,
-      limitMicro: change.limitMicro,
-      spentBeforeMicro: change.spentBeforeMicro,
-      spentAfterMicro: change.spentAfterMicro,
-      periodStart: change.periodStart,
-    });
+  async keySpendChanged(manager: EntityManager, changes: readonly KeySpendChange[]): Promise<void> {
+    const crossings = changes.flatMap((change) => KEY_BUDGET_THRESHOLDS.filter((percent) => crossedBudgetPercent(change, percent)).map((percent) => ({ change, percent })));
     if (crossings.length === 0) return;
-    const webhooks: unknown[] = await manager.query(`SELECT 1 FROM "billing"."account_webhooks" WHERE account_id = $1`, [change.accountId]);
-    if (webhooks.length === 0) return;
-    for (const crossing of crossings) {
-      await this.record(manager, change.accountId, crossing.type, crossing.dedupeKey, {
+    const watched: Array<{ account_id: string }> = await manager.query(`SELECT account_id::text FROM "billing"."account_webhooks" WHERE account_id = ANY($1::uuid[])`, [
+      [...new Set(crossings.map(({ change }) => change.accountId))],
+    ]);
+    const withWebhook = new Set(watched.map((row) => row.account_id.toLowerCase()));
+    for (const { change, percent } of crossings) {
+      const { budget, after } = change;
+      if (!budget || !after.periodStart || !withWebhook.has(change.accountId.toLowerCase())) continue;
+      const limitMicro = budgetLimitMicro(budget.limit, budget.unit, this.settings.env.CREDITS_PER_USD);
+      // A USD budget shows its limit as set, exactly; a credit budget's USD is its conversion.
+      const limitUsd = budget.unit === 'usd' ? formatScaled(toScaledUnits(parseDecimal(budget.limit), USD_SCALE), USD_SCALE) : microCreditsToUsd(limitMicro, this.settings.env.CREDITS_PER_USD);
+      await this.record(manager, change.accountId, percent === 100 ? 'key.budget_exhausted' : 'key.budget_threshold', keyBudgetCrossingKey(change.keyId, after.periodStart, budget, percent), {
         keyId: change.keyId,
         keyName: change.keyName,
-        percent: crossing.percent,
-        period: change.period,
-        periodStart: change.periodStart.toISOString(),
-        unit: change.unit,
-        ...this.amount('limit', change.limitMicro),
-        ...this.amount('spent', change.spentAfterMicro),
+        percent,
+        period: budget.period,
+        periodStart: after.periodStart.toISOString(),
+        unit: budget.unit,
+        limit: formatMicroCredits(limitMicro),
+        limitUsd,
+        spent: formatMicroCredits(after.spentMicro),
+        // What the ledger's rows of the period charged in USD, summed exactly.
+        spentUsd: after.spentUsd,
       });
     }
   }

@@ -1,4 +1,4 @@
-import { balanceCrossingKey, balanceFellBelow, keyBudgetCrossings, type KeySpendMove } from './alert-crossings';
+import { balanceCrossingKey, balanceFellBelow, keyBudgetCrossingKey } from './alert-crossings';
 
 describe('balanceFellBelow', () => {
   it.each([
@@ -36,49 +36,19 @@ describe('balanceFellBelow', () => {
   });
 });
 
-describe('keyBudgetCrossings', () => {
-  const periodStart = new Date('2026-11-01T00:00:00Z');
-  const move = (limit: bigint, before: bigint, after: bigint): KeySpendMove => ({ keyId: 'K1', limitMicro: limit, spentBeforeMicro: before, spentAfterMicro: after, periodStart });
-  const percents = (limit: bigint, before: bigint, after: bigint) => keyBudgetCrossings(move(limit, before, after)).map((crossing) => crossing.percent);
+describe('keyBudgetCrossingKey', () => {
+  const may = new Date('2026-05-01T00:00:00Z');
 
-  it('crosses 80 % when the spend reaches exactly 80 % of the limit, not a micro-credit before', () => {
-    expect(percents(1_000n, 0n, 799n)).toEqual([]);
-    expect(percents(1_000n, 0n, 800n)).toEqual([80]);
-    expect(percents(1_000n, 799n, 800n)).toEqual([80]);
-    expect(percents(1_000n, 800n, 900n)).toEqual([]);
+  it('names a crossing by key, period start, budget and percent, case-insensitively', () => {
+    expect(keyBudgetCrossingKey('K1', may, { limit: '25.00', unit: 'usd' }, 80)).toBe('key:k1:2026-05-01T00:00:00.000Z:25usd:80');
+    expect(keyBudgetCrossingKey('k1', may, { limit: '25', unit: 'usd' }, 100)).toBe('key:k1:2026-05-01T00:00:00.000Z:25usd:100');
   });
 
-  it('compares exactly where 80 % is not a whole number of micro-credits', () => {
-    // 80 % of 7 is 5.6: 5 has not reached it, 6 has.
-    expect(percents(7n, 0n, 5n)).toEqual([]);
-    expect(percents(7n, 5n, 6n)).toEqual([80]);
-  });
-
-  it('crosses 100 % when the spend reaches the limit, and both at once in one jump', () => {
-    expect(percents(1_000n, 900n, 1_000n)).toEqual([100]);
-    expect(percents(1_000n, 900n, 999n)).toEqual([]);
-    expect(percents(1_000n, 0n, 5_000n)).toEqual([80, 100]);
-    expect(percents(1_000n, 1_000n, 2_000n)).toEqual([]);
-  });
-
-  it('sends nothing for a spend that falls, stays, or a limit of 0', () => {
-    expect(percents(1_000n, 900n, 100n)).toEqual([]);
-    expect(percents(1_000n, 850n, 850n)).toEqual([]);
-    expect(percents(0n, 0n, 10n)).toEqual([]);
-    expect(percents(-5n, 0n, 10n)).toEqual([]);
-  });
-
-  it('works on amounts far past a double (bigint all the way)', () => {
-    const limit = 9_000_000_000_000_000_000n;
-    expect(percents(limit, (limit * 8n) / 10n - 1n, (limit * 8n) / 10n)).toEqual([80]);
-  });
-
-  it('names each crossing by key, period start and percent, so a period has one event per threshold', () => {
-    expect(keyBudgetCrossings(move(1_000n, 0n, 1_000n))).toEqual([
-      { percent: 80, type: 'key.budget_threshold', dedupeKey: 'key:k1:2026-11-01T00:00:00.000Z:80' },
-      { percent: 100, type: 'key.budget_exhausted', dedupeKey: 'key:k1:2026-11-01T00:00:00.000Z:100' },
-    ]);
-    const nextPeriod = keyBudgetCrossings({ ...move(1_000n, 0n, 800n), periodStart: new Date('2026-12-01T00:00:00Z') });
-    expect(nextPeriod.map((crossing) => crossing.dedupeKey)).toEqual(['key:k1:2026-12-01T00:00:00.000Z:80']);
+  it('is the same for the same limit however it is written, and differs for a new period, limit or unit', () => {
+    const key = keyBudgetCrossingKey('k1', may, { limit: '100', unit: 'credits' }, 80);
+    expect(keyBudgetCrossingKey('k1', may, { limit: '100.000000', unit: 'credits' }, 80)).toBe(key);
+    expect(keyBudgetCrossingKey('k1', new Date('2026-06-01T00:00:00Z'), { limit: '100', unit: 'credits' }, 80)).not.toBe(key);
+    expect(keyBudgetCrossingKey('k1', may, { limit: '1000', unit: 'credits' }, 80)).not.toBe(key);
+    expect(keyBudgetCrossingKey('k1', may, { limit: '100', unit: 'usd' }, 80)).not.toBe(key);
   });
 });

@@ -1,3 +1,5 @@
+import { formatScaled, parseDecimal, toScaledUnits, USD_SCALE } from '@igw/domain';
+
 /**
  * When an alert is due, as pure functions of the amounts before and after one change: a
  * crossing is a move from one side of a line to the other, so each is seen exactly once by the
@@ -13,36 +15,15 @@ export function balanceFellBelow(thresholdMicro: bigint | null, beforeMicro: big
 export const KEY_BUDGET_THRESHOLDS = [80, 100] as const;
 export type KeyBudgetThreshold = (typeof KEY_BUDGET_THRESHOLDS)[number];
 
-export interface KeyBudgetCrossing {
-  percent: KeyBudgetThreshold;
-  type: 'key.budget_threshold' | 'key.budget_exhausted';
-  /** One event per key, period and threshold, however often the spend moves across it. */
-  dedupeKey: string;
-}
-
-export interface KeySpendMove {
-  keyId: string;
-  /** The budget, in micro-credits; 0 or less sends nothing (there is nothing to spend). */
-  limitMicro: bigint;
-  spentBeforeMicro: bigint;
-  spentAfterMicro: bigint;
-  /** When the budget's period began (UTC); a lifetime budget passes its key's creation or the epoch. */
-  periodStart: Date;
-}
-
 /**
- * The thresholds a change of a key's spend crossed upwards, lowest first: spend reaching
- * exactly 80 % counts (the share is compared exactly, in integers). Spend that falls back
- * (a refund) crosses nothing; the dedupe key keeps a second rise in the same period silent.
+ * The dedupe key of a key's budget crossing (whether one happened is `crossedBudgetPercent`'s,
+ * in keys/key-spend.ts): one event per key, period, budget and threshold, so a spend that moves
+ * back and forth across a line in one period sends it once, while a new period or a changed
+ * budget (its limit or unit) arms every threshold again.
  */
-export function keyBudgetCrossings(move: KeySpendMove): KeyBudgetCrossing[] {
-  if (move.limitMicro <= 0n || move.spentAfterMicro <= move.spentBeforeMicro) return [];
-  const reached = (spent: bigint, percent: number) => spent * 100n >= move.limitMicro * BigInt(percent);
-  return KEY_BUDGET_THRESHOLDS.filter((percent) => !reached(move.spentBeforeMicro, percent) && reached(move.spentAfterMicro, percent)).map((percent) => ({
-    percent,
-    type: percent === 100 ? 'key.budget_exhausted' : 'key.budget_threshold',
-    dedupeKey: `key:${move.keyId.toLowerCase()}:${move.periodStart.toISOString()}:${percent}`,
-  }));
+export function keyBudgetCrossingKey(keyId: string, periodStart: Date, budget: { limit: string; unit: string }, percent: KeyBudgetThreshold): string {
+  const limit = formatScaled(toScaledUnits(parseDecimal(budget.limit), USD_SCALE), USD_SCALE);
+  return `key:${keyId.toLowerCase()}:${periodStart.toISOString()}:${limit}${budget.unit}:${percent}`;
 }
 
 /** The dedupe key of a balance crossing: the balance version is unique per change of the account. */

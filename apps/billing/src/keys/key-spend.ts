@@ -35,6 +35,8 @@ export interface KeySpendState {
 export interface KeySpendChange {
   keyId: string;
   accountId: string;
+  /** The key's name as the transaction read it (alerts show it), null when it has none. */
+  keyName: string | null;
   budget: { limit: string; unit: 'usd' | 'credits'; period: BudgetPeriod } | null;
   before: KeySpendState;
   after: KeySpendState;
@@ -62,6 +64,7 @@ export function crossedBudgetPercent(change: KeySpendChange, percent: number): b
 interface LockedKey {
   id: string;
   account_id: string;
+  name: string | null;
   budget_limit: string | null;
   budget_unit: 'usd' | 'credits' | null;
   budget_period: BudgetPeriod | null;
@@ -105,7 +108,7 @@ export class KeySpendLedger {
       list.push(entry);
     }
     const locked: LockedKey[] = await manager.query(
-      `SELECT id::text, account_id::text, budget_limit, budget_unit, budget_period, spend_period_start, spent_micro, spent_usd::text, usage_applied_micro, spend_version
+      `SELECT id::text, account_id::text, name, budget_limit, budget_unit, budget_period, spend_period_start, spent_micro, spent_usd::text, usage_applied_micro, spend_version
          FROM "billing"."api_keys" WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
       [[...byKey.keys()]],
     );
@@ -134,6 +137,7 @@ export class KeySpendLedger {
       changes.push({
         keyId: key.id,
         accountId: key.account_id,
+        keyName: key.name,
         budget: key.budget_limit !== null && key.budget_unit && key.budget_period ? { limit: key.budget_limit, unit: key.budget_unit, period: key.budget_period } : null,
         before,
         after: { periodStart, spentMicro, spentUsd: usdText(spentUsd) },
