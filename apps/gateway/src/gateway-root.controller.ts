@@ -2,15 +2,15 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 
 /**
- * The gateway's root: Claude Code sends `HEAD /` before its first call and gives up on an error,
- * so `/` answers as liveness does, with no key, no body and no I/O. Express serves HEAD through
- * the GET route (status and headers, no body).
+ * The gateway's root: clients that check a base address before their first call (a `HEAD /` or
+ * `GET /`) get a 200 as liveness answers it, with no key, no body and no I/O. Express serves HEAD
+ * through the GET route (status and headers, no body).
  */
 @ApiTags('health')
 @Controller()
 export class GatewayRootController {
   @Get()
-  @ApiOperation({ summary: 'The gateway answers (HEAD / too): what clients such as Claude Code check before their first call; no key' })
+  @ApiOperation({ summary: 'The gateway answers (HEAD / too): what clients that check a base address before their first call see; no key' })
   @ApiOkResponse({ schema: { example: { status: 'ok' } } })
   root(): { status: 'ok' } {
     return { status: 'ok' };
