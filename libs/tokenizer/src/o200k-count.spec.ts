@@ -60,7 +60,7 @@ describe('counting o200k tokens', () => {
     const root = path.resolve(__dirname, '../../..');
     const files = [
       'README.md',
-      ...readdirSync(path.join(root, 'docs')).map((name) => `docs/${name}`),
+      ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`),
       ...readdirSync(__dirname).map((name) => path.relative(root, path.join(__dirname, name))),
       'apps/catalogue/data/catalogue.yaml',
     ];

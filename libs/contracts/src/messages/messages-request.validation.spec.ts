@@ -36,12 +36,11 @@ const claudeCodeBody = {
 };
 
 describe('the Messages request body', () => {
-  it("accepts what Claude Code sends, dropping only the top-level fields the gateway does not use, blocks kept as sent", async () => {
+  it('accepts what Claude Code sends, every field and block kept as sent (an Anthropic source gets them natively)', async () => {
     const body = await validatedBody(MessagesRequestDto, claudeCodeBody);
-    const { context_management: _unused, ...used } = claudeCodeBody;
-    expect(JSON.parse(JSON.stringify(body))).toEqual(used);
+    expect(JSON.parse(JSON.stringify(body))).toEqual(claudeCodeBody);
     // The compiled walk answers it the same, without the pipe.
-    expect(JSON.parse(JSON.stringify(acceptDto(MessagesRequestDto, claudeCodeBody)))).toEqual(used);
+    expect(JSON.parse(JSON.stringify(acceptDto(MessagesRequestDto, claudeCodeBody)))).toEqual(claudeCodeBody);
   });
 
   it.each([
