@@ -299,6 +299,27 @@ describe('Stored responses (store, previous_response_id, GET/DELETE /v1/response
       expect((unstored as Stored).store).toBe(false);
       expect(await rejection(client.responses.retrieve(unstored.id))).toBeInstanceOf(NotFoundError);
     });
+
+    it('keeps nothing of a native stream its client left, once it is settled', async () => {
+      const { key: leaverKey, accountId } = await harness.paidKey(1_000_000);
+      const abort = new AbortController();
+      const response = await fetch(`${harness.gateway}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${leaverKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'native-slow', stream: true, input: 'one two three four five six seven eight nine ten '.repeat(3) }),
+        signal: abort.signal,
+      });
+      const reader = response.body!.getReader();
+      let received = '';
+      while ((received.match(/event: response\.output_text\.delta/g) ?? []).length < 3) received += new TextDecoder().decode((await reader.read()).value);
+      abort.abort();
+      const id = /"id":"(resp_[0-9a-f]{32})"/.exec(received)![1];
+      await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model?.startsWith('gpt-native') && request.closedEarly), 5_000);
+      // Billed (the stream is settled), never kept.
+      await eventually(async () => (await harness.usageEntries(accountId, 5)).length === 1, 15_000, 100);
+      const leaver = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: leaverKey, maxRetries: 0 });
+      expect(await rejection(leaver.responses.retrieve(id))).toBeInstanceOf(NotFoundError);
+    });
   });
 
   it('pages input items as OpenAI does (limit, order, after)', async () => {
