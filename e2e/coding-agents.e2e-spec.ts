@@ -56,9 +56,19 @@ function upstreamTurns(emulator: RunningEmulator, upstreamModel: string, since: 
   return emulator.requests.slice(since).filter((request) => (request.body as { model?: string } | undefined)?.model === upstreamModel);
 }
 
-/** The text of the tool result the request ends with (what the agent's tool returned), in the OpenAI or Anthropic format. */
+/**
+ * The text of the tool result the request ends with (what the agent's tool returned), in the
+ * OpenAI chat, Anthropic or OpenAI Responses format (there a `function_call_output` item
+ * answering a `function_call` item of the same input).
+ */
 function endingToolResult(request: RecordedRequest): string | undefined {
-  const body = request.body as { messages?: Array<{ role: string; content: unknown }> };
+  const body = request.body as { messages?: Array<{ role: string; content: unknown }>; input?: unknown };
+  if (Array.isArray(body.input)) {
+    const items = body.input as Array<{ type?: string; call_id?: string; output?: unknown }>;
+    const last = items.at(-1);
+    if (last?.type !== 'function_call_output' || !items.some((item) => item.type === 'function_call' && item.call_id === last.call_id)) return undefined;
+    return typeof last.output === 'string' ? last.output : JSON.stringify(last.output);
+  }
   const last = body.messages?.at(-1);
   if (last?.role === 'tool') return typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
   if (last?.role === 'user' && Array.isArray(last.content)) {
@@ -70,7 +80,8 @@ function endingToolResult(request: RecordedRequest): string | undefined {
 
 /**
  * The real coding agents, run as their users run them, through the standalone gateway to
- * upstreams played by the emulator (an OpenAI-format and an Anthropic source), scripted to
+ * upstreams played by the emulator (an OpenAI source taking the Responses API natively, an
+ * OpenAI-format source it is translated for, and an Anthropic source), scripted to
  * answer the agent's first turn with the tool call that writes a file and the next one with a
  * final message: Codex CLI over the Responses API, Claude Code over the Messages API, and the
  * OpenAI Agents SDK's tool loop. Each run must do the task (the file exists with the text),
@@ -106,9 +117,10 @@ describe('Coding agents through the gateway, against the emulator', () => {
   });
 
   it.each([
-    ['an OpenAI-format source', 'acme/agent-mini', 'agent-mini'],
-    ['an Anthropic source', 'anthropic/agent-claude', 'agent-claude'],
-  ])('Codex CLI (codex exec, Responses API) writes the file with its exec_command tool on %s (%s)', async (_source, catalogueId, upstreamModel) => {
+    ['an OpenAI source taking the Responses API natively', 'acme/agent-native', 'agent-native', '/v1/responses'],
+    ['an OpenAI-format source', 'acme/agent-mini', 'agent-mini', '/v1/chat/completions'],
+    ['an Anthropic source', 'anthropic/agent-claude', 'agent-claude', '/v1/messages'],
+  ])('Codex CLI (codex exec, Responses API) writes the file with its exec_command tool on %s (%s)', async (_source, catalogueId, upstreamModel, upstreamPath) => {
     const { key, accountId } = await harness.paidKey(20_000_000);
     const codexHome = await scratchDir('igw-codex-home-');
     const work = await scratchDir('igw-codex-work-');
@@ -146,7 +158,7 @@ describe('Coding agents through the gateway, against the emulator', () => {
     expect(await readFile(path.join(work, FILE), 'utf8')).toBe(`${TEXT}\n`);
     expect(run.stdout).toContain(FINAL);
     const turns = upstreamTurns(emulator, upstreamModel, since);
-    expect(turns).toHaveLength(2);
+    expect(turns.map((turn) => turn.path)).toEqual([upstreamPath, upstreamPath]);
     // The second turn carried the command's result back to the model.
     expect(endingToolResult(turns[1])).toBeDefined();
     const rows = await ledgerRows(accountId, 2);
@@ -194,10 +206,11 @@ describe('Coding agents through the gateway, against the emulator', () => {
     expect(rows.every((row) => Number(row.credits) > 0)).toBe(true);
   }, AGENT_TEST_MS);
 
+  // The OpenAI-format translation is Codex's above: the SDK runs on the native and the Anthropic path.
   it.each([
-    ['an OpenAI-format source', 'acme/agent-mini', 'a provider given the base URL and key', 'agent-mini'],
-    ['an Anthropic source', 'anthropic/agent-claude', 'OPENAI_BASE_URL and OPENAI_API_KEY', 'agent-claude'],
-  ])('the OpenAI Agents SDK (its Responses model) runs a function tool with the arguments the model gave on %s (%s), set up with %s', async (_source, catalogueId, setup, upstreamModel) => {
+    ['an OpenAI source taking the Responses API natively', 'acme/agent-native', 'a provider given the base URL and key', 'agent-native', '/v1/responses'],
+    ['an Anthropic source', 'anthropic/agent-claude', 'OPENAI_BASE_URL and OPENAI_API_KEY', 'agent-claude', '/v1/messages'],
+  ])('the OpenAI Agents SDK (its Responses model) runs a function tool with the arguments the model gave on %s (%s), set up with %s', async (_source, catalogueId, setup, upstreamModel, upstreamPath) => {
     const { key, accountId } = await harness.paidKey(20_000_000);
     const line = { invoice: 'INV-7', item: 'notebook', quantity: 3 };
     const answer = 'Three notebooks are on invoice INV-7.';
@@ -238,7 +251,7 @@ describe('Coding agents through the gateway, against the emulator', () => {
     expect(received).toEqual([line]);
     expect(finalOutput).toBe(answer);
     const turns = upstreamTurns(emulator, upstreamModel, since);
-    expect(turns).toHaveLength(2);
+    expect(turns.map((turn) => turn.path)).toEqual([upstreamPath, upstreamPath]);
     expect(endingToolResult(turns[1])).toContain('Invoice INV-7 now has 3 x notebook.');
     const rows = await ledgerRows(accountId, 2);
     expect(rows.map(({ model, endpoint }) => ({ model, endpoint }))).toEqual([

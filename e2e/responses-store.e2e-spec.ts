@@ -222,6 +222,106 @@ describe('Stored responses (store, previous_response_id, GET/DELETE /v1/response
     expect(await rejection(client.responses.retrieve(id))).toBeInstanceOf(NotFoundError);
   });
 
+  describe('on a source taking the Responses API natively', () => {
+    type Item = { type?: string; call_id?: string; role?: string; content?: unknown; output?: string };
+    /** The native Responses request the upstream received last whose input mentions `marker`. */
+    const upstreamResponsesRequest = (marker: string): Record<string, unknown> => {
+      const request = [...emulator.requests].reverse().find((one: RecordedRequest) => one.path === '/v1/responses' && JSON.stringify((one.body as { input?: unknown })?.input ?? null).includes(marker));
+      expect(request).toBeDefined();
+      return request!.body as Record<string, unknown>;
+    };
+
+    it('keeps an unstreamed answer as the client got it, under the gateway\'s own id, and continues it with previous_response_id', async () => {
+      const question = 'What is the weather in Paris? (native unstreamed)';
+      const called = await client.responses.create({ model: 'native', instructions: 'Old instructions, not carried over.', input: question, tools: [weatherTool] });
+      expect(called.id).toMatch(/^resp_[0-9a-f]{32}$/);
+      expect([(called as Stored).store, called.previous_response_id, called.model]).toEqual([true, null, 'acme/native']);
+      const call = called.output.find((item) => item.type === 'function_call') as ResponseFunctionToolCall;
+      expect(call).toMatchObject({ name: 'get_weather', arguments: '{"location":"Paris"}' });
+      const { output_text: _added, ...retrieved } = await client.responses.retrieve(called.id);
+      const { output_text: _alsoAdded, ...answered } = called;
+      expect(retrieved).toEqual(answered);
+      // The upstream keeps nothing of the operator's account.
+      expect(upstreamResponsesRequest(question)).toMatchObject({ store: false });
+
+      const answer = await client.responses.create({ model: 'native', previous_response_id: called.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'Sunny, 21 degrees' }], tools: [weatherTool] });
+      expect(answer.output_text).toBe('Tool said: Sunny, 21 degrees');
+      expect([answer.previous_response_id, (answer as Stored).store]).toEqual([called.id, true]);
+      // The native request carried the stored turn's input and output items, then this one's; no instructions of the old turn, no previous_response_id upstream.
+      const upstream = upstreamResponsesRequest('Sunny, 21 degrees');
+      expect((upstream.input as Item[]).map((item) => item.type ?? 'message')).toEqual(['message', 'function_call', 'function_call_output']);
+      expect((upstream.input as Item[])[1]).toMatchObject({ call_id: call.call_id, name: 'get_weather' });
+      expect(upstream).not.toHaveProperty('previous_response_id');
+      expect(upstream).not.toHaveProperty('instructions');
+      const { output_text: _third, ...kept } = await client.responses.retrieve(answer.id);
+      const { output_text: _fourth, ...given } = answer;
+      expect(kept).toEqual(given);
+    });
+
+    it('keeps a streamed answer before its response.completed event is sent, as that event carried it, and continues it', async () => {
+      const question = 'What is the weather in Paris? (native streamed)';
+      const stream = client.responses.stream({ model: 'native', input: question, tools: [weatherTool] });
+      let completed: { id: string } | undefined;
+      let created: { id: string } | undefined;
+      stream.on('response.created', (event) => (created = event.response));
+      stream.on('response.completed', (event) => (completed = event.response));
+      const final = await stream.finalResponse();
+      expect(final.id).toMatch(/^resp_[0-9a-f]{32}$/);
+      expect([created?.id, (final as Stored).store, final.model]).toEqual([final.id, true, 'acme/native']);
+      // No wait: the response is there as soon as the stream said it completed.
+      const { output_text: _added, ...retrieved } = await client.responses.retrieve(final.id);
+      expect(retrieved).toEqual(completed);
+      expect(retrieved).toHaveProperty('meta.usage.credits_used');
+
+      const call = final.output.find((item) => item.type === 'function_call') as ResponseFunctionToolCall;
+      const next = client.responses.stream({ model: 'native', previous_response_id: final.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'Rainy, 12 degrees' }], tools: [weatherTool] });
+      const answer = await next.finalResponse();
+      expect([answer.output_text, answer.previous_response_id]).toEqual(['Tool said: Rainy, 12 degrees', final.id]);
+      expect((upstreamResponsesRequest('Rainy, 12 degrees').input as Item[]).map((item) => item.type ?? 'message')).toEqual(['message', 'function_call', 'function_call_output']);
+      expect((await client.responses.retrieve(answer.id)).previous_response_id).toBe(final.id);
+    });
+
+    it('keeps nothing of a native stream the upstream cut, nor with store: false', async () => {
+      const events: ResponseStreamEvent[] = [];
+      const cut = await client.responses.create({ model: 'native-cut', input: 'one two three four five six seven', stream: true });
+      const failure = await rejection(
+        (async () => {
+          for await (const event of cut) events.push(event);
+        })(),
+      );
+      const created = events.find((event) => event.type === 'response.created');
+      expect(created).toBeDefined();
+      expect(events.some((event) => event.type === 'response.completed')).toBe(false);
+      expect(failure ?? events.find((event) => event.type === 'error')).toBeDefined();
+      expect(await rejection(client.responses.retrieve((created as { response: { id: string } }).response.id))).toBeInstanceOf(NotFoundError);
+
+      const unstored = await client.responses.stream({ model: 'native', input: 'Forget this native stream', store: false }).finalResponse();
+      expect((unstored as Stored).store).toBe(false);
+      expect(await rejection(client.responses.retrieve(unstored.id))).toBeInstanceOf(NotFoundError);
+    });
+
+    it('keeps nothing of a native stream its client left, once it is settled', async () => {
+      const { key: leaverKey, accountId } = await harness.paidKey(1_000_000);
+      const abort = new AbortController();
+      const response = await fetch(`${harness.gateway}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${leaverKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'native-slow', stream: true, input: 'one two three four five six seven eight nine ten '.repeat(3) }),
+        signal: abort.signal,
+      });
+      const reader = response.body!.getReader();
+      let received = '';
+      while ((received.match(/event: response\.output_text\.delta/g) ?? []).length < 3) received += new TextDecoder().decode((await reader.read()).value);
+      abort.abort();
+      const id = /"id":"(resp_[0-9a-f]{32})"/.exec(received)![1];
+      await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model?.startsWith('gpt-native') && request.closedEarly), 5_000);
+      // Billed (the stream is settled), never kept.
+      await eventually(async () => (await harness.usageEntries(accountId, 5)).length === 1, 15_000, 100);
+      const leaver = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: leaverKey, maxRetries: 0 });
+      expect(await rejection(leaver.responses.retrieve(id))).toBeInstanceOf(NotFoundError);
+    });
+  });
+
   it('pages input items as OpenAI does (limit, order, after)', async () => {
     const input = ['one', 'two', 'three', 'four', 'five'].map((word) => ({ role: 'user' as const, content: `word ${word}` }));
     const created = await client.responses.create({ model: 'mini', input });

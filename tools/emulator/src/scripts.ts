@@ -5,8 +5,8 @@
 //
 // `emulator.script(model, turns)` queues turns for the upstream model name (control suffixes
 // stripped, as routes see it); each chat request for that model takes the next one, in order,
-// and renders it in its own format (OpenAI chat completions, Anthropic Messages, Gemini
-// generateContent, streamed or not). Once the queue is empty the model answers by the
+// and renders it in its own format (OpenAI chat completions, OpenAI Responses — a
+// `function_call` item or a message —, Anthropic Messages, Gemini generateContent, streamed or not). Once the queue is empty the model answers by the
 // deterministic rules again. Limits (`max_tokens`, stop sequences) still cut a scripted text.
 
 /** One answer: a text, or one call of a tool the request declares, with these arguments. */

@@ -35,9 +35,10 @@ export interface NativeUpstream {
 export interface NativeEventWriter {
   /**
    * The client's text of one event. `meta` settles the usage the event carries (on the event
-   * that reports it) and returns what it cost, for the event's `meta.usage`.
+   * that reports it) and returns what it cost, for the event's `meta.usage`. A promise holds the
+   * stream back until it settles (the Responses API keeps a response before its last event).
    */
-  event(event: NativeEvent, meta: () => ChargedUsage | undefined): string;
+  event(event: NativeEvent, meta: () => ChargedUsage | undefined): string | Promise<string>;
   /** The events of a failure half-way. */
   failure(message: string): string;
 }
@@ -78,7 +79,8 @@ export async function* nativeStreamEvents(stream: NativeEventStream, options: Ch
         for (const chunk of event.chunks) tally.read(chunk);
         const usage = event.usage;
         if (usage !== undefined) tally.read(usageChunk(usage));
-        events += writer.event(event, () => (usage !== undefined ? tally.settleReported() : undefined));
+        const text = writer.event(event, () => (usage !== undefined ? tally.settleReported() : undefined));
+        events += typeof text === 'string' ? text : await text;
       }
       if (events !== '') yield events;
     }

@@ -27,16 +27,43 @@ describe('the Responses request sent natively to OpenAI and Azure', () => {
     expect(nativeResponsesTools(tools, false)).toEqual({ tools: tools.slice(0, 3), dropped: ['web_search', 'file_search', 'code_interpreter', 'mcp'] });
   });
 
-  it('writes the events as they came, the response ones with the catalogue model, response.completed with meta.usage', () => {
-    const writer = new ResponsesNativeWriter('openai/gpt');
+  const echoed = { id: 'resp_0f8fad5bd9cb469fa16570867728950e', store: true, previous_response_id: 'resp_1f8fad5bd9cb469fa16570867728950e' };
+  const completed = { type: 'response.completed', sequence_number: 5, response: { id: 'resp_upstream', model: 'gpt-upstream', store: false, previous_response_id: null, usage: { input_tokens: 1 } } };
+  const completedEvent = { name: 'response.completed', data: JSON.stringify(completed), parsed: completed, chunks: [] };
+  const dataOf = (text: string) => JSON.parse(text.split('data: ')[1]) as Record<string, unknown>;
+
+  it("writes the events as they came, the response ones with the catalogue model and the gateway's id and store, response.completed with meta.usage", () => {
+    const writer = new ResponsesNativeWriter('openai/gpt', { ...echoed, store: false });
     const delta = '{"type":"response.output_text.delta","sequence_number":4,"delta":"Hi"}';
     expect(writer.event({ name: 'response.output_text.delta', data: delta, parsed: JSON.parse(delta), chunks: [] }, () => undefined)).toBe(`event: response.output_text.delta\ndata: ${delta}\n\n`);
-    const completed = { type: 'response.completed', sequence_number: 5, response: { id: 'resp_1', model: 'gpt-upstream', usage: { input_tokens: 1 } } };
-    expect(JSON.parse(writer.event({ name: 'response.completed', data: JSON.stringify(completed), parsed: completed, chunks: [] }, () => ({ credits_used: 2, usd_spent: 0.000001 })).split('data: ')[1])).toEqual({
+    expect(dataOf(writer.event(completedEvent, () => ({ credits_used: 2, usd_spent: 0.000001 })) as string)).toEqual({
       ...completed,
-      response: { ...completed.response, model: 'openai/gpt', meta: { usage: { credits_used: 2, usd_spent: 0.000001 } } },
+      response: { ...completed.response, ...echoed, store: false, model: 'openai/gpt', meta: { usage: { credits_used: 2, usd_spent: 0.000001 } } },
     });
-    expect(JSON.parse(writer.failure('gone').split('data: ')[1])).toEqual({ type: 'error', sequence_number: 6, code: 'upstream_error', message: 'gone', param: null });
+    expect(dataOf(writer.failure('gone'))).toEqual({ type: 'error', sequence_number: 6, code: 'upstream_error', message: 'gone', param: null });
+  });
+
+  it('sends response.completed once the response it carries is kept, as the keeper returned it; keeps no other event', async () => {
+    const kept: Array<Record<string, unknown>> = [];
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const writer = new ResponsesNativeWriter('openai/gpt', echoed, async (response) => {
+      kept.push(response);
+      await released;
+      // Billing could not keep it: the answer says so.
+      return { ...response, store: false };
+    });
+    const created = { type: 'response.created', sequence_number: 0, response: { id: 'resp_upstream', status: 'in_progress' } };
+    expect(typeof writer.event({ name: 'response.created', data: JSON.stringify(created), parsed: created, chunks: [] }, () => undefined)).toBe('string');
+    expect(kept).toEqual([]);
+    let sent: string | undefined;
+    const pending = (writer.event(completedEvent, () => ({ credits_used: 2, usd_spent: 0.000001 })) as Promise<string>).then((text) => (sent = text));
+    expect(kept).toEqual([{ ...completed.response, ...echoed, model: 'openai/gpt', meta: { usage: { credits_used: 2, usd_spent: 0.000001 } } }]);
+    await Promise.resolve();
+    expect(sent).toBeUndefined();
+    release();
+    await pending;
+    expect(dataOf(sent!)).toEqual({ ...completed, response: { ...kept[0], store: false } });
   });
 
   it("refuses a file_id anywhere in the input: the upstream account's files are not the client's", () => {

@@ -7,7 +7,7 @@ import type { ChatFront } from '../chat/chat-responder';
 import { DROPPED_TOOLS_HEADER, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
 import { chatRequestForNative, chatRequestOf, type ResponsesTranslation } from './responses-request';
-import { responseOf, responsesContextOf, type ResponsesContext } from './responses-response';
+import { responseOf, responsesContextOf, responseShell, type ResponsesContext } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
 
 // The Responses API's native path: OpenAI and Azure OpenAI sources (and OpenAI-compatible
@@ -22,7 +22,10 @@ import { responsesStreamEvents } from './responses-stream';
 //   `native: [web_search]`; other built-ins that the provider would run on the operator's
 //   account (file_search, code_interpreter, mcp, image_generation, ...) are left out and named
 //   in `x-gateway-dropped-tools`. A tool_choice forcing a tool no source runs is a 400.
-// - The answer carries the catalogue's model id and the gateway's `meta.usage`.
+// - The answer carries the catalogue's model id, the gateway's `meta.usage`, and what the gateway
+//   decides of its conversation state: its own response id, `store` and `previous_response_id` as
+//   the client asked (stored-responses.ts keeps it, unstreamed or before its stream's
+//   response.completed event, exactly as the translated path does).
 
 const PROVIDER_KINDS_WITH_RESPONSES = new Set(['openai', 'azure-openai']);
 /** Tools the client runs (or that are plain functions): always passed on. */
@@ -98,7 +101,7 @@ export function responsesFrontOf(
   if (nativeSources.length === 0) {
     const translation = chatRequestOf(sent, model);
     dropped(translation.droppedTools);
-    return { chatRequest: translation.request, front: translatedFront(keeping, translation) };
+    return { chatRequest: translation.request, front: translatedFront(keeping, translation).front };
   }
   const tools = sent.tools ?? [];
   const searchAnywhere = nativeSources.some(searchesAt);
@@ -126,12 +129,14 @@ export function responsesFrontOf(
     }
     return request;
   };
+  const { front, context } = translatedFront(keeping, translation);
+  const echoed = conversationEcho(context);
   const native: NativeUpstream = {
     takes: (target) => PROVIDER_KINDS_WITH_RESPONSES.has(target.definition.kind) && target.native?.includes('responses') === true,
     complete: (target, options) => openAiNativeResponse(target, requestFor(target), options),
     stream: (target, options) => openAiNativeResponseStream(target, requestFor(target), options),
-    answer: (answer, meta, modelId) => ({ ...answer, model: modelId, meta: { usage: meta } }),
-    writer: (modelId) => new ResponsesNativeWriter(modelId),
+    answer: (answer, meta, modelId) => ({ ...answer, ...echoed, model: modelId, meta: { usage: meta } }),
+    writer: (modelId) => new ResponsesNativeWriter(modelId, echoed, keeping.keep),
     beforeAttempt: (isNative) => {
       if (isNative) return;
       if (translation.untranslatable !== undefined) throw new GatewayException(HttpStatus.BAD_REQUEST, translation.untranslatable);
@@ -139,7 +144,19 @@ export function responsesFrontOf(
     },
     ...(searchAnywhere && withSearch.tools.some((tool) => WEB_SEARCH_TOOLS.has(tool.type)) ? { extraCeiling: { web_search_calls: SEARCHES_HELD } } : {}),
   };
-  return { chatRequest: translation.request, front: { ...translatedFront(keeping, translation), native } };
+  return { chatRequest: translation.request, front: { ...front, native } };
+}
+
+/**
+ * What a native answer says of the gateway's conversation state in place of the upstream's
+ * (asked with store: false and no previous_response_id): the id the translated path would give
+ * (one the gateway can look up), `store` and `previous_response_id` as the client asked.
+ */
+type ConversationEcho = Pick<ResponsesContext, 'id'> & { store: boolean; previous_response_id: string | null };
+
+function conversationEcho(context: ResponsesContext): ConversationEcho {
+  const { id, store, previous_response_id } = responseShell(context, '');
+  return { id: id as string, store: store as boolean, previous_response_id: previous_response_id as string | null };
 }
 
 /** The request as the client sent it (before a stored conversation was put ahead of its input), and how its answer is kept (store: true). */
@@ -148,35 +165,47 @@ export interface FrontKeeping {
   keep?: ResponsesContext['keep'];
 }
 
-function translatedFront({ asked, keep }: FrontKeeping, translation: ResponsesTranslation): ChatFront {
+/** The front of the translated path, and its response's context (its id, what it echoes), which a native answer shares. */
+function translatedFront({ asked, keep }: FrontKeeping, translation: ResponsesTranslation): { front: ChatFront; context: ResponsesContext } {
   const context = responsesContextOf(asked, translation.namespaced);
   if (keep) context.keep = keep;
+  // Unstreamed answers, translated or native, are kept here before they leave.
   const front: ChatFront = { endpoint: 'responses', answer: (completion) => responseOf(completion, context), streamEvents: responsesStreamEvents(context) };
   if (keep) front.beforeAnswer = (answer) => keep(answer as Record<string, unknown>);
-  return front;
+  return { front, context };
 }
 
 /** Events that carry the whole response (its model renamed; the last ones with `meta.usage`). */
 const RESPONSE_EVENTS = new Set(['response.created', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.queued']);
+/** The events a stream ends with when it answered: the translated path keeps its response before the same two. */
+const FINISHED_EVENTS = new Set(['response.completed', 'response.incomplete']);
 
 /**
- * The Responses events as they came: those carrying the response with the catalogue's model id,
- * response.completed (where the usage is) with the gateway's `meta.usage` in its response; a
- * failure half-way as an `error` event.
+ * The Responses events as they came: those carrying the response with the catalogue's model id
+ * and the gateway's conversation state (ConversationEcho), response.completed (where the usage
+ * is) with the gateway's `meta.usage` in its response and, with `keep`, sent once the response
+ * it carries is kept (a stream that fails or is left before it keeps nothing); a failure
+ * half-way as an `error` event.
  */
 export class ResponsesNativeWriter implements NativeEventWriter {
   private lastSequence = -1;
 
-  constructor(private readonly modelId: string) {}
+  constructor(
+    private readonly modelId: string,
+    private readonly echoed: ConversationEcho,
+    private readonly keep?: ResponsesContext['keep'],
+  ) {}
 
-  event(event: NativeEvent, meta: () => { credits_used: number; usd_spent: number } | undefined): string {
+  event(event: NativeEvent, meta: () => { credits_used: number; usd_spent: number } | undefined): string | Promise<string> {
     const parsed = event.parsed;
     if (typeof parsed.sequence_number === 'number') this.lastSequence = parsed.sequence_number;
     if (typeof parsed.type !== 'string' || !RESPONSE_EVENTS.has(parsed.type) || typeof parsed.response !== 'object' || parsed.response === null) return sseOf(event.name, event.data);
-    const response: Record<string, unknown> = { ...(parsed.response as Record<string, unknown>), model: this.modelId };
+    const response: Record<string, unknown> = { ...(parsed.response as Record<string, unknown>), ...this.echoed, model: this.modelId };
     const usage = meta();
     if (usage !== undefined) response.meta = { usage };
-    return sseOf(event.name, JSON.stringify({ ...parsed, response }));
+    const text = (sent: Record<string, unknown>) => sseOf(event.name, JSON.stringify({ ...parsed, response: sent }));
+    if (this.keep === undefined || !FINISHED_EVENTS.has(parsed.type)) return text(response);
+    return this.keep(response).then(text);
   }
 
   failure(message: string): string {

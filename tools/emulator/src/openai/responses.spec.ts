@@ -70,4 +70,66 @@ describe('emulator: POST /v1/responses', () => {
     expect((await post('/v1/responses', { model: 'm', input: [] })).status).toBe(400);
     expect((await post('/v1/responses', { model: 'm', input: 'x', previous_response_id: 'resp_1' })).status).toBe(400);
   });
+  describe('scripted turns (emulator.script)', () => {
+    // Codex's shell function and one of its namespaced tools, as Codex declares them.
+    const tools = [
+      { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } },
+      { type: 'namespace', name: 'mcp', tools: [{ type: 'function', name: 'read_page', parameters: { type: 'object' } }] },
+      { type: 'web_search' },
+    ];
+    const events = async (answer: Response) =>
+      (await answer.text())
+        .split('\n\n')
+        .filter(Boolean)
+        .map((block) => JSON.parse(block.split('\n')[1].slice(6)) as Answer);
+
+    it('answers the scripted function call, then the scripted text after its output, then by the rules again', async () => {
+      emulator.script('codex-model', [{ toolCall: { name: 'exec_command', arguments: { cmd: "printf 'hi' > a.txt" } } }, { text: 'Created a.txt.' }]);
+      const first = (await (await post('/v1/responses', { model: 'codex-model', input: 'Create a.txt', tools })).json()) as Answer;
+      expect(first.output).toEqual([
+        { id: expect.stringMatching(/^fc_/), type: 'function_call', status: 'completed', name: 'exec_command', arguments: JSON.stringify({ cmd: "printf 'hi' > a.txt" }), call_id: expect.stringMatching(/^call_/) },
+      ]);
+      // 1 + the arguments' four words.
+      expect(first.usage.output_tokens).toBe(5);
+      const input = ['Create a.txt', first.output[0], { type: 'function_call_output', call_id: first.output[0].call_id, output: 'exit 0' }].map((item) =>
+        typeof item === 'string' ? { role: 'user', content: item } : item,
+      );
+      const second = (await (await post('/v1/responses', { model: 'codex-model', input, tools })).json()) as Answer;
+      // No search either: a scripted text is the whole answer.
+      expect(second.output).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Created a.txt.', annotations: [], logprobs: [] }] }]);
+      const third = (await (await post('/v1/responses', { model: 'codex-model', input, tools })).json()) as Answer;
+      expect(third.output.at(-1).content[0].text).toBe('Tool said: exit 0');
+    });
+
+    it('streams a scripted call of a namespaced function (by either name) and a scripted text, reasoning first', async () => {
+      emulator.script('codex-model', [
+        { toolCall: { name: 'mcp__read_page', arguments: { url: 'https://example.test/' } } },
+        { toolCall: { name: 'read_page', arguments: { url: 'https://example.test/2' } } },
+        { text: 'All read, thank you.' },
+      ]);
+      for (const url of ['https://example.test/', 'https://example.test/2']) {
+        const streamed = await events(await post('/v1/responses', { model: 'codex-model', input: 'Read it', tools, reasoning: { effort: 'low' }, stream: true }));
+        expect(streamed.map((event) => event.sequence_number)).toEqual(streamed.map((_, index) => index));
+        const done = streamed.at(-1)!;
+        expect(done.type).toBe('response.completed');
+        expect(done.response.output.map((item: Answer) => item.type)).toEqual(['reasoning', 'function_call']);
+        expect(done.response.output[1]).toMatchObject({ name: 'read_page', namespace: 'mcp', arguments: JSON.stringify({ url }) });
+        const deltas = streamed.filter((event) => event.type === 'response.function_call_arguments.delta').map((event) => event.delta as string);
+        expect(deltas.join('')).toBe(JSON.stringify({ url }));
+      }
+      const text = await events(await post('/v1/responses', { model: 'codex-model', input: 'Done?', tools, max_output_tokens: 3, stream: true }));
+      expect(text.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta as string).join('')).toBe('All read, thank');
+      expect(text.at(-1)).toMatchObject({ type: 'response.incomplete', response: { incomplete_details: { reason: 'max_output_tokens' } } });
+    });
+
+    it('refuses a scripted call of a function the request does not declare, with a 400 naming it', async () => {
+      emulator.script('codex-model', [{ toolCall: { name: 'apply_patch', arguments: {} } }]);
+      const answer = await post('/v1/responses', { model: 'codex-model', input: 'Patch it', tools });
+      expect(answer.status).toBe(400);
+      expect(((await answer.json()) as Answer).error.message).toBe("The scripted call of 'apply_patch' names no function tool of this request.");
+      // The turn was spent on the refusal: the next request is answered by the rules.
+      const next = (await (await post('/v1/responses', { model: 'codex-model', input: 'Patch it', tools })).json()) as Answer;
+      expect(next.output.at(-1).content[0].text).toBe('Hello from the emulator. You said: Patch it');
+    });
+  });
 });

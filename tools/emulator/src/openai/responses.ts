@@ -36,11 +36,18 @@
 // content_part.added / output_text.delta per word / output_text.done / content_part.done;
 // function_call_arguments.delta in two halves / .done), response.output_item.done, and
 // last response.completed (or response.incomplete) with the whole response and its usage.
+// A turn a test scripted for the model (../scripts.ts) takes the place of rules 1–3: a
+// `toolCall` is one `function_call` item of the declared function it names (a namespace's
+// function by its own name or as `<namespace>__<name>`, the name the gateway's chat
+// translation gives it; the item then carries `namespace`), with the scripted arguments; a
+// `text` is one message (still cut by `max_output_tokens`). Reasoning items come first as above.
 // 400s: no model, an input that is neither a string nor a non-empty list, tools not a list,
-// a function tool without a name, `previous_response_id` (the emulator stores nothing).
+// a function tool without a name, `previous_response_id` (the emulator stores nothing), a
+// scripted call of a function the request does not declare.
 import type { RequestContext } from '../context';
 import { SEARCH_RESULT, THINKING_TEXT, TOOL_INPUT, TOOL_REPLY_PREFIX } from '../anthropic/messages';
 import { REPLY_PREFIX } from './chat';
+import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, randomId, words } from '../util';
 
 type Item = Record<string, unknown>;
@@ -65,7 +72,17 @@ export async function createResponse(ctx: RequestContext): Promise<void> {
     ctx.error(400, request);
     return;
   }
-  const response = buildResponse(request);
+  const scripted = ctx.nextScriptedTurn(request.model);
+  let turn: Turn | undefined;
+  if (scripted !== undefined) {
+    const found = scriptedTurn(request, scripted);
+    if (typeof found === 'string') {
+      ctx.error(400, found, { param: 'tools' });
+      return;
+    }
+    turn = found;
+  }
+  const response = buildResponse(request, turn);
   if (!request.stream) {
     ctx.json(200, response);
     return;
@@ -144,7 +161,22 @@ function functionToCall(request: ResponsesRequest): { name: string; namespace?: 
   return undefined;
 }
 
-function buildResponse(request: ResponsesRequest): Record<string, unknown> {
+/** What a scripted turn answers: a call of one declared function with these arguments, or a text. */
+type Turn = { call: { name: string; namespace?: string }; arguments: string } | { text: string };
+
+/** A turn a test scripted (../scripts.ts); a call of a function the request does not declare is the message of a 400. */
+function scriptedTurn(request: ResponsesRequest, turn: ScriptedTurn): Turn | string {
+  if ('text' in turn) return { text: turn.text };
+  const { name, arguments: args } = turn.toolCall;
+  const call =
+    request.functions.find((fn) => fn.namespace === undefined && fn.name === name) ??
+    request.functions.find((fn) => fn.namespace !== undefined && `${fn.namespace}__${fn.name}` === name) ??
+    request.functions.find((fn) => fn.name === name);
+  if (call === undefined) return `The scripted call of '${name}' names no function tool of this request.`;
+  return { call, arguments: JSON.stringify(args) };
+}
+
+function buildResponse(request: ResponsesRequest, scripted?: Turn): Record<string, unknown> {
   const output: Item[] = [];
   let reasoningWords = 0;
   if (request.reasoning) {
@@ -156,18 +188,19 @@ function buildResponse(request: ResponsesRequest): Record<string, unknown> {
   let outputWords = reasoningWords;
   let incomplete = false;
   const last = request.items[request.items.length - 1];
-  const call = last.type === 'function_call_output' ? undefined : functionToCall(request);
+  const call = scripted !== undefined ? ('call' in scripted ? scripted.call : undefined) : last.type === 'function_call_output' ? undefined : functionToCall(request);
   if (call !== undefined) {
-    const args = JSON.stringify(TOOL_INPUT);
+    const args = scripted !== undefined && 'arguments' in scripted ? scripted.arguments : JSON.stringify(TOOL_INPUT);
     const item: Item = { id: `fc_${randomId(24)}`, type: 'function_call', status: 'completed', arguments: args, call_id: `call_${randomId(24)}`, name: call.name };
     if (call.namespace !== undefined) item.namespace = call.namespace;
     output.push(item);
     outputWords += 1 + countWords(args);
   } else {
     const query = lastUserText(request.items);
-    const searched = last.type !== 'function_call_output' && request.webSearch && request.toolChoice !== 'none';
+    const searched = scripted === undefined && last.type !== 'function_call_output' && request.webSearch && request.toolChoice !== 'none';
     if (searched) output.push({ id: `ws_${randomId(24)}`, type: 'web_search_call', status: 'completed', action: { type: 'search', query } });
-    let replyWords = words(last.type === 'function_call_output' ? TOOL_REPLY_PREFIX + itemText(last) : REPLY_PREFIX + query);
+    const replyText = scripted !== undefined && 'text' in scripted ? scripted.text : last.type === 'function_call_output' ? TOOL_REPLY_PREFIX + itemText(last) : REPLY_PREFIX + query;
+    let replyWords = words(replyText);
     if (request.maxOutputTokens !== undefined) {
       const room = Math.max(0, request.maxOutputTokens - reasoningWords);
       if (replyWords.length > room) {
