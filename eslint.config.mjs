@@ -1,4 +1,4 @@
-// Flat config for the whole monorepo: `npm run lint` (= `eslint . --max-warnings 0`).
+// Flat config for the whole monorepo: `npm run lint` (Nx's cached `workspace:lint`, `eslint . --max-warnings 0`).
 // Type-aware rules are deliberately not enabled, to keep a CI lint run to a few seconds.
 import nx from '@nx/eslint-plugin';
 import { createProjectGraphAsync } from '@nx/devkit';

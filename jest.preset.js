@@ -18,7 +18,8 @@ module.exports = {
   testEnvironment: path.join(__dirname, 'tools/jest/node-environment.cjs'),
   testMatch: ['<rootDir>/**/*.spec.ts'],
   transform: {
-    '^.+\\.ts$': ['@swc/jest', { ...swcOptions({ resolvePaths: false }), swcrc: false }],
+    // SWC, with named imports of the @igw/* libraries taken from the files that export them (see the file).
+    '^.+\\.ts$': [path.join(__dirname, 'tools/jest/direct-imports.cjs'), { ...swcOptions({ resolvePaths: false }), swcrc: false }],
     // NestJS 12 and music-metadata (with its tokenizer packages) ship ESM only; Node 20 runs them
     // through require(esm), but Jest's module system cannot (before Node 24.9), so Jest compiles
     // them to CommonJS, with Node's interop: a default import of a CommonJS module is its

@@ -1,3 +1,6 @@
+/**
+ * @backend-independent Starts and removes embedded PostgreSQL clusters of its own; the run's database and queue play no part.
+ */
 import { spawn } from 'node:child_process';
 import { existsSync, lstatSync } from 'node:fs';
 import { mkdtemp, readlink, rm } from 'node:fs/promises';
@@ -9,12 +12,15 @@ const ROOT = path.resolve(__dirname, '..');
 const SHARED_CLUSTERS = '/var/lib/inference-gateway/clusters';
 const asRoot = process.getuid?.() === 0;
 
-/** A process that plays the gateway: it starts the data folder's embedded PostgreSQL, and stops it on SIGINT. */
+/**
+ * A process that plays the gateway: it starts the data folder's embedded PostgreSQL, and stops it on SIGINT.
+ * It listens for SIGINT before it says ready: the test may send it as soon as it reads the line.
+ */
 async function startPostgresOwner(dataDir: string): Promise<{ stop(): Promise<void> }> {
   const script = `
     const { startEmbeddedPostgres } = require(${JSON.stringify(path.join(ROOT, 'dist/libs/persistence/src/index.js'))});
     startEmbeddedPostgres({ dataDir: process.env.DATA_DIR }).then(
-      (postgres) => { process.stdout.write('ready\\n'); process.once('SIGINT', () => postgres.stop().then(() => process.exit(0))); },
+      (postgres) => { process.once('SIGINT', () => postgres.stop().then(() => process.exit(0))); process.stdout.write('ready\\n'); },
       (error) => { process.stderr.write(error.message); process.exit(1); },
     );`;
   const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });

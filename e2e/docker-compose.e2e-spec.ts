@@ -1,3 +1,6 @@
+/**
+ * @backend-independent Reads docker-compose.yml; starts nothing.
+ */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { trustedRanges } from '@igw/platform';

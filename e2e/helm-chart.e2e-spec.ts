@@ -1,3 +1,6 @@
+/**
+ * @backend-independent Renders the Helm chart and checks the objects; starts nothing.
+ */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

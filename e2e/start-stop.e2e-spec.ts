@@ -1,3 +1,6 @@
+/**
+ * @backend-independent Starts the standalone on its own embedded PostgreSQL whatever the run's DATABASE_URL (childEnvironment drops it).
+ */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';

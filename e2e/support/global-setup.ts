@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,14 +5,14 @@ import path from 'node:path';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmbeddedPostgres } from '../../libs/persistence/src/embedded-postgres';
 import { TEST_DATABASE_SERVER_VARIABLE } from './constants';
+import globalBuild from './global-build';
 
 /**
  * Builds dist/ (end-to-end tests start the real entry points) and picks the PostgreSQL
  * server tests make their databases on: DATABASE_URL's, else an embedded one.
  */
 export default async function globalSetup(): Promise<void> {
-  const root = path.resolve(__dirname, '../..');
-  execFileSync(process.execPath, [path.join(root, 'tools/build.mjs')], { cwd: root, stdio: 'inherit' });
+  globalBuild();
   if (process.env.DATABASE_URL) {
     process.env[TEST_DATABASE_SERVER_VARIABLE] = process.env.DATABASE_URL;
     return;
