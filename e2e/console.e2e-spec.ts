@@ -115,9 +115,10 @@ describe.each(runnable)('Admin console in $name', (underTest) => {
 
   beforeAll(async () => {
     if (!underTest.executable) throw new Error(`REQUIRE_BROWSERS=1 and ${underTest.missing}`);
+    // The browser first: one that cannot start fails the suite before the stack is started.
+    browser = await underTest.launch(loadPlaywright());
     emulator = await startEmulator();
     app = await startStandaloneHarness(emulatedProviders(emulator.url));
-    browser = await underTest.launch(loadPlaywright());
     await mkdir(SCREENSHOTS, { recursive: true });
   }, 120_000);
 
