@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseDecimal, toScaledUnits, formatScaled } from '@igw/domain';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { browsersRequired, browsersUnderTest, type PlaywrightLaunchers } from './support/browsers';
 import { call, eventually } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
@@ -44,26 +44,27 @@ interface Browser {
   newPage(options?: { viewport: { width: number; height: number }; timezoneId?: string }): Promise<Page>;
   close(): Promise<void>;
 }
-interface PlaywrightCore {
-  chromium: { launch(options: { executablePath: string; headless: boolean; args: string[] }): Promise<Browser> };
-}
-
-/** Debian's package (`apt-get install chromium`, done by .ci/run), or CHROMIUM_PATH. */
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate): candidate is string => !!candidate && existsSync(candidate));
-const SKIPPED = 'SKIPPED: no Chromium found; install Debian\'s "chromium" package as .ci/run does, or set CHROMIUM_PATH';
-if (!CHROMIUM) process.stderr.write(`Admin console browser test ${SKIPPED}\n`);
 
 /**
- * The README's console screenshots (docs/console) are refreshed with UPDATE_SCREENSHOTS=1; other
- * runs write theirs to a scratch folder, so a test run leaves the checkout as it was.
+ * The README's console screenshots (docs/console, Chromium's) are refreshed with UPDATE_SCREENSHOTS=1;
+ * other runs, and Firefox's always, go to a scratch folder, so a test run leaves the checkout as it was.
  */
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '../docs/console') : path.join(tmpdir(), `igw-console-screenshots-${process.pid}`);
+const screenshotsOf = (browserName: string): string =>
+  process.env.UPDATE_SCREENSHOTS === '1' && browserName === 'chromium'
+    ? path.resolve(__dirname, '../docs/console')
+    : path.join(tmpdir(), `igw-console-screenshots-${process.pid}`, browserName);
 const LAPTOP = { width: 1440, height: 900 };
 
-function loadPlaywright(): PlaywrightCore {
+function loadPlaywright(): PlaywrightLaunchers<Browser> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('playwright-core') as PlaywrightCore;
+  return require('playwright-core') as PlaywrightLaunchers<Browser>;
 }
+
+/** Each browser runs the same tests; one that is missing is skipped with a reason, or fails under REQUIRE_BROWSERS=1. */
+const browsers = browsersUnderTest<Browser>();
+for (const { name, executable, missing } of browsers) if (!executable) process.stderr.write(`Admin console browser test in ${name} ${browsersRequired ? 'FAILS' : 'SKIPPED'}: ${missing}\n`);
+const runnable = browsers.filter((candidate) => candidate.executable || browsersRequired);
+const skipped = browsers.filter((candidate) => !candidate.executable && !browsersRequired);
 
 /** Exact sum of decimal strings (USD has up to 12 places, credits 6). */
 function sumDecimals(values: string[], scale: number): string {
@@ -104,20 +105,20 @@ interface KeyDto {
 /** An instant on a whole minute as the console shows it: UTC, "2026-12-01 00:00Z". */
 const utcMinute = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`;
 
-(CHROMIUM ? describe : describe.skip)(CHROMIUM ? 'Admin console in a real browser' : `Admin console in a real browser (${SKIPPED})`, () => {
+for (const { name, missing } of skipped) describe.skip(`Admin console in ${name} (SKIPPED: ${missing})`, () => it('is not run here', () => undefined));
+
+// (Jest refuses describe.each over no browsers, even skipped.)
+if (runnable.length) describe('Admin console in a real browser', () => {
+  // One gateway stack for every browser: each test makes its own account.
   let emulator: RunningEmulator;
   let app: StandaloneHarness;
-  let browser: Browser;
 
   beforeAll(async () => {
     emulator = await startEmulator();
     app = await startStandaloneHarness(emulatedProviders(emulator.url));
-    browser = await loadPlaywright().chromium.launch({ executablePath: CHROMIUM!, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    await mkdir(SCREENSHOTS, { recursive: true });
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
     await app?.stop();
     await emulator?.close();
   });
@@ -125,266 +126,296 @@ const utcMinute = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 
   const chat = (key: string, model: string) =>
     call(`${app.gateway}/v1/chat/completions`, { token: key, body: { model, messages: [{ role: 'user', content: 'Say hello' }] } });
 
-  it('signs in, creates an account and a key, shows paid requests in charts and ledger, revokes the key', async () => {
-    const page = await browser.newPage({ viewport: LAPTOP });
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' || /Content[- ]Security[- ]Policy/i.test(message.text())) problems.push(message.text());
-    });
-    const foreignRequests: string[] = [];
-    page.on('request', (request) => {
-      if (!request.url().startsWith(app.billing)) foreignRequests.push(request.url());
-    });
-    page.on('dialog', (dialog) => void dialog.accept());
+  describe.each(runnable)('in $name', (underTest) => {
+    const SCREENSHOTS = screenshotsOf(underTest.name);
+    let browser: Browser;
 
-    // Sign in: the token goes to billing once and comes back as a cookie no script can read.
-    await page.goto(`${app.billing}/console`);
-    expect(page.url()).toBe(`${app.billing}/console/`);
-    await page.locator('input[name="token"]').fill(app.adminToken);
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'login.png') });
-    await page.locator('button[type="submit"]').click();
-    await page.locator('[data-testid="accounts-table"]').waitFor();
-    const cookies = await page.context().cookies();
-    const session = cookies.find((cookie) => cookie.name === 'igw_console_session');
-    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
-    expect(session!.value).not.toContain(app.adminToken);
-    expect(await page.evaluate('[document.cookie, JSON.stringify(localStorage), JSON.stringify(sessionStorage)]')).toEqual(['', '{}', '{}']);
+    beforeAll(async () => {
+      if (!underTest.executable) throw new Error(`REQUIRE_BROWSERS=1 and ${underTest.missing}`);
+      browser = await underTest.launch(loadPlaywright());
+      await mkdir(SCREENSHOTS, { recursive: true });
+    }, 60_000);
 
-    // An account, made in the console.
-    const name = `Console team ${Date.now()}`;
-    const createAccount = page.locator('[data-testid="create-account"]');
-    await createAccount.locator('input[name="name"]').fill(name);
-    await createAccount.locator('input[name="credits"]').fill('5000000');
-    await createAccount.locator('button[type="submit"]').click();
-    await page.locator(`h1:text-is("${name}")`).waitFor();
-    const accountId = page.url().split('#/accounts/')[1]!;
-    expect((await call<{ name: string; balance: number }>(`${app.billing}/admin/v1/accounts/${accountId}`, { token: app.adminToken })).body).toMatchObject({ name, balance: 5_000_000 });
-
-    // A key, shown once with a copy button.
-    const createKey = page.locator('[data-testid="create-key"]');
-    await createKey.locator('input[name="name"]').fill('ci pipeline');
-    await createKey.locator('input[name="budgetLimit"]').fill('5');
-    await createKey.locator('input[name="models"]').fill('openai/*');
-    await createKey.locator('textarea[name="metadata"]').fill('owner=ci@example.com');
-    await createKey.locator('button[type="submit"]').click();
-    const keyField = page.locator('[data-testid="new-key-value"]');
-    await keyField.waitFor();
-    const key = await keyField.inputValue();
-    expect(key.length).toBeGreaterThan(20);
-    await page.locator('[data-testid="new-key"] button:text-is("Copy")').click();
-    await page.locator('[data-testid="new-key"] button:text-is("Copied")').waitFor();
-    const keyId = (await page.locator('[data-testid="new-key"]').getAttribute('data-key-id'))!;
-    await page.locator('[data-testid="new-key"] button:text-is("Done")').click();
-
-    // Paid requests with it, through the gateway to the emulated upstream.
-    const models = ['openai/gpt-4o-mini', 'openai/gpt-4o-mini', 'openai/gpt-4o'];
-    for (const model of models) expect((await chat(key, model)).status).toBe(200);
-    await eventually(async () => (await app.usageEntries(accountId, 10)).length === models.length, 20_000);
-    const entries = await app.usageEntries(accountId, 10);
-
-    // The usage page: both charts drawn, the ledger rows listed, the totals those of the summary API.
-    await page.goto(`${app.billing}/console/#/usage/${accountId}`);
-    const ledgerRows = page.locator('[data-testid="ledger-table"] tbody tr[data-kind="usage"]');
-    await eventually(async () => (await ledgerRows.count()) === models.length, 10_000);
-    await page.locator('[data-testid="chart-by-model"][data-series="2"]').waitFor();
-    await page.locator('[data-testid="chart-by-key"][data-series="1"]').waitFor();
-    const summary = (await call<Summary>(`${app.billing}/admin/v1/accounts/${accountId}/usage/summary`, { token: app.adminToken })).body;
-    expect(summary.totals.requests).toBe(models.length);
-    expect(summary.totals.usd).toBe(sumDecimals(entries.map((entry) => entry.usd), 12));
-    expect(await page.locator('[data-testid="total-usd"]').getAttribute('data-value')).toBe(summary.totals.usd);
-    expect(await page.locator('[data-testid="total-credits"]').getAttribute('data-value')).toBe(summary.totals.credits);
-    expect(await page.locator('[data-testid="total-requests"]').textContent()).toBe(String(models.length));
-    const shownUsd = await page.evaluate<string[]>(`[...document.querySelectorAll('[data-testid="ledger-table"] tr[data-kind="usage"] td[data-usd]')].map((cell) => cell.getAttribute('data-usd'))`);
-    expect(shownUsd.sort()).toEqual(entries.map((entry) => entry.usd).sort());
-    // The bars are on the canvases: pixels in the first series' colour (#2563eb) on each chart.
-    for (const chart of ['chart-by-model', 'chart-by-key']) {
-      const painted = await page.evaluate<number>(`(() => {
-        const canvas = document.querySelector('[data-testid="${chart}"] canvas');
-        const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-        let count = 0;
-        for (let index = 0; index < data.length; index += 4) if (data[index] === 37 && data[index + 1] === 99 && data[index + 2] === 235) count += 1;
-        return count;
-      })()`);
-      expect(painted).toBeGreaterThan(20);
-    }
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'usage.png'), fullPage: true });
-    // The model filter narrows chart, totals and ledger alike.
-    await page.locator('select[aria-label="Model"]').selectOption('openai/gpt-4o');
-    await eventually(async () => (await ledgerRows.count()) === 1, 10_000);
-    await page.locator('[data-testid="total-requests"]:text-is("1")').waitFor();
-
-    // The account page shows the key's rules and what it spent this month, as billing counts it.
-    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
-    const keyRow = page.locator(`[data-testid="keys-table"] tbody tr[data-key-id="${keyId}"]`);
-    const spent = (await call<KeyDto>(`${app.billing}/admin/v1/keys/${keyId}`, { token: app.adminToken })).body.spend!.spent;
-    expect(spent).toBe(sumDecimals(entries.map((entry) => entry.usd), 12));
-    await keyRow.locator(`[data-testid="key-budget"][data-spent="${spent}"]`).waitFor();
-    await keyRow.locator('[data-testid="key-rules"]:text-is("models: openai/* · owner=ci@example.com")').waitFor();
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'account.png'), fullPage: true });
-
-    // Revoke in the console; the gateway refuses the key soon after.
-    await keyRow.locator('button:text-is("Revoke")').click();
-    await keyRow.locator('.badge:text-is("revoked")').waitFor();
-    await eventually(async () => (await chat(key, 'openai/gpt-4o-mini')).status === 401, 10_000);
-
-    // The catalogue: "configured" is what the gateway itself can route.
-    await page.goto(`${app.billing}/console/#/catalogue`);
-    await page.locator('[data-testid="catalogue-table"] tbody tr').first().waitFor();
-    const shown = await page.evaluate<Array<[string, string]>>(
-      `[...document.querySelectorAll('[data-testid="catalogue-table"] tbody tr')].map((row) => [row.getAttribute('data-model'), row.getAttribute('data-configured')])`,
-    );
-    const available = (await call<{ data: Array<{ id: string }> }>(`${app.gateway}/v1/models?available=true`)).body.data.map((model) => model.id).sort();
-    const all = (await call<{ data: Array<{ id: string }> }>(`${app.gateway}/v1/models`)).body.data.map((model) => model.id).sort();
-    expect(shown.map(([id]) => id).sort()).toEqual(all);
-    expect(shown.filter(([, configured]) => configured === 'true').map(([id]) => id).sort()).toEqual(available);
-    expect(available.length).toBeGreaterThan(0);
-    expect(available.length).toBeLessThan(all.length);
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'catalogue.png') });
-
-    // The account list, searched.
-    await page.goto(`${app.billing}/console/#/accounts`);
-    await page.locator('input[aria-label="Search accounts"]').fill(name.slice(0, 12));
-    await page.locator(`[data-testid="accounts-table"] a:text-is("${name}")`).waitFor();
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'accounts.png') });
-
-    // Sign out: the session no longer opens the admin API, even replayed by hand.
-    await page.locator('button:text-is("Sign out")').click();
-    await page.locator('input[name="token"]').waitFor();
-    const replayed = await call(`${app.billing}/admin/v1/accounts/${accountId}`, { headers: { cookie: `igw_console_session=${session!.value}` } });
-    expect(replayed.status).toBe(401);
-
-    expect(problems).toEqual([]);
-    expect(foreignRequests).toEqual([]);
-    for (const file of ['login.png', 'accounts.png', 'account.png', 'usage.png', 'catalogue.png']) expect((await stat(path.join(SCREENSHOTS, file))).size).toBeGreaterThan(10_000);
-  }, 120_000);
-
-  async function signedInPage(timezoneId?: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: LAPTOP, timezoneId });
-    await page.goto(`${app.billing}/console/`);
-    await page.locator('input[name="token"]').fill(app.adminToken);
-    await page.locator('button[type="submit"]').click();
-    await page.locator('[data-testid="accounts-table"]').waitFor();
-    return page;
-  }
-
-  it("creates and edits a key's rules in the console, shows billing's refusals and the key's spend, and the gateway enforces what was saved", async () => {
-    const { accountId } = await app.paidKey(5_000_000);
-    // A browser far from UTC: the expiry typed and the resets shown are UTC all the same.
-    const page = await signedInPage('Pacific/Auckland');
-    const patches: unknown[] = [];
-    page.on('request', (request) => {
-      if (request.method() === 'PATCH') patches.push(JSON.parse(request.postData() ?? 'null'));
+    afterAll(async () => {
+      await browser?.close();
     });
 
-    // Created with a daily budget, one model and a label.
-    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
-    const create = page.locator('[data-testid="create-key"]');
-    await create.locator('input[name="name"]').fill('team key');
-    await create.locator('input[name="budgetLimit"]').fill('5');
-    await create.locator('select[name="budgetPeriod"]').selectOption('day');
-    await create.locator('input[name="models"]').fill('openai/gpt-4o-mini');
-    await create.locator('textarea[name="metadata"]').fill('team=ml');
-    await create.locator('button[type="submit"]').click();
-    const notice = page.locator('[data-testid="new-key"]');
-    await notice.locator('[data-testid="new-key-value"]').waitFor();
-    const key = await notice.locator('[data-testid="new-key-value"]').inputValue();
-    const keyId = (await notice.getAttribute('data-key-id'))!;
-    const getKey = async () => (await call<KeyDto>(`${app.billing}/admin/v1/keys/${keyId}`, { token: app.adminToken })).body;
-    const created = await getKey();
-    expect(created).toMatchObject({
-      name: 'team key',
-      accountId,
-      metadata: { team: 'ml' },
-      budget: { limit: '5', unit: 'usd', period: 'day' },
-      models: ['openai/gpt-4o-mini'],
-      rpm: null,
-      concurrency: null,
-      expiresAt: null,
-      spend: { period: 'day' },
-    });
-    const row = page.locator(`tr[data-key-id="${keyId}"]`);
-    await row.locator(`[data-testid="key-budget"]:text-is("${created.spend!.spent} of 5 USD / day · resets ${utcMinute(created.spend!.resetsAt!)}")`).waitFor();
-    await row.locator('[data-testid="key-rules"]:text-is("models: openai/gpt-4o-mini · team=ml")').waitFor();
+    it('signs in, creates an account and a key, shows paid requests in charts and ledger, revokes the key', async () => {
+      const page = await browser.newPage({ viewport: LAPTOP });
+      const problems: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' || /Content[- ]Security[- ]Policy/i.test(message.text())) problems.push(message.text());
+      });
+      const foreignRequests: string[] = [];
+      page.on('request', (request) => {
+        if (!request.url().startsWith(app.billing)) foreignRequests.push(request.url());
+      });
+      page.on('dialog', (dialog) => void dialog.accept());
 
-    // Billing's own validation messages show in the form, which stays open to fix them.
-    await row.locator('button:text-is("Edit")').click();
-    const editor = page.locator('[data-testid="edit-key"]');
-    const refusal = editor.locator('.error');
-    await editor.locator('input[name="rpm"]').fill('0');
-    await editor.locator('button[type="submit"]').click();
-    await refusal.waitFor();
-    const rpmRefused = await call<{ message: string }>(`${app.billing}/admin/v1/keys/${keyId}`, { method: 'PATCH', token: app.adminToken, body: { rpm: 0 } });
-    expect(rpmRefused.status).toBe(400);
-    expect(await refusal.textContent()).toBe(rpmRefused.body.message);
-    await editor.locator('input[name="rpm"]').fill('600');
-    await editor.locator('input[name="budgetLimit"]').fill('10.1234567');
-    await editor.locator('button[type="submit"]').click();
-    const limitRefused = await call<{ message: string }>(`${app.billing}/admin/v1/keys/${keyId}`, {
-      method: 'PATCH',
-      token: app.adminToken,
-      body: { budget: { limit: '10.1234567', unit: 'usd', period: 'day' }, rpm: 600 },
-    });
-    expect(limitRefused.status).toBe(400);
-    await editor.locator(`.error:text-is("${limitRefused.body.message.replace(/"/g, '\\"')}")`).waitFor();
-    expect(limitRefused.body.message).toContain('budget');
+      // Sign in: the token goes to billing once and comes back as a cookie no script can read.
+      await page.goto(`${app.billing}/console`);
+      expect(page.url()).toBe(`${app.billing}/console/`);
+      await page.locator('input[name="token"]').fill(app.adminToken);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'login.png') });
+      await page.locator('button[type="submit"]').click();
+      await page.locator('[data-testid="accounts-table"]').waitFor();
+      const cookies = await page.context().cookies();
+      const session = cookies.find((cookie) => cookie.name === 'igw_console_session');
+      expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+      expect(session!.value).not.toContain(app.adminToken);
+      expect(await page.evaluate('[document.cookie, JSON.stringify(localStorage), JSON.stringify(sessionStorage)]')).toEqual(['', '{}', '{}']);
 
-    // Saved: only the fields changed are sent, and billing stores exactly them.
-    await editor.locator('input[name="budgetLimit"]').fill('10');
-    await editor.locator('select[name="budgetPeriod"]').selectOption('month');
-    await editor.locator('input[name="expiresAt"]').fill('2099-01-31T12:30');
-    await editor.locator('textarea[name="metadata"]').fill('team=ml\nowner=ana@example.com');
-    await editor.locator('button[type="submit"]').click();
-    await editor.waitFor({ state: 'detached' });
-    expect(patches).toEqual([
-      { rpm: 0 },
-      { budget: { limit: '10.1234567', unit: 'usd', period: 'day' }, rpm: 600 },
-      { budget: { limit: '10', unit: 'usd', period: 'month' }, rpm: 600, expiresAt: '2099-01-31T12:30:00Z', metadata: { team: 'ml', owner: 'ana@example.com' } },
-    ]);
-    const edited = await getKey();
-    expect(edited).toMatchObject({
-      name: 'team key',
-      metadata: { team: 'ml', owner: 'ana@example.com' },
-      budget: { limit: '10', unit: 'usd', period: 'month' },
-      models: ['openai/gpt-4o-mini'],
-      rpm: 600,
-      concurrency: null,
-      expiresAt: '2099-01-31T12:30:00.000Z',
-      spend: { period: 'month' },
-    });
-    const labels = Object.entries(edited.metadata).map(([name, value]) => `${name}=${value}`).join(', ');
-    await row.locator(`[data-testid="key-rules"]:text-is("models: openai/gpt-4o-mini · 600 rpm · expires 2099-01-31 12:30Z · ${labels}")`).waitFor();
-    await row.locator('button:text-is("Edit")').click();
-    expect(await editor.locator('input[name="expiresAt"]').inputValue()).toBe('2099-01-31T12:30');
-    expect(await editor.locator('input[name="budgetLimit"]').inputValue()).toBe('10');
+      // An account, made in the console.
+      const name = `Console team ${Date.now()}`;
+      const createAccount = page.locator('[data-testid="create-account"]');
+      await createAccount.locator('input[name="name"]').fill(name);
+      await createAccount.locator('input[name="credits"]').fill('5000000');
+      await createAccount.locator('button[type="submit"]').click();
+      await page.locator(`h1:text-is("${name}")`).waitFor();
+      const accountId = page.url().split('#/accounts/')[1]!;
+      expect((await call<{ name: string; balance: number }>(`${app.billing}/admin/v1/accounts/${accountId}`, { token: app.adminToken })).body).toMatchObject({ name, balance: 5_000_000 });
 
-    // The gateway refuses a model outside the allowlist, naming the rule...
-    expect((await chat(key, 'openai/gpt-4o-mini')).status).toBe(200);
-    const outside = await chat(key, 'openai/gpt-4o');
-    expect(outside.status).toBe(403);
-    expect((outside.body as { message: string }).message).toBe("Forbidden: this API key may not call model 'openai/gpt-4o' (the key's model rule allows: openai/gpt-4o-mini).");
+      // A key, shown once with a copy button.
+      const createKey = page.locator('[data-testid="create-key"]');
+      await createKey.locator('input[name="name"]').fill('ci pipeline');
+      await createKey.locator('input[name="budgetLimit"]').fill('5');
+      await createKey.locator('input[name="models"]').fill('openai/*');
+      await createKey.locator('textarea[name="metadata"]').fill('owner=ci@example.com');
+      await createKey.locator('button[type="submit"]').click();
+      const keyField = page.locator('[data-testid="new-key-value"]');
+      await keyField.waitFor();
+      const key = await keyField.inputValue();
+      expect(key.length).toBeGreaterThan(20);
+      await page.locator('[data-testid="new-key"] button:text-is("Copy")').click();
+      await page.locator('[data-testid="new-key"] button:text-is("Copied")').waitFor();
+      const keyId = (await page.locator('[data-testid="new-key"]').getAttribute('data-key-id'))!;
+      await page.locator('[data-testid="new-key"] button:text-is("Done")').click();
 
-    // ...and lets it through once the console widens the allowlist.
-    await editor.locator('input[name="models"]').fill('openai/gpt-4o-mini, openai/gpt-4o');
-    await editor.locator('button[type="submit"]').click();
-    await editor.waitFor({ state: 'detached' });
-    expect(patches.at(-1)).toEqual({ models: ['openai/gpt-4o-mini', 'openai/gpt-4o'] });
-    expect((await getKey()).models).toEqual(['openai/gpt-4o-mini', 'openai/gpt-4o']);
-    await eventually(async () => (await chat(key, 'openai/gpt-4o')).status === 200, 10_000, 200);
+      // Paid requests with it, through the gateway to the emulated upstream.
+      const models = ['openai/gpt-4o-mini', 'openai/gpt-4o-mini', 'openai/gpt-4o'];
+      for (const model of models) expect((await chat(key, model)).status).toBe(200);
+      await eventually(async () => (await app.usageEntries(accountId, 10)).length === models.length, 20_000);
+      const entries = await app.usageEntries(accountId, 10);
 
-    // The spend the console shows is the key's spend in billing, which is the sum of its ledger rows.
-    const keyEntries = async () =>
-      (await call<{ data: Array<{ keyId: string | null; usd: string }> }>(`${app.billing}/admin/v1/accounts/${accountId}/usage?kind=usage&limit=50`, { token: app.adminToken })).body.data.filter(
-        (entry) => entry.keyId === keyId,
+      // The usage page: both charts drawn, the ledger rows listed, the totals those of the summary API.
+      await page.goto(`${app.billing}/console/#/usage/${accountId}`);
+      const ledgerRows = page.locator('[data-testid="ledger-table"] tbody tr[data-kind="usage"]');
+      await eventually(async () => (await ledgerRows.count()) === models.length, 10_000);
+      await page.locator('[data-testid="chart-by-model"][data-series="2"]').waitFor();
+      await page.locator('[data-testid="chart-by-key"][data-series="1"]').waitFor();
+      const summary = (await call<Summary>(`${app.billing}/admin/v1/accounts/${accountId}/usage/summary`, { token: app.adminToken })).body;
+      expect(summary.totals.requests).toBe(models.length);
+      expect(summary.totals.usd).toBe(sumDecimals(entries.map((entry) => entry.usd), 12));
+      expect(await page.locator('[data-testid="total-usd"]').getAttribute('data-value')).toBe(summary.totals.usd);
+      expect(await page.locator('[data-testid="total-credits"]').getAttribute('data-value')).toBe(summary.totals.credits);
+      expect(await page.locator('[data-testid="total-requests"]').textContent()).toBe(String(models.length));
+      const shownUsd = await page.evaluate<string[]>(`[...document.querySelectorAll('[data-testid="ledger-table"] tr[data-kind="usage"] td[data-usd]')].map((cell) => cell.getAttribute('data-usd'))`);
+      expect(shownUsd.sort()).toEqual(entries.map((entry) => entry.usd).sort());
+      // The bars are on the canvases: pixels in the first series' colour (#2563eb) on each chart.
+      for (const chart of ['chart-by-model', 'chart-by-key']) {
+        const painted = await page.evaluate<number>(`(() => {
+          const canvas = document.querySelector('[data-testid="${chart}"] canvas');
+          const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+          let count = 0;
+          for (let index = 0; index < data.length; index += 4) if (data[index] === 37 && data[index + 1] === 99 && data[index + 2] === 235) count += 1;
+          return count;
+        })()`);
+        expect(painted).toBeGreaterThan(20);
+      }
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'usage.png'), fullPage: true });
+      // The model filter narrows chart, totals and ledger alike.
+      await page.locator('select[aria-label="Model"]').selectOption('openai/gpt-4o');
+      await eventually(async () => (await ledgerRows.count()) === 1, 10_000);
+      await page.locator('[data-testid="total-requests"]:text-is("1")').waitFor();
+
+      // The account page shows the key's rules and what it spent this month, as billing counts it.
+      await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
+      const keyRow = page.locator(`[data-testid="keys-table"] tbody tr[data-key-id="${keyId}"]`);
+      const spent = (await call<KeyDto>(`${app.billing}/admin/v1/keys/${keyId}`, { token: app.adminToken })).body.spend!.spent;
+      expect(spent).toBe(sumDecimals(entries.map((entry) => entry.usd), 12));
+      await keyRow.locator(`[data-testid="key-budget"][data-spent="${spent}"]`).waitFor();
+      await keyRow.locator('[data-testid="key-rules"]:text-is("models: openai/* · owner=ci@example.com")').waitFor();
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'account.png'), fullPage: true });
+
+      // Revoke in the console; the gateway refuses the key soon after.
+      await keyRow.locator('button:text-is("Revoke")').click();
+      await keyRow.locator('.badge:text-is("revoked")').waitFor();
+      await eventually(async () => (await chat(key, 'openai/gpt-4o-mini')).status === 401, 10_000);
+
+      // The catalogue: "configured" is what the gateway itself can route.
+      await page.goto(`${app.billing}/console/#/catalogue`);
+      await page.locator('[data-testid="catalogue-table"] tbody tr').first().waitFor();
+      const shown = await page.evaluate<Array<[string, string]>>(
+        `[...document.querySelectorAll('[data-testid="catalogue-table"] tbody tr')].map((row) => [row.getAttribute('data-model'), row.getAttribute('data-configured')])`,
       );
-    await eventually(async () => (await keyEntries()).length === 2, 20_000);
-    const ledgerUsd = sumDecimals((await keyEntries()).map((entry) => entry.usd), 12);
-    await eventually(async () => (await getKey()).spend!.spent === ledgerUsd, 20_000);
-    const { spend } = await getKey();
-    expect(toScaledUnits(parseDecimal(spend!.spent), 12)).toBeGreaterThan(0n);
-    await page.goto(`${app.billing}/console/#/accounts`);
-    await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
-    const budget = row.locator(`[data-testid="key-budget"][data-spent="${spend!.spent}"]`);
-    await budget.waitFor();
-    expect(await budget.textContent()).toBe(`${spend!.spent} of 10 USD / month · resets ${utcMinute(spend!.resetsAt!)}`);
-  }, 90_000);
+      const available = (await call<{ data: Array<{ id: string }> }>(`${app.gateway}/v1/models?available=true`)).body.data.map((model) => model.id).sort();
+      const all = (await call<{ data: Array<{ id: string }> }>(`${app.gateway}/v1/models`)).body.data.map((model) => model.id).sort();
+      expect(shown.map(([id]) => id).sort()).toEqual(all);
+      expect(shown.filter(([, configured]) => configured === 'true').map(([id]) => id).sort()).toEqual(available);
+      expect(available.length).toBeGreaterThan(0);
+      expect(available.length).toBeLessThan(all.length);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'catalogue.png') });
+
+      // The account list, searched.
+      await page.goto(`${app.billing}/console/#/accounts`);
+      await page.locator('input[aria-label="Search accounts"]').fill(name.slice(0, 12));
+      await page.locator(`[data-testid="accounts-table"] a:text-is("${name}")`).waitFor();
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'accounts.png') });
+
+      // Sign out: the session no longer opens the admin API, even replayed by hand.
+      await page.locator('button:text-is("Sign out")').click();
+      await page.locator('input[name="token"]').waitFor();
+      const replayed = await call(`${app.billing}/admin/v1/accounts/${accountId}`, { headers: { cookie: `igw_console_session=${session!.value}` } });
+      expect(replayed.status).toBe(401);
+
+      expect(problems).toEqual([]);
+      expect(foreignRequests).toEqual([]);
+      for (const file of ['login.png', 'accounts.png', 'account.png', 'usage.png', 'catalogue.png']) expect((await stat(path.join(SCREENSHOTS, file))).size).toBeGreaterThan(10_000);
+    }, 120_000);
+
+    async function signedInPage(timezoneId?: string): Promise<Page> {
+      const page = await browser.newPage({ viewport: LAPTOP, timezoneId });
+      await page.goto(`${app.billing}/console/`);
+      await page.locator('input[name="token"]').fill(app.adminToken);
+      await page.locator('button[type="submit"]').click();
+      await page.locator('[data-testid="accounts-table"]').waitFor();
+      return page;
+    }
+
+    it("creates and edits a key's rules in the console, shows billing's refusals and the key's spend, and the gateway enforces what was saved", async () => {
+      const { accountId } = await app.paidKey(5_000_000);
+      // A browser far from UTC: the expiry typed and the resets shown are UTC all the same.
+      const page = await signedInPage('Pacific/Auckland');
+      const patchesOnTheWire: string[] = [];
+      page.on('request', (request) => {
+        if (request.method() === 'PATCH') patchesOnTheWire.push(request.url());
+      });
+
+      // Created with a daily budget, one model and a label.
+      await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
+      // The body of each PATCH, read as the console hands it to fetch: Playwright's WebDriver BiDi client
+      // (Firefox) reports no request bodies. The requests seen on the wire are counted against these.
+      await page.evaluate(`(() => {
+        const send = window.fetch;
+        window.patchBodies = [];
+        window.fetch = (input, init) => {
+          if (init && init.method === 'PATCH') window.patchBodies.push(JSON.parse(init.body));
+          return send(input, init);
+        };
+      })()`);
+      const sentPatches = async () => {
+        const bodies = await page.evaluate<unknown[]>('window.patchBodies');
+        expect(patchesOnTheWire).toHaveLength(bodies.length);
+        return bodies;
+      };
+      const create = page.locator('[data-testid="create-key"]');
+      await create.locator('input[name="name"]').fill('team key');
+      await create.locator('input[name="budgetLimit"]').fill('5');
+      await create.locator('select[name="budgetPeriod"]').selectOption('day');
+      await create.locator('input[name="models"]').fill('openai/gpt-4o-mini');
+      await create.locator('textarea[name="metadata"]').fill('team=ml');
+      await create.locator('button[type="submit"]').click();
+      const notice = page.locator('[data-testid="new-key"]');
+      await notice.locator('[data-testid="new-key-value"]').waitFor();
+      const key = await notice.locator('[data-testid="new-key-value"]').inputValue();
+      const keyId = (await notice.getAttribute('data-key-id'))!;
+      const getKey = async () => (await call<KeyDto>(`${app.billing}/admin/v1/keys/${keyId}`, { token: app.adminToken })).body;
+      const created = await getKey();
+      expect(created).toMatchObject({
+        name: 'team key',
+        accountId,
+        metadata: { team: 'ml' },
+        budget: { limit: '5', unit: 'usd', period: 'day' },
+        models: ['openai/gpt-4o-mini'],
+        rpm: null,
+        concurrency: null,
+        expiresAt: null,
+        spend: { period: 'day' },
+      });
+      const row = page.locator(`tr[data-key-id="${keyId}"]`);
+      await row.locator(`[data-testid="key-budget"]:text-is("${created.spend!.spent} of 5 USD / day · resets ${utcMinute(created.spend!.resetsAt!)}")`).waitFor();
+      await row.locator('[data-testid="key-rules"]:text-is("models: openai/gpt-4o-mini · team=ml")').waitFor();
+
+      // Billing's own validation messages show in the form, which stays open to fix them.
+      await row.locator('button:text-is("Edit")').click();
+      const editor = page.locator('[data-testid="edit-key"]');
+      const refusal = editor.locator('.error');
+      await editor.locator('input[name="rpm"]').fill('0');
+      await editor.locator('button[type="submit"]').click();
+      await refusal.waitFor();
+      const rpmRefused = await call<{ message: string }>(`${app.billing}/admin/v1/keys/${keyId}`, { method: 'PATCH', token: app.adminToken, body: { rpm: 0 } });
+      expect(rpmRefused.status).toBe(400);
+      expect(await refusal.textContent()).toBe(rpmRefused.body.message);
+      await editor.locator('input[name="rpm"]').fill('600');
+      await editor.locator('input[name="budgetLimit"]').fill('10.1234567');
+      await editor.locator('button[type="submit"]').click();
+      const limitRefused = await call<{ message: string }>(`${app.billing}/admin/v1/keys/${keyId}`, {
+        method: 'PATCH',
+        token: app.adminToken,
+        body: { budget: { limit: '10.1234567', unit: 'usd', period: 'day' }, rpm: 600 },
+      });
+      expect(limitRefused.status).toBe(400);
+      await editor.locator(`.error:text-is("${limitRefused.body.message.replace(/"/g, '\\"')}")`).waitFor();
+      expect(limitRefused.body.message).toContain('budget');
+
+      // Saved: only the fields changed are sent, and billing stores exactly them.
+      await editor.locator('input[name="budgetLimit"]').fill('10');
+      await editor.locator('select[name="budgetPeriod"]').selectOption('month');
+      await editor.locator('input[name="expiresAt"]').fill('2099-01-31T12:30');
+      await editor.locator('textarea[name="metadata"]').fill('team=ml\nowner=ana@example.com');
+      await editor.locator('button[type="submit"]').click();
+      await editor.waitFor({ state: 'detached' });
+      expect(await sentPatches()).toEqual([
+        { rpm: 0 },
+        { budget: { limit: '10.1234567', unit: 'usd', period: 'day' }, rpm: 600 },
+        { budget: { limit: '10', unit: 'usd', period: 'month' }, rpm: 600, expiresAt: '2099-01-31T12:30:00Z', metadata: { team: 'ml', owner: 'ana@example.com' } },
+      ]);
+      const edited = await getKey();
+      expect(edited).toMatchObject({
+        name: 'team key',
+        metadata: { team: 'ml', owner: 'ana@example.com' },
+        budget: { limit: '10', unit: 'usd', period: 'month' },
+        models: ['openai/gpt-4o-mini'],
+        rpm: 600,
+        concurrency: null,
+        expiresAt: '2099-01-31T12:30:00.000Z',
+        spend: { period: 'month' },
+      });
+      const labels = Object.entries(edited.metadata).map(([name, value]) => `${name}=${value}`).join(', ');
+      await row.locator(`[data-testid="key-rules"]:text-is("models: openai/gpt-4o-mini · 600 rpm · expires 2099-01-31 12:30Z · ${labels}")`).waitFor();
+      await row.locator('button:text-is("Edit")').click();
+      expect(await editor.locator('input[name="expiresAt"]').inputValue()).toBe('2099-01-31T12:30');
+      expect(await editor.locator('input[name="budgetLimit"]').inputValue()).toBe('10');
+
+      // The gateway refuses a model outside the allowlist, naming the rule...
+      expect((await chat(key, 'openai/gpt-4o-mini')).status).toBe(200);
+      const outside = await chat(key, 'openai/gpt-4o');
+      expect(outside.status).toBe(403);
+      expect((outside.body as { message: string }).message).toBe("Forbidden: this API key may not call model 'openai/gpt-4o' (the key's model rule allows: openai/gpt-4o-mini).");
+
+      // ...and lets it through once the console widens the allowlist.
+      await editor.locator('input[name="models"]').fill('openai/gpt-4o-mini, openai/gpt-4o');
+      await editor.locator('button[type="submit"]').click();
+      await editor.waitFor({ state: 'detached' });
+      expect((await sentPatches()).at(-1)).toEqual({ models: ['openai/gpt-4o-mini', 'openai/gpt-4o'] });
+      expect((await getKey()).models).toEqual(['openai/gpt-4o-mini', 'openai/gpt-4o']);
+      await eventually(async () => (await chat(key, 'openai/gpt-4o')).status === 200, 10_000, 200);
+
+      // The spend the console shows is the key's spend in billing, which is the sum of its ledger rows.
+      const keyEntries = async () =>
+        (await call<{ data: Array<{ keyId: string | null; usd: string }> }>(`${app.billing}/admin/v1/accounts/${accountId}/usage?kind=usage&limit=50`, { token: app.adminToken })).body.data.filter(
+          (entry) => entry.keyId === keyId,
+        );
+      await eventually(async () => (await keyEntries()).length === 2, 20_000);
+      const ledgerUsd = sumDecimals((await keyEntries()).map((entry) => entry.usd), 12);
+      await eventually(async () => (await getKey()).spend!.spent === ledgerUsd, 20_000);
+      const { spend } = await getKey();
+      expect(toScaledUnits(parseDecimal(spend!.spent), 12)).toBeGreaterThan(0n);
+      await page.goto(`${app.billing}/console/#/accounts`);
+      await page.goto(`${app.billing}/console/#/accounts/${accountId}`);
+      const budget = row.locator(`[data-testid="key-budget"][data-spent="${spend!.spent}"]`);
+      await budget.waitFor();
+      expect(await budget.textContent()).toBe(`${spend!.spent} of 10 USD / month · resets ${utcMinute(spend!.resetsAt!)}`);
+    }, 90_000);
+  });
 });
