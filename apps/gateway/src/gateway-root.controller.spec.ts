@@ -8,6 +8,7 @@ import { GatewayRootController } from './gateway-root.controller';
 import { MessagesController } from './messages/messages.controller';
 import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 import { ResponsesController } from './responses/responses.controller';
+import { StoredResponses } from './responses/stored-responses';
 
 const AUTH: AuthenticatedKey = {
   keyId: 'k',
@@ -33,6 +34,8 @@ describe('the gateway root (HEAD / and GET /)', () => {
       controllers: [GatewayRootController, ChatController, ResponsesController, MessagesController],
       providers: [
         { provide: PaidRequestPipeline, useValue: {} },
+        // The Responses controller's stored responses are billing's: these routes are checked without them.
+        { provide: StoredResponses, useValue: {} },
         { provide: ChatService, useValue: { complete: (_call: unknown, deliver: (completion: unknown) => void) => (deliver({ ok: true }), Promise.resolve()) } },
         { provide: ApiKeyAuthenticator, useValue: { authenticate } },
       ],

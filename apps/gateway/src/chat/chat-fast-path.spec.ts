@@ -7,6 +7,7 @@ import { gatewayDirectRoutes } from '../gateway.app';
 import { MessagesController } from '../messages/messages.controller';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { ResponsesController } from '../responses/responses.controller';
+import { StoredResponses } from '../responses/stored-responses';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
 
@@ -81,6 +82,8 @@ function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = 
     providers: [
       { provide: ChatService, useValue: { complete: (_call: ChatCall, deliver: (completion: unknown) => void) => (deliver({ ok: true }), Promise.resolve()) } },
       { provide: PaidRequestPipeline, useValue: {} },
+      // The Responses controller's stored responses are billing's: these routes are checked without them.
+      { provide: StoredResponses, useValue: {} },
       { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } },
     ],
   })(ChatModule);
