@@ -54,7 +54,7 @@ export const API_KEY_ERRORS = {
  * 401/403 (documented by `RequireApiKey`). Values in the messages are examples.
  */
 export const MODEL_ENDPOINT_ERRORS = {
-  404: { description: 'Unknown model', messages: "Not Found: no model named 'gpt-0' in the catalogue." },
+  404: { description: 'Unknown model', messages: "Not Found: no model named 'gpt-0' in the catalogue. GET /v1/models lists the model ids and aliases a request can use." },
   413: { description: 'The body is larger than BODY_LIMIT', messages: 'Request body too large: the limit is 10485760 bytes.' },
   415: {
     description: 'The body is not sent as JSON (its Content-Type is not application/json), or is compressed (any Content-Encoding but identity)',
