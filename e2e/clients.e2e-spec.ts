@@ -6,7 +6,7 @@ import { APICallError, embed, embedMany, generateText, jsonSchema, streamText, t
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
-const UNKNOWN_MODEL = "Not Found: no model named 'acme/nope' in the catalogue.";
+const UNKNOWN_MODEL = "Not Found: no model named 'acme/nope' in the catalogue. GET /v1/models lists the model ids and aliases a request can use.";
 const PROMPT = 'Count the words in this sentence';
 const WEATHER = 'What is the weather in Paris?';
 const weatherParameters = { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } as const;

@@ -77,7 +77,10 @@ describe('Admin console: sessions, account list, usage summary by key and hour',
     // The login form needs the console header (another site's form cannot send it) and the right token.
     expect((await call(`${app.billing}/console/api/login`, { body: { token: app.adminToken } })).status).toBe(403);
     expect((await call(`${app.billing}/console/api/login`, { body: { token: app.adminToken }, headers: { 'x-igw-console': '1', origin: 'https://evil.example' } })).status).toBe(403);
-    expectErrorBody(await call(`${app.billing}/console/api/login`, { body: { token: 'x'.repeat(40) }, headers: { 'x-igw-console': '1' } }), 401, '/console/api/login');
+    // A wrong token typed into the form is told which token is meant and where to find it, not to send a Bearer header.
+    const wrongToken = await call<{ error: { code: string } }>(`${app.billing}/console/api/login`, { body: { token: 'x'.repeat(40) }, headers: { 'x-igw-console': '1' } });
+    expectErrorBody(wrongToken, 401, '/console/api/login', /^Unauthorized: that is not the admin token\. .*\.data\/admin-token/);
+    expect(wrongToken.body.error.code).toBe('invalid_admin_token');
     expect((await call(`${app.billing}/console/api/login`, { body: { token: 12 }, headers: { 'x-igw-console': '1' } })).status).toBe(400);
     expect((await call(`${app.billing}/console/api/login`, { body: { token: 'y'.repeat(5000) }, headers: { 'x-igw-console': '1' } })).status).toBe(400);
 

@@ -182,7 +182,7 @@ describe('input hardening, end to end', () => {
     it('404: an unknown model', async () => {
       const error = await failure(clientFor(key).chat.completions.create({ ...ask, model: 'acme/nothing' }));
       expect(error).toBeInstanceOf(OpenAI.NotFoundError);
-      expectGatewayError(error, { status: 404, message: "Not Found: no model named 'acme/nothing' in the catalogue.", type: 'not_found_error', code: 'model_not_found' });
+      expectGatewayError(error, { status: 404, message: "Not Found: no model named 'acme/nothing' in the catalogue. GET /v1/models lists the model ids and aliases a request can use.", type: 'not_found_error', code: 'model_not_found' });
     });
 
     it('429: a key over its requests per minute', async () => {

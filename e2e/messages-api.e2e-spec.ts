@@ -182,7 +182,7 @@ describe("Anthropic's Messages API, end to end with the official Anthropic SDK",
 
     const unknown = await client.messages.create({ model: 'acme/nope', max_tokens: 10, messages: [{ role: 'user', content: PROMPT }] }).catch((caught: unknown) => caught);
     expect(unknown).toBeInstanceOf(NotFoundError);
-    expect((unknown as NotFoundError).error).toMatchObject({ type: 'error', error: { type: 'not_found_error', message: "Not Found: no model named 'acme/nope' in the catalogue." } });
+    expect((unknown as NotFoundError).error).toMatchObject({ type: 'error', error: { type: 'not_found_error', message: "Not Found: no model named 'acme/nope' in the catalogue. GET /v1/models lists the model ids and aliases a request can use." } });
 
     const upstreamDown = await client.messages.create({ model: 'test/overloaded-claude', max_tokens: 10, messages: [{ role: 'user', content: PROMPT }] }).catch((caught: unknown) => caught);
     expect(upstreamDown).toBeInstanceOf(InternalServerError);

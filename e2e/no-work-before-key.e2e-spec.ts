@@ -155,6 +155,29 @@ describe('no work for a caller without a key', () => {
     });
   });
 
+  describe('bodies not sent as JSON', () => {
+    it('answers 415 naming Content-Type: application/json on every service, and 401 first without a credential', async () => {
+      const { key } = await app.paidKey(1_000_000);
+      const routes = [
+        { url: `${app.gateway}/v1/chat/completions`, method: 'POST', credential: bearer(key) },
+        { url: `${app.gateway}/v1/responses`, method: 'POST', credential: bearer(key) },
+        { url: `${app.billing}/admin/v1/accounts`, method: 'POST', credential: bearer(app.adminToken) },
+        { url: `${app.catalogue}/admin/v1/catalogue/models/test/new`, method: 'PUT', credential: bearer(app.adminToken) },
+      ];
+      // What curl -d sends without -H "Content-Type: application/json".
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const message = /^Unsupported Media Type: the body must be JSON sent with the header Content-Type: application\/json \(it was application\/x-www-form-urlencoded\)\.$/;
+      for (const route of routes) {
+        const body = '{"model":"test/mini","messages":[{"role":"user","content":"hi"}]}';
+        const refused = await fetch(route.url, { method: route.method, headers: { ...route.credential, ...form }, body });
+        expectErrorBody({ status: refused.status, headers: refused.headers, body: await refused.json() }, 415, new URL(route.url).pathname, message);
+        const anonymous = await fetch(route.url, { method: route.method, headers: form, body });
+        expect(anonymous.status).toBe(401);
+        await anonymous.body?.cancel();
+      }
+    });
+  });
+
   describe('holds count the body as read', () => {
     it('refuses a chunked chat body whose tool schemas do not fit the balance (403), where only its messages would', async () => {
       // 20,000 credits; an input token holds 2: the 60 KB schema alone holds 120,000.

@@ -104,7 +104,7 @@ describe('standalone start: ports, banner, providers', () => {
     expect((await call(`${billing}/readyz`)).status).toBe(200);
 
     // The next step, exactly as printed, works.
-    const create = output.match(/^ {2}(DATA_DIR=\S+ )?npm run cli -- (.* accounts create .*)$/m);
+    const create = output.match(/^ {2}(DATA_DIR=\S+ )?npx igw (.* accounts create .*)$/m);
     expect(create).not.toBeNull();
     expect(create![1]).toBe(`DATA_DIR=${dataDir} `);
     const { stdout } = await promisify(execFile)(process.execPath, [path.join(ROOT, 'dist/tools/cli/src/main.js'), ...create![2].split(' ')], {
@@ -113,7 +113,7 @@ describe('standalone start: ports, banner, providers', () => {
     });
     const account = JSON.parse(stdout) as { id: string; balance: number; plan: string };
     expect(account).toMatchObject({ plan: 'paid', balance: 20_000_000 });
-    expect(output).toMatch(/^ {2}DATA_DIR=\S+ npm run cli -- --url \S+ keys create <id printed above> --name first-key$/m);
+    expect(output).toMatch(/^ {2}DATA_DIR=\S+ npx igw --url \S+ keys create <id printed above> --name first-key$/m);
   }, 120_000);
 
   it('at LOG_LEVEL=debug prints the detail; with a provider says how many models can answer, and /v1/models?available=true lists just those', async () => {

@@ -8,7 +8,6 @@ const STARTING_USD = 10;
 export interface BannerContext {
   /** DATA_DIR as configured (the CLI finds the admin token there). */
   dataDir: string;
-  creditsPerUsd: number;
 }
 
 /**
@@ -84,13 +83,15 @@ function upstreamLines(running: RunningStandalone): string[] {
   return [`  providers:              ${providers.join(', ')}: ${answerableModels} of ${catalogueModels} models can answer (${list})`];
 }
 
-/** The CLI commands as they work against this very start (its billing address and data folder). */
+/**
+ * The CLI commands as they work against this very start (its billing address and data folder),
+ * written as the README writes them (`npx igw`, which prints only the JSON, ready for `jq`).
+ */
 function nextStepCommands(running: RunningStandalone, context: BannerContext): string[] {
   const urlOption = running.billingUrl === DEFAULT_BILLING_URL ? '' : ` --url ${running.billingUrl}`;
   const dataDir = path.normalize(context.dataDir) === DEFAULT_DATA_DIR || !running.adminTokenFile ? '' : `DATA_DIR=${context.dataDir} `;
-  const credits = STARTING_USD * context.creditsPerUsd;
   return [
-    `  ${dataDir}npm run cli --${urlOption} accounts create --name me --credits ${credits} --plan paid`,
-    `  ${dataDir}npm run cli --${urlOption} keys create <id printed above> --name first-key`,
+    `  ${dataDir}npx igw${urlOption} accounts create --name me --usd ${STARTING_USD}`,
+    `  ${dataDir}npx igw${urlOption} keys create <id printed above> --name first-key`,
   ];
 }

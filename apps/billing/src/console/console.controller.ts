@@ -1,7 +1,6 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
-import { ErrorMessages } from '@igw/contracts';
 import { ADMIN_TOKEN, GatewayException, RequireAdminToken, secretsEqual } from '@igw/platform';
 import type { Request, Response } from 'express';
 import { readFile } from 'node:fs/promises';
@@ -35,6 +34,13 @@ const SHELL = `<!doctype html>
 <body><div id="app"></div><noscript>The console needs JavaScript.</noscript></body>
 </html>
 `;
+
+/**
+ * The sign-in form's 401. The admin API's own wording ("send it as Authorization: Bearer ...")
+ * misleads someone who typed the token into the form: say which token is meant and where it is.
+ */
+export const WRONG_CONSOLE_TOKEN =
+  'Unauthorized: that is not the admin token. Use the ADMIN_TOKEN billing runs with (npm start generates one and keeps it in DATA_DIR/admin-token, by default .data/admin-token).';
 
 class ConsoleLoginDto {
   @IsString()
@@ -110,7 +116,7 @@ export class ConsoleController {
     }
     if (!secretsEqual(body.token, this.adminToken)) {
       this.throttle.failed(client);
-      throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidAdminToken);
+      throw new GatewayException(HttpStatus.UNAUTHORIZED, WRONG_CONSOLE_TOKEN);
     }
     this.throttle.succeeded(client);
     this.sessions.setCookie(request, response, this.sessions.issue());

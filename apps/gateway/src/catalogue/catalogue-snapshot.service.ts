@@ -4,6 +4,9 @@ import { CatalogueIndex } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
 import { GatewayException, setLabelledModels } from '@igw/platform';
 
+/** Said after an unknown model in a request. */
+const LIST_THE_MODELS = 'GET /v1/models lists the model ids and aliases a request can use.';
+
 /** After a failed fetch. */
 const RETRY_MS = 2_000;
 /** After a snapshot older than an announced revision: the catalogue commits before it announces, so this is a race and soon over. */
@@ -46,7 +49,8 @@ export class CatalogueSnapshotService implements OnApplicationBootstrap, OnAppli
     const index = this.index;
     if (!index) throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable: the model catalogue is not loaded yet. Retry shortly.');
     const model = index.resolve(name);
-    if (!model) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no model named '${name}' in the catalogue.`);
+    // A request's model is the first thing a newcomer gets wrong (a typo, another gateway's id): point at the list.
+    if (!model) throw new GatewayException(HttpStatus.NOT_FOUND, `Not Found: no model named '${name}' in the catalogue. ${LIST_THE_MODELS}`);
     return { model, revision: index.revision };
   }
 

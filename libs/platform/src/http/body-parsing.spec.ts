@@ -122,6 +122,36 @@ describe('the JSON depth limit', () => {
   });
 });
 
+describe('a body that is not sent as JSON', () => {
+  const chat = Buffer.from('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello"}]}');
+
+  it.each([
+    // curl -d without a Content-Type header sends this.
+    ['a form', 'application/x-www-form-urlencoded', 'it was application/x-www-form-urlencoded'],
+    // fetch with a string body and no headers sends this.
+    ['text', 'text/plain;charset=UTF-8', 'it was text/plain;charset=UTF-8'],
+    ['no type at all', undefined, 'none was sent'],
+  ])('%s gets a 415 naming the header to send, not a list of missing fields', async (_case, contentType, received) => {
+    expect(await expressParserVerdict(chat, contentType)).toEqual({
+      status: 415,
+      message: `Unsupported Media Type: the body must be JSON sent with the header Content-Type: application/json (${received}).`,
+    });
+  });
+
+  it('still reads JSON types with parameters or a +json suffix, and an empty body of any type', async () => {
+    for (const type of ['application/json', 'Application/JSON; charset=utf-8', 'application/merge-patch+json']) {
+      expect(await expressParserVerdict(chat, type)).toEqual({ status: 200, body: JSON.parse(chat.toString()) });
+    }
+    expect((await expressParserVerdict(Buffer.alloc(0), 'text/plain')).status).toBe(200);
+  });
+
+  it('cuts a long type short in the message', async () => {
+    const verdict = await expressParserVerdict(chat, `text/plain; x=${'y'.repeat(5000)}`);
+    expect(verdict.status).toBe(415);
+    expect(verdict.message!.length).toBeLessThan(200);
+  });
+});
+
 function utf32be(text: string): Buffer {
   const bytes = Buffer.alloc(text.length * 4);
   for (let index = 0; index < text.length; index++) bytes.writeUInt32BE(text.charCodeAt(index), index * 4);
@@ -129,7 +159,7 @@ function utf32be(text: string): Buffer {
 }
 
 /** Sends one body to an Express app that reads it as the apps' routes do, answering errors with the spec's body. */
-async function expressParserVerdict(body: Buffer, contentType: string): Promise<{ status: number; message?: string; body?: unknown }> {
+async function expressParserVerdict(body: Buffer, contentType: string | undefined): Promise<{ status: number; message?: string; body?: unknown }> {
   const app = express();
   const reader = new JsonBodyInterceptor(1 << 24);
   app.post('/', (request, response) => {
@@ -142,9 +172,11 @@ async function expressParserVerdict(body: Buffer, contentType: string): Promise<
   await once(server, 'listening');
   try {
     const { port } = server.address() as AddressInfo;
-    const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': contentType }, body });
-    const answer = (await response.json()) as { message?: string };
-    return response.status === 200 ? { status: 200, body: answer } : { status: response.status, message: answer.message };
+    const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: contentType === undefined ? {} : { 'content-type': contentType }, body });
+    // An empty body parses to nothing, which Express sends as an empty answer.
+    const text = await response.text();
+    const answer = (text ? JSON.parse(text) : undefined) as { message?: string };
+    return response.status === 200 ? { status: 200, body: answer } : { status: response.status, message: answer?.message };
   } finally {
     server.close();
   }

@@ -93,6 +93,27 @@ function refuseEncodedBody(headers: IncomingHttpHeaders): void {
   throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, compressedBodyMessage(encoding.slice(0, 32)));
 }
 
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/**
+ * A body in any other type would be skipped by the JSON parser, and the route would then report
+ * every required field as missing ("model: ... Received nothing"), which hides the real mistake
+ * (curl's `-d` without `-H "Content-Type: application/json"` sends a form). An empty body, or a
+ * chunked one that names no type, is left to the route as before.
+ */
+function refuseNonJsonBody(request: Request): void {
+  const type = request.headers['content-type'];
+  const length = Number(request.headers['content-length'] ?? Number.NaN);
+  const hasBytes = length > 0 || (request.headers['transfer-encoding'] !== undefined && type !== undefined);
+  if (!hasBytes || request.is(JSON_TYPES)) return;
+  throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, nonJsonBodyMessage(type));
+}
+
+export function nonJsonBodyMessage(contentType: string | undefined): string {
+  const received = contentType === undefined ? 'none was sent' : `it was ${contentType.slice(0, 64)}`;
+  return `Unsupported Media Type: the body must be JSON sent with the header Content-Type: application/json (${received}).`;
+}
+
 export function compressedBodyMessage(encoding: string): string {
   return `Unsupported body encoding: request bodies must not be compressed (Content-Encoding: ${encoding}). Send the JSON uncompressed.`;
 }
@@ -108,7 +129,7 @@ export class JsonBodyInterceptor implements NestInterceptor {
 
   constructor(limitBytes: number) {
     // `inflate: false`: refuseEncodedBody already answered any encoded body.
-    this.parseJson = express.json({ limit: limitBytes, type: ['application/json', 'application/*+json'], inflate: false, verify: checkJsonBody });
+    this.parseJson = express.json({ limit: limitBytes, type: JSON_TYPES, inflate: false, verify: checkJsonBody });
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -120,7 +141,12 @@ export class JsonBodyInterceptor implements NestInterceptor {
 
   /** Sets `request.body` (when the body is JSON), or throws the error the client gets. */
   read(request: Request, response: Response): Promise<void> {
-    refuseEncodedBody(request.headers);
+    try {
+      refuseEncodedBody(request.headers);
+      refuseNonJsonBody(request);
+    } catch (refusal) {
+      return Promise.reject(refusal);
+    }
     return new Promise((resolve, reject) => {
       this.parseJson(request, response, (error?: unknown) => {
         if (!error) {

@@ -3,7 +3,7 @@ import { ApiExtraModels, ApiResponse, DocumentBuilder, getSchemaPath, SwaggerMod
 import { ErrorBodyDto, ErrorMessages } from '@igw/contracts';
 import { errorDetail } from '../errors/error-body';
 import { observeSwaggerUi } from '../observability/request-observer';
-import { compressedBodyMessage } from './body-parsing';
+import { compressedBodyMessage, nonJsonBodyMessage } from './body-parsing';
 
 /** The security scheme of API keys (`ApiBearerAuth()`'s default name) and of the admin token. */
 export const API_KEY_SCHEME = 'bearer';
@@ -54,9 +54,12 @@ export const API_KEY_ERRORS = {
  * 401/403 (documented by `RequireApiKey`). Values in the messages are examples.
  */
 export const MODEL_ENDPOINT_ERRORS = {
-  404: { description: 'Unknown model', messages: "Not Found: no model named 'gpt-0' in the catalogue." },
+  404: { description: 'Unknown model', messages: "Not Found: no model named 'gpt-0' in the catalogue. GET /v1/models lists the model ids and aliases a request can use." },
   413: { description: 'The body is larger than BODY_LIMIT', messages: 'Request body too large: the limit is 10485760 bytes.' },
-  415: { description: 'The body is compressed (any Content-Encoding but identity): send it uncompressed', messages: compressedBodyMessage('gzip') },
+  415: {
+    description: 'The body is not sent as JSON (its Content-Type is not application/json), or is compressed (any Content-Encoding but identity)',
+    messages: { notJson: nonJsonBodyMessage('application/x-www-form-urlencoded'), compressed: compressedBodyMessage('gzip') },
+  },
   429: {
     description: "The key's rate or concurrency limit, the free plan's hourly limit, or the upstream's own limit",
     messages: { rate: ErrorMessages.tooManyRequests, freePlan: ErrorMessages.freeTierExhausted(100) },
