@@ -63,7 +63,7 @@ describe('observability: /metrics on every service of the distributed deployment
     const gatewayMetrics = await scrape(gateway);
     expect(total(gatewayMetrics, 'igw_http_requests_total', { service: 'gateway', route: '/v1/chat/completions', status: '200', model: 'openai/gpt-4o-mini', provider: 'openai' })).toBe(1);
     expect(total(gatewayMetrics, 'igw_tokens_total', { model: 'openai/gpt-4o-mini', direction: 'input' })).toBe(answer.body.usage.prompt_tokens);
-    // The gateway consumes only its small RPC queue (billing's console asks it what it can route); billing's ledger is not in its metrics.
+    // The gateway consumes no queue; billing's ledger is not in its metrics.
     expect(gatewayMetrics).not.toContain('igw_ledger_lag_seconds_count');
 
     await eventually(async () => /^igw_ledger_lag_seconds_count [1-9]/m.test(await scrape(harness.billing)), 20_000, 200);

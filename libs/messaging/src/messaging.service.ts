@@ -8,6 +8,8 @@ import { MESSAGING_OPTIONS, type MessagingOptions } from './messaging.options';
 
 /** How long shutdown waits for queue connections to close. */
 const SHUTDOWN_CLOSE_MS = 5_000;
+/** How often one source (a worker, a queue, the relay) may log the same kind of failure. */
+const ERROR_REPORT_INTERVAL_MS = 5_000;
 
 export type JobHandlers<Q extends QueueName> = {
   [N in JobName<Q>]: (data: JobData<Q, N>, job: Job) => Promise<JobReply<Q, N>>;
@@ -34,6 +36,7 @@ export class MessagingService implements BeforeApplicationShutdown, OnApplicatio
   private relayPromise?: Promise<Relay<unknown>>;
   private closed = false;
   private stopping = false;
+  private readonly errorsReported = new Map<string, { at: number; repeated: number }>();
   /** The queues this service has workers for: their depth is in its metrics. */
   private readonly consumed = new Set<QueueName>();
 
@@ -274,8 +277,20 @@ export class MessagingService implements BeforeApplicationShutdown, OnApplicatio
 
   /** A connection error is news while the service runs; while it stops (the server may stop first, e.g. on Ctrl-C) it is expected. */
   private reportError(source: string, error: Error): void {
-    if (this.stopping) this.logger.debug(`${source} while stopping: ${error.message}`);
-    else this.logger.error(`${source}: ${error.message}`);
+    if (this.stopping) {
+      this.logger.debug(`${source} while stopping: ${error.message}`);
+      return;
+    }
+    // One line per source and interval: an outage repeats the same error many times a second.
+    const now = Date.now();
+    const last = this.errorsReported.get(source);
+    if (last !== undefined && now - last.at < ERROR_REPORT_INTERVAL_MS) {
+      last.repeated += 1;
+      return;
+    }
+    const repeated = last?.repeated ? ` (and ${last.repeated} more since the last report)` : '';
+    this.errorsReported.set(source, { at: now, repeated: 0 });
+    this.logger.error(`${source}: ${error.message}${repeated}`);
   }
 
   private relay(): Promise<Relay<unknown>> {

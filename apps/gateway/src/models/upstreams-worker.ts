@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName, type GatewayUpstreams } from '@igw/contracts';
+import type { GatewayUpstreams } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { configuredProviders, planRoute } from '@igw/providers';
@@ -8,6 +8,9 @@ import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.servic
 /**
  * Answers billing's console which providers this gateway has credentials for and which
  * catalogue models it can route: only the gateway holds the provider keys, so only it can tell.
+ * The question and the answer travel as relay broadcasts, not as a queue job: a queue worker in
+ * the gateway (BullMQ on PostgreSQL) let a database outage crash the process through a pooled
+ * connection that dropped while checked out, and the gateway needs no worker for anything else.
  */
 @Injectable()
 export class UpstreamsWorker implements OnApplicationBootstrap {
@@ -17,8 +20,8 @@ export class UpstreamsWorker implements OnApplicationBootstrap {
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
-  onApplicationBootstrap(): void {
-    this.messaging.consume(QueueName.GatewayRpc, { 'gateway.upstreams': () => Promise.resolve(this.upstreams()) }, 1);
+  async onApplicationBootstrap(): Promise<void> {
+    await this.messaging.subscribe('gateway.upstreams.asked', ({ askId }) => this.messaging.publish('gateway.upstreams.answered', { askId, ...this.upstreams() }));
   }
 
   upstreams(): GatewayUpstreams {

@@ -17,7 +17,6 @@ export enum QueueName {
   Webhooks = 'webhooks',
   /** Stored Responses API responses (billing keeps them): a queue of its own, so a burst of saves never delays key look-ups. */
   ResponsesRpc = 'responses-rpc',
-  GatewayRpc = 'gateway-rpc',
 }
 
 /** What a gateway can answer: the providers it has credentials for and the catalogue models with a source among them. */
@@ -89,10 +88,6 @@ export interface JobMap {
     'responses.get': { data: StoredResponseQuery; reply: { response: PackedJson | null } };
     'responses.delete': { data: StoredResponseQuery; reply: { deleted: boolean } };
     'responses.inputItems': { data: InputItemsQuery; reply: InputItemsReply };
-  };
-  [QueueName.GatewayRpc]: {
-    /** Asked by billing's console (the catalogue page's "configured" column): any gateway replica answers. */
-    'gateway.upstreams': { data: Record<string, never>; reply: GatewayUpstreams };
   };
 }
 

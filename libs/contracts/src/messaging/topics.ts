@@ -1,3 +1,4 @@
+import type { GatewayUpstreams } from './queues';
 import type { KeySpendWire } from '../billing/key-resolution';
 
 /**
@@ -14,6 +15,10 @@ export interface TopicMap {
   /** Plan, status or limits of an account, or the rules of one of its keys, changed: gateways drop what they cached for it. */
   'billing.account.changed': { accountId: string };
   'catalogue.revision.changed': { revision: number };
+  /** Billing's console asks the gateways which providers they have credentials for (the catalogue page's "configured"). */
+  'gateway.upstreams.asked': { askId: string };
+  /** A gateway's answer to one ask: the first to arrive is used. */
+  'gateway.upstreams.answered': GatewayUpstreams & { askId: string };
 }
 
 export type Topic = keyof TopicMap;
