@@ -133,26 +133,7 @@ export interface Summary {
   totals: { requests: number; credits: string; usd: string };
 }
 
-export interface CatalogueModel {
-  id: string;
-  name: string;
-  developer: string;
-  type: string;
-  aliases: string[];
-  contextLength: number | null;
-  outputMax: number | null;
-  capabilities: string[];
-  modalities: { input: string[]; output: string[] } | null;
-  prices: Array<{ unit: string; price: number; per: number; promptTokensAbove?: number }>;
-  providers: string[];
-  configured: boolean | null;
-}
-
-export interface Catalogue {
-  revision: number;
-  gateway: { revision: number | null; providers: string[] } | null;
-  models: CatalogueModel[];
-}
+export type { ConsoleCatalogue as Catalogue, ConsoleModel as CatalogueModel } from '../../src/console/console-catalogue.types';
 
 export interface List<T> {
   data: T[];

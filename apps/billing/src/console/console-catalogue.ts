@@ -3,33 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { QueueName, type CatalogueModel, type GatewayUpstreams } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { GatewayException } from '@igw/platform';
+import type { ConsoleCatalogue, ConsoleModel } from './console-catalogue.types';
+
+export type { ConsoleCatalogue, ConsoleModel } from './console-catalogue.types';
 
 /** Short: the page waits for it, and a gateway that does not answer in this time is reported as such. */
 const ASK_TIMEOUT_MS = 3_000;
-
-export interface ConsoleModel {
-  id: string;
-  name: string;
-  developer: string;
-  type: string;
-  aliases: string[];
-  contextLength: number | null;
-  outputMax: number | null;
-  capabilities: string[];
-  modalities: { input: string[]; output: string[] } | null;
-  prices: Array<{ unit: string; price: number; per: number; promptTokensAbove?: number }>;
-  /** The providers the catalogue routes it to (names only). */
-  providers: string[];
-  /** Whether a gateway can route it now; null when no gateway answered. */
-  configured: boolean | null;
-}
-
-export interface ConsoleCatalogue {
-  revision: number;
-  /** What the answering gateway reported; null when none answered within the time. */
-  gateway: { revision: number | null; providers: string[] } | null;
-  models: ConsoleModel[];
-}
 
 /**
  * The catalogue page's data: the entries from the catalogue service, "configured" from a
