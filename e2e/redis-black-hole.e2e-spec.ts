@@ -80,7 +80,9 @@ describeWithRedis('a Redis that stops answering', () => {
 
   it('answers paid requests meanwhile, counting limits locally, and counts in Redis again once it answers', async () => {
     const account = await call<{ id: string }>(`${billingUrl}/admin/v1/accounts`, { token: ADMIN_TOKEN, body: { credits: 1_000, plan: 'paid' } });
+    expect({ status: account.status, body: account.body }).toMatchObject({ status: 201 });
     const created = await call<{ id: string; key: string }>(`${billingUrl}/admin/v1/accounts/${account.body.id}/keys`, { token: ADMIN_TOKEN, body: {} });
+    expect({ status: created.status, body: created.body }).toMatchObject({ status: 201 });
     const chat = () => call(`${gatewayUrl}/v1/chat/completions`, { token: created.body.key, body: { model: 'mini', messages: [{ role: 'user', content: 'hello' }] } });
     // Windows are clock minutes: the whole test runs inside one.
     const intoMinute = Date.now() % 60_000;
@@ -93,7 +95,10 @@ describeWithRedis('a Redis that stops answering', () => {
       return response.status;
     };
 
-    expect([await paid(), await paid()]).toEqual([200, 200]);
+    const before = [await paid(), await paid()];
+    // On a failure, what the gateway said about it.
+    if (before.some((status) => status !== 200)) console.error(gateway!.output().slice(-4_000));
+    expect(before).toEqual([200, 200]);
     expect(await redis.get(minuteKey)).toBe('2');
 
     proxy.blackHole();
