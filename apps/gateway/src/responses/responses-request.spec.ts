@@ -41,6 +41,12 @@ describe('a Responses request as the chat request', () => {
     expect(droppedTools).toEqual([]);
   });
 
+  it('is never handed conversation state: previous_response_id or an item_reference left unresolved is a gateway fault, not a 400', () => {
+    expect(() => chatRequestOf(body({ previous_response_id: 'resp_1' }), OPENAI)).toThrow(/unresolved/);
+    expect(() => chatRequestOf(body({ input: [{ type: 'item_reference', id: 'msg_1' }] }), OPENAI)).toThrow(/unresolved/);
+    expect(() => chatRequestOf(body({ previous_response_id: 'resp_1' }), OPENAI)).not.toThrow(GatewayException);
+  });
+
   it('takes null for a field not set, as the SDK types allow', () => {
     const sent = { model: 'mini', input: 'Hello', instructions: null, temperature: null, top_p: null, max_output_tokens: null, previous_response_id: null, tools: null, tool_choice: null, text: null, reasoning: { effort: null, summary: null }, user: null };
     expect(chatRequestOf(sent as unknown as ResponsesRequestDto, OPENAI_REASONING).request).toEqual({ model: 'mini', messages: [{ role: 'user', content: 'Hello' }] });
@@ -149,11 +155,9 @@ describe('a Responses request as the chat request', () => {
     expect(refusal(() => chatRequestOf(body({ reasoning: { effort: 'extreme' } }), OPENAI_REASONING))).toContain('reasoning.effort');
   });
 
-  it('refuses previous_response_id, an input with no message, item references, unknown items and images by file id, naming the field', () => {
-    expect(refusal(() => chatRequestOf(body({ previous_response_id: 'resp_1' }), OPENAI))).toContain('previous_response_id: not supported yet');
+  it('refuses an input with no message, unknown items and images by file id, naming the field', () => {
     expect(refusal(() => chatRequestOf(body({ input: [] }), OPENAI))).toContain('input: Expected a string or a non-empty array');
     expect(refusal(() => chatRequestOf(body({ input: [{ type: 'reasoning', summary: [] }] }), OPENAI))).toContain('Received no message to answer');
-    expect(refusal(() => chatRequestOf(body({ input: [{ type: 'item_reference', id: 'msg_1' }] }), OPENAI))).toContain('input[0].type: item_reference');
     expect(refusal(() => chatRequestOf(body({ input: [{ type: 'computer_call_output', call_id: 'c' }] }), OPENAI))).toContain('input[0].type: a "computer_call_output" item');
     expect(refusal(() => chatRequestOf(body({ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }), OPENAI))).toContain('input[0].content[0].image_url');
   });

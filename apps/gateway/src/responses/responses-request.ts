@@ -75,9 +75,8 @@ export interface ResponsesTranslation {
 export function chatRequestOf(sent: ResponsesRequestDto, model: ResponsesTarget): ResponsesTranslation {
   // The SDKs type most fields as nullable, and some clients send null for "not set".
   const body = Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== null)) as ResponsesRequestDto;
-  if (body.previous_response_id !== undefined) {
-    refuse('previous_response_id', 'not supported yet: this gateway stores no responses, so send the whole conversation in `input` (as with store: false)');
-  }
+  // StoredResponses.resolve puts the earlier turns into `input` first: one left here is a gateway fault (500), not the caller's.
+  if (body.previous_response_id !== undefined) throw new Error('previous_response_id reached the translation unresolved (StoredResponses.resolve replaces it)');
   const { tools, droppedTools, namespaced, builtIns } = toolsOf(body.tools ?? []);
   const messages = messagesOf(body);
   if (messages.length === 0) refuse('input', 'Expected a string or a non-empty array of input items. Received no message to answer');
@@ -145,7 +144,7 @@ function messagesOf(body: ResponsesRequestDto): ChatMessage[] {
       case 'reasoning':
         return;
       case 'item_reference':
-        return refuse(`${path}.type`, 'item_reference needs stored responses, which this gateway does not keep yet: send the item itself');
+        throw new Error(`${path}: an item_reference reached the translation unresolved (StoredResponses.resolve replaces it)`);
       default:
         return cannotCarry(`${path}.type`, `a ${JSON.stringify(type)} item cannot be sent by this gateway (messages, function_call, function_call_output and reasoning items can)`);
     }
