@@ -133,7 +133,7 @@ describe('decisions, end to end', () => {
       '/v1/decisions',
       /^Body validation error! state: test\/luna takes the Luna shape: `input` .*`questions` as an array of named questions/,
     );
-    expectErrorBody(await decide({ model: 'test/chat-only', state, questions: jevQuestions }), 400, '/v1/decisions', /^Body validation error! model: 'test\/chat-only' is a openai\/chat-completions model, not a decision model\.$/);
+    expectErrorBody(await decide({ model: 'test/chat-only', state, questions: jevQuestions }), 400, '/v1/decisions', /^Body validation error! model: 'test\/chat-only' is an openai\/chat-completions model, not a decision model\.$/);
     expectErrorBody(await decide({ model: 'no-such-model', state, questions: jevQuestions }), 404, '/v1/decisions');
   });
 

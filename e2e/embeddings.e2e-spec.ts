@@ -134,7 +134,7 @@ describe('embeddings, end to end with the official OpenAI SDK', () => {
 
   it('answers 404 for an unknown model and 400 for a model that is not an embeddings model', async () => {
     expectErrorBody(await call(url(), { token: key, body: { model: 'nope', input: 'x' } }), 404, '/v1/embeddings');
-    expectErrorBody(await call(url(), { token: key, body: { model: 'chatty', input: 'x' } }), 400, '/v1/embeddings', /^Body validation error! model: 'test\/chat' is a openai\/chat-completions model, not an embeddings model\.$/);
+    expectErrorBody(await call(url(), { token: key, body: { model: 'chatty', input: 'x' } }), 400, '/v1/embeddings', /^Body validation error! model: 'test\/chat' is an openai\/chat-completions model, not an embeddings model\.$/);
     await expect(client.embeddings.create({ model: 'nope', input: 'x' })).rejects.toMatchObject({ status: 404 });
   });
 

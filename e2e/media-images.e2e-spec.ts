@@ -154,7 +154,7 @@ describe('image generation (POST /images/generations)', () => {
     [{ style_preset: 'Anime Style' }, /^Body validation error! style_preset: Expected 1-64 lower-case letters, digits, '_' or '-'\. Received 'Anime Style'$/],
     [{ user: 1 }, /^Body validation error! user: Expected a string\. Received number 1$/],
     [{ provider: 'stability' }, /^Body validation error! provider: Expected one of 'auto', 'fallback', 'openai'\. Received 'stability'$/],
-    [{ model: 'chatty' }, /^Body validation error! model: 'test\/chat' is a openai\/chat-completions model, not an image generation model\.$/],
+    [{ model: 'chatty' }, /^Body validation error! model: 'test\/chat' is an openai\/chat-completions model, not an image generation model\.$/],
   ])('refuses a bad field with a 400 naming it, before any upstream call (%#)', async (change, message) => {
     const { key } = await app.paidKey(1_000_000);
     const before = emulator.requests.length;

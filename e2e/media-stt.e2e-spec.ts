@@ -194,7 +194,7 @@ describe('speech to text (POST /stt)', () => {
     [{ max_duration_seconds: 1.5 }, /^Body validation error! max_duration_seconds: Expected an integer\. Received 1\.5$/],
     [{ max_duration_seconds: 601 }, /^Body validation error! max_duration_seconds: Expected an integer from 1 to 600\. Received 601$/],
     [{ provider: 'deepgram' }, /^Body validation error! provider: Expected one of 'auto', 'fallback', 'openai'\. Received 'deepgram'$/],
-    [{ model: 'chatty' }, /^Body validation error! model: 'test\/chat' is a openai\/chat-completions model, not a speech-to-text model\.$/],
+    [{ model: 'chatty' }, /^Body validation error! model: 'test\/chat' is an openai\/chat-completions model, not a speech-to-text model\.$/],
   ])('refuses a bad field with a 400 naming it, before any fetch or upstream call (%#)', async (change, message) => {
     const { key } = await app.paidKey(1_000_000);
     const [fetched, upstream] = [mediaHits.length, upstreamCalls()];

@@ -114,7 +114,7 @@ describe('text to speech (POST /tts)', () => {
     [{ speed: 0.1 }, /^Body validation error! speed: Expected a number from 0\.25 to 4\. Received 0\.1$/],
     [{ speed: '2' }, /^Body validation error! speed: Expected a number\. Received string '2'$/],
     [{ provider: 'nobody' }, /^Body validation error! provider: Expected one of 'auto', 'fallback', 'openai'\. Received 'nobody'$/],
-    [{ model: 'chatty' }, /^Body validation error! model: 'test\/chat' is a openai\/chat-completions model, not a text-to-speech model\.$/],
+    [{ model: 'chatty' }, /^Body validation error! model: 'test\/chat' is an openai\/chat-completions model, not a text-to-speech model\.$/],
   ])('refuses a bad field with a 400 naming it, before any upstream call (%#)', async (change, message) => {
     const before = emulator.requests.length;
     expectErrorBody(await call(url(), { token: key, body: { model: 'tts', text: 'hello', ...change } }), 400, '/tts', message);

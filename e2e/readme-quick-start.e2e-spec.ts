@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { DemoStandalone } from './support/admin-tools-harness';
-import { call, eventually } from './support/http';
+import { call, eventually, expectErrorBody } from './support/http';
 
 const README = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
 
@@ -71,6 +71,12 @@ describe('the README quick start, word by word', () => {
       const balance = await call<{ balance: number }>(`${standalone.billing}/v1/billing/balance`, { token: key });
       return balance.status === 200 && balance.body.balance < account.balance;
     }, 15_000, 100);
+
+    // The balance asked of the gateway's port, or a model endpoint of billing's: the 404 says which port serves it.
+    const misdirected = await call(`${standalone.gateway}/v1/billing/balance?x=1`, { token: key });
+    expectErrorBody(misdirected, 404, '/v1/billing/balance', /^Not Found: GET \/v1\/billing\/balance is not an endpoint of the gateway service; its Swagger UI at \/docs lists them\. The billing service serves .*BILLING_PORT/);
+    const modelsOnBilling = await call(`${standalone.billing}/v1/models`, { token: key });
+    expectErrorBody(modelsOnBilling, 404, '/v1/models', /^Not Found: GET \/v1\/models is not an endpoint of the billing service; .*the gateway's, on its own port \(PORT/);
 
     expect(await standalone.stop()).toBe(0);
     expect(standalone.lastOutput).not.toMatch(/Unhandled|57P01|\n\s+at /);

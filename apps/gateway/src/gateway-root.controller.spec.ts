@@ -73,7 +73,7 @@ describe('the gateway root (HEAD / and GET /)', () => {
     ]) {
       const response = await fetch(`${base}${path}`, { method });
       expect([method, path, response.status]).toEqual([method, path, 404]);
-      if (method !== 'HEAD') expect(await response.json()).toMatchObject({ statusCode: 404, path });
+      if (method !== 'HEAD') expect(await response.json()).toMatchObject({ statusCode: 404, path, message: `Not Found: ${method} ${path} is not an endpoint of the gateway service.` });
     }
     const chat = await fetch(`${base}/v1/chat/completions`, {
       method: 'POST',

@@ -19,6 +19,7 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
     trustedProxies: settings.env.TRUSTED_PROXIES,
     otlpEndpoint: settings.env.OTEL_EXPORTER_OTLP_ENDPOINT,
     directRoutes: gatewayDirectRoutes(settings.env),
+    notFoundHint: (path) => (BILLING_PATHS.test(path) ? BILLING_SERVES_IT : undefined),
     swagger: {
       title: 'Inference gateway',
       description: 'One API in front of many hosted AI models. Authenticate with "Authorization: Bearer <API_KEY>".',
@@ -27,6 +28,10 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
 }
 
 const TURN_OFF = 'DIRECT_ROUTES=false';
+
+/** What a newcomer sends to the gateway's port that billing serves. */
+const BILLING_PATHS = /^\/(v1\/billing|admin|console)(\/|$)/;
+const BILLING_SERVES_IT = 'The billing service serves /v1/billing/*, /admin/v1/* and /console/ on its own port (BILLING_PORT, 8081 unless set; billing_url in the README).';
 
 /**
  * The routes served straight from Node's server, those of the chat APIs (chat completions,

@@ -5,15 +5,8 @@ import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts,
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS, type UpstreamChatRequest } from '@igw/providers';
 import { GatewayException, type Environment } from '@igw/platform';
 
-const CHAT_ENDPOINT_KIND = 'chat-completions';
 /** Fields the gateway reads itself and never forwards. */
 const GATEWAY_FIELDS = new Set(['provider', 'model', 'stream', 'stream_options', 'normalize_tool_schemas']);
-
-export function assertChatModel(model: CatalogueModel): void {
-  if (model.type.split('/').pop() !== CHAT_ENDPOINT_KIND) {
-    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${model.id}' is a ${model.type} model, not a chat model.`);
-  }
-}
 
 /** The spec's message for a role the model does not take, naming the first offending message. */
 export function assertRolesAllowed(model: CatalogueModel, messages: ReadonlyArray<{ role: string }>): void {

@@ -12,13 +12,13 @@ import {
   type DecisionRequestDto,
   type DecisionShape,
 } from '@igw/contracts';
-import { answersDecisions } from '@igw/domain';
+import { assertModelAnswers } from '../catalogue/model-answers';
 import { GatewayException } from '@igw/platform';
 import { checkTokenBudgets, NON_TEXT_PART_TOKENS, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 
 /** Catalogue tag of a decision model that takes the Luna shape (`input`, questions as an array). */
 export const LUNA_SHAPE_TAG = 'decisions:shape-v2';
-// The catalogue's `apis` lists decisions by the same rule (@igw/domain's answersDecisions).
+// Which models answer decisions is the catalogue's rule (assertModelAnswers, modelApis).
 export { LOGPROBS_TAG } from '@igw/domain';
 /** Capability of the model versions that locate things in images (`box` questions, experimental). */
 export const BOX_CAPABILITY = 'box';
@@ -36,7 +36,7 @@ const SHAPE_TEXT: Record<DecisionShape, string> = {
 
 /** Decision models, and chat models the catalogue marks as answering decisions; anything else is a 400. */
 export function decisionShapeOf(model: CatalogueModel): DecisionShape {
-  if (!answersDecisions(model)) throw invalid(`model: '${model.id}' is a ${model.type} model, not a decision model.`);
+  assertModelAnswers(model, 'decisions');
   return model.tags.includes(LUNA_SHAPE_TAG) ? 'luna' : 'jev';
 }
 

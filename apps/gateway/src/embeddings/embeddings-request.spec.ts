@@ -1,6 +1,6 @@
 import type { CatalogueModel } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { assertDimensions, assertEmbeddingModel, assertWithinContext, defaultDimensions, embeddingSources, inputList } from './embeddings-request';
+import { assertDimensions, assertWithinContext, defaultDimensions, embeddingSources, inputList } from './embeddings-request';
 import { encodeEmbedding, toBase64Float32 } from './embedding-encoding';
 
 const model = (overrides: Partial<CatalogueModel> = {}): CatalogueModel => ({
@@ -24,14 +24,6 @@ function failure(run: () => unknown): { status: number; message: string } {
 }
 
 describe('embeddings request rules', () => {
-  it('takes only embeddings models', () => {
-    expect(() => assertEmbeddingModel(model())).not.toThrow();
-    expect(failure(() => assertEmbeddingModel(model({ id: 'test/mini', type: 'openai/chat-completions' })))).toEqual({
-      status: 400,
-      message: "Body validation error! model: 'test/mini' is a openai/chat-completions model, not an embeddings model.",
-    });
-  });
-
   it('reads the default vector length from the dimensions tag and lets dimensions only shorten it', () => {
     expect(defaultDimensions(model())).toBe(1536);
     expect(defaultDimensions(model({ tags: [] }))).toBeUndefined();

@@ -4,15 +4,8 @@ import { GatewayException } from '@igw/platform';
 import { embeddingsAdapterFor, findProvider } from '@igw/providers';
 import { checkTokenBudgets, whenCounted, type BudgetCheck, type BudgetVerdict } from '@igw/tokenizer';
 
-const EMBEDDINGS_ENDPOINT_KIND = 'embeddings';
 /** Catalogue tag giving an embedding model's default vector length, e.g. `dimensions:1536`. */
 const DIMENSIONS_TAG = /^dimensions:(\d+)$/;
-
-export function assertEmbeddingModel(model: CatalogueModel): void {
-  if (model.type.split('/').pop() !== EMBEDDINGS_ENDPOINT_KIND) {
-    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${model.id}' is a ${model.type} model, not an embeddings model.`);
-  }
-}
 
 /** The model's default (and largest) vector length, from its `dimensions:<n>` tag; undefined when the catalogue gives none. */
 export function defaultDimensions(model: CatalogueModel): number | undefined {

@@ -4,21 +4,6 @@ import { GatewayException, type ServiceSettings } from '@igw/platform';
 import { findProvider, type ProviderKind } from '@igw/providers';
 import { planTargets, selectSources, type UpstreamTarget } from '../paid-requests/upstream-route';
 
-/** The endpoint kinds of catalogue types (`<family>/<endpoint-kind>`) the media endpoints serve. */
-export type MediaEndpointKind = 'text-to-speech' | 'image-generations' | 'speech-to-text';
-
-const KIND_NAMES: Record<MediaEndpointKind, string> = {
-  'text-to-speech': 'a text-to-speech',
-  'image-generations': 'an image generation',
-  'speech-to-text': 'a speech-to-text',
-};
-
-/** A model of another kind (a chat model sent to /tts) is the client's mistake: 400 naming it. */
-export function assertModelKind(model: CatalogueModel, kind: MediaEndpointKind): void {
-  if (model.type.split('/').pop() === kind) return;
-  throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${model.id}' is a ${model.type} model, not ${KIND_NAMES[kind]} model.`);
-}
-
 /**
  * The model's upstream targets for one capability, as embeddings plans them: `provider` picks
  * the sources; sources whose provider kind has no adapter for the capability are dropped

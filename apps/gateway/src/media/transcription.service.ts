@@ -13,7 +13,8 @@ import {
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { MediaFetcher, type HeldMedia } from './media-fetcher';
-import { assertModelKind, mediaTargets } from './media-routing';
+import { assertModelAnswers } from '../catalogue/model-answers';
+import { mediaTargets } from './media-routing';
 
 /** What audio of unknown length is assumed to be: 128 kbit/s, a typical MP3 of speech. */
 export const ESTIMATED_AUDIO_BYTES_PER_SECOND = 16_000;
@@ -48,7 +49,7 @@ export class TranscriptionService {
   async transcribe(call: TranscriptionCall): Promise<TranscriptionResultDto> {
     const { body } = call;
     const { model, revision } = this.pipeline.resolveModel(body.model);
-    assertModelKind(model, 'speech-to-text');
+    assertModelAnswers(model, 'stt');
     const limit = this.settings.env.STT_MAX_AUDIO_SECONDS;
     if (body.max_duration_seconds !== undefined && body.max_duration_seconds > limit) {
       throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} max_duration_seconds: Expected an integer from 1 to ${limit}. Received ${body.max_duration_seconds}`);

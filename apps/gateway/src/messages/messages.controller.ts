@@ -4,7 +4,7 @@ import { ErrorMessages, MessagesCountTokensRequestDto, MessagesRequestDto } from
 import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { chatPromptTexts, countAllOffLoop } from '@igw/tokenizer';
 import type { Request, Response } from 'express';
-import { assertChatModel } from '../chat/chat-request';
+import { assertModelAnswers } from '../catalogue/model-answers';
 import { respondToChat } from '../chat/chat-responder';
 import { ChatService } from '../chat/chat.service';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
@@ -99,7 +99,7 @@ export class MessagesController {
   @ApiOkResponse({ example: { input_tokens: 14 } })
   async countTokens(@Body() body: MessagesCountTokensRequestDto): Promise<{ input_tokens: number }> {
     const { model } = this.pipeline.resolveModel(body.model);
-    assertChatModel(model);
+    assertModelAnswers(model, 'messages');
     const { texts, fixedTokens } = chatPromptTexts(promptOf(body, model) as unknown as Parameters<typeof chatPromptTexts>[0]);
     const counted = countAllOffLoop(texts);
     return { input_tokens: fixedTokens + (counted instanceof Promise ? await counted : counted) };

@@ -8,7 +8,9 @@ import type { QueryableModel } from './catalogue-query';
  */
 export const CHAT_APIS = ['chat.completions', 'responses', 'messages'] as const;
 
-const APIS_OF_KIND: Readonly<Record<string, readonly string[]>> = {
+export type ModelApi = (typeof CHAT_APIS)[number] | 'embeddings' | 'images.generations' | 'stt' | 'tts' | 'decisions';
+
+const APIS_OF_KIND: Readonly<Record<string, readonly ModelApi[]>> = {
   'chat-completions': CHAT_APIS,
   embeddings: ['embeddings'],
   'image-generations': ['images.generations'],
@@ -33,7 +35,7 @@ export function answersDecisions(model: Pick<QueryableModel, 'type' | 'capabilit
 }
 
 /** The APIs that serve this entry, in the order of APIS_OF_KIND's lists, decisions last. */
-export function modelApis(model: Pick<QueryableModel, 'type' | 'capabilities' | 'tags'>): readonly string[] {
+export function modelApis(model: Pick<QueryableModel, 'type' | 'capabilities' | 'tags'>): readonly ModelApi[] {
   const own = APIS_OF_KIND[endpointKind(model.type)] ?? [];
   return answersDecisions(model) && !own.includes('decisions') ? [...own, 'decisions'] : own;
 }

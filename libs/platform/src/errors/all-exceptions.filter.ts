@@ -12,10 +12,38 @@ import { GatewayException } from './gateway.exception';
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
+  constructor(private readonly routeNotFound?: RouteNotFoundMessage) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    sendErrorResponse(http.getRequest<ServedRequest>(), http.getResponse<ServerResponse>(), exception);
+    const request = http.getRequest<ServedRequest>();
+    const error = this.routeNotFound && isRouteNotFound(exception) ? new GatewayException(HttpStatus.NOT_FOUND, this.routeNotFound(request)) : exception;
+    sendErrorResponse(request, http.getResponse<ServerResponse>(), error);
   }
+}
+
+/** The 404 message for a path no route of the service serves (naming where the caller may have meant to go). */
+export type RouteNotFoundMessage = (request: Pick<ServedRequest, 'method' | 'url'>) => string;
+
+const SHOWN_PATH_CHARACTERS = 120;
+
+/**
+ * `Not Found: GET /x is not an endpoint of the gateway service; ...`: the method and path (without its
+ * query, shortened) and where the service's endpoints are listed (`docsPath`, when it has a
+ * Swagger UI), then `hint(path)` if it has one.
+ */
+export function routeNotFoundMessage(service: string, docsPath: string | undefined, hint: (path: string) => string | undefined = () => undefined): RouteNotFoundMessage {
+  return ({ method, url }) => {
+    const path = (url ?? '/').split('?', 1)[0];
+    const shown = path.length > SHOWN_PATH_CHARACTERS ? `${path.slice(0, SHOWN_PATH_CHARACTERS)}...` : path;
+    const extra = hint(path);
+    const listed = docsPath === undefined ? '' : `; its Swagger UI at /${docsPath} lists them`;
+    return `${ErrorMessages.notFound}: ${method} ${shown} is not an endpoint of the ${service} service${listed}.${extra ? ` ${extra}` : ''}`;
+  };
+}
+
+function isRouteNotFound(exception: unknown): boolean {
+  return exception instanceof NotFoundException && /^Cannot [A-Z]+ /.test(exception.message);
 }
 
 const logger = new Logger('Errors');
@@ -44,7 +72,7 @@ export function sendErrorResponse(request: ServedRequest, response: ServerRespon
 }
 
 function describeException(exception: unknown): { status: number; message: string } {
-  if (exception instanceof NotFoundException && /^Cannot [A-Z]+ /.test(exception.message)) {
+  if (isRouteNotFound(exception)) {
     return { status: HttpStatus.NOT_FOUND, message: ErrorMessages.notFound };
   }
   if (exception instanceof HttpException) {

@@ -3,7 +3,7 @@ import { Logger, type DynamicModule, type INestApplication, type LogLevel, type 
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { appValidationPipe } from '@igw/contracts';
-import { AllExceptionsFilter } from '../errors/all-exceptions.filter';
+import { AllExceptionsFilter, routeNotFoundMessage } from '../errors/all-exceptions.filter';
 import { bodyLimitBytes, JsonBodyInterceptor } from './body-parsing';
 import { installHttpDrain } from './http-drain';
 import { mountedMiddleware, refuseSkippedEnhancers, type DirectRouteCoverage } from './direct-route-coverage';
@@ -50,6 +50,8 @@ export interface HttpAppOptions {
   /** `path`: where the Swagger UI is served (default `docs`). */
   swagger?: { title: string; description: string; path?: string };
   directRoutes?: (context: DirectRouteContext) => DirectRoute[];
+  /** For a path no route serves: a sentence naming the service that does serve it, if one does. */
+  notFoundHint?: (path: string) => string | undefined;
 }
 
 /**
@@ -68,7 +70,7 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   const limitBytes = bodyLimitBytes(options.bodyLimit);
   // The body is read by an interceptor, after the route's guards: no body is read before its credential is checked.
   const readJson = new JsonBodyInterceptor(limitBytes);
-  const exceptionFilter = new AllExceptionsFilter();
+  const exceptionFilter = new AllExceptionsFilter(routeNotFoundMessage(options.name, options.swagger && (options.swagger.path ?? 'docs'), options.notFoundHint));
   const validationPipe = appValidationPipe();
   app.use(requestIdMiddleware);
   app.useGlobalInterceptors(readJson);
