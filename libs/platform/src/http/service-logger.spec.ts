@@ -1,5 +1,5 @@
 import { registerLogSecrets } from '../observability/secrets';
-import { ServiceLogger } from './service-logger';
+import { colorsWanted, ServiceLogger } from './service-logger';
 
 describe('ServiceLogger', () => {
   let written: string[];
@@ -12,6 +12,24 @@ describe('ServiceLogger', () => {
   });
 
   afterEach(() => spies.forEach((spy) => spy.mockRestore()));
+
+  it('colours only a terminal, unless NO_COLOR forbids or FORCE_COLOR asks', () => {
+    expect([colorsWanted({}, true), colorsWanted({}, false), colorsWanted({}, undefined)]).toEqual([true, false, false]);
+    expect([colorsWanted({ NO_COLOR: '1' }, true), colorsWanted({ FORCE_COLOR: '1' }, false), colorsWanted({ FORCE_COLOR: '0' }, true)]).toEqual([false, true, false]);
+    // Output that is no terminal (as a pipe to a file), whatever runs this test: a line carries no escape code.
+    const saved = { isTTY: process.stdout.isTTY, FORCE_COLOR: process.env.FORCE_COLOR, NO_COLOR: process.env.NO_COLOR };
+    Object.defineProperty(process.stdout, 'isTTY', { value: false, configurable: true });
+    delete process.env.FORCE_COLOR;
+    delete process.env.NO_COLOR;
+    try {
+      new ServiceLogger('log', 'pretty').warn('plain', 'Test');
+    } finally {
+      Object.defineProperty(process.stdout, 'isTTY', { value: saved.isTTY, configurable: true });
+      for (const name of ['FORCE_COLOR', 'NO_COLOR'] as const) if (saved[name] !== undefined) process.env[name] = saved[name];
+    }
+    expect(written.join('')).toContain('plain');
+    expect(written.join('')).toBe(written.join('').replace(/\x1b\[[0-9;]*m/g, ''));
+  });
 
   it('in the console format, writes an error with or without a stack, secrets replaced', () => {
     registerLogSecrets(['provider-secret-42']);

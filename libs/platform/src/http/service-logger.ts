@@ -13,6 +13,16 @@ export type LogFormat = 'pretty' | 'json';
 /** Nest's own start-up lines (one per module and per route): detail, not news. */
 const FRAMEWORK_START_CONTEXTS = ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'];
 
+/**
+ * Colours for a person at a terminal only: Nest colours unless NO_COLOR, so a log piped to a file
+ * or a collector would carry escape codes. FORCE_COLOR asks for them anyway (as Node's own tools).
+ */
+export function colorsWanted(env: NodeJS.ProcessEnv, isTerminal: boolean | undefined): boolean {
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0';
+  return isTerminal === true;
+}
+
 /** The levels shown at LOG_LEVEL `level`: it and every more severe one. */
 export function logLevelsUpTo(level: LogLevel): LogLevel[] {
   return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
@@ -53,7 +63,7 @@ export class ServiceLogger extends ConsoleLogger {
   private enabled: ReadonlySet<LogLevel>;
 
   constructor(level: LogLevel, format: LogFormat) {
-    super({ logLevels: logLevelsUpTo(level) });
+    super({ logLevels: logLevelsUpTo(level), colors: colorsWanted(process.env, process.stdout.isTTY) });
     this.enabled = new Set(logLevelsUpTo(level));
     this.setFormat(format);
   }
