@@ -1,5 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import { errorTreeValidationPipe, ISSUES_SHOWN } from '../validation/validation.pipe';
+import { compiledValidation } from '../validation/dto-acceptor';
 import { validatedBody } from '../validation/validation.testing';
 import { PIPE_CHECKED_ITEMS, validateChatBody } from './chat-body';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
@@ -84,6 +85,18 @@ describe('validateChatBody: a long conversation meets the validation pipe in a b
     expect(message).toMatch(/; and more$/);
     const given = await itemsGivenToThePipe(() => validateChatBody(body, { azure: false }));
     expect(given[0]).toBeLessThanOrEqual(PIPE_CHECKED_ITEMS + 2);
+  });
+
+  it('bad parts past the first are not checked one by one: whether a body is valid needs only its first issue', async () => {
+    const body = request([{ role: 'user', content: many(90_000, {}) }]);
+    const checked = jest.spyOn(compiledValidation, 'validInstance');
+    try {
+      expect(await rejection(body)).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.type: .*; and more$/);
+      // The compiled acceptance and the pipe's bounded part each ask about a few parts, never about all 90,000.
+      expect(checked.mock.calls.length).toBeLessThan(PIPE_CHECKED_ITEMS * 2);
+    } finally {
+      checked.mockRestore();
+    }
   });
 
   it('200,000 tool calls in one assistant message, bounded the same way', async () => {

@@ -5,6 +5,7 @@ import {
   ArrayOfVariants,
   Checked,
   composeDecorators,
+  eachItemIssues,
   instanceIssues,
   isRecord,
   IsOneOf,
@@ -177,14 +178,14 @@ export function MessageContent(rule: ContentRule): PropertyDecorator {
   const parts = partRules[rule.parts];
   return composeDecorators(
     ArrayOfVariants('type', parts.variants, parts.fallback),
-    Checked('messageContent', (value: unknown, args: ValidationArguments) => {
+    Checked('messageContent', (value: unknown, args: ValidationArguments, firstOnly) => {
       if (value === undefined || value === null) {
         if (rule.optionalWhen?.(args.object)) return [];
         return [`Expected ${parts.expected}${rule.requiredNote ?? ''}. Received ${describeWrongType(value)}`];
       }
       if (typeof value === 'string') return [];
       if (!Array.isArray(value)) return [`Expected ${parts.expected}. Received ${describeWrongType(value)}`];
-      return value.flatMap((part: unknown, index) =>
+      return eachItemIssues(value, firstOnly, (part: unknown, index) =>
         isRecord(part)
           ? instanceIssues(part, `[${index}]`, true)
           : [relativeIssueLine(`[${index}]`, `Expected a content part object with a type. Received ${describeWrongType(part)}`)],

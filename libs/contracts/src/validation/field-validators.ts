@@ -32,22 +32,39 @@ export function composeDecorators(...decorators: PropertyDecorator[]): PropertyD
  * What is wrong with a value: one message per problem, or issue lines whose path is relative
  * to the field (`[2].type: ...`). An empty list means the value is valid.
  */
-export type Check = (value: unknown, args: ValidationArguments) => readonly string[];
+/**
+ * The issues of a value. `firstOnly`: the caller asks only whether there is one (class-validator's
+ * validate, the compiled acceptance), so a check that walks a list may stop at the first item
+ * with issues (eachItemIssues): a body of a hundred thousand bad parts costs one, not all.
+ */
+export type Check = (value: unknown, args: ValidationArguments, firstOnly: boolean) => readonly string[];
 
 /** A validator from a check; its message lists everything the check found. */
 export function Checked(name: string, check: Check, options?: ValidationOptions): PropertyDecorator {
-  const run = (value: unknown, args: ValidationArguments | undefined): readonly string[] =>
-    check(value, args ?? { value, constraints: [], targetName: '', object: {}, property: '' });
+  const run = (value: unknown, args: ValidationArguments | undefined, firstOnly: boolean): readonly string[] =>
+    check(value, args ?? { value, constraints: [], targetName: '', object: {}, property: '' }, firstOnly);
   return ValidateBy(
     {
       name,
       validator: {
-        validate: (value: unknown, args?: ValidationArguments) => run(value, args).length === 0,
-        defaultMessage: (args?: ValidationArguments) => run(args?.value, args).join('\n'),
+        validate: (value: unknown, args?: ValidationArguments) => run(value, args, true).length === 0,
+        defaultMessage: (args?: ValidationArguments) => run(args?.value, args, false).join('\n'),
       },
     },
     options,
   );
+}
+
+/** The issues of each item in order, or with `firstOnly` those of the first item that has any. */
+export function eachItemIssues<T>(items: readonly T[], firstOnly: boolean, issuesOf: (item: T, index: number) => readonly string[]): string[] {
+  const issues: string[] = [];
+  for (let index = 0; index < items.length; index++) {
+    const found = issuesOf(items[index], index);
+    if (found.length === 0) continue;
+    issues.push(...found);
+    if (firstOnly) break;
+  }
+  return issues;
 }
 
 export interface StringRule {
