@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, ValidateIf } from 'class-validator';
-import { Checked, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject } from '../validation/field-validators';
+import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject } from '../validation/field-validators';
 import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
 
 // Anthropic's Messages API request (POST /v1/messages). Content blocks, tools and `system` are
@@ -71,35 +71,28 @@ function blockIssues(block: unknown, path: string): string[] {
   return issues;
 }
 
-function contentIssues(content: unknown, path: string, textOnly: boolean): string[] {
+/** `firstOnly`: as a Check's (field-validators.ts), only whether there is an issue is asked. */
+function contentIssues(content: unknown, path: string, textOnly: boolean, firstOnly: boolean): string[] {
   if (typeof content === 'string') return [];
   if (!Array.isArray(content)) return [issue(path, textOnly ? 'a string or an array of text blocks' : 'a string or an array of content blocks', content)];
-  const issues: string[] = [];
-  content.forEach((block: unknown, index) => {
+  return eachItemIssues(content, firstOnly, (block: unknown, index) => {
     const at = `${path}[${index}]`;
-    if (textOnly && isRecord(block) && block.type !== 'text') issues.push(relativeIssueLine(`${at}.type`, expectedOneOf(['text'], block.type)));
-    else issues.push(...blockIssues(block, at));
+    if (textOnly && isRecord(block) && block.type !== 'text') return [relativeIssueLine(`${at}.type`, expectedOneOf(['text'], block.type))];
+    return blockIssues(block, at);
   });
-  return issues;
 }
 
-export function messagesIssues(value: unknown): string[] {
+function messagesIssues(value: unknown, firstOnly: boolean): string[] {
   if (!Array.isArray(value)) return [issue('', 'a non-empty array of messages', value)];
   if (value.length === 0) return ['Expected a non-empty array of messages. Received an empty array'];
-  const issues: string[] = [];
-  value.forEach((message: unknown, index) => {
+  return eachItemIssues(value, firstOnly, (message: unknown, index) => {
     const at = `[${index}]`;
-    if (!isRecord(message)) {
-      issues.push(issue(at, 'a message object with a role', message));
-      return;
-    }
+    if (!isRecord(message)) return [issue(at, 'a message object with a role', message)];
     if (typeof message.role !== 'string' || !(MESSAGES_ROLES as readonly string[]).includes(message.role)) {
-      issues.push(relativeIssueLine(`${at}.role`, expectedOneOf(MESSAGES_ROLES, message.role)));
-      return;
+      return [relativeIssueLine(`${at}.role`, expectedOneOf(MESSAGES_ROLES, message.role))];
     }
-    issues.push(...contentIssues(message.content, `${at}.content`, message.role === 'system'));
+    return contentIssues(message.content, `${at}.content`, message.role === 'system', firstOnly);
   });
-  return issues;
 }
 
 export function toolsIssues(value: unknown): string[] {
@@ -186,12 +179,12 @@ export class MessagesCountTokensRequestDto {
     description: "Turns of `user` and `assistant` (a `system` one is taken as a system prompt); content a string or blocks: text, image, tool_use, tool_result, thinking",
     items: { type: 'object', additionalProperties: true },
   })
-  @Checked('messagesMessages', (value) => messagesIssues(value))
+  @Checked('messagesMessages', (value, _args, firstOnly) => messagesIssues(value, firstOnly))
   messages!: MessagesMessage[];
 
   @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }], description: 'A string or text blocks (with cache_control)' })
   @IsOptional()
-  @Checked('messagesSystem', (value) => contentIssues(value, '', true))
+  @Checked('messagesSystem', (value, _args, firstOnly) => contentIssues(value, '', true, firstOnly))
   system?: string | MessagesBlock[];
 
   @ApiPropertyOptional({

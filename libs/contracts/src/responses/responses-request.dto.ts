@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsStringField, NestedObject } from '../validation/field-validators';
+import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsStringField, NestedObject } from '../validation/field-validators';
 import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
 
 // OpenAI's Responses API request (POST /v1/responses). Input items, content parts and tools are
@@ -25,22 +25,22 @@ function issue(path: string, expected: string, value: unknown): string {
 
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
-function partsIssues(content: unknown, path: string): string[] {
+/** `firstOnly`: as a Check's (field-validators.ts), only whether there is an issue is asked. */
+function partsIssues(content: unknown, path: string, firstOnly: boolean): string[] {
   if (typeof content === 'string') return [];
   if (!Array.isArray(content)) return [issue(path, 'a string or an array of content parts', content)];
-  const issues: string[] = [];
-  content.forEach((part: unknown, index) => {
+  return eachItemIssues(content, firstOnly, (part: unknown, index) => {
     const at = `${path}[${index}]`;
-    if (!isRecord(part)) return issues.push(issue(at, 'a content part object', part));
-    if (!isNonEmptyString(part.type)) return issues.push(issue(`${at}.type`, 'a non-empty string (the part type)', part.type));
+    if (!isRecord(part)) return [issue(at, 'a content part object', part)];
+    if (!isNonEmptyString(part.type)) return [issue(`${at}.type`, 'a non-empty string (the part type)', part.type)];
+    const issues: string[] = [];
     if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text !== 'string') issues.push(issue(`${at}.text`, 'a string', part.text));
     if (part.type === 'input_image' && part.image_url !== undefined && part.image_url !== null && typeof part.image_url !== 'string') issues.push(issue(`${at}.image_url`, 'a string (a URL or a data URL)', part.image_url));
-    return undefined;
+    return issues;
   });
-  return issues;
 }
 
-function itemIssues(item: unknown, at: string): string[] {
+function itemIssues(item: unknown, at: string, firstOnly: boolean): string[] {
   if (!isRecord(item)) return [issue(at, 'an input item object', item)];
   const type = item.type ?? 'message';
   if (!isNonEmptyString(type)) return [issue(`${at}.type`, 'a non-empty string (the item type)', item.type)];
@@ -48,7 +48,7 @@ function itemIssues(item: unknown, at: string): string[] {
   switch (type) {
     case 'message':
       if (typeof item.role !== 'string' || !(RESPONSES_ROLES as readonly string[]).includes(item.role)) return [relativeIssueLine(`${at}.role`, expectedOneOf(RESPONSES_ROLES, item.role))];
-      return partsIssues(item.content, `${at}.content`);
+      return partsIssues(item.content, `${at}.content`, firstOnly);
     case 'function_call':
       if (!isNonEmptyString(item.call_id)) issues.push(issue(`${at}.call_id`, 'a non-empty string', item.call_id));
       if (!isNonEmptyString(item.name)) issues.push(issue(`${at}.name`, 'a non-empty string', item.name));
@@ -56,19 +56,17 @@ function itemIssues(item: unknown, at: string): string[] {
       return issues;
     case 'function_call_output':
       if (!isNonEmptyString(item.call_id)) issues.push(issue(`${at}.call_id`, 'a non-empty string', item.call_id));
-      issues.push(...partsIssues(item.output, `${at}.output`));
+      issues.push(...partsIssues(item.output, `${at}.output`, firstOnly));
       return issues;
   }
   return issues;
 }
 
 /** `input`: a string, or a list of items (messages, function calls and their outputs, ...). */
-export function responsesInputIssues(value: unknown): string[] {
+function responsesInputIssues(value: unknown, firstOnly: boolean): string[] {
   if (typeof value === 'string') return [];
   if (!Array.isArray(value)) return [issue('', 'a string or an array of input items', value)];
-  const issues: string[] = [];
-  value.forEach((item: unknown, index) => issues.push(...itemIssues(item, `[${index}]`)));
-  return issues;
+  return eachItemIssues(value, firstOnly, (item: unknown, index) => itemIssues(item, `[${index}]`, firstOnly));
 }
 
 function functionToolIssues(tool: Record<string, unknown>, at: string): string[] {
@@ -155,7 +153,7 @@ export class ResponsesRequestDto {
     oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }],
     description: 'A string, or items: messages (roles user, assistant, system, developer; input_text and input_image parts), function_call, function_call_output, and item_reference (`{type: "item_reference", id}`: an item of a stored response)',
   })
-  @Checked('responsesInput', (value) => responsesInputIssues(value))
+  @Checked('responsesInput', (value, _args, firstOnly) => responsesInputIssues(value, firstOnly))
   input!: string | ResponsesItem[];
 
   @ApiPropertyOptional({ description: 'A system message ahead of the input' })
