@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { DemoStandalone, type ListedKey } from './support/admin-tools-harness';
 import { call } from './support/http';
 
@@ -30,6 +32,17 @@ describe('standalone --demo key, end to end', () => {
 
   afterAll(async () => {
     await standalone?.dispose();
+  });
+
+  it("the banner's Try it lines, pasted into a shell as they are, answer: a chat completion and the key's balance", async () => {
+    const output = standalone.server!.output().replace(/\x1b\[[0-9;]*m/g, '');
+    const block = /^Try it \(in another terminal\):\n((?: {2}.*\n)+)/m.exec(output);
+    expect(block).not.toBeNull();
+    const lines = block![1];
+    expect(lines).toContain(`export KEY=${(await readDemoKey()).key}`);
+    const { stdout } = await promisify(execFile)('bash', ['-e', '-c', lines.replace(/^( *)curl /gm, '$1curl -sS --fail-with-body ')], { timeout: 30_000 });
+    expect(stdout).toContain('"object":"chat.completion"');
+    expect(stdout).toMatch(/"balance":\d/);
   });
 
   it('reuses one key across starts, kept owner-only, and replaces it (revoking strays) once it stops working', async () => {

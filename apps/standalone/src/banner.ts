@@ -33,9 +33,11 @@ export function standaloneBanner(running: RunningStandalone, context: BannerCont
     lines.push(
       `  demo API key:           ${running.demoKey}`,
       '',
-      'Try it:',
-      `  curl ${running.gatewayUrl}/v1/chat/completions -H "Authorization: Bearer ${running.demoKey}" \\`,
+      'Try it (in another terminal):',
+      `  export KEY=${running.demoKey}`,
+      `  curl ${running.gatewayUrl}/v1/chat/completions -H "Authorization: Bearer $KEY" \\`,
       `       -H "Content-Type: application/json" -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello"}]}'`,
+      `  curl ${running.billingUrl}/v1/billing/balance -H "Authorization: Bearer $KEY"`,
     );
   } else {
     lines.push('', `Next: create an account with $${STARTING_USD} of credits, then an API key for it (in another terminal):`, ...nextStepCommands(running, context));
