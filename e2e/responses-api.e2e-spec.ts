@@ -171,6 +171,10 @@ describe("OpenAI's Responses API, end to end with the official openai SDK", () =
     const unknown = await client.responses.create({ model: 'acme/nope', input: PROMPT }).catch((caught: unknown) => caught);
     expect(unknown).toBeInstanceOf(NotFoundError);
     expect((unknown as NotFoundError).message).toContain("no model named 'acme/nope'");
+
+    const notChat = await client.responses.create({ model: 'embed', input: PROMPT }).catch((caught: unknown) => caught);
+    expect(notChat).toBeInstanceOf(BadRequestError);
+    expect((notChat as BadRequestError).message).toContain("model: 'acme/embed-small' is an openai/embeddings model, not a chat model.");
   });
 
   // A client that leaves a stream stops it, as on chat completions: this one (~40 events, 150 ms apart) is closed at once.

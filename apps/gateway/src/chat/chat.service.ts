@@ -8,7 +8,6 @@ import type { AdmittedRequest } from '../paid-requests/admitted-request';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../paid-requests/paid-request-pipeline';
 import { planTargets, selectSources, upstreamTimeoutMsOf, type UpstreamTarget } from '../paid-requests/upstream-route';
 import { toClientError } from '../paid-requests/upstream-error.mapper';
-import { assertModelAnswers } from '../catalogue/model-answers';
 import type { ChargedUsage } from '../usage/usage-charging';
 import {
   assertCacheLifetimesPriced,
@@ -151,8 +150,7 @@ export class ChatService {
   }
 
   private plan(call: ChatCall): ChatPlan {
-    const { model: entry, revision } = this.pipeline.resolveModel(call.body.model);
-    assertModelAnswers(entry, 'chat.completions');
+    const { model: entry, revision } = this.pipeline.resolveModel(call.body.model, 'chat.completions');
     assertRolesAllowed(entry, call.body.messages);
     assertOutputWithinModelLimit(entry, call.body);
     assertOperatorAccountFields(call.body, this.settings.env);

@@ -12,13 +12,11 @@ import {
   type DecisionRequestDto,
   type DecisionShape,
 } from '@igw/contracts';
-import { assertModelAnswers } from '../catalogue/model-answers';
 import { GatewayException } from '@igw/platform';
 import { checkTokenBudgets, NON_TEXT_PART_TOKENS, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 
 /** Catalogue tag of a decision model that takes the Luna shape (`input`, questions as an array). */
 export const LUNA_SHAPE_TAG = 'decisions:shape-v2';
-// Which models answer decisions is the catalogue's rule (assertModelAnswers, modelApis).
 export { LOGPROBS_TAG } from '@igw/domain';
 /** Capability of the model versions that locate things in images (`box` questions, experimental). */
 export const BOX_CAPABILITY = 'box';
@@ -34,9 +32,8 @@ const SHAPE_TEXT: Record<DecisionShape, string> = {
   luna: 'the Luna shape: `input` (a string or user messages), and `questions` as an array of named questions (predicate, choice, score)',
 };
 
-/** Decision models, and chat models the catalogue marks as answering decisions; anything else is a 400. */
+/** The shape a model that answers decisions (PaidRequestPipeline.resolveModel checked it does) takes. */
 export function decisionShapeOf(model: CatalogueModel): DecisionShape {
-  assertModelAnswers(model, 'decisions');
   return model.tags.includes(LUNA_SHAPE_TAG) ? 'luna' : 'jev';
 }
 

@@ -123,9 +123,9 @@ export class DecisionsService {
   }
 
   private prepare(call: DecisionsCall): PreparedDecision {
-    const named = this.pipeline.resolveModel(call.body.model);
+    const named = this.pipeline.resolveModel(call.body.model, 'decisions');
     // A floating id answers as its current pinned release: that entry's sources and prices.
-    const { model, revision } = named.model.resolvesTo ? this.pipeline.resolveModel(named.model.resolvesTo) : named;
+    const { model, revision } = named.model.resolvesTo ? this.pipeline.resolveModel(named.model.resolvesTo, 'decisions') : named;
     const shape = decisionShapeOf(model);
     assertShape(model, shape, call.body);
     const questions = decisionQuestions(model, shape, call.body);

@@ -8,7 +8,6 @@ import type { AdmittedRequest } from '../paid-requests/admitted-request';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { planTargets, selectSources, upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { encodeEmbedding } from './embedding-encoding';
-import { assertModelAnswers } from '../catalogue/model-answers';
 import { assertDimensions, assertWithinContext, embeddingSources, inputList } from './embeddings-request';
 
 export interface EmbeddingsCall {
@@ -34,8 +33,7 @@ export class EmbeddingsService {
 
   async embed(call: EmbeddingsCall): Promise<EmbeddingListDto> {
     const { body } = call;
-    const { model, revision } = this.pipeline.resolveModel(body.model);
-    assertModelAnswers(model, 'embeddings');
+    const { model, revision } = this.pipeline.resolveModel(body.model, 'embeddings');
     assertDimensions(model, body.dimensions);
     const inputs = inputList(body.input);
     const pinned = body.provider !== undefined && body.provider.toLowerCase() !== 'auto';

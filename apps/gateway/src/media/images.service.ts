@@ -16,7 +16,6 @@ import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { cheaperOf, defaultQuality, imagePriceUnits, imageUnits } from './image-pricing';
 import { inlineImage } from './image-inline';
 import { MediaFetcher } from './media-fetcher';
-import { assertModelAnswers } from '../catalogue/model-answers';
 import { mediaTargets } from './media-routing';
 
 export interface ImagesCall {
@@ -48,8 +47,7 @@ export class ImagesService {
 
   async generate(call: ImagesCall): Promise<ImageGenerationResultDto> {
     const { body } = call;
-    const resolved = this.pipeline.resolveModel(body.model);
-    assertModelAnswers(resolved.model, 'images.generations');
+    const resolved = this.pipeline.resolveModel(body.model, 'images.generations');
     const targets = mediaTargets(resolved.model, body.provider, this.settings, { name: 'image generation', supports: (kind) => imagesAdapterFor(kind) !== undefined });
     const n = body.n ?? 1;
     const quality = body.quality ?? defaultQuality(resolved.model.pricing);

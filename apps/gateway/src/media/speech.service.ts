@@ -5,7 +5,6 @@ import { speechAdapterFor, type CancelSignal } from '@igw/providers';
 import type { ChargedUsage } from '../usage/usage-charging';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
-import { assertModelAnswers } from '../catalogue/model-answers';
 import { mediaTargets } from './media-routing';
 
 export interface SpeechCall {
@@ -40,8 +39,7 @@ export class SpeechService {
 
   async synthesize(call: SpeechCall): Promise<SpeechAnswer> {
     const { body } = call;
-    const { model, revision } = this.pipeline.resolveModel(body.model);
-    assertModelAnswers(model, 'tts');
+    const { model, revision } = this.pipeline.resolveModel(body.model, 'tts');
     if (body.format !== undefined && body.encoding !== undefined && body.format !== body.encoding) {
       throw new GatewayException(
         HttpStatus.BAD_REQUEST,

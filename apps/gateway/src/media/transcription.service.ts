@@ -13,7 +13,6 @@ import {
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { MediaFetcher, type HeldMedia } from './media-fetcher';
-import { assertModelAnswers } from '../catalogue/model-answers';
 import { mediaTargets } from './media-routing';
 
 /** What audio of unknown length is assumed to be: 128 kbit/s, a typical MP3 of speech. */
@@ -48,8 +47,7 @@ export class TranscriptionService {
 
   async transcribe(call: TranscriptionCall): Promise<TranscriptionResultDto> {
     const { body } = call;
-    const { model, revision } = this.pipeline.resolveModel(body.model);
-    assertModelAnswers(model, 'stt');
+    const { model, revision } = this.pipeline.resolveModel(body.model, 'stt');
     const limit = this.settings.env.STT_MAX_AUDIO_SECONDS;
     if (body.max_duration_seconds !== undefined && body.max_duration_seconds > limit) {
       throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} max_duration_seconds: Expected an integer from 1 to ${limit}. Received ${body.max_duration_seconds}`);

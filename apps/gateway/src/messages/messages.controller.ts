@@ -4,7 +4,6 @@ import { ErrorMessages, MessagesCountTokensRequestDto, MessagesRequestDto } from
 import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { chatPromptTexts, countAllOffLoop } from '@igw/tokenizer';
 import type { Request, Response } from 'express';
-import { assertModelAnswers } from '../catalogue/model-answers';
 import { respondToChat } from '../chat/chat-responder';
 import { ChatService } from '../chat/chat.service';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
@@ -85,7 +84,7 @@ export class MessagesController {
   @ApiBody({ type: MessagesRequestDto, examples: MESSAGES_EXAMPLES })
   @ApiOkResponse({ example: MESSAGE_ANSWER, description: 'The message (with stream: true, text/event-stream events instead)' })
   async create(@Body() body: MessagesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
-    const { model } = this.pipeline.resolveModel(body.model);
+    const { model } = this.pipeline.resolveModel(body.model, 'messages');
     const { chatRequest, front } = messagesFrontOf(body, model, request.headers, response);
     await respondToChat(this.chat, chatRequest, request, response, undefined, front);
   }
@@ -98,8 +97,7 @@ export class MessagesController {
   @ApiBody({ type: MessagesCountTokensRequestDto, examples: { hello: { summary: 'A short message', value: { model: 'gpt-4o-mini', messages: HELLO } } } })
   @ApiOkResponse({ example: { input_tokens: 14 } })
   async countTokens(@Body() body: MessagesCountTokensRequestDto): Promise<{ input_tokens: number }> {
-    const { model } = this.pipeline.resolveModel(body.model);
-    assertModelAnswers(model, 'messages');
+    const { model } = this.pipeline.resolveModel(body.model, 'messages');
     const { texts, fixedTokens } = chatPromptTexts(promptOf(body, model) as unknown as Parameters<typeof chatPromptTexts>[0]);
     const counted = countAllOffLoop(texts);
     return { input_tokens: fixedTokens + (counted instanceof Promise ? await counted : counted) };

@@ -1,8 +1,10 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
 import { IdleSignal, SERVICE_SETTINGS, type InFlightWork, type RequestContext, type ServiceSettings } from '@igw/platform';
+import type { ModelApi } from '@igw/domain';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
+import { assertModelAnswers } from '../catalogue/model-answers';
 import { RequestAdmission } from '../limits/request-admission';
 import { breakerSources, type BreakerState } from '../telemetry/gateway-metrics';
 import { RequestTelemetry } from '../telemetry/request-telemetry';
@@ -127,9 +129,14 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
 
   private readonly breakerStates = (): Iterable<BreakerState> => [...this.fallbacks.values()].flatMap((fallback) => [...fallback.breakerStates()]);
 
-  /** The catalogue entry a request names (id or alias), with the revision it was read at: 404 for an unknown name. */
-  resolveModel(name: string): { model: CatalogueModel; revision: number } {
-    return this.catalogue.resolveModel(name);
+  /**
+   * The catalogue entry a request to `api` names (id or alias), with the revision it was read at:
+   * 404 for an unknown name, 400 for a model `api` does not answer (assertModelAnswers).
+   */
+  resolveModel(name: string, api: ModelApi): { model: CatalogueModel; revision: number } {
+    const resolved = this.catalogue.resolveModel(name);
+    assertModelAnswers(resolved.model, api);
+    return resolved;
   }
 
   /** Runs a request whose answer comes back whole. */

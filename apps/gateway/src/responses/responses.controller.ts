@@ -105,7 +105,7 @@ export class ResponsesController {
   @ApiOkResponse({ example: RESPONSE_ANSWER, description: 'The response (with stream: true, text/event-stream events instead)', headers: { [DROPPED_TOOLS_HEADER]: { description: 'The built-in tools left out of the upstream call, comma-separated', schema: { type: 'string' } } } })
   @ApiErrorResponses(RESPONSES_ERRORS)
   async create(@Body() body: ResponsesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
-    const { model } = this.pipeline.resolveModel(body.model);
+    const { model } = this.pipeline.resolveModel(body.model, 'responses');
     const accountId = request.context.auth!.accountId;
     const conversation = await this.stored.conversationOf(body, accountId, request.context.bodyBytes ?? 0);
     const keep = this.stored.keeper(body, accountId, conversation.ownInput);
