@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -93,11 +93,43 @@ export async function startHealthyService(entry: string, port: number, env: Node
   for (;;) {
     if (service.child.exitCode !== null) throw new Error(`${entry} exited with ${service.child.exitCode}: ${service.output().slice(-4000)}`);
     const healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((response) => response.ok, () => false);
-    if (healthy) return service;
+    // Healthy and the port's listener is this child: another test's service on the same port (a
+    // free port taken by two before either listened) answers healthy too, while this one fails to listen.
+    if (healthy && listensOn(service.child.pid, port)) return service;
     if (Date.now() > deadline) {
       await service.stop();
       throw new Error(`${entry} was not healthy within ${timeoutMs} ms: ${service.output().slice(-4000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Whether process `pid` holds the socket listening on TCP `port` (Linux's /proc: the socket's
+ * inode among the process's open files). Where /proc cannot tell, the listener is taken as ours.
+ */
+function listensOn(pid: number | undefined, port: number): boolean {
+  if (pid === undefined || !existsSync('/proc/net/tcp')) return true;
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const listening = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(table)) continue;
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address, state 0A (LISTEN), inode.
+      if (fields.length > 9 && fields[1].endsWith(hexPort) && fields[3] === '0A') listening.add(`socket:[${fields[9]}]`);
+    }
+  }
+  if (listening.size === 0) return false;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return listening.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return true;
   }
 }
