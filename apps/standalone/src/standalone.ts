@@ -75,7 +75,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     let databaseUrl = env.DATABASE_URL;
     let embeddedDatabasePort: number | undefined;
     if (!databaseUrl) {
-      const postgres: RunningEmbeddedPostgres = await startEmbeddedPostgres({ dataDir: env.DATA_DIR, log: (line) => logger.debug(line) });
+      const postgres: RunningEmbeddedPostgres = await startEmbeddedPostgres({ dataDir: env.DATA_DIR, log: (line) => logger.debug(line), warn: (line) => logger.warn(line) });
       stops.push(() => postgres.stop());
       embeddedDatabase = true;
       databaseUrl = postgres.url;

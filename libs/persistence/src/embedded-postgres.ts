@@ -12,8 +12,14 @@ export interface EmbeddedPostgresOptions {
   /** 0 or undefined: a free port is picked at each start. */
   port?: number;
   database?: string;
+  /** PostgreSQL's own output (detail). */
   log?: (line: string) => void;
+  /** The server stopped without being asked to, and is being started again (news for the operator). */
+  warn?: (line: string) => void;
 }
+
+/** Waits between tries to start a server that stopped unexpectedly: soon at first, then every 30 s. */
+const RESTART_DELAYS_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 
 export interface RunningEmbeddedPostgres {
   url: string;
@@ -90,7 +96,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw new Error(`The embedded PostgreSQL in ${clusterDir} did not start.${inUse} (${detail})`);
   }
   await writeFile(ownerFile, String(process.pid));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // A hard exit (process.exit, an uncaught error) must not leave the server behind.
   const killOnExit = () => child.kill('SIGINT');
   process.once('exit', killOnExit);
@@ -98,10 +103,55 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const urlFor = (database: string) => `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
   const database = options.database ?? 'gateway';
   let stopped = false;
+  const warn = options.warn ?? log;
+  let exited!: Promise<void>;
+  let restarting: Promise<void> | undefined;
+  /** Ends a wait between tries at once (a stop does not wait for it). */
+  let endWait = () => undefined as void;
+  /**
+   * A server that stops without being asked to (killed, out of memory, crashed) is started again
+   * on the same port and data, waiting longer after each failed try: the services' connection
+   * pools reconnect by themselves, so a laptop's gateway recovers without a restart of its own.
+   */
+  const supervise = (server: ChildProcess) => {
+    exited = new Promise<void>((resolve) =>
+      server.once('exit', (code, signal) => {
+        resolve();
+        if (!stopped) restarting = restart(signal ?? `code ${code}`);
+      }),
+    );
+  };
+  const restart = async (why: string) => {
+    for (let attempt = 0; !stopped; attempt++) {
+      const delayMs = RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)];
+      warn(`The embedded PostgreSQL stopped without being asked to (${why}): starting it again in ${delayMs} ms.`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        endWait = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (stopped) return;
+      try {
+        child = await startServer(binaries, clusterDir, port, account, remember);
+      } catch (error) {
+        why = error instanceof Error ? error.message : String(error);
+        continue;
+      }
+      supervise(child);
+      warn(`The embedded PostgreSQL runs again on 127.0.0.1:${port}.`);
+      return;
+    }
+  };
+  supervise(child);
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     process.removeListener('exit', killOnExit);
+    // A start under way ends first, so the server it may have started is the one stopped here.
+    endWait();
+    await restarting;
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
     await exited;
   };
