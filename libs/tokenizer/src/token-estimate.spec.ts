@@ -71,6 +71,9 @@ describe('chat prompt estimates and streamed counts', () => {
     expect(estimateChatPromptTokens({ messages, tools })).toBe(plain + countTokens(JSON.stringify(tools)));
     const withImage = [{ role: 'user', content: [{ type: 'text', text: 'weather?' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] }];
     expect(estimateChatPromptTokens({ messages: withImage })).toBe(estimatePromptTokens(withImage) + NON_TEXT_PART_TOKENS);
+    // A document is not text the count can see either (a PDF page costs its provider image tokens).
+    const withFiles = [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=' } }, { type: 'file', file: { file_data: 'data:text/plain;base64,aGk=' } }] }];
+    expect(estimateChatPromptTokens({ messages: withFiles })).toBe(estimatePromptTokens(withFiles) + 2 * NON_TEXT_PART_TOKENS);
     const call = [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }];
     expect(estimateChatPromptTokens({ messages: [{ role: 'assistant', content: null, tool_calls: call }] })).toBe(
       estimatePromptTokens([{ role: 'assistant', content: null }]) + countTokens(JSON.stringify(call)),

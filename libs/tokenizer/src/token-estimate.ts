@@ -113,7 +113,7 @@ export interface EstimableChatPrompt {
 /**
  * Estimates every prompt token of a chat request when the upstream cannot report them: the
  * message text, the assistant turns' tool calls, the tool schemas and a structured-output
- * schema (as their JSON), and {@link NON_TEXT_PART_TOKENS} per image or audio part.
+ * schema (as their JSON), and {@link NON_TEXT_PART_TOKENS} per image, audio or file part.
  */
 export function estimateChatPromptTokens(request: EstimableChatPrompt): number {
   const { texts, fixedTokens } = chatPromptTexts(request);

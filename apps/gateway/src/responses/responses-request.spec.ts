@@ -161,4 +161,32 @@ describe('a Responses request as the chat request', () => {
     expect(refusal(() => chatRequestOf(body({ input: [{ type: 'computer_call_output', call_id: 'c' }] }), OPENAI))).toContain('input[0].type: a "computer_call_output" item');
     expect(refusal(() => chatRequestOf(body({ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }), OPENAI))).toContain('input[0].content[0].image_url');
   });
+
+  it('sends an input_file part with file_data as the chat file part, its filename kept', () => {
+    const pdf = 'data:application/pdf;base64,JVBERi0xLjQ=';
+    const { request } = chatRequestOf(
+      body({ input: [{ role: 'user', content: [{ type: 'input_text', text: 'Summarize' }, { type: 'input_file', file_data: pdf, filename: 'a.pdf' }, { type: 'input_file', file_data: pdf, filename: null }] }] }),
+      ANTHROPIC,
+    );
+    expect(request.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Summarize' },
+          { type: 'file', file: { file_data: pdf, filename: 'a.pdf' } },
+          { type: 'file', file: { file_data: pdf } },
+        ],
+      },
+    ]);
+  });
+
+  it.each([
+    ['file_id', { file_id: 'file-abc' }, "input[0].content[0].file_id: a file id names a file in the operator's own provider account, which this gateway does not send: send the file itself as file_data"],
+    ['file_url', { file_url: 'https://example.com/a.pdf' }, 'input[0].content[0].file_url: a file by URL cannot be sent by this gateway: send the file itself as file_data'],
+    ['neither', { filename: 'a.pdf' }, 'input[0].content[0].file_data: Expected a base64 data URL. Received no file_data, file_url or file_id'],
+  ])('refuses an input_file part by %s, naming the field and saying to send file_data', (_label, fields, message) => {
+    for (const model of [OPENAI, ANTHROPIC]) {
+      expect(refusal(() => chatRequestOf(body({ input: [{ role: 'user', content: [{ type: 'input_file', ...fields }] }] }), model))).toContain(message);
+    }
+  });
 });

@@ -15,6 +15,8 @@ import { GatewayException } from '@igw/platform';
 //   named in a response header; a `tool_choice` that forces one is refused.
 // - `max_output_tokens` is `max_completion_tokens`; `text.format` is `response_format`; a
 //   reasoning effort reaches a model that reasons, as the Messages front sends it.
+// - An `input_file` part is a chat `file` part when it carries `file_data`; by `file_id` or
+//   `file_url` it is refused (filePart says why).
 // - `metadata`, `store`, `include`, `prompt_cache_key`, `client_metadata` and `text.verbosity`
 //   are accepted and not sent upstream (`metadata` is echoed on the response).
 
@@ -172,9 +174,28 @@ function userPart(part: ResponsesPart, path: string): ChatPart {
       if (typeof part.detail === 'string') image.detail = part.detail;
       return { type: 'image_url', image_url: image };
     }
+    case 'input_file':
+      return filePart(part, path);
     default:
-      return refuse(`${path}.type`, `a ${JSON.stringify(part.type)} part cannot be sent by this gateway (input_text and input_image can)`);
+      return refuse(`${path}.type`, `a ${JSON.stringify(part.type)} part cannot be sent by this gateway (input_text, input_image and input_file can)`);
   }
+}
+
+const SEND_FILE_DATA = 'send the file itself as file_data (a base64 data URL, e.g. data:application/pdf;base64,...)';
+
+/**
+ * An `input_file` part as the chat `file` part. Only its bytes are sent: a file id names a file
+ * of the operator's own provider account (refused as on the native path, responses-native.ts),
+ * and a file by URL would be fetched by the provider at a size the credit hold never saw.
+ */
+function filePart(part: ResponsesPart, path: string): ChatPart {
+  const given = (field: string) => part[field] !== undefined && part[field] !== null;
+  if (given('file_id')) return refuse(`${path}.file_id`, `a file id names a file in the operator's own provider account, which this gateway does not send: ${SEND_FILE_DATA}`);
+  if (given('file_url')) return refuse(`${path}.file_url`, `a file by URL cannot be sent by this gateway: ${SEND_FILE_DATA}`);
+  if (typeof part.file_data !== 'string' || part.file_data === '') return refuse(`${path}.file_data`, `Expected a base64 data URL. Received ${given('file_data') ? 'an empty string' : 'no file_data, file_url or file_id'}`);
+  const file: Record<string, unknown> = { file_data: part.file_data };
+  if (typeof part.filename === 'string' && part.filename !== '') file.filename = part.filename;
+  return { type: 'file', file };
 }
 
 function textOf(parts: ResponsesPart[], path: string): string {

@@ -99,7 +99,7 @@ export class AudioContentPartDto {
 }
 
 export class FileDataDto {
-  @ApiPropertyOptional({ description: 'Base64-encoded file content (a `data:` URL); this or file_id is required' })
+  @ApiPropertyOptional({ description: 'Base64-encoded file content (a `data:` URL); this or file_id is required. A PDF or plain text reaches every chat source (Anthropic as a document block, Gemini as inline data); other media types only OpenAI-format sources' })
   @IsOptional()
   @IsStringField({ nonEmpty: true })
   file_data?: string;

@@ -25,6 +25,9 @@ function issue(path: string, expected: string, value: unknown): string {
 
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
+/** The fields of an `input_file` part, each a string when given. */
+const INPUT_FILE_FIELDS = ['file_data', 'filename', 'file_id', 'file_url'] as const;
+
 /** `firstOnly`: as a Check's (field-validators.ts), only whether there is an issue is asked. */
 function partsIssues(content: unknown, path: string, firstOnly: boolean): string[] {
   if (typeof content === 'string') return [];
@@ -36,6 +39,9 @@ function partsIssues(content: unknown, path: string, firstOnly: boolean): string
     const issues: string[] = [];
     if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text !== 'string') issues.push(issue(`${at}.text`, 'a string', part.text));
     if (part.type === 'input_image' && part.image_url !== undefined && part.image_url !== null && typeof part.image_url !== 'string') issues.push(issue(`${at}.image_url`, 'a string (a URL or a data URL)', part.image_url));
+    if (part.type === 'input_file') {
+      for (const field of INPUT_FILE_FIELDS) if (part[field] !== undefined && part[field] !== null && typeof part[field] !== 'string') issues.push(issue(`${at}.${field}`, 'a string', part[field]));
+    }
     return issues;
   });
 }

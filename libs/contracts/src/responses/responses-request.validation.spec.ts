@@ -17,7 +17,7 @@ describe('POST /v1/responses body', () => {
       request({
         input: [
           { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Rules' }] },
-          { role: 'user', content: [{ type: 'input_text', text: 'Look' }, { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }] },
+          { role: 'user', content: [{ type: 'input_text', text: 'Look' }, { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }, { type: 'input_file', file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' }] },
           { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'opaque' },
           { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Sure', annotations: [] }] },
           { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{}' },
@@ -60,6 +60,7 @@ describe('POST /v1/responses body', () => {
     ['a function call without its call_id', request({ input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }), 'input[0].call_id: Expected a non-empty string'],
     ['arguments as an object', request({ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }] }), 'input[0].arguments: Expected a string (the arguments as JSON)'],
     ['a text part without text', request({ input: [{ role: 'user', content: [{ type: 'input_text' }] }] }), 'input[0].content[0].text: Expected a string'],
+    ['an input_file part with file_data as an object', request({ input: [{ role: 'user', content: [{ type: 'input_file', file_data: { bytes: 'x' } }] }] }), 'input[0].content[0].file_data: Expected a string'],
     ['a function tool without a name', request({ tools: [{ type: 'function', parameters: {} }] }), 'tools[0].name: Expected a non-empty string'],
     ['a namespace without tools', request({ tools: [{ type: 'namespace', name: 'crm' }] }), 'tools[0].tools: Expected an array of function tools'],
     ['an unknown tool_choice mode', request({ tool_choice: 'sometimes' }), 'tool_choice: Expected one of'],

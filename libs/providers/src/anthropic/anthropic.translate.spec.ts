@@ -234,6 +234,41 @@ describe('toAnthropicRequest: messages', () => {
     ]);
   });
 
+  it('sends file parts as document blocks: a PDF as base64, plain text decoded, the filename as title, cache_control kept', () => {
+    const pdf = Buffer.from('%PDF-1.4 minimal').toString('base64');
+    const text = Buffer.from('Zoë wrote: 42', 'utf8').toString('base64');
+    const body = translate({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Summarize' },
+            { type: 'file', file: { file_data: `data:application/pdf;base64,${pdf}`, filename: 'report.pdf' }, cache_control: { type: 'ephemeral', ttl: '1h' } },
+            { type: 'file', file: { file_data: `data:text/plain;charset=utf-8;base64,${text}` } },
+          ],
+        },
+      ],
+    });
+    expect(body.messages[0].content).toEqual([
+      { type: 'text', text: 'Summarize' },
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf }, title: 'report.pdf', cache_control: { type: 'ephemeral', ttl: '1h' } },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Zoë wrote: 42' } },
+    ]);
+  });
+
+  it.each([
+    ['a file_id', { file_id: 'file-abc' }, 'messages[0].content[0].file.file_id', /^a file id cannot be sent to Anthropic; send the file itself as file_data/],
+    ['a URL instead of a data URL', { file_data: 'https://example.com/a.pdf' }, 'messages[0].content[0].file.file_data', /^Expected a base64 data URL of a PDF or plain text/],
+    ['a data URL that is not base64', { file_data: 'data:application/pdf,%25PDF' }, 'messages[0].content[0].file.file_data', /^Expected a base64 data URL/],
+    ['another media type', { file_data: 'data:application/zip;base64,UEsDBA==' }, 'messages[0].content[0].file.file_data', /^media type "application\/zip" cannot be sent to Anthropic; it takes application\/pdf and text\/plain/],
+    ['data that is not base64', { file_data: 'data:application/pdf;base64,%%%' }, 'messages[0].content[0].file.file_data', /is not non-empty base64/],
+    ['plain text that is not UTF-8', { file_data: `data:text/plain;base64,${Buffer.from([0xff, 0xfe, 0x41]).toString('base64')}` }, 'messages[0].content[0].file.file_data', /must be UTF-8 text/],
+  ])('refuses a file part with %s, naming the field and what is accepted', (_label, file, param, message) => {
+    const error = translationError({ messages: [{ role: 'user', content: [{ type: 'file', file }] }] });
+    expect([error.name, error.param]).toEqual(['AnthropicTranslationError', param]);
+    expect(error.message).toMatch(message);
+  });
+
   it.each([
     ['invalid JSON', '{"location": "Par', 'messages[1].tool_calls[0].function.arguments'],
     ['a JSON array', '[1, 2]', 'messages[1].tool_calls[0].function.arguments'],

@@ -6,6 +6,9 @@
 // - Consecutive turns of one role are merged (Anthropic wants user/assistant alternation);
 //   `tool` messages are user turns holding `tool_result` blocks, and in a merged user turn
 //   the tool results come first (Anthropic requires them before any text).
+// - A user `file` part given as a base64 data URL is a `document` block (a PDF as base64, plain
+//   text decoded to its text, the filename as its `title`); a file id or any other media type
+//   throws AnthropicTranslationError (translation/file-part.ts says what is taken).
 // - Whitespace-only text parts are dropped (Anthropic rejects them), and so is a message
 //   left with no blocks (e.g. an assistant turn with `content: null` and no tool calls).
 // - Assistant tool-call `arguments` must be a JSON object (`''` counts as `{}`); anything else
@@ -41,10 +44,12 @@
 // some were written for an hour, `cache_write_1h_tokens` are extra fields the gateway prices).
 import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
 import type { SseEvent } from '../transport/sse';
+import { base64DataUrl, documentText, inlineDocumentOf } from '../translation/file-part';
 import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 import type {
   AnthropicCacheControl,
   AnthropicCitation,
+  AnthropicDocumentBlock,
   AnthropicImageBlock,
   AnthropicMessage,
   AnthropicMessageResponse,
@@ -187,18 +192,21 @@ function textBlocks(content: unknown, path: string): AnthropicTextBlock[] {
   return contentBlocks(content, path, false).filter((block): block is AnthropicTextBlock => block.type === 'text');
 }
 
-function contentBlocks(content: unknown, path: string, allowImages: boolean): Array<AnthropicTextBlock | AnthropicImageBlock> {
+/** `allowMedia`: images and files are taken (user turns). */
+function contentBlocks(content: unknown, path: string, allowMedia: boolean): Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return isBlank(content) ? [] : [{ type: 'text', text: content }];
   if (!Array.isArray(content)) throw new AnthropicTranslationError(`${path} must be a string or an array of parts`, path);
-  const blocks: Array<AnthropicTextBlock | AnthropicImageBlock> = [];
+  const blocks: Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> = [];
   content.forEach((part: unknown, j) => {
     const partPath = `${path}[${j}]`;
     if (!isRecord(part)) throw new AnthropicTranslationError(`${partPath} must be an object`, partPath);
     if (part.type === 'text' && typeof part.text === 'string') {
       if (!isBlank(part.text)) blocks.push(withCache<AnthropicTextBlock>({ type: 'text', text: part.text }, part.cache_control));
-    } else if (part.type === 'image_url' && allowImages) {
+    } else if (part.type === 'image_url' && allowMedia) {
       blocks.push(withCache(imageBlock(part.image_url, `${partPath}.image_url`), part.cache_control));
+    } else if (part.type === 'file' && allowMedia) {
+      blocks.push(withCache(documentBlock(part.file, partPath), part.cache_control));
     } else if (part.type === 'refusal') {
       // An assistant refusal part carries no content for the model to continue from.
     } else {
@@ -211,9 +219,24 @@ function contentBlocks(content: unknown, path: string, allowImages: boolean): Ar
 function imageBlock(image: unknown, path: string): AnthropicImageBlock {
   const url = isRecord(image) ? image.url : image;
   if (typeof url !== 'string' || url === '') throw new AnthropicTranslationError(`${path}.url must be a non-empty string`, path);
-  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  if (data !== null) return { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } };
+  const data = base64DataUrl(url);
+  if (data !== undefined) return { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } };
   return { type: 'image', source: { type: 'url', url } };
+}
+
+/** A chat `file` part as a document block: a PDF as its base64 data, plain text decoded (Anthropic reads text documents as text). */
+function documentBlock(file: unknown, path: string): AnthropicDocumentBlock {
+  const document = inlineDocumentOf(file, path, 'Anthropic');
+  if ('refusal' in document) throw new AnthropicTranslationError(document.refusal, document.param);
+  let block: AnthropicDocumentBlock;
+  if (document.mediaType === 'application/pdf') block = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: document.data } };
+  else {
+    const text = documentText(document.data);
+    if (text === undefined) throw new AnthropicTranslationError('a text/plain file must be UTF-8 text', `${path}.file.file_data`);
+    block = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
+  }
+  if (document.filename !== undefined) block.title = document.filename;
+  return block;
 }
 
 function toolUses(calls: unknown, path: string): AnthropicToolUseBlock[] {

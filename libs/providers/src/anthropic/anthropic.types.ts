@@ -61,6 +61,14 @@ export interface AnthropicImageBlock {
   cache_control?: AnthropicCacheControl;
 }
 
+/** A PDF (base64) or a plain-text document (its text). */
+export interface AnthropicDocumentBlock {
+  type: 'document';
+  source: { type: 'base64'; media_type: 'application/pdf'; data: string } | { type: 'text'; media_type: 'text/plain'; data: string };
+  title?: string;
+  cache_control?: AnthropicCacheControl;
+}
+
 export interface AnthropicToolUseBlock {
   type: 'tool_use';
   id: string;
@@ -92,6 +100,7 @@ export interface AnthropicRedactedThinkingBlock {
 export type AnthropicRequestBlock =
   | AnthropicTextBlock
   | AnthropicImageBlock
+  | AnthropicDocumentBlock
   | AnthropicToolUseBlock
   | AnthropicToolResultBlock
   | AnthropicThinkingBlock

@@ -90,6 +90,42 @@ describe('toGeminiRequest', () => {
     ]);
   });
 
+  it('sends file parts given as base64 data URLs as inline data, a PDF and plain text alike', () => {
+    const pdf = Buffer.from('%PDF-1.4 minimal').toString('base64');
+    const text = Buffer.from('plain words').toString('base64');
+    const body = toGeminiRequest(
+      request([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Summarize' },
+            { type: 'file', file: { file_data: `data:application/pdf;base64,${pdf}`, filename: 'report.pdf' } },
+            { type: 'file', file: { file_data: `data:text/plain;base64,${text}` } },
+          ],
+        },
+      ]),
+    );
+    expect(body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'Summarize' }, { inlineData: { mimeType: 'application/pdf', data: pdf } }, { inlineData: { mimeType: 'text/plain', data: text } }] },
+    ]);
+  });
+
+  it.each([
+    ['a file_id', { file_id: 'file-abc' }, 'messages[1].content[0].file.file_id', /^a file id cannot be sent to Gemini; send the file itself as file_data/],
+    ['a URL', { file_data: 'https://example.com/a.pdf' }, 'messages[1].content[0].file.file_data', /^Expected a base64 data URL of a PDF or plain text/],
+    ['another media type', { file_data: 'data:application/msword;base64,0M8R4A==' }, 'messages[1].content[0].file.file_data', /^media type "application\/msword" cannot be sent to Gemini; it takes application\/pdf and text\/plain/],
+  ])('refuses a file part with %s, naming the field and what is accepted', (_label, file, param, message) => {
+    let caught: unknown;
+    try {
+      toGeminiRequest(request([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'file', file }] }]));
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(GeminiTranslationError);
+    expect((caught as GeminiTranslationError).param).toBe(param);
+    expect((caught as GeminiTranslationError).message).toMatch(message);
+  });
+
   it('names each tool result after the assistant call with its tool_call_id, the latest one first', () => {
     const body = toGeminiRequest(
       request([

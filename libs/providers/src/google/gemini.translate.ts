@@ -2,6 +2,7 @@
 // generateContent format: requests out, responses and stream events back. No I/O here;
 // ids and timestamps come from a TranslationContext so golden tests are deterministic.
 import { randomBytes } from 'node:crypto';
+import { base64DataUrl, inlineDocumentOf } from '../translation/file-part';
 import { RequestTranslationError } from '../upstream.errors';
 import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
 import type {
@@ -25,8 +26,8 @@ import type {
 
 /** The request cannot be expressed in Gemini's format (the caller answers 400). */
 export class GeminiTranslationError extends RequestTranslationError {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, param?: string) {
+    super(message, param);
     this.name = 'GeminiTranslationError';
   }
 }
@@ -82,7 +83,7 @@ export function toGeminiRequest(request: UpstreamChatRequest): GeminiGenerateCon
         systemParts.push(...textParts(message.content));
         break;
       case 'user':
-        appendContent(contents, 'user', userParts(message.content));
+        appendContent(contents, 'user', userParts(message.content, i));
         break;
       case 'assistant':
         appendContent(contents, 'model', assistantParts(message, i, toolNames));
@@ -144,20 +145,27 @@ function plainText(content: unknown): string {
     .join('');
 }
 
-const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
-
-/** User content: text parts, plus images given as base64 data URLs (other media is dropped). */
-function userParts(content: unknown): GeminiPart[] {
+/**
+ * User content: text parts, images given as base64 data URLs (other images are dropped), and
+ * files as inline data (a PDF or plain text given as a base64 data URL; anything else throws
+ * GeminiTranslationError, translation/file-part.ts says what is taken).
+ */
+function userParts(content: unknown, i: number): GeminiPart[] {
   if (!Array.isArray(content)) return textParts(content);
   const parts: GeminiPart[] = [];
-  for (const part of content as unknown[]) {
-    if (!isRecord(part)) continue;
+  (content as unknown[]).forEach((part, j) => {
+    if (!isRecord(part)) return;
     if (part.type === 'text' && typeof part.text === 'string' && part.text !== '') parts.push({ text: part.text });
     if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
-      const data = DATA_URL.exec(part.image_url.url);
-      if (data) parts.push({ inlineData: { mimeType: data[1], data: data[2] } });
+      const data = base64DataUrl(part.image_url.url);
+      if (data) parts.push({ inlineData: { mimeType: data.mediaType, data: data.data } });
     }
-  }
+    if (part.type === 'file') {
+      const document = inlineDocumentOf(part.file, `messages[${i}].content[${j}]`, 'Gemini');
+      if ('refusal' in document) throw new GeminiTranslationError(document.refusal, document.param);
+      parts.push({ inlineData: { mimeType: document.mediaType, data: document.data } });
+    }
+  });
   return parts;
 }
 

@@ -247,6 +247,10 @@ describe('POST /v1/messages', () => {
       },
       /must come first/,
     ],
+    ['a base64 document that is not a PDF', { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: btoa('plain words') } }] }] }, /^The PDF specified was not valid\.$/],
+    ['a base64 document of another media type', { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'text/plain', data: btoa('x') } }] }] }, /^messages\.0\.content\.0\.document\.source\.base64\.media_type: Input should be 'application\/pdf'$/],
+    ['a base64 document that is not base64', { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: '%%%' } }] }] }, /document\.source\.base64\.data: Invalid base64 data/],
+    ['a text document of another media type', { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/markdown', data: '# x' } }] }] }, /document\.source\.text\.media_type: Input should be 'text\/plain'/],
   ])('answers 400 invalid_request_error for %s', async (_label, fields, message) => {
     const body = { model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }], ...fields };
     const error = await failure(await post(body), 400, 'invalid_request_error');
@@ -418,5 +422,19 @@ describe('Anthropic errors, auth and routing', () => {
     const res = await post({ model: 'claude-test', system: 'Be brief.', messages: [{ role: 'user', content: 'one two three' }] }, {}, '/v1/messages/count_tokens');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ input_tokens: 2 + 2 + 3 + 4 });
+  });
+});
+
+describe('POST /v1/messages with documents', () => {
+  it('takes a base64 PDF and a plain-text document, and records them as they arrived', async () => {
+    const pdf = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+    const content = [
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf }, title: 'a.pdf', cache_control: { type: 'ephemeral' } },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Some notes' } },
+      { type: 'text', text: 'Summarise' },
+    ];
+    const answer = await message({ messages: [{ role: 'user', content }] });
+    expect(answer.content).toEqual([{ type: 'text', text: `${PREFIX} Summarise` }]);
+    expect((emulator.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual([{ role: 'user', content }]);
   });
 });

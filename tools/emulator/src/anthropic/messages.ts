@@ -44,9 +44,11 @@
 //                   its JSON input).
 // Validation mirrors Anthropic's 400s for what the gateway's translation must get right:
 // max_tokens present, temperature within 0–1, no blank text blocks or empty messages,
-// tool_use/tool_result pairing, and the thinking constraints (budget ≥ 1024 and below
+// tool_use/tool_result pairing, document sources (a base64 PDF that is one, a text/plain
+// text), and the thinking constraints (budget ≥ 1024 and below
 // max_tokens, no temperature other than 1, no forced tool use).
 import type { RequestContext } from '../context';
+import { inlineDocumentFault } from '../documents';
 import { REPLY_PREFIX } from '../openai/chat';
 import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, randomId, words } from '../util';
@@ -542,14 +544,40 @@ function parseMessages(value: unknown): Message[] | string {
     if (content.length === 0 && !isFinalAssistant) {
       return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
     }
-    for (const block of content) {
+    for (let j = 0; j < content.length; j++) {
+      const block = content[j];
       if (block.type === 'text' && (typeof block.text !== 'string' || block.text.trim() === '')) {
         return `messages.${i}: text content blocks must contain non-whitespace text`;
       }
+      const documentIssue = block.type === 'document' ? checkDocument(block, `messages.${i}.content.${j}.document`) : undefined;
+      if (documentIssue !== undefined) return documentIssue;
     }
     messages.push({ role: message.role, content });
   }
   return messages;
+}
+
+/** A document block's source as Anthropic checks it: a base64 PDF, a plain text, or one it fetches or reads elsewhere. */
+function checkDocument(block: Block, at: string): string | undefined {
+  const source = block.source;
+  if (!isRecord(source)) return `${at}.source: Field required`;
+  switch (source.type) {
+    case 'base64': {
+      if (source.media_type !== 'application/pdf') return `${at}.source.base64.media_type: Input should be 'application/pdf'`;
+      const fault = inlineDocumentFault('application/pdf', source.data);
+      if (fault === 'base64') return `${at}.source.base64.data: Invalid base64 data`;
+      return fault === 'pdf' ? 'The PDF specified was not valid.' : undefined;
+    }
+    case 'text':
+      if (source.media_type !== 'text/plain') return `${at}.source.text.media_type: Input should be 'text/plain'`;
+      return typeof source.data === 'string' ? undefined : `${at}.source.text.data: Input should be a valid string`;
+    case 'url':
+    case 'content':
+    case 'file':
+      return undefined;
+    default:
+      return `${at}.source: Input tag '${String(source.type)}' found using 'type' does not match any of the expected tags: 'base64', 'content', 'file', 'text', 'url'`;
+  }
 }
 
 /** Every tool_use needs a tool_result in the next (user) message, and every tool_result a tool_use. */

@@ -374,3 +374,25 @@ describe('POST /v1beta/models/{model}:batchEmbedContents and :embedContent', () 
     expect((await post('/v1beta/models/embedder:batchEmbedContents', { requests: [request('x')] }, {})).status).toBe(401);
   });
 });
+
+describe('Gemini inline documents', () => {
+  const pdf = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+  const withPart = (part: unknown): unknown => ({ contents: [{ role: 'user', parts: [part, { text: 'Summarise' }] }] });
+
+  it('takes a PDF and plain text as inlineData or inline_data, and records them as they arrived', async () => {
+    for (const part of [{ inlineData: { mimeType: 'application/pdf', data: pdf } }, { inline_data: { mime_type: 'text/plain', data: btoa('notes') } }]) {
+      const answer = await generate(withPart(part));
+      expect(answer.candidates[0].content.parts).toEqual([{ text: `${PREFIX} Summarise` }]);
+      expect(emulator.requests.at(-1)!.body).toEqual(withPart(part));
+    }
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['an unsupported MIME type', { inlineData: { mimeType: 'application/zip', data: btoa('PK') } }, /^Unsupported MIME type: application\/zip$/],
+    ['data that is not base64', { inlineData: { mimeType: 'application/pdf', data: '%%%' } }, /contents\[0\]\.parts\[0\]\.inline_data\.data' \(TYPE_BYTES\), Base64 decoding failed/],
+    ['a PDF that is not one', { inlineData: { mimeType: 'application/pdf', data: btoa('plain words') } }, /^The document has no pages\.$/],
+  ])('answers 400 INVALID_ARGUMENT for %s', async (_label, part, message) => {
+    const error = await expectError(await post(`/v1beta/models/${MODEL}:generateContent`, withPart(part)), 400, 'INVALID_ARGUMENT');
+    expect(error.error.message).toMatch(message);
+  });
+});

@@ -39,6 +39,7 @@
 // Model-name controls (../controls.ts): `@no-usage` omits usageMetadata everywhere;
 // `@fail-after=<n>` counts every event as content.
 import type { RequestContext } from '../context';
+import { inlineDocumentFault } from '../documents';
 import { CITATION, REPLY_PREFIX, TOOL_ARGUMENTS, TOOL_REPLY_PREFIX } from '../openai/chat';
 import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, optionalPositiveInt, randomId, words } from '../util';
@@ -296,6 +297,21 @@ function queryParam(ctx: RequestContext, name: string): string | null {
   return query === -1 ? null : new URLSearchParams(url.slice(query + 1)).get(name);
 }
 
+/** Media types Gemini reads inline: images, audio, video, PDF and text. */
+const INLINE_MEDIA = /^(image|audio|video|text)\/[\w.+-]+$|^application\/pdf$/;
+
+/** A part's inline data (`inlineData` or `inline_data`, as proto3 JSON takes either) as Google checks it. */
+function inlineDataIssue(part: Part, at: string): string | undefined {
+  const inline = part.inlineData ?? part.inline_data;
+  if (inline === undefined) return undefined;
+  if (!isRecord(inline)) return `Invalid value at '${at}.inline_data': expected a Blob.`;
+  const mimeType = inline.mimeType ?? inline.mime_type;
+  if (typeof mimeType !== 'string' || !INLINE_MEDIA.test(mimeType)) return `Unsupported MIME type: ${String(mimeType)}`;
+  const fault = inlineDocumentFault(mimeType, inline.data);
+  if (fault === 'base64') return `Invalid value at '${at}.inline_data.data' (TYPE_BYTES), Base64 decoding failed`;
+  return fault === 'pdf' ? 'The document has no pages.' : undefined;
+}
+
 /** The parsed request, or Google's validation message. */
 function parseRequest(body: unknown, model: string): GenerateRequest | string {
   if (!isRecord(body)) return 'Invalid JSON payload received. The request body must be a JSON object.';
@@ -313,7 +329,12 @@ function parseRequest(body: unknown, model: string): GenerateRequest | string {
     if (content.role !== undefined && content.role !== 'user' && content.role !== 'model') {
       return `* GenerateContentRequest.contents[${i}].role: Please use a valid role: user, model.`;
     }
-    parsedContents.push({ role: content.role, parts: (content.parts as unknown[]).filter(isRecord) });
+    const parts = (content.parts as unknown[]).filter(isRecord);
+    for (let j = 0; j < parts.length; j++) {
+      const issue = inlineDataIssue(parts[j], `contents[${i}].parts[${j}]`);
+      if (issue !== undefined) return issue;
+    }
+    parsedContents.push({ role: content.role, parts });
   }
 
   let systemText = '';

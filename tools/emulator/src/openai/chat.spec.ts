@@ -202,6 +202,14 @@ describe('tool calls', () => {
     expect(finish.finish_reason).toBe('tool_calls');
   });
 
+  it('takes a file part as a PDF data URL or a file_id', async () => {
+    const pdf = `data:application/pdf;base64,${btoa('%PDF-1.4\n%%EOF\n')}`;
+    for (const file of [{ file_data: pdf, filename: 'a.pdf' }, { file_id: 'file-abc' }]) {
+      const body = await chat({ messages: user([{ type: 'file', file }, { type: 'text', text: 'Summarise' }]) });
+      expect(body.choices[0].message.content).toBe(`${PREFIX} Summarise`);
+    }
+  });
+
   it('streams a custom tool call with input fragments', async () => {
     const chunks = await stream({ messages: user('x'), tools: [grammarTool], tool_choice: { type: 'custom', custom: { name: 'city_grammar' } } });
     expect(chunks[0].choices[0].delta.tool_calls).toEqual([{ index: 0, id: expect.any(String), type: 'custom', custom: { name: 'city_grammar', input: '' } }]);
@@ -218,6 +226,8 @@ describe('tool calls', () => {
     [{ tools: [{ type: 'function', function: {} }] }, 'tools[0].function.name'],
     [{ tools: [{ type: 'retrieval' }] }, 'tools[0].type'],
     [{ tool_choice: 'sometimes' }, 'tool_choice'],
+    [{ messages: user([{ type: 'file', file: { file_data: 'https://example.com/a.pdf' } }]) }, 'messages[0].content[0].file.file_data'],
+    [{ messages: user([{ type: 'file', file: { file_data: `data:application/pdf;base64,${btoa('not a pdf')}` } }]) }, 'messages[0].content[0].file.file_data'],
   ])('rejects %j with a 400 naming %s', async (change, param) => {
     const res = await post({ model: 'm', messages: user('hi'), ...change });
     expect(res.status).toBe(400);

@@ -57,6 +57,9 @@
 //     (custom tools: `custom: {name, input: ''}` then `custom: {input: ...}`), then
 //     finish_reason "tool_calls". Streamed refusals arrive as `delta.refusal` words.
 //
+// A `file` part is checked as OpenAI checks it (fileDataIssue): a `file_id`, or `file_data` as
+// a base64 data URL, a PDF's bytes being a PDF; anything else is a 400 naming the field.
+//
 // Token counting (deliberately simple, see util.words): a token is a whitespace-
 // separated word.
 //   prompt_tokens     = 2 + sum over messages of (words in its text content + 4)
@@ -73,6 +76,7 @@
 // with `stream_options.include_usage`; `@fail-after=<n>` counts word, refusal and
 // tool-argument chunks as content.
 import type { RequestContext } from '../context';
+import { dataUrlParts, inlineDocumentFault } from '../documents';
 import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, optionalPositiveInt, randomId, words } from '../util';
 import { AUDIO_EXPIRY_SECONDS, audioDataPieces, audioTokens, emulatedAudio, parseAudioRequest, type AudioRequest } from './audio';
@@ -442,6 +446,19 @@ async function streamCompletion(ctx: RequestContext, request: ChatRequest, compl
   ctx.endStream();
 }
 
+/** A file given inline (`file_data`, a base64 data URL) or by `file_id`, as OpenAI checks it (chat `file` parts, Responses `input_file` parts). */
+export function fileDataIssue(file: unknown, at: string): ValidationError | undefined {
+  if (!isRecord(file)) return { message: `Invalid type for '${at}': expected an object.`, param: at };
+  if (typeof file.file_id === 'string' && file.file_id !== '') return undefined;
+  if (file.file_url !== undefined && typeof file.file_url === 'string') return undefined;
+  const param = `${at}.file_data`;
+  const parts = dataUrlParts(file.file_data);
+  if (parts === undefined) return { message: `Invalid file data: '${param}'. Expected a base64-encoded data URL (e.g. 'data:application/pdf;base64,SGVsbG8sIFdvcmxkIQ==').`, param };
+  const fault = inlineDocumentFault(parts.mediaType, parts.data);
+  if (fault === 'base64') return { message: `Invalid file data: '${param}'. The data is not valid base64.`, param };
+  return fault === 'pdf' ? { message: `Invalid file data: '${param}'. The file is not a valid PDF.`, param } : undefined;
+}
+
 function parseRequest(body: unknown): ChatRequest | ValidationError {
   if (!isRecord(body)) return { message: 'The request body must be a JSON object.', param: null };
   const { model, messages } = body;
@@ -455,6 +472,8 @@ function parseRequest(body: unknown): ChatRequest | ValidationError {
   for (let i = 0; i < messages.length; i++) {
     const message: unknown = messages[i];
     if (!isRecord(message)) return { message: `Invalid type for 'messages[${i}]': expected an object.`, param: `messages[${i}]` };
+    const fileIssue = Array.isArray(message.content) ? message.content.map((part: unknown, j) => (isRecord(part) && part.type === 'file' ? fileDataIssue(part.file, `messages[${i}].content[${j}].file`) : undefined)).find((issue) => issue !== undefined) : undefined;
+    if (fileIssue !== undefined) return fileIssue;
     objects.push(message);
   }
 

@@ -69,6 +69,10 @@ describe('emulator: POST /v1/responses', () => {
     expect([cut.status, cut.incomplete_details, cut.output[0].content[0].text]).toEqual(['incomplete', { reason: 'max_output_tokens' }, 'Hello from']);
     expect((await post('/v1/responses', { model: 'm', input: [] })).status).toBe(400);
     expect((await post('/v1/responses', { model: 'm', input: 'x', previous_response_id: 'resp_1' })).status).toBe(400);
+    const file = (part: Record<string, unknown>) => post('/v1/responses', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', ...part }, { type: 'input_text', text: 'Summarise' }] }] });
+    expect((await file({ file_data: `data:application/pdf;base64,${btoa('%PDF-1.4\n%%EOF\n')}`, filename: 'a.pdf' })).status).toBe(200);
+    const notPdf = await file({ file_data: `data:application/pdf;base64,${btoa('plain words')}` });
+    expect([notPdf.status, ((await notPdf.json()) as Answer).error.message]).toEqual([400, expect.stringContaining("'input[0].content[0].file_data'")]);
   });
   describe('scripted turns (emulator.script)', () => {
     // Codex's shell function and one of its namespaced tools, as Codex declares them.

@@ -42,11 +42,12 @@
 // translation gives it; the item then carries `namespace`), with the scripted arguments; a
 // `text` is one message (still cut by `max_output_tokens`). Reasoning items come first as above.
 // 400s: no model, an input that is neither a string nor a non-empty list, tools not a list,
-// a function tool without a name, `previous_response_id` (the emulator stores nothing), a
+// a function tool without a name, an `input_file` part whose file_data is not a base64 data URL
+// (a PDF's bytes not a PDF), `previous_response_id` (the emulator stores nothing), a
 // scripted call of a function the request does not declare.
 import type { RequestContext } from '../context';
 import { SEARCH_RESULT, THINKING_TEXT, TOOL_INPUT, TOOL_REPLY_PREFIX } from '../anthropic/messages';
-import { REPLY_PREFIX } from './chat';
+import { fileDataIssue, REPLY_PREFIX } from './chat';
 import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, randomId, words } from '../util';
 
@@ -98,6 +99,12 @@ function parseRequest(body: unknown): ResponsesRequest | string {
   if (typeof body.input === 'string') items = [{ type: 'message', role: 'user', content: body.input }];
   else if (Array.isArray(body.input) && body.input.length > 0 && body.input.every(isRecord)) items = body.input as Item[];
   else return "Invalid value for 'input': expected a string or a non-empty array of input items.";
+  for (const [index, item] of items.entries()) {
+    for (const [partIndex, part] of (Array.isArray(item.content) ? (item.content as unknown[]) : []).entries()) {
+      const issue = isRecord(part) && part.type === 'input_file' ? fileDataIssue(part, `input[${index}].content[${partIndex}]`) : undefined;
+      if (issue !== undefined) return issue.message;
+    }
+  }
   if (body.tools !== undefined && !Array.isArray(body.tools)) return "Invalid type for 'tools': expected an array.";
   const functions: ResponsesRequest['functions'] = [];
   let webSearch = false;
