@@ -1,4 +1,5 @@
 import path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { ChatCompletionContentPart } from 'openai/resources/chat/completions';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
@@ -102,6 +103,21 @@ describe('file inputs on every chat source, end to end with the official openai 
     await eventually(async () => (await harness.usageEntries(accountId, 10)).length >= 2, 15_000, 100);
     const rows = await harness.usageEntries(accountId, 10);
     expect(rows.map((row) => row.endpoint).sort()).toEqual(['chat.completions', 'responses']);
+  });
+
+  it.each(['gemini', 'mini'] as const)('sends a PDF document block of the Messages API (the Anthropic SDK) to %s as its own file input, billed once', async (model) => {
+    const { key, accountId } = await harness.paidKey(1_000_000);
+    const client = new Anthropic({ baseURL: harness.gateway, apiKey: key, maxRetries: 0 });
+    const message = await client.messages.create({
+      model,
+      max_tokens: 100,
+      messages: [{ role: 'user', content: [{ type: 'document', title: 'report.pdf', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }, { type: 'text', text: QUESTION }] }],
+    });
+    expect(message.content).toEqual([{ type: 'text', text: REPLY }]);
+    const received = lastCall(model);
+    expect(SOURCES[model].document(received)).toEqual(SOURCES[model].expected);
+    await eventually(async () => (await harness.usageEntries(accountId, 10)).length === 1, 15_000, 100);
+    expect((await harness.usageEntries(accountId, 10)).map((row) => row.endpoint)).toEqual(['messages']);
   });
 
   it('sends a plain-text file to Anthropic as a text document of its decoded text, and to Gemini as text/plain inline data', async () => {

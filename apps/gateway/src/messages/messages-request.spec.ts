@@ -140,6 +140,28 @@ describe('the Messages request as a chat request', () => {
     });
   });
 
+  it('sends a base64 PDF as a chat file part (its title the filename), from a user turn or a tool result', () => {
+    const pdf = { type: 'document', title: 'report.pdf', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } };
+    const file = { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'report.pdf' } };
+    expect(chatRequestOf(body({ messages: [{ role: 'user', content: [pdf, { type: 'text', text: 'Summarise' }] }] }), gpt).messages).toEqual([
+      { role: 'user', content: [file, { type: 'text', text: 'Summarise' }] },
+    ]);
+    const request = chatRequestOf(
+      body({
+        messages: [
+          { role: 'user', content: 'Read it' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'here' }, pdf] }] },
+        ],
+      }),
+      gpt,
+    );
+    expect(request.messages.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 't1', content: 'here' },
+      { role: 'user', content: [file] },
+    ]);
+  });
+
   it('refuses, naming the block, what the chat request cannot carry', () => {
     const refusal = (content: MessagesRequestDto['messages'][number]['content'], role: 'user' | 'assistant' = 'user') => {
       try {
@@ -153,12 +175,13 @@ describe('the Messages request as a chat request', () => {
     expect(refusal([{ type: 'image', source: { type: 'file', file_id: 'f' } }])).toBe(
       "Body validation error! messages[0].content[0].source: Expected a base64 source {type: 'base64', media_type, data} or {type: 'url', url}",
     );
-    expect(refusal([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'AAAA' } }])).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source: only plain-text documents/);
+    expect(refusal([{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }])).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source: only plain-text documents .* and PDFs as base64/);
+    expect(refusal([{ type: 'document', source: { type: 'base64', media_type: 'application/msword', data: 'AAAA' } }])).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source: only plain-text documents/);
     expect(refusal([{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }], 'assistant')).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.type: a "server_tool_use" block/);
   });
 
   it('leaves out, rather than refuses, what the chat request cannot carry when Anthropic sources take the request natively, saying why', () => {
-    const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'AAAA' } };
+    const pdf = { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } };
     const { request, untranslatable } = chatRequestForNative(body({ messages: [{ role: 'user', content: [pdf, { type: 'text', text: 'Summarise' }] }] }), claude);
     expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Summarise' }] }]);
     expect(untranslatable).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source: only plain-text documents/);

@@ -197,11 +197,20 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
   if (userParts.length > 0) messages.push({ role: 'user', content: userParts });
 }
 
-/** A plain-text document is its text; other documents (PDF) have no chat equivalent here. */
+/**
+ * A plain-text document is its text; a base64 PDF is a chat `file` part (every chat source takes
+ * one, libs/providers translation/file-part.ts). A document by URL or file id cannot be sent:
+ * its bytes would reach the provider without the credit hold having counted them.
+ */
 function documentPart(block: MessagesBlock, path: string): ChatPart | undefined {
   const source = block.source as Record<string, unknown> | undefined;
   if (source?.type === 'text' && typeof source.data === 'string') return { type: 'text', text: source.data };
-  return cannotCarry(`${path}.source`, 'only plain-text documents (source type text) can be sent by this gateway');
+  if (source?.type === 'base64' && source.media_type === 'application/pdf' && typeof source.data === 'string') {
+    const file: Record<string, unknown> = { file_data: `data:application/pdf;base64,${source.data}` };
+    if (typeof block.title === 'string' && block.title !== '') file.filename = block.title;
+    return { type: 'file', file };
+  }
+  return cannotCarry(`${path}.source`, 'only plain-text documents (source type text) and PDFs as base64 (source type base64, media_type application/pdf) can be sent by this gateway');
 }
 
 function toolMessage(block: MessagesBlock, path: string, images: ChatPart[]): ChatMessage {
@@ -216,8 +225,10 @@ function toolMessage(block: MessagesBlock, path: string, images: ChatPart[]): Ch
         const image = imagePart(inner, at);
         if (image) images.push(image);
       } else if (inner.type === 'document') {
+        // A chat tool message holds text only: a PDF goes with the results' images, in the user turn after it.
         const document = documentPart(inner, at);
-        if (document) texts.push(document.text as string);
+        if (document?.type === 'text') texts.push(document.text as string);
+        else if (document) images.push(document);
       } else cannotCarry(`${at}.type`, `a ${JSON.stringify(inner.type)} block cannot be sent in a tool result by this gateway`);
     });
   }
