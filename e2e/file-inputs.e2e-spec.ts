@@ -136,6 +136,16 @@ describe('file inputs on every chat source, end to end with the official openai 
     expect(SOURCES.gemini.document(lastCall('gemini'))).toEqual({ inlineData: { mimeType: 'text/plain', data } });
   });
 
+  it("holds the model's whole context window as input for a document, whose pages its bytes do not bound: 403 when that does not fit", async () => {
+    // claude: a 200,000-token window at $0.15/M is 60,000 credits; 10,000 credits hold a text question, not a document.
+    const { key } = await harness.paidKey(10_000);
+    const ask = (content: unknown[]) => call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { model: 'claude', max_tokens: 100, messages: [{ role: 'user', content }] } });
+    const sent = emulator.requests.length;
+    expectErrorBody(await ask([{ type: 'text', text: QUESTION }, { type: 'file', file: { file_data: PDF_URL } }]), 403, '/v1/chat/completions', /credits/i);
+    expect(emulator.requests.length).toBe(sent);
+    expect((await ask([{ type: 'text', text: QUESTION }])).status).toBe(200);
+  });
+
   it('refuses what cannot be sent with a 400 in the spec error body, before any upstream call and at no cost', async () => {
     const { key } = await harness.paidKey(1_000_000);
     const sent = emulator.requests.length;

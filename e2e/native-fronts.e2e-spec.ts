@@ -205,15 +205,26 @@ describe('native upstream paths of the Messages and Responses fronts', () => {
       expect(message.content).toEqual([{ type: 'text', text: `Hello from the emulator. You said: ${PROMPT}` }]);
       expect(message.model).toBe('test/claude-then-gpt');
 
-      const pdf = await anthropic.messages
+      // A base64 PDF goes on as a chat file part; a document by URL has no place there.
+      const pdfFrom = emulator.requests.length;
+      const pdf = await anthropic.messages.create({
+        model: 'test/claude-then-gpt',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'Summarise' }] }],
+      });
+      expect(pdf.content).toEqual([{ type: 'text', text: 'Hello from the emulator. You said: Summarise' }]);
+      const [, translated] = emulator.requests.slice(pdfFrom);
+      expect((translated.body as { messages: Array<{ content: unknown[] }> }).messages[0].content[0]).toEqual({ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0xLjQK' } });
+
+      const byUrl = await anthropic.messages
         .create({
           model: 'test/claude-then-gpt',
           max_tokens: 100,
-          messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'Summarise' }] }],
+          messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/report.pdf' } }, { type: 'text', text: 'Summarise' }] }],
         })
         .catch((caught: unknown) => caught);
-      expect(pdf).toBeInstanceOf(BadRequestError);
-      expect((pdf as BadRequestError).message).toContain('only plain-text documents');
+      expect(byUrl).toBeInstanceOf(BadRequestError);
+      expect((byUrl as BadRequestError).message).toContain('only plain-text documents');
     });
 
     it('stop the native upstream stream when the client leaves, billing what was generated and giving the hold back', async () => {

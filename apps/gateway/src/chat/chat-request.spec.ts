@@ -52,6 +52,14 @@ describe('chatCostCeilingUnits', () => {
     expect(chatCostCeilingUnits(model(), body({ messages, max_tokens: 10 } as never), 300, ['openai']).input_tokens).toBe(300 + 2 * NON_TEXT_PART_TOKENS);
   });
 
+  it('holds at least the model\'s context window as input for a request with a document, whose pages its bytes do not bound', () => {
+    const file = { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=' } };
+    const messages = [{ role: 'user', content: [{ type: 'text', text: 'summarise' }, file] }];
+    expect(chatCostCeilingUnits(model(), body({ messages, max_tokens: 10 } as never), 300, ['anthropic']).input_tokens).toBe(100_000);
+    // A body larger than the window still holds its bytes.
+    expect(chatCostCeilingUnits(model(), body({ messages, max_tokens: 10 } as never), 250_000, ['anthropic']).input_tokens).toBe(250_000 + NON_TEXT_PART_TOKENS);
+  });
+
   it('adds the reasoning budget per choice where the upstream may spend it beyond the output limit (Gemini)', () => {
     const gemini = model({ id: 'test/gemini', type: 'google/chat-completions' });
     expect(chatCostCeilingUnits(gemini, body({ max_tokens: 1_000, reasoning: { max_tokens: 5_000 } }), 10, ['google']).output_tokens).toBe(6_000);

@@ -168,7 +168,8 @@ export type SourceKinds = ReadonlyArray<string>;
 /**
  * The most the request can cost, in the units chat is priced by:
  * - input: no prompt has more tokens than its body has UTF-8 bytes (tool schemas included),
- *   plus an allowance per image or audio part (sent by URL, it is not in the body's bytes),
+ *   plus an allowance per image or audio part (sent by URL, it is not in the body's bytes); with
+ *   a document (a `file` part), at least the model's context window,
  *   all at the dearest input price the request may incur (cache writes where it asks for
  *   caching) and at the prompt-size prices of a prompt that long;
  * - output: `n` choices, each at most the output asked for, else the model's output limit
@@ -187,7 +188,11 @@ export function chatCostCeilingUnits(
   const explicit = body.max_completion_tokens ?? body.max_tokens;
   const limit = explicit ?? model.info.outputMax ?? model.info.contextLength ?? 0;
   const reasoningBeyondLimit = sourceKinds.includes('google') || model.type.startsWith('google/') ? reasoningBudget(body) : 0;
-  const input = bodyBytes + nonTextParts(body.messages) * NON_TEXT_PART_TOKENS;
+  const fromBody = bodyBytes + nonTextParts(body.messages) * NON_TEXT_PART_TOKENS;
+  // A document's pages cost what the provider's reading of them costs, which its bytes do not bound
+  // (many pages drawn from one small stream, each read as text and as an image): the most it can
+  // cost is a prompt as long as the model's context window.
+  const input = hasDocument(body.messages) ? Math.max(fromBody, model.info.contextLength ?? 0) : fromBody;
   const units: Record<string, number> & { input_tokens: number; output_tokens: number } = {
     input_tokens: 0,
     output_tokens: choices * (Math.ceil(limit) + reasoningBeyondLimit),
@@ -196,6 +201,11 @@ export function chatCostCeilingUnits(
   const searches = webSearchCallsCeiling(body);
   if (searches > 0) units.web_search_calls = choices * searches;
   return units;
+}
+
+/** Whether a message carries a document (a `file` part: a PDF or text file the provider reads page by page). */
+function hasDocument(messages: ChatCompletionRequestDto['messages']): boolean {
+  return messages.some((message) => Array.isArray(message.content) && (message.content as Array<{ type?: unknown } | null>).some((part) => part?.type === 'file'));
 }
 
 /**
