@@ -56,8 +56,11 @@ export function sendErrorResponse(request: ServedRequest, response: ServerRespon
   const { status, message } = describeException(exception);
   if (request.context) request.context.error = message;
   if (status >= 500) {
-    const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
-    logger.error(`${request.method} ${request.originalUrl ?? request.url} -> ${status} [${request.context?.requestId}]: ${detail}`);
+    const line = `${request.method} ${request.originalUrl ?? request.url} -> ${status} [${request.context?.requestId}]`;
+    // A 5xx the gateway means (an upstream down, a provider not configured) is one line for the
+    // operator, with its cause; anything else is a fault, logged with its stack.
+    if (exception instanceof GatewayException) logger.warn(`${line}: ${message}${causeOf(exception)}`);
+    else logger.error(`${line}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`);
   }
   if (response.headersSent) {
     // A stream already started: the status can't change any more, so end it.
@@ -69,6 +72,12 @@ export function sendErrorResponse(request: ServedRequest, response: ServerRespon
   }
   const body = buildErrorBody(request, status, message);
   sendJson(response, status, shape ? shape(body) : body);
+}
+
+function causeOf(exception: Error): string {
+  const { cause } = exception;
+  if (cause === undefined) return '';
+  return ` (cause: ${cause instanceof Error ? cause.message : String(cause)})`;
 }
 
 function describeException(exception: unknown): { status: number; message: string } {
