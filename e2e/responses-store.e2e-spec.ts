@@ -61,6 +61,11 @@ describe('Stored responses (store, previous_response_id, GET/DELETE /v1/response
     const retrieved = await client.responses.retrieve(created.id);
     expect(retrieved).toEqual(created);
     expect(retrieved.output_text).toBe('Hello from the emulator. You said: Keep this turn please');
+    expect(await client.responses.retrieve(created.id, { stream: false })).toEqual(created);
+    // Replaying it as events is not served: the SDK gets a 400 it raises, not a JSON body it cannot read as events.
+    const replay = await client.responses.retrieve(created.id, { stream: true }).catch((caught: unknown) => caught);
+    expect(replay).toBeInstanceOf(BadRequestError);
+    expect((replay as BadRequestError).message).toContain('stream: a stored response is read whole here');
 
     const items = await client.responses.inputItems.list(created.id);
     expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Keep this turn please' }] }]);

@@ -1,7 +1,7 @@
-import { Controller, Delete, Get, HttpCode, Param, Query, Req } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages } from '@igw/contracts';
-import { ApiErrorResponses, RequireApiKey } from '@igw/platform';
+import { ApiErrorResponses, GatewayException, RequireApiKey } from '@igw/platform';
 import type { Request } from 'express';
 import { inputItemsPageOf, responseNotFound, StoredResponses, type InputItemsList } from './stored-responses';
 
@@ -32,6 +32,8 @@ const NOT_FOUND = {
   503: { description: 'The billing service, which keeps stored responses, is not answering', messages: 'Stored responses cannot be read right now: the billing service is not answering. Retry shortly.' },
 };
 
+const STREAM_NOT_SERVED = `${ErrorMessages.bodyValidationPrefix} stream: a stored response is read whole here; replaying it as events is not served. Leave stream out (or false).`;
+
 const ID_PARAM = { name: 'id', description: 'The id of a response created with store: true (the default)', example: EXAMPLE_ID };
 
 /**
@@ -47,9 +49,12 @@ export class StoredResponsesController {
   @RequireApiKey({ credits: false })
   @ApiOperation({ summary: 'A stored response, as it was answered (OpenAI `responses.retrieve`)', description: `Kept for RESPONSES_RETENTION_DAYS (30 by default) after its created_at.` })
   @ApiParam(ID_PARAM)
+  @ApiQuery({ name: 'stream', required: false, description: 'Not served: a stored response is read whole (only `false` is taken)', example: false })
   @ApiOkResponse({ example: STORED_RESPONSE })
-  @ApiErrorResponses(NOT_FOUND)
-  retrieve(@Param('id') id: string, @Req() request: Request): Promise<Record<string, unknown>> {
+  @ApiErrorResponses({ ...NOT_FOUND, 400: { description: 'stream=true: replaying a stored response as events is not served', messages: STREAM_NOT_SERVED } })
+  retrieve(@Param('id') id: string, @Query('stream') stream: unknown, @Req() request: Request): Promise<Record<string, unknown>> {
+    // The SDK's retrieve(id, {stream: true}) reads events: a JSON answer would fail in the client, so say so here.
+    if (stream !== undefined && stream !== 'false') throw new GatewayException(HttpStatus.BAD_REQUEST, STREAM_NOT_SERVED);
     return this.stored.get(request.context.auth!.accountId, id);
   }
 
