@@ -144,6 +144,14 @@ describe('file inputs on every chat source, end to end with the official openai 
     expectErrorBody(await ask([{ type: 'text', text: QUESTION }, { type: 'file', file: { file_data: PDF_URL } }]), 403, '/v1/chat/completions', /credits/i);
     expect(emulator.requests.length).toBe(sent);
     expect((await ask([{ type: 'text', text: QUESTION }])).status).toBe(200);
+
+    // The same on the Messages API's native path to Anthropic, for a document by URL that Anthropic would fetch itself.
+    const anthropic = new Anthropic({ baseURL: harness.gateway, apiKey: key, maxRetries: 0 });
+    const byUrl = await anthropic.messages
+      .create({ model: 'claude', max_tokens: 100, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/report.pdf' } }, { type: 'text', text: QUESTION }] }] })
+      .catch((caught: unknown) => caught);
+    expect(byUrl).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect(emulator.requests.length).toBe(sent + 1);
   });
 
   it('refuses what cannot be sent with a 400 in the spec error body, before any upstream call and at no cost', async () => {

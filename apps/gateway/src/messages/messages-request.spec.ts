@@ -183,7 +183,8 @@ describe('the Messages request as a chat request', () => {
   it('leaves out, rather than refuses, what the chat request cannot carry when Anthropic sources take the request natively, saying why', () => {
     const pdf = { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } };
     const { request, untranslatable } = chatRequestForNative(body({ messages: [{ role: 'user', content: [pdf, { type: 'text', text: 'Summarise' }] }] }), claude);
-    expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Summarise' }] }]);
+    // The document stays as an empty file part: the native request carries it, so the hold counts one.
+    expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'file', file: {} }, { type: 'text', text: 'Summarise' }] }]);
     expect(untranslatable).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source: only plain-text documents/);
     expect(chatRequestForNative(body({}), claude).untranslatable).toBeUndefined();
     // Only for that call: a translation after it refuses again.

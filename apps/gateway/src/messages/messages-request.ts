@@ -55,8 +55,9 @@ function cannotCarry(path: string, why: string): undefined {
 
 /**
  * The chat request for a model some of whose sources take the Messages request natively:
- * blocks the chat request cannot carry (PDF documents, server tool blocks, ...) are left out
- * of it, and `untranslatable` says why a source that needs the translation cannot be sent it.
+ * blocks the chat request cannot carry (documents by URL, server tool blocks, ...) are left out
+ * of it (a document stays as an empty file part, so the hold counts one), and `untranslatable`
+ * says why a source that needs the translation cannot be sent it.
  */
 export function chatRequestForNative(body: MessagesRequestDto, model: MessagesTarget): { request: ChatCompletionRequestDto; untranslatable?: string } {
   leftOut = [];
@@ -210,8 +211,14 @@ function documentPart(block: MessagesBlock, path: string): ChatPart | undefined 
     if (typeof block.title === 'string' && block.title !== '') file.filename = block.title;
     return { type: 'file', file };
   }
-  return cannotCarry(`${path}.source`, 'only plain-text documents (source type text) and PDFs as base64 (source type base64, media_type application/pdf) can be sent by this gateway');
+  cannotCarry(`${path}.source`, 'only plain-text documents (source type text) and PDFs as base64 (source type base64, media_type application/pdf) can be sent by this gateway');
+  // Left out for native sources, which are sent the document (a URL Anthropic fetches): the
+  // request is still held as one carrying a document, whose pages decide its cost.
+  return DOCUMENT_SENT_NATIVELY;
 }
+
+/** Stands, in the chat request a native request is planned with, for a document only the native request carries. */
+const DOCUMENT_SENT_NATIVELY: ChatPart = { type: 'file', file: {} };
 
 function toolMessage(block: MessagesBlock, path: string, images: ChatPart[]): ChatMessage {
   const texts: string[] = [];
