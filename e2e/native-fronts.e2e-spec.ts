@@ -36,6 +36,17 @@ describe('native upstream paths of the Messages and Responses fronts', () => {
   const upstreamCall = (model: string): Recorded | undefined =>
     [...emulator.requests].reverse().find((request) => typeof (request.body as { model?: unknown })?.model === 'string' && (request.body as { model: string }).model.startsWith(model));
 
+  /**
+   * After a client left a stream of `upstreamModel`: the upstream call was closed early, and the
+   * account's one usage row (with its units) is what it was billed.
+   */
+  const billedAfterLeaving = async (upstreamModel: string, accountId: string) => {
+    await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model === upstreamModel && request.closedEarly), 2_000);
+    await eventually(async () => (await harness.usageEntries(accountId, 10)).length === 1, 15_000, 100);
+    const [row] = await harness.usageEntries(accountId, 10);
+    return { row, units: row.units as Record<string, number> };
+  };
+
   beforeAll(async () => {
     emulator = await startEmulator();
     harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/native-fronts-catalogue.yaml'), ...emulatedProviders(emulator.url) });
@@ -235,11 +246,8 @@ describe('native upstream paths of the Messages and Responses fronts', () => {
       for await (const event of stream) {
         if (event.type === 'content_block_delta' && ++deltas === 3) break;
       }
-      await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model === 'claude-test@chunk-delay=150' && request.closedEarly), 2_000);
-      await eventually(async () => (await harness.usageEntries(accountId, 10)).length === 1, 15_000, 100);
-      const [row] = await harness.usageEntries(accountId, 10);
+      const { row, units } = await billedAfterLeaving('claude-test@chunk-delay=150', accountId);
       expect(row.endpoint).toBe('messages');
-      const units = row.units as Record<string, number>;
       // Billed the prompt and the few words streamed, far below the 200 tokens the hold covered.
       expect(units.output_tokens).toBeGreaterThan(0);
       expect(units.output_tokens).toBeLessThan(30);
@@ -333,11 +341,8 @@ describe('native upstream paths of the Messages and Responses fronts', () => {
       for await (const event of stream) {
         if (event.type === 'response.output_text.delta' && ++deltas === 3) break;
       }
-      await eventually(async () => emulator.requests.some((request) => (request.body as { model?: string }).model === 'gpt-test@chunk-delay=150' && request.closedEarly), 2_000);
-      await eventually(async () => (await harness.usageEntries(accountId, 10)).length === 1, 15_000, 100);
-      const [row] = await harness.usageEntries(accountId, 10);
+      const { row, units } = await billedAfterLeaving('gpt-test@chunk-delay=150', accountId);
       expect(row.endpoint).toBe('responses');
-      const units = row.units as Record<string, number>;
       expect(units.output_tokens).toBeGreaterThan(0);
       expect(units.output_tokens).toBeLessThan(30);
       expect(await harness.balance(leaverKey)).toBe(1_000_000 - Number(row.credits));

@@ -212,18 +212,7 @@ describe('Stored responses (store, previous_response_id, GET/DELETE /v1/response
     const streamed = await client.responses.stream({ model: 'mini', input: 'Forget this stream', store: false }).finalResponse();
     expect(await rejection(client.responses.retrieve(streamed.id))).toBeInstanceOf(NotFoundError);
 
-    const events: ResponseStreamEvent[] = [];
-    const cut = await client.responses.create({ model: 'cut', input: 'one two three four five six seven', stream: true });
-    const failure = await rejection(
-      (async () => {
-        for await (const event of cut) events.push(event);
-      })(),
-    );
-    const created = events.find((event) => event.type === 'response.created');
-    expect(created).toBeDefined();
-    expect(events.some((event) => event.type === 'response.completed')).toBe(false);
-    expect(failure ?? events.find((event) => event.type === 'error')).toBeDefined();
-    const id = (created as { response: { id: string } }).response.id;
+    const id = await cutStreamResponseId(client, 'cut');
     expect(await rejection(client.responses.retrieve(id))).toBeInstanceOf(NotFoundError);
   });
 
@@ -287,18 +276,7 @@ describe('Stored responses (store, previous_response_id, GET/DELETE /v1/response
     });
 
     it('keeps nothing of a native stream the upstream cut, nor with store: false', async () => {
-      const events: ResponseStreamEvent[] = [];
-      const cut = await client.responses.create({ model: 'native-cut', input: 'one two three four five six seven', stream: true });
-      const failure = await rejection(
-        (async () => {
-          for await (const event of cut) events.push(event);
-        })(),
-      );
-      const created = events.find((event) => event.type === 'response.created');
-      expect(created).toBeDefined();
-      expect(events.some((event) => event.type === 'response.completed')).toBe(false);
-      expect(failure ?? events.find((event) => event.type === 'error')).toBeDefined();
-      expect(await rejection(client.responses.retrieve((created as { response: { id: string } }).response.id))).toBeInstanceOf(NotFoundError);
+      expect(await rejection(client.responses.retrieve(await cutStreamResponseId(client, 'native-cut')))).toBeInstanceOf(NotFoundError);
 
       const unstored = await client.responses.stream({ model: 'native', input: 'Forget this native stream', store: false }).finalResponse();
       expect((unstored as Stored).store).toBe(false);
@@ -395,6 +373,22 @@ describe('Stored responses past RESPONSES_RETENTION_DAYS, and conversations past
     expect((refused as BadRequestError).message).toContain('previous_response_id: the conversation it continues is larger than the 16384-byte body limit');
   });
 });
+
+/** Streams a request to a model whose upstream cuts the stream: it was created, never completed, and failed; its response id. */
+async function cutStreamResponseId(client: OpenAI, model: string): Promise<string> {
+  const events: ResponseStreamEvent[] = [];
+  const cut = await client.responses.create({ model, input: 'one two three four five six seven', stream: true });
+  const failure = await rejection(
+    (async () => {
+      for await (const event of cut) events.push(event);
+    })(),
+  );
+  const created = events.find((event) => event.type === 'response.created');
+  expect(created).toBeDefined();
+  expect(events.some((event) => event.type === 'response.completed')).toBe(false);
+  expect(failure ?? events.find((event) => event.type === 'error')).toBeDefined();
+  return (created as { response: { id: string } }).response.id;
+}
 
 function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(

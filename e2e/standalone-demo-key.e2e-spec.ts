@@ -35,8 +35,7 @@ describe('standalone --demo key, end to end', () => {
   });
 
   it("the banner's Try it lines, pasted into a shell as they are, answer: a chat completion and the key's balance", async () => {
-    const output = standalone.server!.output().replace(/\x1b\[[0-9;]*m/g, '');
-    const block = /^Try it \(in another terminal\):\n((?: {2}.*\n)+)/m.exec(output);
+    const block = /^Try it \(in another terminal\):\n((?: {2}.*\n)+)/m.exec(standalone.server!.output());
     expect(block).not.toBeNull();
     const lines = block![1];
     expect(lines).toContain(`export KEY=${(await readDemoKey()).key}`);

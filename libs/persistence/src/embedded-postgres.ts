@@ -107,7 +107,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   let exited!: Promise<void>;
   let restarting: Promise<void> | undefined;
   /** Ends a wait between tries at once (a stop does not wait for it). */
-  let endWait = () => undefined as void;
+  let endWait: () => void = () => undefined;
   /**
    * A server that stops without being asked to (killed, out of memory, crashed) is started again
    * on the same port and data, waiting longer after each failed try: the services' connection

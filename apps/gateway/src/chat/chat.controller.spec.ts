@@ -2,7 +2,7 @@ import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { isDeepStrictEqual } from 'node:util';
 import { appValidationPipe, AzureChatCompletionRequestDto, ChatCompletionRequestDto, type AuthenticatedKey } from '@igw/contracts';
-import { AllExceptionsFilter, ApiKeyAuthenticator, generateApiKey, requestIdMiddleware } from '@igw/platform';
+import { AllExceptionsFilter, ApiKeyAuthenticator, generateApiKey, requestIdMiddleware, routeNotFoundMessage } from '@igw/platform';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
 
@@ -38,7 +38,7 @@ describe('chat routes: the validated body', () => {
     app = await NestFactory.create(TestModule, { logger: false });
     // As startHttpApp does.
     app.use(requestIdMiddleware);
-    app.useGlobalFilters(new AllExceptionsFilter());
+    app.useGlobalFilters(new AllExceptionsFilter(routeNotFoundMessage('gateway', undefined)));
     app.useGlobalPipes(appValidationPipe());
     await app.listen(0, '127.0.0.1');
     base = await app.getUrl();

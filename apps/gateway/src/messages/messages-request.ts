@@ -170,7 +170,7 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
     return;
   }
   const parts: ChatPart[] = [];
-  const imagesOfResults: ChatPart[] = [];
+  const mediaOfResults: ChatPart[] = [];
   content.forEach((block, index) => {
     const at = `${path}[${index}]`;
     switch (block.type) {
@@ -183,7 +183,7 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
         return;
       }
       case 'tool_result':
-        messages.push(toolMessage(block, at, imagesOfResults));
+        messages.push(toolMessage(block, at, mediaOfResults));
         return;
       case 'document': {
         const document = documentPart(block, at);
@@ -194,7 +194,7 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
         cannotCarry(`${at}.type`, `a ${JSON.stringify(block.type)} block cannot be sent in a user turn by this gateway`);
     }
   });
-  const userParts = [...imagesOfResults, ...parts];
+  const userParts = [...mediaOfResults, ...parts];
   if (userParts.length > 0) messages.push({ role: 'user', content: userParts });
 }
 
@@ -220,7 +220,7 @@ function documentPart(block: MessagesBlock, path: string): ChatPart | undefined 
 /** Stands, in the chat request a native request is planned with, for a document only the native request carries. */
 const DOCUMENT_SENT_NATIVELY: ChatPart = { type: 'file', file: {} };
 
-function toolMessage(block: MessagesBlock, path: string, images: ChatPart[]): ChatMessage {
+function toolMessage(block: MessagesBlock, path: string, media: ChatPart[]): ChatMessage {
   const texts: string[] = [];
   const content = block.content as string | MessagesBlock[] | undefined;
   if (typeof content === 'string') texts.push(content);
@@ -230,12 +230,12 @@ function toolMessage(block: MessagesBlock, path: string, images: ChatPart[]): Ch
       if (inner.type === 'text') texts.push(inner.text as string);
       else if (inner.type === 'image') {
         const image = imagePart(inner, at);
-        if (image) images.push(image);
+        if (image) media.push(image);
       } else if (inner.type === 'document') {
-        // A chat tool message holds text only: a PDF goes with the results' images, in the user turn after it.
+        // A chat tool message holds text only: a PDF goes with the results' media, in the user turn after it.
         const document = documentPart(inner, at);
         if (document?.type === 'text') texts.push(document.text as string);
-        else if (document) images.push(document);
+        else if (document) media.push(document);
       } else cannotCarry(`${at}.type`, `a ${JSON.stringify(inner.type)} block cannot be sent in a tool result by this gateway`);
     });
   }

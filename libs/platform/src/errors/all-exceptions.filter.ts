@@ -12,12 +12,13 @@ import { GatewayException } from './gateway.exception';
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  constructor(private readonly routeNotFound?: RouteNotFoundMessage) {}
+  constructor(private readonly routeNotFound: RouteNotFoundMessage) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<ServedRequest>();
-    const error = this.routeNotFound && isRouteNotFound(exception) ? new GatewayException(HttpStatus.NOT_FOUND, this.routeNotFound(request)) : exception;
+    // Express's "Cannot GET /x" becomes the service's own 404, naming where the path is served.
+    const error = isRouteNotFound(exception) ? new GatewayException(HttpStatus.NOT_FOUND, this.routeNotFound(request)) : exception;
     sendErrorResponse(request, http.getResponse<ServerResponse>(), error);
   }
 }
@@ -81,9 +82,6 @@ function causeOf(exception: Error): string {
 }
 
 function describeException(exception: unknown): { status: number; message: string } {
-  if (isRouteNotFound(exception)) {
-    return { status: HttpStatus.NOT_FOUND, message: ErrorMessages.notFound };
-  }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     // Nest's own 5xx messages may carry internals; ours (GatewayException) are written for clients.
