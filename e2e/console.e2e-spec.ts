@@ -37,6 +37,9 @@ interface Page {
   on(event: 'console', listener: (message: { type(): string; text(): string }) => void): void;
   on(event: 'dialog', listener: (dialog: { accept(): Promise<void> }) => void): void;
   on(event: 'request', listener: (request: { url(): string; method(): string; postData(): string | null }) => void): void;
+  on(event: 'response', listener: (response: { url(): string; status(): number; request(): { method(): string } }) => void): void;
+  waitForTimeout(milliseconds: number): Promise<void>;
+  route(url: string, handler: (route: { continue(): Promise<void> }) => Promise<void>): Promise<void>;
   screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
   context(): { cookies(): Promise<Cookie[]> };
 }
@@ -281,6 +284,76 @@ if (runnable.length) describe('Admin console in a real browser', () => {
       await page.locator('[data-testid="accounts-table"]').waitFor();
       return page;
     }
+
+    // Signing out while pages still load or wait to (a debounced search, the catalogue's broadcast
+    // question, the usage page's summaries) must leave nothing behind: no request leaves after the
+    // click but the logout itself, and none comes back 401 for the browser to log. The network is
+    // made slow, as a user's can be: every console request, the logout too, is held a while on its
+    // way, so one started before the click reaches billing after the session ended, and a timer has
+    // time to fire while the logout travels (on loopback both windows last a few milliseconds, and
+    // only a loaded machine hit them). Each round signs out at another moment of a page's loading;
+    // CONSOLE_SIGN_OUT_ROUNDS=20 runs the issue's loop.
+    it('signs out at any moment of a page loading without a request left behind or a 401 logged', async () => {
+      const { accountId } = await app.paidKey(1_000);
+      const page = await signedInPage();
+      const problems: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
+      });
+      page.on('response', (response) => {
+        if (response.status() === 401) problems.push(`401 for ${response.request().method()} ${response.url()}`);
+      });
+      // The moment of the click and the requests started after it, as the page itself times them
+      // (the test's own clock would count the time Playwright takes to deliver the click).
+      await page.evaluate(`document.addEventListener('click', (event) => {
+        if (event.target.closest('button')?.textContent === 'Sign out') window.signedOutAt = performance.now();
+      }, true)`);
+      const requestsAfterSignOut = () =>
+        page.evaluate<string[]>(
+          `performance.getEntriesByType('resource').filter((entry) => entry.startTime >= window.signedOutAt && !entry.name.endsWith('/console/api/logout')).map((entry) => entry.name)`,
+        );
+      let requestDelay = 0;
+      const slowly = (milliseconds: () => number) => async (route: { continue(): Promise<void> }) => {
+        await new Promise((resolve) => setTimeout(resolve, milliseconds()));
+        // A request the page aborted meanwhile cannot be continued.
+        await route.continue().catch(() => undefined);
+      };
+      await page.route('**/admin/v1/**', slowly(() => requestDelay));
+      await page.route('**/console/api/catalogue', slowly(() => requestDelay));
+      await page.route('**/console/api/logout', slowly(() => 300));
+      const rounds = Number(process.env.CONSOLE_SIGN_OUT_ROUNDS ?? 6);
+      const pages: Array<{ name: string; open: () => Promise<void> }> = [
+        {
+          name: 'accounts, a search typed',
+          open: async () => {
+            await page.goto(`${app.billing}/console/#/accounts`);
+            await page.locator('input[aria-label="Search accounts"]').fill(`round ${Date.now()}`);
+          },
+        },
+        { name: 'usage', open: async () => void (await page.goto(`${app.billing}/console/#/usage/${accountId}`)) },
+        { name: 'catalogue', open: async () => void (await page.goto(`${app.billing}/console/#/catalogue`)) },
+        { name: 'account', open: async () => void (await page.goto(`${app.billing}/console/#/accounts/${accountId}`)) },
+      ];
+      for (let round = 0; round < rounds; round++) {
+        const shown = pages[round % pages.length];
+        if (round > 0) {
+          requestDelay = 0;
+          await page.locator('input[name="token"]').fill(app.adminToken);
+          await page.locator('button[type="submit"]').click();
+          await page.locator('button:text-is("Sign out")').waitFor();
+        }
+        await page.evaluate('performance.clearResourceTimings()');
+        requestDelay = 50 + ((round * 113) % 400);
+        await shown.open();
+        // From at once to past the search's 250 ms debounce.
+        await page.waitForTimeout((round * 71) % 320);
+        await page.locator('button:text-is("Sign out")').click();
+        await page.locator('input[name="token"]').waitFor();
+        // Long enough for any timer or held request the page still had to fire or arrive.
+        await page.waitForTimeout(700);
+        expect({ round, page: shown.name, problems, afterSignOut: await requestsAfterSignOut() }).toEqual({ round, page: shown.name, problems: [], afterSignOut: [] });
+      }
+    }, 180_000);
 
     it("creates and edits a key's rules in the console, shows billing's refusals and the key's spend, and the gateway enforces what was saved", async () => {
       const { accountId } = await app.paidKey(5_000_000);

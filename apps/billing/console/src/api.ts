@@ -17,12 +17,42 @@ export function onSignedOut(listener: Listener): () => void {
   return () => signedOutListeners.delete(listener);
 }
 
+/** The console's own session calls: the only ones made while no session is open. */
+const SESSION_PATHS = new Set(['console/api/session', 'console/api/login', 'console/api/logout']);
+
+/**
+ * The open session's requests share one signal: when the session ends (signed out here, or a
+ * 401 saying it is over) every request still in flight is aborted and none starts after, so a
+ * page's debounced search or late poll cannot reach billing with a session that is gone.
+ */
+let session = new AbortController();
+
+/** Called once billing has said the session is open (signed in, or found open on load). */
+export function sessionOpened(): void {
+  if (session.signal.aborted) session = new AbortController();
+}
+
+function sessionEnded(): void {
+  if (session.signal.aborted) return;
+  session.abort();
+  for (const listener of signedOutListeners) listener();
+}
+
+/** Ends the session here first (nothing else leaves after the click), then at billing. */
+export async function signOut(): Promise<void> {
+  sessionEnded();
+  await api('POST', 'console/api/logout').catch(() => undefined);
+}
+
 /** A path under billing's root, whatever prefix the console is served under (`<prefix>/console/`). */
 export function billingUrl(path: string): string {
   return new URL(`../${path.replace(/^\//, '')}`, document.baseURI).toString();
 }
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const ownSession = SESSION_PATHS.has(path);
+  const signal = ownSession ? undefined : session.signal;
+  if (signal?.aborted) throw new ApiError(401, 'Signed out.');
   const headers: Record<string, string> = { [CONSOLE_HEADER]: '1', accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(billingUrl(path), {
@@ -30,6 +60,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     headers,
     credentials: 'same-origin',
     body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
   });
   if (response.status === 204) return undefined as T;
   const text = await response.text();
@@ -41,7 +72,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   }
   if (!response.ok) {
     const message = (parsed as { message?: unknown } | undefined)?.message;
-    if (response.status === 401 && !path.startsWith('console/api/login')) for (const listener of signedOutListeners) listener();
+    if (response.status === 401 && !ownSession) sessionEnded();
     throw new ApiError(response.status, typeof message === 'string' ? message : `${response.status} ${response.statusText}`);
   }
   return parsed as T;

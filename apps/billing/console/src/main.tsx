@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, onSignedOut } from './api';
+import { api, onSignedOut, sessionOpened, signOut } from './api';
 import { AccountPage } from './account';
 import { AccountsPage } from './accounts';
 import { CataloguePage } from './catalogue';
@@ -33,19 +33,27 @@ function App() {
   const route = useRoute();
   useEffect(() => {
     api<{ authenticated: boolean }>('GET', 'console/api/session').then(
-      (session) => setSignedIn(session.authenticated),
+      (session) => {
+        if (session.authenticated) sessionOpened();
+        setSignedIn(session.authenticated);
+      },
       () => setSignedIn(false),
     );
     return onSignedOut(() => setSignedIn(false));
   }, []);
 
   if (signedIn === undefined) return <p class="muted center">Loading…</p>;
-  if (!signedIn) return <LoginPage onSignedIn={() => setSignedIn(true)} />;
+  if (!signedIn) {
+    return (
+      <LoginPage
+        onSignedIn={() => {
+          sessionOpened();
+          setSignedIn(true);
+        }}
+      />
+    );
+  }
 
-  const logout = async () => {
-    await api('POST', 'console/api/logout').catch(() => undefined);
-    setSignedIn(false);
-  };
   const active = route.page === 'account' ? 'accounts' : route.page;
   return (
     <div class="layout">
@@ -61,7 +69,7 @@ function App() {
           Catalogue
         </a>
         <span class="spacer" />
-        <button type="button" class="link" onClick={logout}>
+        <button type="button" class="link" onClick={() => void signOut()}>
           Sign out
         </button>
       </nav>
