@@ -370,7 +370,7 @@ describe('Stored responses past RESPONSES_RETENTION_DAYS, and conversations past
     expect((await client.responses.create({ model: 'claude', previous_response_id: small.id, input: words(900) })).status).toBe('completed');
     const refused = await rejection(client.responses.create({ model: 'claude', previous_response_id: first.id, input: words(900) }));
     expect(refused).toBeInstanceOf(BadRequestError);
-    expect((refused as BadRequestError).message).toContain('previous_response_id: the conversation it continues is larger than the 16384-byte body limit');
+    expect((refused as BadRequestError).message).toContain('previous_response_id: the conversation it continues, with this request and the items it references, is larger than the 16384-byte body limit');
   });
 });
 

@@ -208,6 +208,21 @@ describe.each(stores)('the %s limit store', (_name, make) => {
       expect(await admit(single('r3'), now + 1_700)).toMatchObject({ allowed: true });
       expect(await store.available('a9', now + 1_700)).toBe(18n - 9n);
     });
+    it('adds a hold to an admitted request without counting its minute or taking a slot, and only when it fits', async () => {
+      const strict = (credits: CreditHold, holdOnly = false) =>
+        ({ ...admission({ perMinute: { key: 'key:c11:minute', limit: 1 }, concurrency: { key: 'key:c11:running', limit: 1, ttlMs: 60_000 }, credits }), holdOnly });
+      expect(await admit(strict(hold('a11', 'r1', 3n)), now)).toMatchObject({ allowed: true });
+      // The key's one request a minute and one slot are the first step's: the rest is held all the same.
+      expect(await admit(strict(hold('a11', 'r1:rest', 5n), true), now)).toMatchObject({ allowed: true });
+      expect(await store.available('a11', now)).toBe(2n);
+      // More than is left is refused as credits, and takes nothing.
+      expect(await admit(strict(hold('a11', 'r1:more', 3n), true), now)).toMatchObject({ allowed: false, reason: 'credits' });
+      expect(await store.available('a11', now)).toBe(2n);
+      // Given back with its request: both holds, the cost counted once.
+      store.finish({ concurrencyKey: 'key:c11:running', slotId: 'r1:rest', credits: { accountId: 'a11', holdId: 'r1:rest', amountMicro: 5n, spentMicro: 0n } });
+      finish('key:c11:running', { accountId: 'a11', holdId: 'r1', amountMicro: 3n, spentMicro: 4n });
+      expect(await store.available('a11', now)).toBe(6n);
+    });
   });
 
   describe('key budgets, held against in the same step as the account', () => {

@@ -10,6 +10,9 @@ import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '
 
 const ADMIN_TOKEN = 'integration-admin-token-0123456789';
 const DAY_MS = 86_400_000;
+/** The keys that save: stored responses belong to one unless the account's keys share them. */
+const KEY = '00000000-0000-4000-8000-00000000000a';
+const SIBLING_KEY = '00000000-0000-4000-8000-00000000000b';
 
 /** Billing's side of stored Responses API responses, over its real queue and PostgreSQL: what the gateway asks, and the purge. */
 describe('stored responses in billing', () => {
@@ -24,11 +27,11 @@ describe('stored responses in billing', () => {
   const message = (id: string, role: string, text: string): ResponsesItem => ({ id, type: 'message', role, content: text });
 
   /** Saves a one-message turn and its one-message answer as the gateway does. */
-  async function save(account: string, previousResponseId: string | null, text: string, createdAt = Date.now()) {
+  async function save(account: string, previousResponseId: string | null, text: string, createdAt = Date.now(), keyId = KEY) {
     const id = newId();
     const input = [message(`msg_in_${id}`, 'user', text)];
     const response = { id, object: 'response', created_at: Math.floor(createdAt / 1000), status: 'completed', output: [message(`msg_out_${id}`, 'assistant', `re: ${text}`)] };
-    await gateway.request(QueueName.ResponsesRpc, 'responses.save', { accountId: account, id, previousResponseId, createdAt: response.created_at, content: await packJson({ input, response }) });
+    await gateway.request(QueueName.ResponsesRpc, 'responses.save', { accountId: account, keyId, id, previousResponseId, createdAt: response.created_at, content: await packJson({ input, response }) });
     return id;
   }
 
@@ -88,18 +91,46 @@ describe('stored responses in billing', () => {
     expect(await conversation('not-a-uuid', second)).toMatchObject({ previousFound: false, packed: null });
   });
 
+  it("keeps a key's responses its own when asked by key: reads, chains, references and deletes see no sibling's", async () => {
+    const mine = await save(accountId, null, 'mine');
+    const theirs = await save(accountId, null, 'theirs', Date.now(), SIBLING_KEY);
+    const asKey = (keyId: string) => ({ accountId, keyId });
+    // The sibling's response and items are unknown to the key, as another account's are...
+    expect(await gateway.request(QueueName.ResponsesRpc, 'responses.get', { ...asKey(KEY), id: theirs })).toEqual({ response: null });
+    expect(await gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { ...asKey(KEY), previousResponseId: theirs, itemIds: [], maxBytes: 1_000_000 })).toMatchObject({ previousFound: false });
+    const referenced = await gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { ...asKey(KEY), itemIds: [`msg_out_${theirs}`, `msg_out_${mine}`], maxBytes: 1_000_000 });
+    expect(Object.keys((await unpackJson<ConversationItems>(referenced.packed!, 1_000_000)).referenced)).toEqual([`msg_out_${mine}`]);
+    expect(await gateway.request(QueueName.ResponsesRpc, 'responses.delete', { ...asKey(KEY), id: theirs })).toEqual({ deleted: false });
+    expect(await gateway.request(QueueName.ResponsesRpc, 'responses.inputItems', { ...asKey(KEY), id: theirs, limit: 20, order: 'desc' })).toMatchObject({ found: false });
+    // ...while its own are found, and the account-wide question (keys shared) sees both.
+    expect((await gateway.request(QueueName.ResponsesRpc, 'responses.get', { ...asKey(SIBLING_KEY), id: theirs })).response).not.toBeNull();
+    expect((await gateway.request(QueueName.ResponsesRpc, 'responses.get', { accountId, id: theirs })).response).not.toBeNull();
+    expect((await gateway.request(QueueName.ResponsesRpc, 'responses.get', { accountId, id: mine })).response).not.toBeNull();
+  });
+
+  it('refuses referenced items whose bytes together pass maxBytes without loading them', async () => {
+    const first = await save(accountId, null, 'x'.repeat(3_000));
+    const second = await save(accountId, null, 'y'.repeat(3_000));
+    const both = [`msg_in_${first}`, `msg_in_${second}`];
+    const ask = (maxBytes: number) => gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId, keyId: KEY, itemIds: both, maxBytes });
+    expect(await ask(5_000)).toEqual({ previousFound: true, tooLarge: true, packed: null });
+    const fits = await ask(10_000);
+    expect(Object.keys((await unpackJson<ConversationItems>(fits.packed!, 1_000_000)).referenced).sort()).toEqual([...both].sort());
+  });
+
   it('refuses a save that is not one (the queue is a trust boundary) and keeps a save delivered twice once', async () => {
     const content = await packJson({ input: [], response: { id: 'x', output: [] } });
     for (const job of [
-      { accountId, id: 'resp_notours', previousResponseId: null, createdAt: 1, content },
-      { accountId: 'not-a-uuid', id: newId(), previousResponseId: null, createdAt: 1, content },
-      { accountId, id: newId(), previousResponseId: null, createdAt: 1, content: await packJson({ input: 'text', response: {} }) },
-      { accountId, id: newId(), previousResponseId: null, createdAt: 1, content: { deflated: 'not deflate' } },
+      { accountId, keyId: KEY, id: 'resp_notours', previousResponseId: null, createdAt: 1, content },
+      { accountId, keyId: 'not-a-uuid', id: newId(), previousResponseId: null, createdAt: 1, content },
+      { accountId: 'not-a-uuid', keyId: KEY, id: newId(), previousResponseId: null, createdAt: 1, content },
+      { accountId, keyId: KEY, id: newId(), previousResponseId: null, createdAt: 1, content: await packJson({ input: 'text', response: {} }) },
+      { accountId, keyId: KEY, id: newId(), previousResponseId: null, createdAt: 1, content: { deflated: 'not deflate' } },
     ]) {
       await expect(gateway.request(QueueName.ResponsesRpc, 'responses.save', job)).rejects.toBeInstanceOf(RpcFailedError);
     }
     const id = newId();
-    const once = { accountId, id, previousResponseId: null, createdAt: Math.floor(Date.now() / 1000), content: await packJson({ input: [message('msg_1', 'user', 'x')], response: { id, output: [] } }) };
+    const once = { accountId, keyId: KEY, id, previousResponseId: null, createdAt: Math.floor(Date.now() / 1000), content: await packJson({ input: [message('msg_1', 'user', 'x')], response: { id, output: [] } }) };
     await gateway.request(QueueName.ResponsesRpc, 'responses.save', once);
     await gateway.request(QueueName.ResponsesRpc, 'responses.save', once);
     expect(await queryRows(database.url, 'SELECT position FROM billing.response_items WHERE response_id = $1', [id])).toEqual([{ position: 0 }]);

@@ -20,6 +20,13 @@ export class StoredResponseEntity {
   @JoinColumn({ name: 'account_id' })
   account?: AccountEntity;
 
+  /**
+   * The API key that made it: only that key reads, continues and deletes it unless the operator
+   * shares stored responses between an account's keys (RESPONSES_SHARED_PER_ACCOUNT).
+   */
+  @Column({ name: 'key_id', type: 'uuid', nullable: true })
+  keyId!: string | null;
+
   /** The response this one continued: the conversation before it is that one's chain. */
   @Column({ name: 'previous_response_id', type: 'text', nullable: true })
   previousResponseId!: string | null;

@@ -13,6 +13,7 @@ import {
   type SaveStoredResponse,
   type StoredResponseContent,
   type StoredResponseQuery,
+  type StoredResponsesOwner,
 } from '@igw/contracts';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
@@ -34,7 +35,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 const itemIdOf = (item: Record<string, unknown>): string => (typeof item.id === 'string' ? item.id : '');
 
 /** A query that could only name rows no account has: answered without a look-up. */
-const unknownResponse = (query: StoredResponseQuery): boolean => !UUID.test(query.accountId) || !STORED_RESPONSE_ID.test(query.id);
+const unknownResponse = (query: StoredResponseQuery): boolean => !UUID.test(query.accountId) || !STORED_RESPONSE_ID.test(query.id) || (query.keyId !== undefined && !UUID.test(query.keyId));
+
+/** The condition on `alias.key_id` that keeps a query to its owner key, as its `index`th parameter (none when the account's keys share). */
+const ownerFilter = (owner: StoredResponsesOwner, index: number, alias: string): string => (owner.keyId === undefined ? '' : ` AND ${alias}.key_id = $${index}`);
+const ownerParameters = (owner: StoredResponsesOwner): string[] => (owner.keyId === undefined ? [] : [owner.keyId]);
 
 @Injectable()
 export class StoredResponsesService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -70,7 +75,7 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
   }
 
   async save(job: SaveStoredResponse): Promise<{ saved: true }> {
-    if (!UUID.test(job.accountId) || !STORED_RESPONSE_ID.test(job.id) || (job.previousResponseId !== null && typeof job.previousResponseId !== 'string') || !Number.isFinite(job.createdAt)) {
+    if (!UUID.test(job.accountId) || !UUID.test(job.keyId) || !STORED_RESPONSE_ID.test(job.id) || (job.previousResponseId !== null && typeof job.previousResponseId !== 'string') || !Number.isFinite(job.createdAt)) {
       throw new Error('responses.save: not a stored response (account, id, previous id or created_at malformed)');
     }
     const content = await unpackJson<StoredResponseContent>(job.content, MAX_CONTENT_BYTES);
@@ -87,9 +92,9 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
       // still hold; the ledger keeps its synchronous commits.
       await manager.query('SET LOCAL synchronous_commit TO OFF');
       const inserted = (await manager.query(
-        `INSERT INTO billing.responses (id, account_id, previous_response_id, created_at, response, items_bytes)
-         VALUES ($1, $2, $3, to_timestamp($4), $5, $6) ON CONFLICT (id) DO NOTHING RETURNING id`,
-        [job.id, job.accountId, job.previousResponseId, job.createdAt, rest, itemsBytes],
+        `INSERT INTO billing.responses (id, account_id, key_id, previous_response_id, created_at, response, items_bytes)
+         VALUES ($1, $2, $3, $4, to_timestamp($5), $6, $7) ON CONFLICT (id) DO NOTHING RETURNING id`,
+        [job.id, job.accountId, job.keyId, job.previousResponseId, job.createdAt, rest, itemsBytes],
       )) as unknown[];
       // A save delivered twice is kept once.
       if (inserted.length === 0 || items.length === 0) return;
@@ -111,7 +116,7 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
    * newest holding that id).
    */
   async conversation(query: ConversationQuery): Promise<ConversationReply> {
-    if (!UUID.test(query.accountId)) {
+    if (!UUID.test(query.accountId) || (query.keyId !== undefined && !UUID.test(query.keyId))) {
       // No account of ours: nothing of it is stored.
       const nothing: ConversationItems = { items: [], referenced: {} };
       return query.previousResponseId === undefined ? { previousFound: true, tooLarge: false, packed: await packJson(nothing) } : { previousFound: false, tooLarge: false, packed: null };
@@ -122,14 +127,14 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
       if (!STORED_RESPONSE_ID.test(query.previousResponseId)) return { previousFound: false, tooLarge: false, packed: null };
       const chain = (await this.dataSource.query(
         `WITH RECURSIVE chain AS (
-           SELECT id, previous_response_id, 0 AS depth, items_bytes::bigint AS total FROM billing.responses
-            WHERE id = $1 AND account_id = $2 AND created_at > $3
+           SELECT id, previous_response_id, 0 AS depth, items_bytes::bigint AS total FROM billing.responses latest
+            WHERE id = $1 AND account_id = $2 AND created_at > $3${ownerFilter(query, 5, 'latest')}
            UNION ALL
            SELECT r.id, r.previous_response_id, c.depth + 1, c.total + r.items_bytes FROM chain c
              JOIN billing.responses r ON r.id = c.previous_response_id
-            WHERE r.account_id = $2 AND r.created_at > $3 AND c.total <= $4
+            WHERE r.account_id = $2 AND r.created_at > $3 AND c.total <= $4${ownerFilter(query, 5, 'r')}
          ) SELECT id, depth, total::text AS total FROM chain`,
-        [query.previousResponseId, query.accountId, cutoff, query.maxBytes],
+        [query.previousResponseId, query.accountId, cutoff, query.maxBytes, ...ownerParameters(query)],
       )) as Array<{ id: string; depth: number; total: string }>;
       if (chain.length === 0) return { previousFound: false, tooLarge: false, packed: null };
       if (chain.some((turn) => Number(turn.total) > query.maxBytes)) return { previousFound: true, tooLarge: true, packed: null };
@@ -145,13 +150,19 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
     const referenced: Record<string, ResponsesItem> = {};
     const ids = [...new Set(query.itemIds.filter((id) => typeof id === 'string' && id !== ''))].slice(0, MAX_REFERENCED_ITEMS);
     if (ids.length > 0) {
+      // Sized before they are read: items that could not fit in maxBytes are never loaded (one
+      // large item named many times by a small body stays one item here; the gateway counts it per reference).
       const rows = (await this.dataSource.query(
-        `SELECT DISTINCT ON (i.item_id) i.item_id, i.item FROM billing.response_items i JOIN billing.responses r ON r.id = i.response_id
-          WHERE i.account_id = $1 AND i.item_id = ANY($2) AND r.created_at > $3
-          ORDER BY i.item_id, r.created_at DESC, i.position`,
-        [query.accountId, ids, cutoff],
-      )) as Array<{ item_id: string; item: ResponsesItem }>;
-      for (const row of rows) referenced[row.item_id] = row.item;
+        `WITH found AS (
+           SELECT DISTINCT ON (i.item_id) i.item_id, i.item FROM billing.response_items i JOIN billing.responses r ON r.id = i.response_id
+            WHERE i.account_id = $1 AND i.item_id = ANY($2) AND r.created_at > $3${ownerFilter(query, 5, 'r')}
+            ORDER BY i.item_id, r.created_at DESC, i.position
+         ), sized AS (SELECT item_id, item, SUM(octet_length(item::text)) OVER () AS total FROM found)
+         SELECT item_id, CASE WHEN total <= $4 THEN item END AS item FROM sized`,
+        [query.accountId, ids, cutoff, query.maxBytes, ...ownerParameters(query)],
+      )) as Array<{ item_id: string; item: ResponsesItem | null }>;
+      if (rows.some((row) => row.item === null)) return { previousFound: true, tooLarge: true, packed: null };
+      for (const row of rows) referenced[row.item_id] = row.item!;
     }
     const found: ConversationItems = { items, referenced };
     return { previousFound: true, tooLarge: false, packed: await packJson(found) };
@@ -160,10 +171,11 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
   /** The response as it was answered, output included; null for an unknown, expired or other account's id. */
   async get(query: StoredResponseQuery): Promise<{ response: PackedJson | null }> {
     if (unknownResponse(query)) return { response: null };
-    const rows = (await this.dataSource.query(`SELECT response FROM billing.responses WHERE id = $1 AND account_id = $2 AND created_at > $3`, [
+    const rows = (await this.dataSource.query(`SELECT response FROM billing.responses r WHERE id = $1 AND account_id = $2 AND created_at > $3${ownerFilter(query, 4, 'r')}`, [
       query.id,
       query.accountId,
       this.retentionCutoff(),
+      ...ownerParameters(query),
     ])) as Array<{ response: Record<string, unknown> }>;
     if (rows.length === 0) return { response: null };
     const output = (await this.dataSource.query(`SELECT item FROM billing.response_items WHERE response_id = $1 AND is_output ORDER BY position`, [query.id])) as Array<{ item: unknown }>;
@@ -172,10 +184,11 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
 
   async delete(query: StoredResponseQuery): Promise<{ deleted: boolean }> {
     if (unknownResponse(query)) return { deleted: false };
-    const deleted = (await this.dataSource.query(`DELETE FROM billing.responses WHERE id = $1 AND account_id = $2 AND created_at > $3 RETURNING id`, [
+    const deleted = (await this.dataSource.query(`DELETE FROM billing.responses r WHERE id = $1 AND account_id = $2 AND created_at > $3${ownerFilter(query, 4, 'r')} RETURNING id`, [
       query.id,
       query.accountId,
       this.retentionCutoff(),
+      ...ownerParameters(query),
     ])) as [unknown[], number];
     return { deleted: deleted[1] > 0 };
   }
@@ -183,7 +196,12 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
   /** A page of the response's own input items, keyed after an item id as OpenAI's list is. */
   async inputItems(query: InputItemsQuery): Promise<InputItemsReply> {
     if (unknownResponse(query)) return { found: false, items: [], hasMore: false };
-    const live = (await this.dataSource.query(`SELECT 1 FROM billing.responses WHERE id = $1 AND account_id = $2 AND created_at > $3`, [query.id, query.accountId, this.retentionCutoff()])) as unknown[];
+    const live = (await this.dataSource.query(`SELECT 1 FROM billing.responses r WHERE id = $1 AND account_id = $2 AND created_at > $3${ownerFilter(query, 4, 'r')}`, [
+      query.id,
+      query.accountId,
+      this.retentionCutoff(),
+      ...ownerParameters(query),
+    ])) as unknown[];
     if (live.length === 0) return { found: false, items: [], hasMore: false };
     const limit = Math.min(Math.max(Math.trunc(query.limit), 1), 100);
     const ascending = query.order === 'asc';

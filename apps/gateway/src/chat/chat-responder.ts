@@ -4,6 +4,7 @@ import { sendJson, type ServedRequest } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
 import type { ChatCall, ChatService, StreamEvents } from './chat.service';
 import type { NativeUpstream } from './native-upstream';
+import type { RequestHold } from '../limits/request-admission';
 
 /**
  * Another API over the chat pipeline (the Messages API): the ledger's name of the endpoint, and
@@ -15,6 +16,13 @@ export interface ChatFront {
   streamEvents: StreamEvents;
   /** The sources that speak the front's own API get the client's request natively (native-upstream.ts). */
   native?: NativeUpstream;
+  /**
+   * The size the request counts as, when it is not its body's: a Responses request continuing a
+   * stored conversation is held and checked against the context as the conversation it sends.
+   */
+  bodyBytes?: number;
+  /** The request's slot and first hold, when the front admitted it before its full cost was known. */
+  firstHold?: RequestHold;
   /** What an unstreamed answer waits for before it leaves (the Responses API keeps stored responses); returns the answer to send. */
   beforeAnswer?(answer: unknown): Promise<unknown>;
 }
@@ -44,11 +52,12 @@ export async function respondToChat(
     body,
     messagesJson,
     // The body as read (never its content-length, which a chunked body has not): tool schemas and every other field count.
-    bodyBytes: request.context!.bodyBytes!,
+    bodyBytes: front?.bodyBytes ?? request.context!.bodyBytes!,
     signal: cancellation,
   };
   if (front) call.endpoint = front.endpoint;
   if (front?.native) call.native = front.native;
+  if (front?.firstHold) call.firstHold = front.firstHold;
   if (!body.stream) {
     const beforeAnswer = front?.beforeAnswer;
     if (beforeAnswer === undefined) {

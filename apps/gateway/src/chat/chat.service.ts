@@ -5,6 +5,7 @@ import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSe
 import { chatAdapterFor, type CancelSignal, type ChunkStream, type NativeAnswer, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { chatPromptTexts, countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';
+import type { RequestHold } from '../limits/request-admission';
 import { PaidRequestPipeline, type FallbackSteps, type RequestPlan } from '../paid-requests/paid-request-pipeline';
 import { planTargets, selectSources, upstreamTimeoutMsOf, type UpstreamTarget } from '../paid-requests/upstream-route';
 import { toClientError } from '../paid-requests/upstream-error.mapper';
@@ -37,6 +38,8 @@ export interface ChatCall {
   endpoint?: string;
   /** The front's native path, for the sources that speak its API (native-upstream.ts). */
   native?: NativeUpstream;
+  /** Its slot and first hold, when its front admitted it before its full cost was known (PaidRequestPipeline.admitFirst). */
+  firstHold?: RequestHold;
 }
 
 /** A whole answer: a chat completion, or a native one. */

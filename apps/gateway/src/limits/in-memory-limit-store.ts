@@ -42,18 +42,21 @@ export class InMemoryLimitStore implements LimitStore {
       const left = keyLeft(keyMoney, budget);
       if (left <= 0n || left < credits.amountMicro) return { allowed: false, reason: 'key-budget', retryAfterSeconds: 0 };
     }
-    if (freeHourly && this.count(freeHourly.key, now, HOUR_MS) >= freeHourly.limit) {
-      return { allowed: false, reason: 'free-hourly', retryAfterSeconds: secondsLeft(now, HOUR_MS) };
+    // A hold added to a request admitted already: its minute and slot were counted then.
+    if (!admission.holdOnly) {
+      if (freeHourly && this.count(freeHourly.key, now, HOUR_MS) >= freeHourly.limit) {
+        return { allowed: false, reason: 'free-hourly', retryAfterSeconds: secondsLeft(now, HOUR_MS) };
+      }
+      if (this.increment(perMinute.key, now, MINUTE_MS) > perMinute.limit) {
+        return { allowed: false, reason: 'per-minute', retryAfterSeconds: secondsLeft(now, MINUTE_MS) };
+      }
+      let slots = this.inFlight.get(concurrency.key);
+      if (!slots) this.inFlight.set(concurrency.key, (slots = new Map()));
+      for (const [slotId, expiresAt] of slots) if (expiresAt <= now) slots.delete(slotId);
+      if (slots.size >= concurrency.limit) return { allowed: false, reason: 'concurrency', retryAfterSeconds: 1 };
+      slots.set(concurrency.slotId, now + concurrency.ttlMs);
+      if (freeHourly) this.increment(freeHourly.key, now, HOUR_MS);
     }
-    if (this.increment(perMinute.key, now, MINUTE_MS) > perMinute.limit) {
-      return { allowed: false, reason: 'per-minute', retryAfterSeconds: secondsLeft(now, MINUTE_MS) };
-    }
-    let slots = this.inFlight.get(concurrency.key);
-    if (!slots) this.inFlight.set(concurrency.key, (slots = new Map()));
-    for (const [slotId, expiresAt] of slots) if (expiresAt <= now) slots.delete(slotId);
-    if (slots.size >= concurrency.limit) return { allowed: false, reason: 'concurrency', retryAfterSeconds: 1 };
-    slots.set(concurrency.slotId, now + concurrency.ttlMs);
-    if (freeHourly) this.increment(freeHourly.key, now, HOUR_MS);
     if (money && credits) {
       money.holds.set(credits.holdId, { amountMicro: credits.amountMicro, expiresAt: now + credits.ttlMs });
       money.heldMicro += credits.amountMicro;

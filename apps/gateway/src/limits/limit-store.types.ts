@@ -42,6 +42,12 @@ export interface Admission {
   freeHourly?: { key: string; limit: number };
   /** Paid endpoints: refused when less is left to spend than the hold, else the hold is taken. */
   credits?: CreditHold;
+  /**
+   * More money held for a request admitted already (its minute counted, its slot taken): only
+   * `credits` is checked and taken. A request whose full cost is known only after work that must
+   * not run before admission is let in on a first hold, then holds the rest this way.
+   */
+  holdOnly?: boolean;
 }
 
 /** A request that is over: its slot and hold are given back and what it cost is counted as spent. */

@@ -39,6 +39,8 @@ export const ADMISSION_FIELDS = [
   'keySpentMicro',
   'keyAppliedMicro',
   'keyCurrentPeriodStart',
+  /** '1' for a hold added to an admitted request: only the money is checked and taken. */
+  'holdOnly',
 ] as const;
 
 /** A request that is over: its slot and hold to give back, what it cost to count as spent. */

@@ -191,7 +191,7 @@ export class RedisLimitStore implements LimitStore {
     return this.keyPrefix + name;
   }
 
-  private admissionArgument({ perMinute, concurrency, freeHourly, credits }: Admission, now: number): AdmissionArgument {
+  private admissionArgument({ perMinute, concurrency, freeHourly, credits, holdOnly }: Admission, now: number): AdmissionArgument {
     const accountId = credits?.accountId ?? 'none';
     const budget = credits?.keyBudget;
     return {
@@ -221,6 +221,7 @@ export class RedisLimitStore implements LimitStore {
       keySpentMicro: budget ? budget.snapshot.spentMicro.toString() : '0',
       keyAppliedMicro: budget ? budget.snapshot.appliedMicro.toString() : '0',
       keyCurrentPeriodStart: budget ? budget.periodStart : 0,
+      holdOnly: holdOnly ? '1' : '0',
     };
   }
 

@@ -63,15 +63,31 @@ export class RequestHold {
   private spentMicro = 0n;
   private released = false;
   private readonly admittedAt = Date.now();
+  /** Holds taken after admission for the rest of the request's cost (RequestAdmission.holdRest), given back with the first. */
+  private readonly added: Array<{ holdId: string; amountMicro: bigint }> = [];
 
   constructor(
-    private readonly store: LimitStore,
+    readonly store: LimitStore,
     private readonly concurrencyKey: string,
     private readonly credits: { accountId: string; holdId: string; amountMicro: bigint; keyId?: string },
     /** Renews the slot and hold until released; without, they live as long as the store was told at admission. */
     private readonly running?: RunningRequests,
   ) {
     running?.add(this);
+  }
+
+  /** What is held in all, in micro-credits. */
+  get heldMicro(): bigint {
+    return this.added.reduce((sum, hold) => sum + hold.amountMicro, this.credits.amountMicro);
+  }
+
+  get isReleased(): boolean {
+    return this.released;
+  }
+
+  /** Counts a hold the store took for this request after its admission. */
+  addHold(holdId: string, amountMicro: bigint): void {
+    this.added.push({ holdId, amountMicro });
   }
 
   /** Credits charged to the request, counted as spent when the hold is released. */
@@ -86,7 +102,10 @@ export class RequestHold {
    */
   renew(now: number): boolean {
     if (this.released || !this.running || now - this.admittedAt > LONGEST_RENEWED_MS) return false;
-    this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: this.credits, ttlMs: this.running.lapseMs }, now);
+    const ttlMs = this.running.lapseMs;
+    this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: this.credits, ttlMs }, now);
+    // An added hold's slot id names no slot: only its money is renewed.
+    for (const { holdId, amountMicro } of this.added) this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: holdId, credits: { ...this.credits, holdId, amountMicro }, ttlMs }, now);
     return true;
   }
 
@@ -95,6 +114,9 @@ export class RequestHold {
     this.released = true;
     this.running?.delete(this);
     this.store.finish({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: { ...this.credits, spentMicro: this.spentMicro } });
+    for (const { holdId, amountMicro } of this.added) {
+      this.store.finish({ concurrencyKey: this.concurrencyKey, slotId: holdId, credits: { ...this.credits, holdId, amountMicro, spentMicro: 0n } });
+    }
   }
 }
 
@@ -166,23 +188,15 @@ export class RequestAdmission implements OnApplicationShutdown {
       throw modelRefused(call.model.id, rules.models);
     }
     const costCeilingMicro = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro;
-    const abandonedAfterMs = env.REQUEST_HOLD_LAPSE_MS;
     const concurrencyKey = `key:${auth.keyId}:running`;
     // The key's own rates apply within the account's: the lower of the two counts.
     const perMinute = lowerOf(auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM, rules?.requestsPerMinute);
     const concurrent = lowerOf(auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, rules?.concurrentRequests);
     const now = Date.now();
-    const keyBudget = keyBudgetHold(auth, now);
-    const admission: Admission = {
-      perMinute: { key: `key:${auth.keyId}:minute`, limit: perMinute.limit },
-      concurrency: { key: concurrencyKey, limit: concurrent.limit, ttlMs: abandonedAfterMs, slotId: requestId },
-      freeHourly: auth.plan === 'free' ? { key: `account:${auth.accountId}:hour`, limit: env.FREE_TIER_HOURLY_LIMIT } : undefined,
-      credits: { accountId: auth.accountId, snapshot: auth.balance, holdId: requestId, amountMicro: costCeilingMicro, ttlMs: abandonedAfterMs, keyBudget },
-    };
+    const admission = this.admissionOf(auth, requestId, costCeilingMicro, now, perMinute.limit, concurrent.limit);
     const { store, result } = await this.admitSomewhere(admission);
     if (!result.allowed) {
-      if (result.reason === 'credits') throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.creditsExhausted);
-      if (result.reason === 'key-budget') throw budgetRefused(auth.rules!.budget!, keyBudget!.periodStart);
+      if (result.reason === 'credits' || result.reason === 'key-budget') throw this.moneyRefusal(result.reason, auth, now);
       const headers = { 'retry-after': String(result.retryAfterSeconds) };
       if (result.reason === 'per-minute' && perMinute.byKey) {
         throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: this API key's rule allows ${perMinute.limit} requests per minute; it resets in ${result.retryAfterSeconds} s.`, { headers });
@@ -193,7 +207,46 @@ export class RequestAdmission implements OnApplicationShutdown {
       const message = result.reason === 'free-hourly' ? ErrorMessages.freeTierExhausted(env.FREE_TIER_HOURLY_LIMIT) : ErrorMessages.tooManyRequests;
       throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers });
     }
-    return new RequestHold(store, concurrencyKey, { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro, keyId: keyBudget?.keyId }, this.running);
+    return new RequestHold(store, concurrencyKey, { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro, keyId: admission.credits!.keyBudget?.keyId }, this.running);
+  }
+
+  /**
+   * The second step of a two-step admission: `first` was admitted on a first hold, before the
+   * request's full cost could be known (a stored conversation is looked up after admission);
+   * now the rest of `ceilingUnits`' cost is held the same way, in the same store, or the 403
+   * that says it does not fit is thrown (the caller gives `first` back).
+   */
+  async holdRest(first: RequestHold, call: PaidCall, ceilingUnits: Record<string, number>): Promise<RequestHold> {
+    const { env } = this.settings;
+    const { auth, requestId } = call;
+    const rest = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro - first.heldMicro;
+    if (rest <= 0n) return first;
+    const now = Date.now();
+    const holdId = `${requestId}:rest`;
+    const admission = { ...this.admissionOf(auth, holdId, rest, now, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), holdOnly: true };
+    const result = await first.store.admit(admission, now).catch((error: unknown) => {
+      // The rest must be held where the first hold is; counting it elsewhere would free it twice or never.
+      throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable: credit holds cannot be taken right now. Retry shortly.', { cause: error });
+    });
+    if (!result.allowed) throw this.moneyRefusal(result.reason === 'key-budget' ? 'key-budget' : 'credits', auth, now);
+    first.addHold(holdId, rest);
+    return first;
+  }
+
+  private admissionOf(auth: AuthenticatedKey, holdId: string, amountMicro: bigint, now: number, perMinuteLimit: number, concurrencyLimit: number): Admission {
+    const { env } = this.settings;
+    const abandonedAfterMs = env.REQUEST_HOLD_LAPSE_MS;
+    return {
+      perMinute: { key: `key:${auth.keyId}:minute`, limit: perMinuteLimit },
+      concurrency: { key: `key:${auth.keyId}:running`, limit: concurrencyLimit, ttlMs: abandonedAfterMs, slotId: holdId },
+      freeHourly: auth.plan === 'free' ? { key: `account:${auth.accountId}:hour`, limit: env.FREE_TIER_HOURLY_LIMIT } : undefined,
+      credits: { accountId: auth.accountId, snapshot: auth.balance, holdId, amountMicro, ttlMs: abandonedAfterMs, keyBudget: keyBudgetHold(auth, now) },
+    };
+  }
+
+  private moneyRefusal(reason: 'credits' | 'key-budget', auth: AuthenticatedKey, now: number): GatewayException {
+    if (reason === 'key-budget') return budgetRefused(auth.rules!.budget!, keyBudgetHold(auth, now)!.periodStart);
+    return new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.creditsExhausted);
   }
 
   /**

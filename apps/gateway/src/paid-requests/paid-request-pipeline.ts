@@ -5,7 +5,7 @@ import type { ModelApi } from '@igw/domain';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { assertModelAnswers } from '../catalogue/model-answers';
-import { RequestAdmission } from '../limits/request-admission';
+import { RequestAdmission, type RequestHold } from '../limits/request-admission';
 import { breakerSources, type BreakerState } from '../telemetry/gateway-metrics';
 import { RequestTelemetry } from '../telemetry/request-telemetry';
 import { UsageCharging } from '../usage/usage-charging';
@@ -23,6 +23,8 @@ export interface PaidRequest {
   signal: CancelSignal;
   /** The HTTP request's context, when there is one: the access log and metrics read what the request ran there. */
   context?: RequestContext;
+  /** Its slot and first hold, when it was admitted in two steps (admitFirst): admission then holds only the rest. */
+  firstHold?: RequestHold;
 }
 
 /** What an endpoint decided about a request before admission. */
@@ -139,6 +141,18 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
     return resolved;
   }
 
+  /**
+   * The first step of a two-step admission, for a request whose full cost is known only after
+   * work that must not run for a key that cannot be let in (a stored conversation's look-up, its
+   * translation): the key's model rule, rate limits and slot, and a first hold of `units`, now;
+   * the rest of its cost when it runs (`PaidRequest.firstHold`). The caller releases the hold
+   * (idempotent) once the request is over, or if it never runs.
+   */
+  admitFirst(request: Pick<PaidRequest, 'requestId' | 'auth' | 'context'>, endpoint: string, resolved: { model: CatalogueModel; revision: number }, units: Units): Promise<RequestHold> {
+    if (request.context) request.context.model = resolved.model.id;
+    return this.admission.admit(this.paidCall(request, { endpoint, model: resolved.model, catalogueRevision: resolved.revision }), units);
+  }
+
   /** Runs a request whose answer comes back whole. */
   async run<T, R>(request: PaidRequest, plan: RequestPlan, steps: PaidSteps<T, R>): Promise<R> {
     const admitted = await this.admit(request, plan);
@@ -207,17 +221,21 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
       context.model = plan.model.id;
       if (this.settings.env.LOG_PROMPTS) context.prompt = plan.prompt;
     }
-    const call: PaidCall = {
+    const call = this.paidCall(request, plan);
+    const hold = request.firstHold ? await this.admission.holdRest(request.firstHold, call, plan.ceiling) : await this.admission.admit(call, plan.ceiling);
+    return new AdmittedRequest(call, hold, this.charging, this.telemetry.admitted(call));
+  }
+
+  private paidCall(request: Pick<PaidRequest, 'requestId' | 'auth' | 'context'>, plan: Pick<RequestPlan, 'endpoint' | 'model' | 'namedModel' | 'catalogueRevision'>): PaidCall {
+    return {
       requestId: request.requestId,
       auth: request.auth,
       endpoint: plan.endpoint,
       model: plan.model,
       namedModel: plan.namedModel,
       catalogueRevision: plan.catalogueRevision,
-      context,
+      context: request.context,
     };
-    const hold = await this.admission.admit(call, plan.ceiling);
-    return new AdmittedRequest(call, hold, this.charging, this.telemetry.admitted(call));
   }
 
   private async call<T>(plan: RequestPlan, steps: UpstreamSteps<T>, billing: UpstreamCallBilling, admitted: AdmittedRequest): Promise<T> {

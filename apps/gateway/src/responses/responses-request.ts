@@ -132,7 +132,8 @@ function messagesOf(body: ResponsesRequestDto): ChatMessage[] {
       }
       case 'function_call': {
         const call = { id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name as string), arguments: item.arguments } };
-        if (assistantTurn) assistantTurn.tool_calls = [...((assistantTurn.tool_calls as unknown[] | undefined) ?? []), call];
+        // Appended in place (the turn is this translation's own object): copying the list per call made a long run of calls quadratic.
+        if (assistantTurn) ((assistantTurn.tool_calls as unknown[] | undefined) ?? (assistantTurn.tool_calls = [])).push(call);
         else {
           assistantTurn = { role: 'assistant', content: null, tool_calls: [call] };
           messages.push(assistantTurn);

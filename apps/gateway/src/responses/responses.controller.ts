@@ -105,11 +105,23 @@ export class ResponsesController {
   @ApiOkResponse({ example: RESPONSE_ANSWER, description: 'The response (with stream: true, text/event-stream events instead)', headers: { [DROPPED_TOOLS_HEADER]: { description: 'The built-in tools left out of the upstream call, comma-separated', schema: { type: 'string' } } } })
   @ApiErrorResponses(RESPONSES_ERRORS)
   async create(@Body() body: ResponsesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
-    const { model } = this.pipeline.resolveModel(body.model, 'responses');
-    const accountId = request.context.auth!.accountId;
-    const conversation = await this.stored.conversationOf(body, accountId, request.context.bodyBytes ?? 0);
-    const keep = this.stored.keeper(body, accountId, conversation.ownInput);
-    const { chatRequest, front } = responsesFrontOf(conversation.body, model, response, { asked: body, keep });
-    await respondToChat(this.chat, chatRequest, request, response, undefined, front);
+    const resolved = this.pipeline.resolveModel(body.model, 'responses');
+    const auth = request.context.auth!;
+    const bodyBytes = request.context.bodyBytes ?? 0;
+    // Admitted in two steps: the key's rates, its slot and a hold for the body itself before any
+    // look-up or translation (a key that cannot be let in costs none of it), the rest of the
+    // hold once the conversation it sends, stored turns and references resolved, is known.
+    const firstHold = await this.pipeline.admitFirst({ requestId: request.context.requestId, auth, context: request.context }, 'responses', resolved, {
+      input_tokens: bodyBytes,
+    });
+    try {
+      const conversation = await this.stored.conversationOf(body, this.stored.ownerOf(auth), bodyBytes);
+      const keep = this.stored.keeper(body, auth, conversation.ownInput);
+      const { chatRequest, front } = responsesFrontOf(conversation.body, resolved.model, response, { asked: body, keep });
+      // Held and checked against the context as what is sent: the stored turns and referenced items with the body.
+      await respondToChat(this.chat, chatRequest, request, response, undefined, { ...front, bodyBytes: conversation.bytes, firstHold });
+    } finally {
+      firstHold.release();
+    }
   }
 }

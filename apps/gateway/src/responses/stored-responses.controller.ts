@@ -55,7 +55,7 @@ export class StoredResponsesController {
   retrieve(@Param('id') id: string, @Query('stream') stream: unknown, @Req() request: Request): Promise<Record<string, unknown>> {
     // The SDK's retrieve(id, {stream: true}) reads events: a JSON answer would fail in the client, so say so here.
     if (stream !== undefined && stream !== 'false') throw new GatewayException(HttpStatus.BAD_REQUEST, STREAM_NOT_SERVED);
-    return this.stored.get(request.context.auth!.accountId, id);
+    return this.stored.get(this.stored.ownerOf(request.context.auth!), id);
   }
 
   @Delete('v1/responses/:id')
@@ -66,7 +66,7 @@ export class StoredResponsesController {
   @ApiOkResponse({ example: { id: EXAMPLE_ID, object: 'response.deleted', deleted: true } })
   @ApiErrorResponses(NOT_FOUND)
   delete(@Param('id') id: string, @Req() request: Request): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
-    return this.stored.delete(request.context.auth!.accountId, id);
+    return this.stored.delete(this.stored.ownerOf(request.context.auth!), id);
   }
 
   @Get('v1/responses/:id/input_items')
@@ -87,6 +87,6 @@ export class StoredResponsesController {
   })
   @ApiErrorResponses({ ...NOT_FOUND, 400: { description: 'A wrong query parameter', messages: `${ErrorMessages.bodyValidationPrefix} limit: Expected an integer from 1 to 100. Received "500"` } })
   inputItems(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() request: Request): Promise<InputItemsList> {
-    return this.stored.inputItems(request.context.auth!.accountId, id, inputItemsPageOf(query));
+    return this.stored.inputItems(this.stored.ownerOf(request.context.auth!), id, inputItemsPageOf(query));
   }
 }

@@ -4,7 +4,7 @@ import { responsesContextOf } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
 import { RpcTimeoutError, type MessagingService } from '@igw/messaging';
 import { loadEnvironment, type ServiceSettings } from '@igw/platform';
-import { inputItemsPageOf, ownInputItems, referencedItemIds, StoredResponses, withReferencesResolved } from './stored-responses';
+import { inputItemsPageOf, MAX_ITEM_REFERENCES, ownInputItems, referencedItemIds, resolvedConversationBytes, StoredResponses, withReferencesResolved } from './stored-responses';
 
 describe("a request's own input items, as stored", () => {
   it('makes a string input one user message with an input_text part, and gives every item sent without an id one of its type', () => {
@@ -33,6 +33,23 @@ describe('item references', () => {
     expect(referencedItemIds(items)).toEqual(['msg_a', 'fc_b']);
     expect(() => referencedItemIds([{ type: 'item_reference' }])).toThrow('input[0].id: an item_reference needs the id of a stored item');
     expect(() => referencedItemIds([{ role: 'user', content: 'x' }, { type: 'item_reference', id: '' }])).toThrow('input[1].id');
+  });
+
+  it('are looked up once each, and more than MAX_ITEM_REFERENCES in one request are refused', () => {
+    expect(referencedItemIds([...items, { type: 'item_reference', id: 'msg_a' }])).toEqual(['msg_a', 'fc_b']);
+    const many = (count: number): ResponsesItem[] => Array.from({ length: count }, () => ({ type: 'item_reference', id: 'msg_a' }));
+    expect(referencedItemIds(many(MAX_ITEM_REFERENCES))).toEqual(['msg_a']);
+    expect(() => referencedItemIds(many(MAX_ITEM_REFERENCES + 1))).toThrow(`input: Expected at most ${MAX_ITEM_REFERENCES} item_reference items in one request`);
+  });
+
+  it('count in the conversation once per reference, with the earlier turns and the body', () => {
+    const stored = { id: 'msg_a', type: 'message', role: 'assistant', content: 'é'.repeat(100) };
+    const storedBytes = Buffer.byteLength(JSON.stringify(stored));
+    const turn = { id: 'msg_t', type: 'message', role: 'user', content: 'earlier' };
+    const found = { items: [turn], referenced: { msg_a: stored } };
+    const twice: ResponsesItem[] = [{ type: 'item_reference', id: 'msg_a' }, { role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_a' }];
+    expect(resolvedConversationBytes(90, twice, found)).toBe(90 + Buffer.byteLength(JSON.stringify(turn)) + 2 * storedBytes);
+    expect(resolvedConversationBytes(90, [], { items: [], referenced: {} })).toBe(90);
   });
 
   it('are replaced by the stored items, in place; one not found is a 400 naming it', () => {
@@ -109,6 +126,8 @@ describe('a stored stream', () => {
   });
 });
 
+const AUTH = { accountId: 'acc', keyId: 'key' };
+
 describe('keeping a response', () => {
   const settings = { env: loadEnvironment({}).env } as ServiceSettings;
   const sent = (data: unknown[]) => ({ request: async (_queue: string, _name: string, job: unknown) => void data.push(job) }) as unknown as MessagingService;
@@ -116,18 +135,18 @@ describe('keeping a response', () => {
 
   it('asks billing to save it with its own input and the previous id, and sends it as it was', async () => {
     const jobs: unknown[] = [];
-    const keep = new StoredResponses(sent(jobs), settings).keeper({ model: 'm', input: 'hi', previous_response_id: 'resp_ffffffffffffffffffffffffffffffff' } as ResponsesRequestDto, 'acc', [{ id: 'msg_1', type: 'message' }]);
+    const keep = new StoredResponses(sent(jobs), settings).keeper({ model: 'm', input: 'hi', previous_response_id: 'resp_ffffffffffffffffffffffffffffffff' } as ResponsesRequestDto, AUTH, [{ id: 'msg_1', type: 'message' }]);
     expect(await keep!(response)).toBe(response);
-    expect(jobs).toEqual([{ accountId: 'acc', id: response.id, previousResponseId: 'resp_ffffffffffffffffffffffffffffffff', createdAt: 1764000000, content: { deflated: expect.any(String) } }]);
+    expect(jobs).toEqual([{ accountId: 'acc', keyId: 'key', id: response.id, previousResponseId: 'resp_ffffffffffffffffffffffffffffffff', createdAt: 1764000000, content: { deflated: expect.any(String) } }]);
   });
 
   it('keeps nothing with store: false', () => {
-    expect(new StoredResponses(sent([]), settings).keeper({ model: 'm', input: 'hi', store: false } as ResponsesRequestDto, 'acc', [])).toBeUndefined();
+    expect(new StoredResponses(sent([]), settings).keeper({ model: 'm', input: 'hi', store: false } as ResponsesRequestDto, AUTH, [])).toBeUndefined();
   });
 
   it('sends the answer all the same when billing cannot keep it, saying store: false', async () => {
     const down = { request: async () => Promise.reject(new RpcTimeoutError('responses-rpc', 'responses.save', 5000)) } as unknown as MessagingService;
-    const keep = new StoredResponses(down, settings).keeper({ model: 'm', input: 'hi' } as ResponsesRequestDto, 'acc', []);
+    const keep = new StoredResponses(down, settings).keeper({ model: 'm', input: 'hi' } as ResponsesRequestDto, AUTH, []);
     expect(await keep!(response)).toEqual({ ...response, store: false });
   });
 });

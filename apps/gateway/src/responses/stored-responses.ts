@@ -9,6 +9,8 @@ import {
   type InputItemsReply,
   type ResponsesItem,
   type ResponsesRequestDto,
+  type AuthenticatedKey,
+  type StoredResponsesOwner,
 } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { bodyLimitBytes, GatewayException, KeyLookupBudget, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
@@ -23,6 +25,13 @@ import { itemId } from './responses-response';
 
 /** What one look-up may inflate to: the earlier turns are bounded by BODY_LIMIT, a stored answer by the upstream's. */
 const MAX_REPLY_BYTES = 96 * 1024 * 1024;
+
+/**
+ * `item_reference` items one request may send. Each becomes a whole stored item in the prompt,
+ * so without a bound a small body could name one large item thousands of times; a real client
+ * references a few items of its own conversation.
+ */
+export const MAX_ITEM_REFERENCES = 1_000;
 
 /** The prefix of an id given to an input item sent without one, by type (as OpenAI names its items). */
 const ITEM_ID_PREFIXES: Record<string, string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };
@@ -49,16 +58,43 @@ export function ownInputItems(input: ResponsesRequestDto['input']): ResponsesIte
   });
 }
 
-/** The ids `item_reference` items name (refusing one that names none). */
+/** The distinct ids `item_reference` items name (refusing one that names none, and more than MAX_ITEM_REFERENCES references). */
 export function referencedItemIds(items: readonly ResponsesItem[]): string[] {
-  const ids: string[] = [];
+  const ids = new Set<string>();
+  let references = 0;
   items.forEach((item, index) => {
     if (item.type !== 'item_reference') return;
     if (typeof item.id !== 'string' || item.id === '') refuse(`input[${index}].id`, 'an item_reference needs the id of a stored item');
-    ids.push(item.id);
+    if (++references > MAX_ITEM_REFERENCES) refuse('input', `Expected at most ${MAX_ITEM_REFERENCES} item_reference items in one request. Received more`);
+    ids.add(item.id);
   });
-  return ids;
+  return [...ids];
 }
+
+/**
+ * The UTF-8 size of the conversation a request resolves to: its body, each earlier turn's items,
+ * and each referenced item once per reference (a duplicate reference is a duplicate in the prompt).
+ * Every hold and context check counts this, not the body's bytes alone.
+ */
+export function resolvedConversationBytes(bodyBytes: number, ownInput: readonly ResponsesItem[], found: ConversationItems): number {
+  let bytes = bodyBytes;
+  for (const item of found.items) bytes += jsonBytes(item);
+  const referencedBytes = new Map<string, number>();
+  for (const item of ownInput) {
+    if (item.type !== 'item_reference') continue;
+    const id = item.id as string;
+    let size = referencedBytes.get(id);
+    if (size === undefined) {
+      const stored = found.referenced[id];
+      size = stored === undefined ? 0 : jsonBytes(stored);
+      referencedBytes.set(id, size);
+    }
+    bytes += size;
+  }
+  return bytes;
+}
+
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 
 /** The items with each `item_reference` replaced by the stored item it names. */
 export function withReferencesResolved(items: readonly ResponsesItem[], referenced: Readonly<Record<string, ResponsesItem>>): ResponsesItem[] {
@@ -81,6 +117,8 @@ export interface Conversation {
   body: ResponsesRequestDto;
   /** This request's own input items (references resolved), as stored with its response. */
   ownInput: ResponsesItem[];
+  /** The size of the request as sent upstream (resolvedConversationBytes): what its hold and context checks count. */
+  bytes: number;
 }
 
 @Injectable()
@@ -93,6 +131,7 @@ export class StoredResponses {
    * one account's flood waits its turn instead of holding billing's queue for every account.
    */
   private readonly lookUps: KeyLookupBudget;
+  private readonly sharedPerAccount: boolean;
 
   constructor(
     private readonly messaging: MessagingService,
@@ -100,45 +139,64 @@ export class StoredResponses {
   ) {
     this.bodyLimit = bodyLimitBytes(settings.env.BODY_LIMIT);
     this.lookUps = new KeyLookupBudget(settings.env, unavailable);
+    this.sharedPerAccount = settings.env.RESPONSES_SHARED_PER_ACCOUNT;
+  }
+
+  /** Whose stored responses `auth` sees: its own key's, or every key's of its account when the operator shares them. */
+  ownerOf(auth: Pick<AuthenticatedKey, 'accountId' | 'keyId'>): StoredResponsesOwner {
+    return this.sharedPerAccount ? { accountId: auth.accountId } : { accountId: auth.accountId, keyId: auth.keyId };
   }
 
   /**
    * The conversation a request continues (404 for a previous_response_id the account does not
    * have, live): one look-up when it names a previous response or item references, none otherwise.
    */
-  async conversationOf(sent: ResponsesRequestDto, accountId: string, bodyBytes: number): Promise<Conversation> {
+  async conversationOf(sent: ResponsesRequestDto, owner: StoredResponsesOwner, bodyBytes: number): Promise<Conversation> {
     const { previous_response_id: previousId, ...rest } = sent;
     const own = ownInputItems(sent.input);
     const itemIds = referencedItemIds(own);
     const previous = typeof previousId === 'string' ? previousId : undefined;
-    if (previous === undefined && itemIds.length === 0) return { body: rest as ResponsesRequestDto, ownInput: own };
+    if (previous === undefined && itemIds.length === 0) return { body: rest as ResponsesRequestDto, ownInput: own, bytes: bodyBytes };
     if (previous !== undefined && !STORED_RESPONSE_ID.test(previous)) throw new GatewayException(HttpStatus.NOT_FOUND, previousResponseNotFound(previous));
     // The whole conversation is held to BODY_LIMIT, as a body sending it all in `input` would be.
     const maxBytes = Math.max(0, this.bodyLimit - bodyBytes);
-    const reply = await this.lookUp(accountId, async () => {
-      const answer = await this.messaging.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId, previousResponseId: previous, itemIds, maxBytes });
+    const reply = await this.lookUp(owner.accountId, async () => {
+      const answer = await this.messaging.request(QueueName.ResponsesRpc, 'responses.conversation', { ...owner, previousResponseId: previous, itemIds, maxBytes });
       return answer.previousFound ? answer : null;
     });
     if (reply === null) throw new GatewayException(HttpStatus.NOT_FOUND, previousResponseNotFound(previous!));
-    if (reply.tooLarge) {
-      refuse('previous_response_id', `the conversation it continues is larger than the ${this.bodyLimit}-byte body limit with this request: start a new conversation, or send a shorter one in input`);
-    }
+    if (reply.tooLarge) this.refuseTooLarge(previous !== undefined);
     const found = await unpackJson<ConversationItems>(reply.packed!, MAX_REPLY_BYTES);
+    const bytes = resolvedConversationBytes(bodyBytes, own, found);
+    if (bytes > this.bodyLimit) this.refuseTooLarge(previous !== undefined);
     const ownInput = withReferencesResolved(own, found.referenced);
-    return { body: { ...rest, input: [...found.items, ...ownInput] } as ResponsesRequestDto, ownInput };
+    return { body: { ...rest, input: [...found.items, ...ownInput] } as ResponsesRequestDto, ownInput, bytes };
+  }
+
+  private refuseTooLarge(continues: boolean): never {
+    const limit = `the ${this.bodyLimit}-byte body limit (BODY_LIMIT)`;
+    if (continues) refuse('previous_response_id', `the conversation it continues, with this request and the items it references, is larger than ${limit}: start a new conversation, or send a shorter one in input`);
+    refuse('input', `the request with the stored items it references is larger than ${limit}: reference fewer or smaller items`);
   }
 
   /**
    * Keeps an answer unless the request said `store: false`, before it leaves. If billing cannot
    * keep it, the answer still goes (it is paid for), saying `store: false`: nothing was kept.
    */
-  keeper(sent: ResponsesRequestDto, accountId: string, ownInput: ResponsesItem[]): ((response: Record<string, unknown>) => Promise<Record<string, unknown>>) | undefined {
+  keeper(sent: ResponsesRequestDto, auth: Pick<AuthenticatedKey, 'accountId' | 'keyId'>, ownInput: ResponsesItem[]): ((response: Record<string, unknown>) => Promise<Record<string, unknown>>) | undefined {
     if (sent.store === false) return undefined;
     const previousResponseId = typeof sent.previous_response_id === 'string' ? sent.previous_response_id : null;
     return async (response) => {
       try {
         const content = await packJson({ input: ownInput, response });
-        await this.messaging.request(QueueName.ResponsesRpc, 'responses.save', { accountId, id: response.id as string, previousResponseId, createdAt: response.created_at as number, content });
+        await this.messaging.request(QueueName.ResponsesRpc, 'responses.save', {
+          accountId: auth.accountId,
+          keyId: auth.keyId,
+          id: response.id as string,
+          previousResponseId,
+          createdAt: response.created_at as number,
+          content,
+        });
         return response;
       } catch (error) {
         this.logger.warn(`Response ${String(response.id)} answered without being stored: ${error instanceof Error ? error.message : String(error)}`);
@@ -147,25 +205,25 @@ export class StoredResponses {
     };
   }
 
-  async get(accountId: string, id: string): Promise<Record<string, unknown>> {
+  async get(owner: StoredResponsesOwner, id: string): Promise<Record<string, unknown>> {
     if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
-    const packed = await this.lookUp(accountId, async () => (await this.messaging.request(QueueName.ResponsesRpc, 'responses.get', { accountId, id })).response);
+    const packed = await this.lookUp(owner.accountId, async () => (await this.messaging.request(QueueName.ResponsesRpc, 'responses.get', { ...owner, id })).response);
     if (packed === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
     return unpackJson<Record<string, unknown>>(packed, MAX_REPLY_BYTES);
   }
 
-  async delete(accountId: string, id: string): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
+  async delete(owner: StoredResponsesOwner, id: string): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
     if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
-    const deleted = await this.lookUp(accountId, async () => ((await this.messaging.request(QueueName.ResponsesRpc, 'responses.delete', { accountId, id })).deleted ? true : null));
+    const deleted = await this.lookUp(owner.accountId, async () => ((await this.messaging.request(QueueName.ResponsesRpc, 'responses.delete', { ...owner, id })).deleted ? true : null));
     if (deleted === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
     return { id, object: 'response.deleted', deleted: true };
   }
 
   /** OpenAI's list of a response's input items. */
-  async inputItems(accountId: string, id: string, page: InputItemsPage): Promise<InputItemsList> {
+  async inputItems(owner: StoredResponsesOwner, id: string, page: InputItemsPage): Promise<InputItemsList> {
     if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
-    const reply: InputItemsReply | null = await this.lookUp(accountId, async () => {
-      const answer = await this.messaging.request(QueueName.ResponsesRpc, 'responses.inputItems', { accountId, id, ...page });
+    const reply: InputItemsReply | null = await this.lookUp(owner.accountId, async () => {
+      const answer = await this.messaging.request(QueueName.ResponsesRpc, 'responses.inputItems', { ...owner, id, ...page });
       return answer.found ? answer : null;
     });
     if (reply === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));

@@ -1,7 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsStringField, NestedObject } from '../validation/field-validators';
+import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsStringField, IsStringMapField, NestedObject } from '../validation/field-validators';
 import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
+
+/** OpenAI's bounds on a response's `metadata`, which is kept with a stored response. */
+export const RESPONSES_METADATA = { maxEntries: 16, maxKeyLength: 64, maxValueLength: 512 } as const;
 
 // OpenAI's Responses API request (POST /v1/responses). Input items, content parts and tools are
 // checked here for what the gateway reads of them and otherwise kept as sent, so item and tool
@@ -211,10 +214,15 @@ export class ResponsesRequestDto {
   @NestedObject(() => ResponsesReasoningDto)
   reasoning?: ResponsesReasoningDto;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Returned on the response; not sent upstream' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: RESPONSES_METADATA.maxValueLength },
+    maxProperties: RESPONSES_METADATA.maxEntries,
+    description: `Returned on the response and kept with it; not sent upstream. At most ${RESPONSES_METADATA.maxEntries} pairs, keys of at most ${RESPONSES_METADATA.maxKeyLength} characters, string values of at most ${RESPONSES_METADATA.maxValueLength}, as OpenAI bounds it`,
+  })
   @IsOptional()
-  @IsObjectField()
-  metadata?: Record<string, unknown>;
+  @IsStringMapField(RESPONSES_METADATA)
+  metadata?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'An id of the end user' })
   @IsOptional()

@@ -67,6 +67,11 @@ describe('POST /v1/responses body', () => {
     ['a json_schema format without a schema', request({ text: { format: { type: 'json_schema', name: 'n' } } }), 'text.format.schema: Expected a JSON Schema object'],
     ['a temperature over 2', request({ temperature: 3 }), 'temperature: Expected a number from 0 to 2'],
     ['store as a string', request({ store: 'no' }), 'store: Expected a boolean'],
+    // OpenAI's bounds on metadata, which is kept with a stored response.
+    ['metadata of 17 pairs', request({ metadata: Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v'])) }), 'metadata: Expected at most 16 pairs. Received 17'],
+    ['a metadata key of 65 characters', request({ metadata: { ['k'.repeat(65)]: 'v' } }), 'metadata: Expected keys of at most 64 characters'],
+    ['a metadata value of 513 characters', request({ metadata: { note: 'v'.repeat(513) } }), 'metadata.note: Expected at most 512 characters. Received 513'],
+    ['a metadata value that is not a string', request({ metadata: { nested: { deep: 'x' } } }), 'metadata.nested: Expected a string'],
   ])('refuses %s, naming the field', async (_name, body, message) => {
     const refused = await rejectionMessage(ResponsesRequestDto, body);
     expect(refused).toContain('Body validation error!');

@@ -35,8 +35,19 @@ export interface StoredResponseContent {
   response: Record<string, unknown> & { id: string; output: Array<Record<string, unknown>> };
 }
 
+/**
+ * Whose stored responses a query sees: the account's, and of those only the key's own when
+ * `keyId` is given (the default; RESPONSES_SHARED_PER_ACCOUNT=true leaves it out).
+ */
+export interface StoredResponsesOwner {
+  accountId: string;
+  keyId?: string;
+}
+
 export interface SaveStoredResponse {
   accountId: string;
+  /** The API key that made the response: its owner unless the account's keys share them. */
+  keyId: string;
   id: string;
   previousResponseId: string | null;
   /** Unix seconds, as in the answer's `created_at`. */
@@ -46,8 +57,7 @@ export interface SaveStoredResponse {
 }
 
 /** What a new request needs of stored responses: the conversation before it, and items named by `item_reference`. */
-export interface ConversationQuery {
-  accountId: string;
+export interface ConversationQuery extends StoredResponsesOwner {
   previousResponseId?: string;
   itemIds: string[];
   /** The most bytes of earlier items to hand back (BODY_LIMIT): a longer conversation is refused, as its body would be. */
@@ -57,7 +67,7 @@ export interface ConversationQuery {
 export interface ConversationReply {
   /** False when previous_response_id names no live response of the account. */
   previousFound: boolean;
-  /** The earlier turns' bytes went past maxBytes: nothing is returned. */
+  /** The earlier turns' bytes, or the referenced items', went past maxBytes: nothing is returned. */
   tooLarge: boolean;
   /** `{items: ResponsesItem[] (oldest first: each turn's input then output), referenced: Record<itemId, ResponsesItem>}`. */
   packed: PackedJson | null;
@@ -68,8 +78,7 @@ export interface ConversationItems {
   referenced: Record<string, ResponsesItem>;
 }
 
-export interface StoredResponseQuery {
-  accountId: string;
+export interface StoredResponseQuery extends StoredResponsesOwner {
   id: string;
 }
 

@@ -140,6 +140,30 @@ export function IsObjectField(expected = 'an object'): PropertyDecorator {
   return Checked('isObjectField', (value) => (isRecord(value) ? [] : [`Expected ${expected}. Received ${describeWrongType(value)}`]));
 }
 
+/** The bounds OpenAI puts on `metadata`: what a client may attach to what is kept for it. */
+export interface StringMapRule {
+  maxEntries: number;
+  maxKeyLength: number;
+  maxValueLength: number;
+}
+
+/** An object of string values within `rule`'s bounds (a key's or value's length in characters, as OpenAI counts them). */
+export function IsStringMapField(rule: StringMapRule): PropertyDecorator {
+  return Checked('isStringMapField', (value) => {
+    if (!isRecord(value)) return [`Expected an object of strings. Received ${describeWrongType(value)}`];
+    const keys = Object.keys(value);
+    if (keys.length > rule.maxEntries) return [`Expected at most ${rule.maxEntries} pairs. Received ${keys.length}`];
+    for (const key of keys) {
+      const shown = JSON.stringify(key.length > 80 ? `${key.slice(0, 80)}…` : key);
+      if (key.length > rule.maxKeyLength) return [`Expected keys of at most ${rule.maxKeyLength} characters. Received ${shown} (${key.length})`];
+      const entry: unknown = value[key];
+      if (typeof entry !== 'string') return [relativeIssueLine(`.${key}`, `Expected a string. Received ${describeWrongType(entry)}`)];
+      if (entry.length > rule.maxValueLength) return [relativeIssueLine(`.${key}`, `Expected at most ${rule.maxValueLength} characters. Received ${entry.length}`)];
+    }
+    return [];
+  });
+}
+
 export interface ArrayRule {
   /** Plural noun of the items, e.g. `messages`, `tools`. */
   items: string;

@@ -144,6 +144,12 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(10) @Max(3_600_000) WEBHOOK_RETRY_DELAY_MS: number = 10_000;
   /** How long a stored Responses API response (`store: true`) is kept, in days (fractions allowed): past it, it is gone for every read, and the purge deletes it. */
   @Transform(toNumber) @IsNumber() @IsPositive() RESPONSES_RETENTION_DAYS: number = 30;
+  /**
+   * Whether an account's API keys share its stored responses (read, continue, delete and
+   * reference each other's). Off: a stored response belongs to the key that made it, as keys
+   * are often handed to different people or programs.
+   */
+  @Transform(toBoolean) @IsBoolean({ message: 'RESPONSES_SHARED_PER_ACCOUNT must be true or false' }) RESPONSES_SHARED_PER_ACCOUNT: boolean = false;
   /** How often billing deletes the stored responses past their retention. */
   @Transform(toNumber) @IsInt() @Min(1_000) RESPONSES_PURGE_INTERVAL_MS: number = 3_600_000;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */

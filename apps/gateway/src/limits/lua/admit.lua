@@ -38,20 +38,25 @@ local function admit(a)
       if keyLeft <= 0 or keyLeft < tonumber(a.holdMicro) then return 5, 0 end
     end
   end
+  -- A hold added to a request admitted already: its minute and slot were counted then.
+  local holdOnly = a.holdOnly == '1'
   local freeLimit = tonumber(a.freeHourlyLimit)
+  if holdOnly then freeLimit = 0 end
   if freeLimit > 0 then
     local used = tonumber(redis.call('GET', a.hourKey) or '0')
     if used >= freeLimit then return 3, redis.call('PTTL', a.hourKey) end
   end
-  local minute = redis.call('INCR', a.minuteKey)
-  if minute == 1 then redis.call('PEXPIRE', a.minuteKey, minuteMs) end
-  if minute > tonumber(a.perMinuteLimit) then return 1, redis.call('PTTL', a.minuteKey) end
-  -- A slot per request in flight, lapsing on its own: a departure lost on the way (Redis
-  -- restarted, a replica killed) cannot hold a key at its limit for longer than the slot's life.
-  redis.call('ZREMRANGEBYSCORE', a.runningKey, '-inf', now)
-  if redis.call('ZCARD', a.runningKey) >= tonumber(a.concurrencyLimit) then return 2, 1000 end
-  redis.call('ZADD', a.runningKey, now + a.slotTtlMs, a.slotId)
-  redis.call('PEXPIRE', a.runningKey, a.slotTtlMs)
+  if not holdOnly then
+    local minute = redis.call('INCR', a.minuteKey)
+    if minute == 1 then redis.call('PEXPIRE', a.minuteKey, minuteMs) end
+    if minute > tonumber(a.perMinuteLimit) then return 1, redis.call('PTTL', a.minuteKey) end
+    -- A slot per request in flight, lapsing on its own: a departure lost on the way (Redis
+    -- restarted, a replica killed) cannot hold a key at its limit for longer than the slot's life.
+    redis.call('ZREMRANGEBYSCORE', a.runningKey, '-inf', now)
+    if redis.call('ZCARD', a.runningKey) >= tonumber(a.concurrencyLimit) then return 2, 1000 end
+    redis.call('ZADD', a.runningKey, now + a.slotTtlMs, a.slotId)
+    redis.call('PEXPIRE', a.runningKey, a.slotTtlMs)
+  end
   if freeLimit > 0 then
     if redis.call('INCR', a.hourKey) == 1 then redis.call('PEXPIRE', a.hourKey, hourMs) end
   end
