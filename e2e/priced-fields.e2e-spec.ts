@@ -128,6 +128,31 @@ describe('fields that change the upstream price', () => {
     expect(await harness.balance(key)).toBe(1_000_000);
   });
 
+  it('takes one-hour cache writes on a model whose provider charges none for cache writes, billed as input', async () => {
+    upstream.usage.openai = { prompt_tokens: 1_000, completion_tokens: 100, total_tokens: 1_100 };
+    const { accountId, key } = await harness.paidKey(1_000_000);
+    const content = [{ type: 'text', text: 'a long document', cache_control: { type: 'ephemeral', ttl: '1h' } }];
+    const answer = await chat(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
+    expect(answer.status).toBe(200);
+    expect(upstream.received.at(-1)).toMatchObject({ path: '/v1/chat/completions', body: { model: 'gpt-4o-mini' } });
+    // 1,000 × $0.15/M + 100 × $0.6/M = $0.00021.
+    expect(answer.body.meta.usage.credits_used).toBe(420);
+    await expectBalance(key, 1_000_000 - 420);
+    const entries = await harness.usageEntries(accountId, 10);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ model: 'openai/gpt-4o-mini', units: { input_tokens: 1_000, output_tokens: 100 }, credits: '420' });
+
+    // Where the entry does charge cache writes but has no one-hour price, the refusal stands, whatever the wire format.
+    const sent = upstream.received.length;
+    expectErrorBody(
+      await chat(key, { model: 'gpt-cache-writes', messages: [{ role: 'user', content }] }),
+      400,
+      '/v1/chat/completions',
+      /^Body validation error! messages\[0\]\.content\[0\]\.cache_control\.ttl: the catalogue has no price for one-hour cache writes on test\/gpt-cache-writes /,
+    );
+    expect(upstream.received.length).toBe(sent);
+  });
+
   it('bills a prompt the upstream reports over 200,000 tokens at the dearer prices', async () => {
     upstream.usage.gemini = { promptTokenCount: 250_000, candidatesTokenCount: 100, totalTokenCount: 250_100 };
     const { accountId, key } = await harness.paidKey(10_000_000);

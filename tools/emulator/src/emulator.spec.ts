@@ -751,3 +751,20 @@ describe('close()', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 });
+
+describe('an emulator without some routes', () => {
+  it('answers a route it was started without as an unknown path, and still serves the others', async () => {
+    const emulator = await startEmulator({ withoutRoutes: ['POST /v1/responses'] });
+    try {
+      const post = (path: string, body: unknown) => fetch(`${emulator.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const responses = await post('/v1/responses', { model: 'm', input: 'hi' });
+      expect(responses.status).toBe(404);
+      expect(await responses.json()).toEqual({ error: { message: 'Invalid URL (POST /v1/responses)', type: 'invalid_request_error', param: null, code: null } });
+      const chat = await post('/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+      expect(chat.status).toBe(200);
+      expect(emulator.requests.map((request) => request.path)).toEqual(['/v1/responses', '/v1/chat/completions']);
+    } finally {
+      await emulator.close();
+    }
+  });
+});

@@ -40,6 +40,12 @@ export interface EmulatorOptions {
   host?: string;
   /** When set, requests must carry `Authorization: Bearer <apiKey>`, else 401. */
   apiKey?: string;
+  /**
+   * Routes this emulator does not serve, as `"<METHOD> <path>"` (`"POST /v1/responses"`): they
+   * answer as any unknown path does (OpenAI's 404 `Invalid URL (POST /v1/responses)`), as an
+   * OpenAI-compatible server without that API does.
+   */
+  withoutRoutes?: readonly string[];
 }
 
 export interface RecordedRequest {
@@ -103,12 +109,15 @@ class Router {
   private readonly exact = new Map<string, { route: Route; format: WireFormat }>();
   private readonly patterns: { route: Route; format: WireFormat; path: RegExp }[] = [];
 
-  constructor(private readonly formats: readonly WireFormat[]) {
+  constructor(
+    private readonly formats: readonly WireFormat[],
+    without: ReadonlySet<string> = new Set(),
+  ) {
     for (const format of formats) {
       for (const route of format.routes) {
         if (typeof route.path === 'string') {
           const key = `${route.method} ${route.path}`;
-          if (!this.exact.has(key)) this.exact.set(key, { route, format });
+          if (!this.exact.has(key) && !without.has(key)) this.exact.set(key, { route, format });
         } else {
           this.patterns.push({ route, format, path: route.path });
         }
@@ -141,7 +150,7 @@ interface EmulatorState {
 }
 
 export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const state: EmulatorState = { router: new Router(FORMATS), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
+  const state: EmulatorState = { router: new Router(FORMATS, new Set(options.withoutRoutes)), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
   const server = createServer({ noDelay: true }, (req, res) => {
     handle(state, req, res).catch(() => {
       // Unreachable in practice (handle() catches handler errors); never crash the process.

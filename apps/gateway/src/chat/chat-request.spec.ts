@@ -114,14 +114,36 @@ describe('prices that depend on the request', () => {
     expect(() => pricedAtServiceTier(model(), body({ service_tier: 'priority' }))).toThrow(/Expected one of 'auto', 'default'\. Received 'priority'$/);
   });
 
-  it('refuses one-hour cache writes where the catalogue has no price for them', () => {
+  /** An entry that charges five-minute cache writes and has no price for one-hour ones. */
+  const fiveMinuteWritesOnly = model({
+    pricing: {
+      kind: 'fixed',
+      currency: 'USD',
+      units: [
+        { unit: 'input_tokens', price: 1, per: 1_000_000 },
+        { unit: 'cache_write_input_tokens', price: 1.25, per: 1_000_000 },
+        { unit: 'output_tokens', price: 4, per: 1_000_000 },
+      ],
+    },
+  });
+
+  it('refuses one-hour cache writes where the entry charges cache writes but has no one-hour price', () => {
     expect(() => assertCacheLifetimesPriced(tiered, cached('1h'))).not.toThrow();
-    expect(() => assertCacheLifetimesPriced(model(), cached('5m'))).not.toThrow();
-    expect(() => assertCacheLifetimesPriced(model(), cached('1h'))).toThrow(
+    expect(() => assertCacheLifetimesPriced(fiveMinuteWritesOnly, cached('5m'))).not.toThrow();
+    expect(() => assertCacheLifetimesPriced(fiveMinuteWritesOnly, cached('1h'))).toThrow(
       "Body validation error! messages[0].content[0].cache_control.ttl: the catalogue has no price for one-hour cache writes on test/mini (they cost more than five-minute ones). Expected '5m'. Received '1h'",
     );
     const onTool = body({ tools: [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'g' }, cache_control: { type: 'ephemeral', ttl: '1h' } }] } as never);
-    expect(() => assertCacheLifetimesPriced(model(), onTool)).toThrow(/^Body validation error! tools\[1\]\.cache_control\.ttl: /);
+    expect(() => assertCacheLifetimesPriced(fiveMinuteWritesOnly, onTool)).toThrow(/^Body validation error! tools\[1\]\.cache_control\.ttl: /);
+  });
+
+  it('takes one-hour cache writes where the entry charges no cache writes (OpenAI: free to write), held and billed as input', () => {
+    // model() prices input and output only, as the catalogue's OpenAI entries (gpt-4o-mini) do.
+    expect(() => assertCacheLifetimesPriced(model(), cached('1h'))).not.toThrow();
+    const onTool = body({ tools: [{ type: 'function', function: { name: 'g' }, cache_control: { type: 'ephemeral', ttl: '1h' } }] } as never);
+    expect(() => assertCacheLifetimesPriced(model(), onTool)).not.toThrow();
+    // The writes are billed as input tokens (chatUnits), so the hold is the prompt at the input price.
+    expect(chatCostCeilingUnits(model(), { ...cached('1h'), max_tokens: 10 }, 500, ['openai'])).toEqual({ input_tokens: 500, output_tokens: 10 });
   });
 
   it('holds the prompt at the dearest input price the request may incur', () => {

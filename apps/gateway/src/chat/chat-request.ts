@@ -81,6 +81,11 @@ export function pricedAtServiceTier(model: CatalogueModel, body: ChatCompletionR
 /** The unit one-hour cache writes are priced by (five-minute writes: `cache_write_input_tokens`). */
 const ONE_HOUR_CACHE_WRITES = 'cache_write_1h_input_tokens';
 
+/** Whether the entry prices cache writes apart from input (`cache_write_input_tokens`, `cache_write_1h_input_tokens`). */
+function chargesCacheWrites(prices: readonly PriceUnit[]): boolean {
+  return prices.some((price) => price.unit.startsWith('cache_write_'));
+}
+
 /** Where a request asks for prompt caching: whether anywhere, and the path of its first one-hour `cache_control`. */
 interface CacheControlUse {
   any: boolean;
@@ -111,10 +116,14 @@ function cacheControlUse(body: ChatCompletionRequestDto): CacheControlUse {
 
 /**
  * One-hour cache writes cost more than five-minute ones (Anthropic: 2× the input price against
- * 1.25×): a request asking for them is refused where the entry prices none.
+ * 1.25×): a request asking for them is refused where the entry prices cache writes but not
+ * one-hour ones, since they would be billed below their cost. An entry that prices no cache
+ * write at all is of a provider that charges none (OpenAI caches by itself and bills writes as
+ * plain input): there the lifetime changes no price, and the request is taken.
  */
 export function assertCacheLifetimesPriced(model: CatalogueModel, body: ChatCompletionRequestDto): void {
-  if (model.pricing?.units.some((unit) => unit.unit === ONE_HOUR_CACHE_WRITES)) return;
+  const prices = model.pricing?.units ?? [];
+  if (!chargesCacheWrites(prices) || prices.some((unit) => unit.unit === ONE_HOUR_CACHE_WRITES)) return;
   const { oneHourAt } = cacheControlUse(body);
   if (oneHourAt === undefined) return;
   throw new GatewayException(
@@ -213,7 +222,8 @@ function hasDocument(messages: ChatCompletionRequestDto['messages']): boolean {
  * request may incur (it asks for caching) where that is dearer for a prompt of `promptTokens`.
  */
 function dearestInputUnit(prices: readonly PriceUnit[], body: ChatCompletionRequestDto, promptTokens: number): string {
-  const caching = prices.some((price) => price.unit.startsWith('cache_write_')) ? cacheControlUse(body) : undefined;
+  // Where no cache write is priced, writes are billed as input (chatUnits): input_tokens is the dearest.
+  const caching = chargesCacheWrites(prices) ? cacheControlUse(body) : undefined;
   if (!caching?.any) return 'input_tokens';
   const candidates = ['input_tokens', 'cache_write_input_tokens', ...(caching.oneHourAt !== undefined ? [ONE_HOUR_CACHE_WRITES] : [])];
   let dearest = 'input_tokens';

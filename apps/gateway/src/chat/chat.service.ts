@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, JsonSource, UsageDto } from '@igw/contracts';
 import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
@@ -21,6 +21,7 @@ import {
   upstreamRequest,
 } from './chat-request';
 import { chatStreamEvents, type ChatStreamOptions } from './chat-stream';
+import { answeredRouteMissing, NATIVE_API_ABSENCE_MS, NativeApiAbsences } from './native-api-absence';
 import { isNativeOpened, NativeReply, nativeStreamEvents, type NativeOpened, type NativeUpstream } from './native-upstream';
 
 export interface ChatCall {
@@ -59,6 +60,10 @@ interface ChatPlan extends RequestPlan {
 
 @Injectable()
 export class ChatService {
+  private readonly logger = new Logger('ChatService');
+  /** The sources that answered a front's native API as missing lately (this replica's own memory). */
+  private readonly nativeApiAbsences = new NativeApiAbsences();
+
   constructor(
     private readonly pipeline: PaidRequestPipeline,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
@@ -75,12 +80,12 @@ export class ChatService {
     await this.pipeline.run<WholeAnswer, ChatCompletionDto | NativeReply>(call, plan, {
       ...this.upstreamSteps<WholeAnswer>(call, plan, (target, signal) => {
         const options = this.callOptions(plan, signal);
-        if (native?.takes(target)) {
-          native.beforeAttempt?.(true);
-          return native.complete(target, options).then((answer) => ({ native: answer }));
-        }
-        native?.beforeAttempt?.(false);
-        return chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model, call.messagesJson), options);
+        return this.nativeOrTranslated<WholeAnswer>(
+          native,
+          target,
+          () => native!.complete(target, options).then((answer) => ({ native: answer })),
+          () => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model, call.messagesJson), options),
+        );
       }),
       settle: (result, admitted) => {
         if ('native' in result) return new NativeReply(native!.answer(result.native.body, settle(plan.model, result.native.usage, admitted), plan.model.id));
@@ -110,12 +115,12 @@ export class ChatService {
       plan,
       this.upstreamSteps<ChunkStream | NativeOpened>(call, plan, (target, signal) => {
         const options = this.callOptions(plan, signal);
-        if (native?.takes(target)) {
-          native.beforeAttempt?.(true);
-          return native.stream(target, options).then((stream) => ({ native: stream }));
-        }
-        native?.beforeAttempt?.(false);
-        return chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model, call.messagesJson), options);
+        return this.nativeOrTranslated<ChunkStream | NativeOpened>(
+          native,
+          target,
+          () => native!.stream(target, options).then((stream) => ({ native: stream })),
+          () => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model, call.messagesJson), options),
+        );
       }),
     );
     const options: ChatStreamOptions = {
@@ -138,6 +143,33 @@ export class ChatService {
     const result = opened.result;
     if (isNativeOpened(result)) return nativeStreamEvents(notingFirstChunk(result.native, opened.admitted), options, native!.writer(plan.model.id));
     return streamEvents(notingFirstChunk(result, opened.admitted), options);
+  }
+
+  /**
+   * One attempt on one source: the front's native call where the source takes it, else the chat
+   * translation. A source that answers the native route as missing (404 or 405, before anything
+   * streamed) is sent the translation within the same attempt, so the refused call is neither
+   * billed nor a fallback, and it is remembered for a while (logged once), so its next requests
+   * go straight to the translation.
+   */
+  private nativeOrTranslated<T>(native: NativeUpstream | undefined, target: UpstreamTarget, callNative: () => Promise<T>, callTranslated: () => Promise<T>): Promise<T> {
+    const api = native?.apiMayBeMissing;
+    if (!native?.takes(target) || (api !== undefined && this.nativeApiAbsences.lacks(api, target))) {
+      native?.beforeAttempt?.(false);
+      return callTranslated();
+    }
+    native.beforeAttempt?.(true);
+    if (api === undefined) return callNative();
+    return callNative().catch((error: unknown) => {
+      if (!answeredRouteMissing(error)) throw error;
+      if (this.nativeApiAbsences.remember(api, target)) {
+        this.logger.warn(
+          `Source ${target.provider} (model ${target.model}) answered ${(error as { status: number }).status} to the ${api}: sending it chat completions in its place for ${NATIVE_API_ABSENCE_MS / 60_000} minutes, then trying the ${api} again.`,
+        );
+      }
+      native.beforeAttempt?.(false);
+      return callTranslated();
+    });
   }
 
   /** The context is counted after admission, before the call; a prompt an upstream processed is billed by estimate if the call fails. */

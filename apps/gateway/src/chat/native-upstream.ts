@@ -30,6 +30,13 @@ export interface NativeUpstream {
   beforeAttempt?(native: boolean): void;
   /** Units a native call may run beyond what the chat request holds for (web searches), held as well. */
   extraCeiling?: Readonly<Record<string, number>>;
+  /**
+   * The native API's name, where a source that `takes` it may not serve it after all (an
+   * OpenAI-compatible server without `/v1/responses`): a 404 or 405 to the native call, before
+   * anything streamed, sends that request the translation on the same source, and the source is
+   * sent the translation for a while (native-api-absence.ts).
+   */
+  apiMayBeMissing?: string;
 }
 
 export interface NativeEventWriter {

@@ -26,6 +26,8 @@ import { responsesStreamEvents } from './responses-stream';
 //   decides of its conversation state: its own response id, `store` and `previous_response_id` as
 //   the client asked (stored-responses.ts keeps it, unstreamed or before its stream's
 //   response.completed event, exactly as the translated path does).
+// - A source that answers the native call with 404 or 405 (a server without /v1/responses) gets
+//   the translation for that request and, for a while, for the next ones (chat.service.ts).
 
 const PROVIDER_KINDS_WITH_RESPONSES = new Set(['openai', 'azure-openai']);
 /** Tools the client runs (or that are plain functions): always passed on. */
@@ -143,6 +145,8 @@ export function responsesFrontOf(
       dropped(translation.droppedTools);
     },
     ...(searchAnywhere && withSearch.tools.some((tool) => WEB_SEARCH_TOOLS.has(tool.type)) ? { extraCeiling: { web_search_calls: SEARCHES_HELD } } : {}),
+    // Most OpenAI-compatible servers (older vLLM, llama.cpp) have chat completions only.
+    apiMayBeMissing: 'Responses API',
   };
   return { chatRequest: translation.request, front: { ...front, native } };
 }
