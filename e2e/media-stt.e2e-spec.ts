@@ -18,8 +18,11 @@ interface Transcription {
 const CREDITS_PER_SECOND = 200;
 const SAMPLE_TRANSCRIPT = 'The quick brown fox jumps over the lazy dog.';
 const MAX_BYTES = 400_000;
-/** The gateway holds at most this much fetched media at once: one file of MAX_BYTES fits. */
-const IN_FLIGHT_MAX_BYTES = 500_000;
+/**
+ * The gateway holds at most this much fetched media at once; one key's requests at most half,
+ * raised to one file of MAX_BYTES (MEDIA_IN_FLIGHT_KEY_SHARE's default): 400,000.
+ */
+const IN_FLIGHT_MAX_BYTES = 750_000;
 
 /**
  * POST /stt against the standalone gateway: OpenAI transcriptions and Deepgram played by the
@@ -39,9 +42,10 @@ describe('speech to text (POST /stt)', () => {
   const mediaHits: string[] = [];
   /** How many fetches of /slow.wav have ended, answered or given up. */
   let slowClosed = 0;
-  /** /held.mp3 sends all but its last 50,000 bytes, then waits for this. */
+  /** /held.mp3 sends all but its last 50,000 bytes (250,000), then waits for this. */
   let finishHeld: Promise<void> = Promise.resolve();
-  let heldSent = false;
+  /** How many fetches of /held.mp3 got those first bytes. */
+  let heldSent = 0;
 
   const listen = async (server: Server) => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -77,7 +81,7 @@ describe('speech to text (POST /stt)', () => {
       if (route === '/five-minutes.bin') return send(fiveMinutes, 'application/octet-stream');
       if (route === '/held.mp3') {
         response.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': String(fiveMinutes.length) });
-        response.write(fiveMinutes.subarray(0, fiveMinutes.length - 50_000), () => (heldSent = true));
+        response.write(fiveMinutes.subarray(0, fiveMinutes.length - 50_000), () => heldSent++);
         void finishHeld.then(() => response.end(fiveMinutes.subarray(fiveMinutes.length - 50_000)));
         return;
       }
@@ -260,27 +264,46 @@ describe('speech to text (POST /stt)', () => {
     expect((await ledger(accountId))[0].units).toEqual({ audio_seconds: 300 });
   });
 
-  it("bills audio whose length cannot be read by the provider's figure, even past the hold", async () => {
+  it("bills audio whose length cannot be read by the provider's figure, capped at the hold", async () => {
     // 48,000 bytes in no format the gateway reads, held at 1 s; the provider hears 3 s.
     const { accountId, key } = await app.paidKey(1_000_000);
     const answer = await transcribe(key, { model: 'whisper', url: `${mediaUrl}/speech.mp3`, max_duration_seconds: 1 });
     expect(answer.status).toBe(200);
     expect(answer.body.metadata.duration).toBe(3);
-    expect(answer.body.meta.usage).toEqual({ credits_used: 3 * CREDITS_PER_SECOND, usd_spent: 0.0003, audio_seconds: 3 });
+    expect(answer.body.meta.usage).toEqual({ credits_used: CREDITS_PER_SECOND, usd_spent: 0.0001, audio_seconds: 1 });
     await ledgerHas(accountId, 1);
-    expect((await ledger(accountId))[0].units).toEqual({ audio_seconds: 3 });
-    await eventually(async () => (await app.balance(key)) === 1_000_000 - 3 * CREDITS_PER_SECOND, 20_000, 50);
+    expect((await ledger(accountId))[0].units).toEqual({ audio_seconds: 1 });
+    await eventually(async () => (await app.balance(key)) === 1_000_000 - CREDITS_PER_SECOND, 20_000, 50);
   });
 
-  it('refuses audio past the media the gateway may hold at once with 503 and retry-after, billing nothing, until the holder is done', async () => {
-    const holder = await app.paidKey(1_000_000);
+  it('never bills past what the bytes of unreadable audio can carry at 2 kbit/s, nor past STT_MAX_AUDIO_SECONDS, whatever the provider reports', async () => {
+    // The provider reports 5,000 s for every upload.
+    const { accountId, key } = await app.paidKey(1_000_000);
+    // Unreadable, 48,000 bytes: at 250 bytes a second, at most 192 s.
+    const unreadable = await transcribe(key, { model: 'test/stt-overstates', url: `${mediaUrl}/speech.mp3` });
+    expect(unreadable.status).toBe(200);
+    expect(unreadable.body.meta.usage).toEqual({ credits_used: 192 * CREDITS_PER_SECOND, usd_spent: 0.0192, audio_seconds: 192 });
+    // The same file with a lower max_duration_seconds: that is the bound.
+    const lower = await transcribe(key, { model: 'test/stt-overstates', url: `${mediaUrl}/speech.mp3`, max_duration_seconds: 100 });
+    expect(lower.body.meta.usage.audio_seconds).toBe(100);
+    // A WAV read as 5 s: the longer figure counts, up to STT_MAX_AUDIO_SECONDS (600 here).
+    const readable = await transcribe(key, { model: 'test/stt-overstates', url: `${mediaUrl}/five-seconds.wav` });
+    expect(readable.status).toBe(200);
+    expect(readable.body.meta.usage).toEqual({ credits_used: 600 * CREDITS_PER_SECOND, usd_spent: 0.06, audio_seconds: 600 });
+    await ledgerHas(accountId, 3);
+    expect((await ledger(accountId)).map((entry) => entry.units)).toEqual([{ audio_seconds: 600 }, { audio_seconds: 100 }, { audio_seconds: 192 }]);
+    await eventually(async () => (await app.balance(key)) === 1_000_000 - (192 + 100 + 600) * CREDITS_PER_SECOND, 20_000, 50);
+  });
+
+  it('refuses audio past the media the gateway may hold at once with 503 and retry-after, billing nothing, until the holders are done', async () => {
+    const holders = [await app.paidKey(1_000_000), await app.paidKey(1_000_000)];
     const { accountId, key } = await app.paidKey(1_000_000);
     let finish!: () => void;
     finishHeld = new Promise<void>((resolve) => (finish = resolve));
-    heldSent = false;
-    const held = transcribe(holder.key, { model: 'whisper', url: `${mediaUrl}/held.mp3` });
-    await eventually(async () => heldSent, 10_000, 10);
-    // Once the gateway has read the held file's 250,000 bytes, 300,000 more do not fit in 500,000.
+    heldSent = 0;
+    const held = holders.map((holder) => transcribe(holder.key, { model: 'whisper', url: `${mediaUrl}/held.mp3` }));
+    await eventually(async () => heldSent === 2, 10_000, 10);
+    // Once the gateway has read both held files' 250,000 bytes, 300,000 more do not fit in 750,000.
     let answered = 0;
     let refused: Awaited<ReturnType<typeof transcribe>> | undefined;
     await eventually(
@@ -296,13 +319,75 @@ describe('speech to text (POST /stt)', () => {
     expectErrorBody(refused!, 503, '/stt', /^Service Unavailable: the audio at url could not be fetched now: the gateway holds as much fetched media as it may at once; try again shortly\.$/);
     expect(refused!.headers.get('retry-after')).toBe('1');
     finish();
-    expect((await held).status).toBe(200);
-    // The held request gave its bytes back when it was over: the same request now goes through.
+    expect((await Promise.all(held)).map((answer) => answer.status)).toEqual([200, 200]);
+    // The held requests gave their bytes back when they were over: the same request now goes through.
     const after = await transcribe(key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` });
     expect(after.status).toBe(200);
     // It ended after every other request of the key: once it is billed, so is anything they billed.
     await eventually(async () => (await ledger(accountId)).some((entry) => entry.requestId === after.headers.get('x-request-id')), 20_000, 50);
     expect(await ledger(accountId)).toHaveLength(answered + 1);
+  });
+
+  it("refuses a key past its share of the media the gateway may hold with 429 and retry-after, while another key's fetch goes through", async () => {
+    const flooding = await app.paidKey(1_000_000);
+    const other = await app.paidKey(1_000_000);
+    let finish!: () => void;
+    finishHeld = new Promise<void>((resolve) => (finish = resolve));
+    heldSent = 0;
+    const held = transcribe(flooding.key, { model: 'whisper', url: `${mediaUrl}/held.mp3` });
+    await eventually(async () => heldSent === 1, 10_000, 10);
+    // Once the gateway has read the held file's 250,000 bytes, 300,000 more of the same key pass its
+    // 400,000, though the process, at 550,000 of 750,000, has room.
+    let answered = 0;
+    let refused: Awaited<ReturnType<typeof transcribe>> | undefined;
+    await eventually(
+      async () => {
+        const attempt = await transcribe(flooding.key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` });
+        if (attempt.status === 200) answered++;
+        else refused = attempt;
+        return refused !== undefined;
+      },
+      10_000,
+      10,
+    );
+    expectErrorBody(
+      refused!,
+      429,
+      '/stt',
+      /^Too Many Requests: this API key's requests hold 400000 bytes of fetched media, as much as one key may at once \(MEDIA_IN_FLIGHT_KEY_SHARE\); retry when one of them is over\.$/,
+    );
+    expect(refused!.headers.get('retry-after')).toBe('1');
+    expect((refused!.body as unknown as { error: { type: string; code: string } }).error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    // The other key's file of the same size fits in what the flooding key left.
+    const meanwhile = await transcribe(other.key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` });
+    expect(meanwhile.status).toBe(200);
+    finish();
+    expect((await held).status).toBe(200);
+    const after = await transcribe(flooding.key, { model: 'whisper', url: `${mediaUrl}/five-minutes.mp3` });
+    expect(after.status).toBe(200);
+    // The refused request billed nothing: the key's ledger holds the held one, the answered ones and the last.
+    await eventually(async () => (await ledger(flooding.accountId)).some((entry) => entry.requestId === after.headers.get('x-request-id')), 20_000, 50);
+    expect(await ledger(flooding.accountId)).toHaveLength(answered + 2);
+  });
+
+  it('counts a request whose fetch is refused after the download against the key\'s rate, as any request', async () => {
+    const { accountId, key: paid } = await app.paidKey(1_000_000);
+    const limited = await call<{ key: string }>(`${app.billing}/admin/v1/accounts/${accountId}/keys`, { token: app.adminToken, body: { rpm: 3 } });
+    const key = limited.body.key;
+    // The four requests must fall in one minute window (windows are aligned to the clock's minutes).
+    if (Date.now() % 60_000 > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - (Date.now() % 60_000) + 100));
+    // Downloaded, then refused: too large, and empty.
+    expectErrorBody(await transcribe(key, { model: 'whisper', url: `${mediaUrl}/big-unannounced` }), 400, '/stt', /^Body validation error! url: points to a file larger than/);
+    expectErrorBody(await transcribe(key, { model: 'whisper', url: `${mediaUrl}/empty.wav` }), 400, '/stt', /^Body validation error! url: answered with an empty file$/);
+    expectErrorBody(await transcribe(key, { model: 'whisper', url: `${mediaUrl}/big-unannounced` }), 400, '/stt', /^Body validation error! url: points to a file larger than/);
+    const fetched = mediaHits.length;
+    const limitedOut = await transcribe(key, { model: 'whisper', url: `${mediaUrl}/sample.wav` });
+    expectErrorBody(limitedOut, 429, '/stt', /^Too Many Requests: this API key's rule allows 3 requests per minute; it resets in \d+ s\.$/);
+    expect(Number(limitedOut.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Refused at admission: the gateway fetched nothing for it.
+    expect(mediaHits.length).toBe(fetched);
+    // Another key of the account has its own rate.
+    expect((await transcribe(paid, { model: 'whisper', url: `${mediaUrl}/sample.wav` })).status).toBe(200);
   });
 
   it('holds max_duration_seconds of audio, which must fit before anything is fetched (403)', async () => {

@@ -38,38 +38,40 @@ describe('images answered by URL', () => {
     await new Promise((resolve) => other.close(resolve));
   });
 
+  /** The API key whose image request the fetches serve: alone here, so its share is the whole budget. */
+  const IMAGE_KEY = 'image-key';
   const fetcherAllowing = (allowlist: string, maxBytes = 1024 * 1024, inFlightMaxBytes = 4 * maxBytes) =>
     new MediaFetcher({
-      env: { MEDIA_FETCH_MAX_BYTES: maxBytes, MEDIA_FETCH_TIMEOUT_MS: 5_000, MEDIA_FETCH_ALLOWLIST: allowlist, MEDIA_IN_FLIGHT_MAX_BYTES: inFlightMaxBytes },
+      env: { MEDIA_FETCH_MAX_BYTES: maxBytes, MEDIA_FETCH_TIMEOUT_MS: 5_000, MEDIA_FETCH_ALLOWLIST: allowlist, MEDIA_IN_FLIGHT_MAX_BYTES: inFlightMaxBytes, MEDIA_IN_FLIGHT_KEY_SHARE: 1 },
     } as unknown as ServiceSettings);
   const emulatorHost = () => new URL(emulator.url).host;
   const urlImage = (url: string) => ({ url, mimeType: 'image/png' });
 
   it('fetches an allowlisted URL into base64, typed and sized by its bytes', async () => {
-    const image = await inlineImage(fetcherAllowing(emulatorHost()), urlImage(`${emulator.url}/media/images/64x32/7.png`), new Cancellation());
+    const image = await inlineImage(fetcherAllowing(emulatorHost()), urlImage(`${emulator.url}/media/images/64x32/7.png`), new Cancellation(), IMAGE_KEY);
     expect(image).toMatchObject({ base64: makePng(64, 32, 7).toString('base64'), mimeType: 'image/png', width: 64, height: 32 });
   });
 
   it('answers 502 for a loopback URL outside the allowlist, before connecting', async () => {
     const served = emulator.requests.length;
-    await expect(inlineImage(fetcherAllowing(emulatorHost()), urlImage(`http://127.0.0.1:${otherPort}/a.png`), new Cancellation())).rejects.toMatchObject({
+    await expect(inlineImage(fetcherAllowing(emulatorHost()), urlImage(`http://127.0.0.1:${otherPort}/a.png`), new Cancellation(), IMAGE_KEY)).rejects.toMatchObject({
       status: 502,
       message: expect.stringMatching(/^Bad Gateway: the upstream answered with an image URL that .*loopback/),
     });
     // The policy judged it before any connection; with no allowlist the emulator is refused too.
-    await expect(inlineImage(fetcherAllowing(''), urlImage(`${emulator.url}/media/images/8x8/1.png`), new Cancellation())).rejects.toMatchObject({ status: 502 });
+    await expect(inlineImage(fetcherAllowing(''), urlImage(`${emulator.url}/media/images/8x8/1.png`), new Cancellation(), IMAGE_KEY)).rejects.toMatchObject({ status: 502 });
     expect(emulator.requests.length).toBe(served);
   });
 
   it('answers 502 for a redirect into a forbidden address, for an oversized image and for bytes that are not an image', async () => {
     const allowBoth = fetcherAllowing(`127.0.0.1:${otherPort}`);
     // The allowlisted server redirects to the emulator's port, which is not allowlisted.
-    await expect(inlineImage(allowBoth, urlImage(`http://127.0.0.1:${otherPort}/redirect`), new Cancellation())).rejects.toMatchObject({
+    await expect(inlineImage(allowBoth, urlImage(`http://127.0.0.1:${otherPort}/redirect`), new Cancellation(), IMAGE_KEY)).rejects.toMatchObject({
       status: 502,
       message: expect.stringMatching(/redirects to a URL that/),
     });
-    await expect(inlineImage(fetcherAllowing(emulatorHost(), 1_024), urlImage(`${emulator.url}/media/images/2048x2048/3.png`), new Cancellation())).rejects.toMatchObject({ status: 502 });
-    await expect(inlineImage(fetcherAllowing(emulatorHost()), urlImage(`${emulator.url}/media/sample.wav`), new Cancellation())).rejects.toMatchObject({
+    await expect(inlineImage(fetcherAllowing(emulatorHost(), 1_024), urlImage(`${emulator.url}/media/images/2048x2048/3.png`), new Cancellation(), IMAGE_KEY)).rejects.toMatchObject({ status: 502 });
+    await expect(inlineImage(fetcherAllowing(emulatorHost()), urlImage(`${emulator.url}/media/sample.wav`), new Cancellation(), IMAGE_KEY)).rejects.toMatchObject({
       status: 502,
       message: 'Bad Gateway: the upstream answered with an image URL that did not answer with a PNG, JPEG, WebP or GIF image.',
     });
@@ -80,9 +82,9 @@ describe('images answered by URL', () => {
     const url = `${emulator.url}/media/images/64x32/7.png`;
     const roomForOne = fetcherAllowing(emulatorHost(), 1024 * 1024, png.length);
     for (let round = 0; round < 3; round++) {
-      expect((await inlineImage(roomForOne, urlImage(url), new Cancellation())).base64).toBe(png.toString('base64'));
+      expect((await inlineImage(roomForOne, urlImage(url), new Cancellation(), IMAGE_KEY)).base64).toBe(png.toString('base64'));
     }
-    await expect(inlineImage(fetcherAllowing(emulatorHost(), 1024 * 1024, png.length - 1), urlImage(url), new Cancellation())).rejects.toMatchObject({
+    await expect(inlineImage(fetcherAllowing(emulatorHost(), 1024 * 1024, png.length - 1), urlImage(url), new Cancellation(), IMAGE_KEY)).rejects.toMatchObject({
       status: 502,
       message: 'Bad Gateway: the upstream answered with an image URL that could not be fetched now: the gateway holds as much fetched media as it may at once.',
     });

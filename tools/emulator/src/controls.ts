@@ -7,6 +7,9 @@
 //   <name>@chunk-delay=<ms>     streams: wait ms (max 60000) between events
 //   <name>@fail-after=<n>       streams: destroy the connection abruptly after n content events
 //   <name>@no-usage             report no token usage (formats that support it; OpenAI chat and embeddings)
+//   <name>@heard-seconds=<s>    speech-to-text (OpenAI transcriptions, Deepgram listen): report the audio as
+//                               lasting s seconds whatever the upload holds, as a provider whose decoder
+//                               hears more than the file's size allows would (what the gateway's caps meet)
 //   <name>@cache-read           Anthropic Messages: the prompt up to its last cache_control breakpoint is read
 //                               from the cache (cache_read_input_tokens) rather than written to it
 //   <name>@top-logprobs=<token>:<logprob>,...
@@ -51,6 +54,8 @@ export interface ModelControls {
   chunkDelayMs?: number;
   failAfter?: number;
   noUsage?: boolean;
+  /** `@heard-seconds`: the length a speech-to-text route reports, whatever the upload holds. */
+  heardSeconds?: number;
   /** `@cache-read`: Anthropic reads the cached prefix rather than writing it. */
   cacheRead?: boolean;
   hugeBodyMb?: number;
@@ -64,7 +69,7 @@ export interface ModelControls {
 /** The controls of one request (from its model name); the router merges the control headers in. */
 export type RequestControls = Omit<ModelControls, 'model'>;
 
-const SUFFIX = /@(status|delay|chunk-delay|fail-after|huge-body|huge-line|top-logprobs)=([^@]*)$|@(no-usage|cache-read|endless-stream|endless-error)$/;
+const SUFFIX = /@(status|delay|chunk-delay|fail-after|huge-body|huge-line|heard-seconds|top-logprobs)=([^@]*)$|@(no-usage|cache-read|endless-stream|endless-error)$/;
 const DIGITS = /^\d{1,15}$/;
 
 /** Splits the control suffixes off a model name: `parseModelControls('m@status=500')` → `{model: 'm', status: 500}`. */
@@ -104,6 +109,9 @@ export function parseModelControls(model: string): ModelControls {
         break;
       case 'huge-body':
         if (number > 0) result.hugeBodyMb ??= Math.min(number, MAX_HUGE_MB);
+        break;
+      case 'heard-seconds':
+        if (number > 0) result.heardSeconds ??= number;
         break;
       case 'huge-line':
         if (number > 0) result.hugeLineMb ??= Math.min(number, MAX_HUGE_MB);

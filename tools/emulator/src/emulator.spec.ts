@@ -490,6 +490,7 @@ describe('model-name controls', () => {
     expect(parseModelControls('gpt-4o@status=500@delay=10')).toEqual({ model: 'gpt-4o', status: 500, delayMs: 10 });
     expect(parseModelControls('m@no-usage@chunk-delay=25@fail-after=3')).toEqual({ model: 'm', noUsage: true, chunkDelayMs: 25, failAfter: 3 });
     expect(parseModelControls('m@fail-after=0')).toEqual({ model: 'm', failAfter: 0 });
+    expect(parseModelControls('whisper-1@heard-seconds=5000')).toEqual({ model: 'whisper-1', heardSeconds: 5000 });
     // Names with their own '@' keep it; only trailing known keys are controls.
     expect(parseModelControls('claude-3-5-sonnet@20240620@status=529')).toEqual({ model: 'claude-3-5-sonnet@20240620', status: 529 });
     expect(parseModelControls('claude-3-5-sonnet@20240620')).toEqual({ model: 'claude-3-5-sonnet@20240620' });

@@ -112,7 +112,7 @@ export class ImagesService {
         return { result, usage };
       },
     });
-    const images = await Promise.all(result.images.map((image) => inlineImage(this.fetcher, image, call.signal)));
+    const images = await Promise.all(result.images.map((image) => inlineImage(this.fetcher, image, call.signal, call.auth.keyId)));
     const choices = images.map((image, index) => choiceOf(image, index));
     return {
       created: Math.floor(Date.now() / 1000),

@@ -10,8 +10,9 @@ export interface HeldMedia extends FetchedMedia {
 /**
  * fetchMedia with the deployment's limits (MEDIA_FETCH_MAX_BYTES, MEDIA_FETCH_TIMEOUT_MS),
  * allowlist (MEDIA_FETCH_ALLOWLIST, parsed once) and the process's media budget
- * (MEDIA_IN_FLIGHT_MAX_BYTES): the only way the gateway's endpoints fetch an address a client or
- * an upstream chose.
+ * (MEDIA_IN_FLIGHT_MAX_BYTES), of which one API key's fetches hold at most its share
+ * (keyShareBytes): the only way the gateway's endpoints fetch an address a client or an
+ * upstream chose.
  */
 @Injectable()
 export class MediaFetcher {
@@ -20,17 +21,18 @@ export class MediaFetcher {
 
   constructor(@Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings) {
     this.allowlist = parseAllowlist(settings.env.MEDIA_FETCH_ALLOWLIST);
-    this.budget = new MediaMemoryBudget(settings.env.MEDIA_IN_FLIGHT_MAX_BYTES);
+    this.budget = new MediaMemoryBudget(settings.env.MEDIA_IN_FLIGHT_MAX_BYTES, keyShareBytes(settings.env));
   }
 
   /**
    * Rejects with MediaFetchRefusedError, MediaFetchFailedError or MediaBudgetExhaustedError;
    * `signal` (the client leaving) stops the fetch. The caller releases what it got once its
-   * request no longer holds the bytes.
+   * request no longer holds the bytes. `keyId` is the API key whose request the bytes serve:
+   * its share of the budget is what they count against.
    */
-  async fetch(url: string, signal: CancelSignal): Promise<HeldMedia> {
+  async fetch(url: string, signal: CancelSignal, keyId: string): Promise<HeldMedia> {
     const { MEDIA_FETCH_MAX_BYTES, MEDIA_FETCH_TIMEOUT_MS } = this.settings.env;
-    const lease = this.budget.lease();
+    const lease = this.budget.lease(keyId);
     try {
       const media = await fetchMedia(url, { maxBytes: MEDIA_FETCH_MAX_BYTES, timeoutMs: MEDIA_FETCH_TIMEOUT_MS, allowlist: this.allowlist, signal: abortSignalOf(signal), lease });
       return { ...media, release: lease.release };
@@ -39,6 +41,15 @@ export class MediaFetcher {
       throw error;
     }
   }
+}
+
+/**
+ * The fetched media one key's requests may hold at once: MEDIA_IN_FLIGHT_KEY_SHARE of the
+ * process's budget, but at least one file of the largest size, so a key alone on the gateway
+ * can always fetch one.
+ */
+export function keyShareBytes(env: Pick<ServiceSettings['env'], 'MEDIA_IN_FLIGHT_MAX_BYTES' | 'MEDIA_IN_FLIGHT_KEY_SHARE' | 'MEDIA_FETCH_MAX_BYTES'>): number {
+  return Math.max(env.MEDIA_FETCH_MAX_BYTES, Math.floor(env.MEDIA_IN_FLIGHT_MAX_BYTES * env.MEDIA_IN_FLIGHT_KEY_SHARE));
 }
 
 /** fetchMedia takes a DOM AbortSignal; requests carry the lighter Cancellation. */

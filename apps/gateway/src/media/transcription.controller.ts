@@ -31,8 +31,16 @@ const TRANSCRIPTION_ERRORS = {
       refusedUrl: `${ErrorMessages.bodyValidationPrefix} url: names a loopback address, which the gateway does not fetch`,
     },
   },
+  429: {
+    description: "The key's rate or concurrency limit, the free plan's hourly limit, the upstream's own limit, or the key's requests holding their share of the fetched media the gateway may hold",
+    messages: {
+      ...MODEL_ENDPOINT_ERRORS[429].messages,
+      mediaShare:
+        "Too Many Requests: this API key's requests hold 128 MiB of fetched media, as much as one key may at once (MEDIA_IN_FLIGHT_KEY_SHARE); retry when one of them is over.",
+    },
+  },
   503: {
-    description: 'No configured source of the model offers speech-to-text, an upstream cannot be reached, or keys cannot be verified (billing down)',
+    description: 'No configured source of the model offers speech-to-text, an upstream cannot be reached, the gateway holds as much fetched media as it may, or keys cannot be verified (billing down)',
     messages: {
       noSource: "Service Unavailable: no source of model 'openai/whisper-1' offers speech-to-text (anthropic has no speech-to-text API).",
       unreachable: MODEL_ENDPOINT_ERRORS[503].messages.unreachable,
@@ -52,7 +60,7 @@ export class TranscriptionController {
   @ApiOperation({
     summary: 'Speech to text: the gateway fetches the audio at `url` and transcribes it (Deepgram-style answer)',
     description:
-      'Billed per second of audio (rounded up). The hold is `max_duration_seconds` (default STT_MAX_AUDIO_SECONDS) of audio and must fit the balance before anything is fetched. Example body: `{"model": "whisper-1", "url": "https://example.com/audio/meeting.wav", "language": "en"}`.',
+      'Billed per second of audio (rounded up), never more than `max_duration_seconds` (default STT_MAX_AUDIO_SECONDS): that is the hold, and it must fit the balance before anything is fetched. Example body: `{"model": "whisper-1", "url": "https://example.com/audio/meeting.wav", "language": "en"}`.',
   })
   @ApiBody({
     type: TranscriptionRequestDto,

@@ -6,17 +6,16 @@ import {
   MediaFetchFailedError,
   MediaFetchRefusedError,
   audioDurationSeconds,
+  describeBytes,
   transcriptionAdapterFor,
   type CancelSignal,
   type UpstreamTranscriptionResult,
 } from '@igw/providers';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
-import { MediaFetcher, type HeldMedia } from './media-fetcher';
+import { MediaFetcher, keyShareBytes, type HeldMedia } from './media-fetcher';
 import { mediaTargets } from './media-routing';
-
-/** What audio of unknown length is assumed to be: 128 kbit/s, a typical MP3 of speech. */
-export const ESTIMATED_AUDIO_BYTES_PER_SECOND = 16_000;
+import { audioSeconds, billableSeconds, billedAudioSeconds } from './transcription-billing';
 
 export interface TranscriptionCall {
   requestId: string;
@@ -29,13 +28,15 @@ export interface TranscriptionCall {
 
 /**
  * POST /stt. Admission first: the hold is `max_duration_seconds` (default and cap
- * STT_MAX_AUDIO_SECONDS) of audio, and must fit before the gateway fetches anything. Then the
- * audio is fetched under the media address policy (a refusal or failure is the client's 400;
- * no room in the process's media budget, a 503 with `retry-after`) and counted in that budget
- * until the request is over (the upload sends that one copy). Its length is read from its
- * bytes: audio longer than the maximum is refused (400, nothing billed); the rest is
- * transcribed. Billed: audioSeconds, never capped by the hold: the hold decides admission,
- * never the price.
+ * STT_MAX_AUDIO_SECONDS) of audio, and must fit before the gateway fetches anything; so the
+ * request counts against the key's rates even when its fetch is then refused. Then the audio
+ * is fetched under the media address policy (a refusal or failure is the client's 400; no room
+ * in the key's share of the process's media budget, a 429, in the budget itself, a 503, both
+ * with `retry-after`) and counted in that budget until the request is over (the upload sends
+ * that one copy). Its length is read from its bytes: audio longer than the maximum is refused
+ * (400, nothing billed); the rest is transcribed. Billed: billedAudioSeconds, never past the
+ * hold, nor, when the length cannot be read, past what the bytes can carry
+ * (transcription-billing.ts), whatever the provider reports.
  */
 @Injectable()
 export class TranscriptionService {
@@ -61,7 +62,7 @@ export class TranscriptionService {
     try {
       return await this.pipeline.run(call, { endpoint: 'stt', model, catalogueRevision: revision, targets, ceiling: { audio_seconds: maxSeconds } }, {
         beforeCall: async () => {
-          audio = await this.fetchAudio(body.url, call.signal);
+          audio = await this.fetchAudio(body.url, call.signal, call.auth.keyId);
           measuredSeconds = await audioDurationSeconds(audio.bytes);
           if (measuredSeconds !== undefined && billableSeconds(measuredSeconds) > maxSeconds) {
             throw new GatewayException(
@@ -76,10 +77,10 @@ export class TranscriptionService {
             { model: target.model, audio: audio!.bytes, contentType: audio!.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
             { timeoutMs: upstreamTimeoutMsOf(model, this.settings), signal },
           ),
-        unreadUnits: () => ({ audio_seconds: billableSeconds(audioSeconds(undefined, measuredSeconds, audio!.bytes.length)) }),
+        unreadUnits: () => ({ audio_seconds: billedAudioSeconds(undefined, measuredSeconds, audio!.bytes.length, maxSeconds) }),
         settle: (result, admitted) => {
           const duration = audioSeconds(result.durationSeconds, measuredSeconds, audio!.bytes.length);
-          const billedSeconds = billableSeconds(duration);
+          const billedSeconds = billedAudioSeconds(result.durationSeconds, measuredSeconds, audio!.bytes.length, maxSeconds);
           const usage = admitted.settle({ audio_seconds: billedSeconds });
           return resultOf(call, model.id, result, duration, { ...usage, audio_seconds: billedSeconds });
         },
@@ -90,15 +91,26 @@ export class TranscriptionService {
     }
   }
 
-  /** The client chose the URL: whatever stops the fetch is a 400 naming it, but a full media budget (the gateway's state) is a 503. */
-  private async fetchAudio(url: string, signal: CancelSignal): Promise<HeldMedia> {
+  /**
+   * The client chose the URL: whatever stops the fetch is a 400 naming it, but a full media
+   * budget is not the URL's fault: the key's own share full is the key asking too much at once
+   * (429), the process's budget full is the gateway's state (503).
+   */
+  private async fetchAudio(url: string, signal: CancelSignal, keyId: string): Promise<HeldMedia> {
     try {
-      const audio = await this.fetcher.fetch(url, signal);
+      const audio = await this.fetcher.fetch(url, signal, keyId);
       if (audio.bytes.length === 0) throw new MediaFetchFailedError('http-status', 'answered with an empty file');
       return audio;
     } catch (error) {
       if (error instanceof MediaFetchRefusedError || error instanceof MediaFetchFailedError) {
         throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} url: ${error.detail}`, { cause: error });
+      }
+      if (error instanceof MediaBudgetExhaustedError && error.scope === 'holder') {
+        throw new GatewayException(
+          HttpStatus.TOO_MANY_REQUESTS,
+          `Too Many Requests: this API key's requests hold ${describeBytes(keyShareBytes(this.settings.env))} of fetched media, as much as one key may at once (MEDIA_IN_FLIGHT_KEY_SHARE); retry when one of them is over.`,
+          { cause: error, headers: { 'retry-after': '1' } },
+        );
       }
       if (error instanceof MediaBudgetExhaustedError) {
         throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: the audio at url ${error.detail}; try again shortly.`, {
@@ -109,22 +121,6 @@ export class TranscriptionService {
       throw error;
     }
   }
-}
-
-/**
- * The audio's length: the longer of the provider's figure and the one read from the file (a
- * header can understate what a decoder hears), either alone when only one is known, else
- * estimated from the size at 128 kbit/s.
- */
-export function audioSeconds(reportedSeconds: number | undefined, measuredSeconds: number | undefined, bytes: number): number {
-  if (reportedSeconds === undefined && measuredSeconds === undefined) return bytes / ESTIMATED_AUDIO_BYTES_PER_SECOND;
-  return Math.max(reportedSeconds ?? 0, measuredSeconds ?? 0);
-}
-
-/** Whole seconds, rounded up (a started second counts), at least 1. */
-export function billableSeconds(seconds: number): number {
-  if (!Number.isFinite(seconds) || seconds <= 0) return 1;
-  return Math.max(1, Math.ceil(seconds - 1e-9));
 }
 
 function resultOf(call: TranscriptionCall, modelId: string, result: UpstreamTranscriptionResult, duration: number, usage: TranscriptionResultDto['meta']['usage']): TranscriptionResultDto {

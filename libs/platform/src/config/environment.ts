@@ -103,6 +103,12 @@ export class Environment {
    * MEDIA_FETCH_MAX_BYTES, so a file of the largest size can be fetched.
    */
   @Transform(toNumber) @IsInt() @Min(1_024) MEDIA_IN_FLIGHT_MAX_BYTES: number = 256 * 1024 * 1024;
+  /**
+   * The fraction of MEDIA_IN_FLIGHT_MAX_BYTES one API key's fetches may hold at once (half), but
+   * never less than one file of MEDIA_FETCH_MAX_BYTES: a key that floods the gateway with
+   * fetches leaves the rest of the budget to the other keys. Past it, `/stt` answers 429.
+   */
+  @Transform(toNumber) @IsNumber() @IsPositive() @Max(1) MEDIA_IN_FLIGHT_KEY_SHARE: number = 0.5;
   /** Comma-separated `host` or `host:port` entries fetched even when they resolve to loopback, private or other forbidden addresses (IPv6 in brackets). */
   @IsOptional() @Transform(emptyToUndefined) @IsString()
   @Matches(/^\s*(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?(\s*,\s*(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?)*\s*,?\s*$/, {

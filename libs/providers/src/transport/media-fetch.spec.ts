@@ -314,7 +314,7 @@ describe('the media memory budget', () => {
     const budget = new MediaMemoryBudget(MAX_BYTES);
     const file = Buffer.alloc(40 * 1024, 3);
     const url = route('/budgeted.bin', (_request, response) => response.end(file));
-    const lease = budget.lease();
+    const lease = budget.lease('key-a');
     const fetched = await fetchMedia(url, options({ lease }));
     expect(fetched.bytes.equals(file)).toBe(true);
     expect(budget.heldBytes).toBe(file.length);
@@ -325,16 +325,16 @@ describe('the media memory budget', () => {
 
   it('stops a fetch whose bytes would take the process past its budget, and closes the connection', async () => {
     const budget = new MediaMemoryBudget(MAX_BYTES);
-    const holding = budget.lease();
-    expect(holding.claim(MAX_BYTES - 8 * 1024)).toBe(true);
+    const holding = budget.lease('key-a');
+    expect(holding.claim(MAX_BYTES - 8 * 1024)).toBeUndefined();
     const url = route('/over-budget', (_request, response, entry) => {
       response.writeHead(200, { 'content-type': 'audio/mpeg' });
       writeForever(response, entry, Buffer.alloc(4 * 1024, 2));
     });
-    const lease = budget.lease();
+    const lease = budget.lease('key-b');
     const error = await fetchMedia(url, options({ lease })).catch((reason: unknown) => reason);
     expect(error).toBeInstanceOf(MediaBudgetExhaustedError);
-    expect(error).toMatchObject({ detail: 'could not be fetched now: the gateway holds as much fetched media as it may at once' });
+    expect(error).toMatchObject({ scope: 'process', detail: 'could not be fetched now: the gateway holds as much fetched media as it may at once' });
     const entry = served.get('/over-budget') as Served;
     await entry.closed;
     expect(entry.closedEarly).toBe(true);
@@ -344,14 +344,53 @@ describe('the media memory budget', () => {
     expect(budget.heldBytes).toBe(0);
     // Room again: the same fetch of a file that fits goes through.
     const small = route('/fits.bin', (_request, response) => response.end(Buffer.alloc(1024)));
-    expect((await fetchMedia(small, options({ lease: budget.lease() }))).bytes.length).toBe(1024);
+    expect((await fetchMedia(small, options({ lease: budget.lease('key-a') }))).bytes.length).toBe(1024);
   });
 
   it('refuses claims on a released lease', () => {
     const budget = new MediaMemoryBudget(1024);
-    const lease = budget.lease();
+    const lease = budget.lease('key-a');
     lease.release();
-    expect(lease.claim(1)).toBe(false);
+    expect(lease.claim(1)).toBe('released');
     expect(budget.heldBytes).toBe(0);
+  });
+
+  it("stops a fetch past its holder's share while other holders still claim the rest", async () => {
+    const budget = new MediaMemoryBudget(MAX_BYTES, MAX_BYTES / 2);
+    const flooding = budget.lease('key-a');
+    expect(flooding.claim(MAX_BYTES / 2 - 8 * 1024)).toBeUndefined();
+    const url = route('/over-share', (_request, response, entry) => {
+      response.writeHead(200, { 'content-type': 'audio/mpeg' });
+      writeForever(response, entry, Buffer.alloc(4 * 1024, 2));
+    });
+    const sameKey = budget.lease('key-a');
+    const error = await fetchMedia(url, options({ lease: sameKey })).catch((reason: unknown) => reason);
+    expect(error).toBeInstanceOf(MediaBudgetExhaustedError);
+    expect(error).toMatchObject({ scope: 'holder', detail: "could not be fetched now: this API key's requests hold as much fetched media as one key may at once" });
+    const entry = served.get('/over-share') as Served;
+    await entry.closed;
+    expect(entry.closedEarly).toBe(true);
+    expect(budget.heldBytesOf('key-a')).toBeLessThanOrEqual(MAX_BYTES / 2);
+    sameKey.release();
+    // Half the budget is still free: another key's file of a quarter of it goes through meanwhile.
+    const other = budget.lease('key-b');
+    const quarter = route('/other-key.bin', (_request, response) => response.end(Buffer.alloc(MAX_BYTES / 4)));
+    expect((await fetchMedia(quarter, options({ lease: other }))).bytes.length).toBe(MAX_BYTES / 4);
+    expect([budget.heldBytesOf('key-a'), budget.heldBytesOf('key-b')]).toEqual([MAX_BYTES / 2 - 8 * 1024, MAX_BYTES / 4]);
+    other.release();
+    flooding.release();
+    expect([budget.heldBytes, budget.heldBytesOf('key-a'), budget.heldBytesOf('key-b')]).toEqual([0, 0, 0]);
+  });
+
+  it("refuses a claim past the holder's share before one past the process's budget", () => {
+    const budget = new MediaMemoryBudget(1024, 512);
+    const first = budget.lease('key-a');
+    expect(first.claim(512)).toBeUndefined();
+    expect(budget.lease('key-a').claim(1)).toBe('holder-share-full');
+    const second = budget.lease('key-b');
+    expect(second.claim(512)).toBeUndefined();
+    expect(budget.lease('key-c').claim(1)).toBe('budget-full');
+    first.release();
+    expect(budget.lease('key-c').claim(512)).toBeUndefined();
   });
 });

@@ -17,8 +17,8 @@ import { describeBytes, describeDuration } from './upstream-limits';
  * (DNS rebinding) cannot move it. The body is capped at `maxBytes` (a larger declared length
  * is refused before reading; a larger body closes the connection as soon as it passes the
  * cap) and the whole fetch, all hops and the body included, at `timeoutMs`. With a `lease` of
- * the replica's MediaMemoryBudget, the body's bytes are claimed as they arrive: past the budget
- * the connection is closed at once (MediaBudgetExhaustedError).
+ * the replica's MediaMemoryBudget, the body's bytes are claimed as they arrive: past the budget,
+ * or past its holder's share of it, the connection is closed at once (MediaBudgetExhaustedError).
  *
  * Failures are one of two errors, both meant for the client when the client chose the URL:
  * - MediaFetchRefusedError: the gateway will not fetch it (policy, too many redirects, too large);
@@ -48,10 +48,13 @@ export interface MediaFetchOptions {
   lease?: MediaLease;
 }
 
+/** Why a lease could not claim more: the process's budget is full, its holder's share is, or the lease was released. */
+export type MediaClaimRefusal = 'budget-full' | 'holder-share-full' | 'released';
+
 /** One fetch's share of a MediaMemoryBudget: what it claimed, given back at once by `release` (idempotent). */
 export interface MediaLease {
-  /** False, claiming nothing, when the budget has no room for `bytes` more (or the lease was released). */
-  claim(bytes: number): boolean;
+  /** Claims `bytes` more and answers undefined, or claims nothing and answers why not. */
+  claim(bytes: number): MediaClaimRefusal | undefined;
   release(): void;
 }
 
@@ -59,32 +62,51 @@ export interface MediaLease {
  * The fetched media one process holds at once (MEDIA_IN_FLIGHT_MAX_BYTES): each fetch claims
  * its bytes as they arrive and gives them back when its request no longer holds them (a
  * speech-to-text upload is over, an image is inlined), so concurrent fetches cannot take more
- * memory than the budget, whoever sends them.
+ * memory than the budget, whoever sends them. The fetches of one holder (an API key) together
+ * hold at most `perHolderMaxBytes`, so one key flooding the gateway with fetches cannot take
+ * the room every other key's fetches need.
  */
 export class MediaMemoryBudget {
   private held = 0;
+  private readonly heldByHolder = new Map<string, number>();
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly perHolderMaxBytes: number = maxBytes,
+  ) {}
 
   /** Bytes claimed and not yet given back. */
   get heldBytes(): number {
     return this.held;
   }
 
-  lease(): MediaLease {
+  /** Bytes `holder`'s leases claimed and did not give back yet. */
+  heldBytesOf(holder: string): number {
+    return this.heldByHolder.get(holder) ?? 0;
+  }
+
+  lease(holder: string): MediaLease {
     let claimed = 0;
     let released = false;
     return {
       claim: (bytes) => {
-        if (released || this.held + bytes > this.maxBytes) return false;
+        if (released) return 'released';
+        const holderHeld = this.heldBytesOf(holder);
+        // The holder's share first: a key past it is refused for its own fetches, whatever room is left.
+        if (holderHeld + bytes > this.perHolderMaxBytes) return 'holder-share-full';
+        if (this.held + bytes > this.maxBytes) return 'budget-full';
         this.held += bytes;
+        this.heldByHolder.set(holder, holderHeld + bytes);
         claimed += bytes;
-        return true;
+        return undefined;
       },
       release: () => {
         if (released) return;
         released = true;
         this.held -= claimed;
+        const left = this.heldBytesOf(holder) - claimed;
+        if (left > 0) this.heldByHolder.set(holder, left);
+        else this.heldByHolder.delete(holder);
       },
     };
   }
@@ -111,17 +133,22 @@ export class MediaFetchRefusedError extends Error {
   }
 }
 
-const BUDGET_EXHAUSTED = 'could not be fetched now: the gateway holds as much fetched media as it may at once';
+const BUDGET_EXHAUSTED = {
+  process: 'could not be fetched now: the gateway holds as much fetched media as it may at once',
+  holder: "could not be fetched now: this API key's requests hold as much fetched media as one key may at once",
+};
 
 /**
- * The process holds as much fetched media as its budget allows: the fetch stopped, and the same
- * request may succeed a moment later. `detail` completes `url: ...`.
+ * The process holds as much fetched media as its budget allows (`scope: 'process'`), or the
+ * requests of this fetch's holder hold their whole share of it (`'holder'`): the fetch stopped,
+ * and the same request may succeed a moment later. `detail` completes `url: ...`.
  */
 export class MediaBudgetExhaustedError extends Error {
-  readonly detail = BUDGET_EXHAUSTED;
+  readonly detail: string;
 
-  constructor() {
-    super(BUDGET_EXHAUSTED);
+  constructor(readonly scope: 'process' | 'holder' = 'process') {
+    super(BUDGET_EXHAUSTED[scope]);
+    this.detail = BUDGET_EXHAUSTED[scope];
     this.name = 'MediaBudgetExhaustedError';
   }
 }
@@ -256,7 +283,10 @@ async function fetchHop(hop: AdmittedHop, options: MediaFetchOptions, signal: Ab
       length += chunk.length;
       let refusal: Error | undefined;
       if (length > options.maxBytes) refusal = tooLarge();
-      else if (options.lease && !options.lease.claim(chunk.length)) refusal = new MediaBudgetExhaustedError();
+      else {
+        const refused = options.lease?.claim(chunk.length);
+        if (refused) refusal = new MediaBudgetExhaustedError(refused === 'holder-share-full' ? 'holder' : 'process');
+      }
       if (refusal) {
         chunks.length = 0;
         discard(body);

@@ -48,7 +48,7 @@ function listen(ctx: RequestContext): void {
   if (/^application\/json/i.test(ctx.req.headers['content-type'] ?? '')) {
     return ctx.error(400, 'Bad Request: the emulator does not fetch remote audio; send the audio bytes as the body.');
   }
-  const heard = hear(ctx.rawBody);
+  const heard = hear(ctx.rawBody, ctx.controls.heardSeconds);
   if ('problem' in heard) return ctx.error(400, `Bad Request: failed to process audio: corrupt or unsupported data (${heard.problem}).`);
   const model = ctx.query.get('model') || 'base';
   const formatted = ctx.query.get('smart_format') === 'true' || ctx.query.get('punctuate') === 'true';

@@ -94,6 +94,12 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(emulator.requests.at(-1)).toMatchObject({ body: { model: 'whisper-1', response_format: 'verbose_json' }, files: [{ field: 'file', filename: 'speech.wav', bytes: spoken.bytes.length }] });
   });
 
+  it('reports the length @heard-seconds names, whatever the upload holds', async () => {
+    const response = await transcribe({ model: 'whisper-1@heard-seconds=5000', response_format: 'verbose_json' }, { bytes: Buffer.alloc(2_500, 1), name: 'a.mp3' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ duration: 5000, text: 'Emulated transcript of 5000 seconds of audio.', usage: { type: 'duration', seconds: 5000 } });
+  });
+
   it('answers json with token usage for GPT-4o models, and plain text or subtitles when asked', async () => {
     const tone = Buffer.from(await (await fetch(`${emulator.url}/media/tone.wav?seconds=2`)).arrayBuffer());
     const json = (await (await transcribe({ model: 'gpt-4o-transcribe' }, { bytes: tone, name: 'a.wav' })).json()) as Record<string, unknown>;

@@ -36,7 +36,7 @@ export function audioTranscriptions(ctx: RequestContext): void {
   if (!whisper && format !== 'json' && format !== 'text') {
     return ctx.error(400, `response_format '${format}' is not compatible with model '${model}'. Use 'json' or 'text' instead.`, { param: 'response_format' });
   }
-  const heard = hear(file.data);
+  const heard = hear(file.data, ctx.controls.heardSeconds);
   if ('problem' in heard) return ctx.error(400, `Audio file might be corrupted or unsupported: ${heard.problem}.`, { param: 'file' });
 
   const usage = whisper
