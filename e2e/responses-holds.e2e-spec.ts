@@ -135,4 +135,29 @@ describe('Stored conversations are paid for, held and bounded like sent ones', (
     expect((await owner.responses.retrieve(created.id)).id).toBe(created.id);
     expect((await owner.responses.create({ model: 'mini', previous_response_id: created.id, input: 'next' })).status).toBe('completed');
   }, 60_000);
+
+  it('meters reads as requests: retrieve, input_items, delete and count_tokens count against the key\'s rate, and a suspended account gets its 403', async () => {
+    const { accountId } = await harness.paidKey(100_000_000);
+    const limited = await call<{ key: string }>(`${harness.billing}/admin/v1/accounts/${accountId}/keys`, { token: harness.adminToken, body: { rpm: 4 } });
+    const openai = client(limited.body.key);
+    const created = await openai.responses.create({ model: 'mini', input: 'count me' });
+    // The create was the minute's first request; three reads make four; the fifth of any kind is refused.
+    expect((await openai.responses.retrieve(created.id)).id).toBe(created.id);
+    expect((await openai.responses.inputItems.list(created.id)).data).toHaveLength(1);
+    const counted = await call<{ input_tokens: number }>(`${harness.gateway}/v1/messages/count_tokens`, {
+      token: limited.body.key,
+      body: { model: 'mini', messages: [{ role: 'user', content: 'count these tokens' }] },
+    });
+    expect(counted.status).toBe(200);
+    const refused = await openai.responses.retrieve(created.id).catch((caught: unknown) => caught);
+    expect((refused as { status?: number }).status).toBe(429);
+    const refusedCount = await call(`${harness.gateway}/v1/messages/count_tokens`, { token: limited.body.key, body: { model: 'mini', messages: [{ role: 'user', content: 'x' }] } });
+    expect(refusedCount.status).toBe(429);
+
+    const { accountId: suspendedAccount, key } = await harness.paidKey(100_000_000);
+    const kept = await client(key).responses.create({ model: 'mini', input: 'before suspension' });
+    expect((await call(`${harness.billing}/admin/v1/accounts/${suspendedAccount}`, { method: 'PATCH', token: harness.adminToken, body: { status: 'suspended' } })).status).toBe(200);
+    await eventually(async () => (await client(key).responses.retrieve(kept.id).catch((caught: unknown) => caught)) instanceof PermissionDeniedError, 30_000, 250);
+    expect(await client(key).responses.delete(kept.id).catch((caught: unknown) => caught)).toBeInstanceOf(PermissionDeniedError);
+  }, 90_000);
 });

@@ -72,6 +72,8 @@ export class RequestHold {
     private readonly credits: { accountId: string; holdId: string; amountMicro: bigint; keyId?: string },
     /** Renews the slot and hold until released; without, they live as long as the store was told at admission. */
     private readonly running?: RunningRequests,
+    /** False for a request that holds no money (a look-up of what a key stored): only its slot is given back and renewed. */
+    private readonly paid = true,
   ) {
     running?.add(this);
   }
@@ -103,7 +105,7 @@ export class RequestHold {
   renew(now: number): boolean {
     if (this.released || !this.running || now - this.admittedAt > LONGEST_RENEWED_MS) return false;
     const ttlMs = this.running.lapseMs;
-    this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: this.credits, ttlMs }, now);
+    this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: this.paid ? this.credits : undefined, ttlMs }, now);
     // An added hold's slot id names no slot: only its money is renewed.
     for (const { holdId, amountMicro } of this.added) this.store.renew({ concurrencyKey: this.concurrencyKey, slotId: holdId, credits: { ...this.credits, holdId, amountMicro }, ttlMs }, now);
     return true;
@@ -113,7 +115,7 @@ export class RequestHold {
     if (this.released) return;
     this.released = true;
     this.running?.delete(this);
-    this.store.finish({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: { ...this.credits, spentMicro: this.spentMicro } });
+    this.store.finish({ concurrencyKey: this.concurrencyKey, slotId: this.credits.holdId, credits: this.paid ? { ...this.credits, spentMicro: this.spentMicro } : undefined });
     for (const { holdId, amountMicro } of this.added) {
       this.store.finish({ concurrencyKey: this.concurrencyKey, slotId: holdId, credits: { ...this.credits, holdId, amountMicro, spentMicro: 0n } });
     }
@@ -197,17 +199,24 @@ export class RequestAdmission implements OnApplicationShutdown {
     const { store, result } = await this.admitSomewhere(admission);
     if (!result.allowed) {
       if (result.reason === 'credits' || result.reason === 'key-budget') throw this.moneyRefusal(result.reason, auth, now);
-      const headers = { 'retry-after': String(result.retryAfterSeconds) };
-      if (result.reason === 'per-minute' && perMinute.byKey) {
-        throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: this API key's rule allows ${perMinute.limit} requests per minute; it resets in ${result.retryAfterSeconds} s.`, { headers });
-      }
-      if (result.reason === 'concurrency' && concurrent.byKey) {
-        throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: this API key's rule allows ${concurrent.limit} requests in flight at once; retry when one finishes.`, { headers });
-      }
-      const message = result.reason === 'free-hourly' ? ErrorMessages.freeTierExhausted(env.FREE_TIER_HOURLY_LIMIT) : ErrorMessages.tooManyRequests;
-      throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers });
+      this.refuseRate(result, perMinute, concurrent);
     }
     return new RequestHold(store, concurrencyKey, { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro, keyId: admission.credits!.keyBudget?.keyId }, this.running);
+  }
+
+  /**
+   * Admits a request that costs nothing but is work for the gateway and billing (reading,
+   * listing or deleting a stored response): the key's requests per minute, the free plan's hour
+   * and the key's requests in flight count it as they count a paid one; no money is held.
+   */
+  async admitUnpaid(auth: AuthenticatedKey, requestId: string): Promise<RequestHold> {
+    const { env } = this.settings;
+    const perMinute = lowerOf(auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM, auth.rules?.requestsPerMinute);
+    const concurrent = lowerOf(auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, auth.rules?.concurrentRequests);
+    const { credits: _money, ...admission } = this.admissionOf(auth, requestId, 0n, Date.now(), perMinute.limit, concurrent.limit);
+    const { store, result } = await this.admitSomewhere(admission);
+    if (!result.allowed) this.refuseRate(result, perMinute, concurrent);
+    return new RequestHold(store, admission.concurrency.key, { accountId: auth.accountId, holdId: requestId, amountMicro: 0n }, this.running, false);
   }
 
   /**
@@ -242,6 +251,19 @@ export class RequestAdmission implements OnApplicationShutdown {
       freeHourly: auth.plan === 'free' ? { key: `account:${auth.accountId}:hour`, limit: env.FREE_TIER_HOURLY_LIMIT } : undefined,
       credits: { accountId: auth.accountId, snapshot: auth.balance, holdId, amountMicro, ttlMs: abandonedAfterMs, keyBudget: keyBudgetHold(auth, now) },
     };
+  }
+
+  /** The 429 for a refusal by a rate: the key's own rule named where it is the lower. */
+  private refuseRate(result: Exclude<AdmissionResult, { allowed: true }>, perMinute: { limit: number; byKey: boolean }, concurrent: { limit: number; byKey: boolean }): never {
+    const headers = { 'retry-after': String(result.retryAfterSeconds) };
+    if (result.reason === 'per-minute' && perMinute.byKey) {
+      throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: this API key's rule allows ${perMinute.limit} requests per minute; it resets in ${result.retryAfterSeconds} s.`, { headers });
+    }
+    if (result.reason === 'concurrency' && concurrent.byKey) {
+      throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: this API key's rule allows ${concurrent.limit} requests in flight at once; retry when one finishes.`, { headers });
+    }
+    const message = result.reason === 'free-hourly' ? ErrorMessages.freeTierExhausted(this.settings.env.FREE_TIER_HOURLY_LIMIT) : ErrorMessages.tooManyRequests;
+    throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, message, { headers });
   }
 
   private moneyRefusal(reason: 'credits' | 'key-budget', auth: AuthenticatedKey, now: number): GatewayException {

@@ -96,10 +96,16 @@ export class MessagesController {
   @ApiOperation({ summary: "Count a message's input tokens with the gateway's tokenizer (not billed; a suspended account is refused)" })
   @ApiBody({ type: MessagesCountTokensRequestDto, examples: { hello: { summary: 'A short message', value: { model: 'gpt-4o-mini', messages: HELLO } } } })
   @ApiOkResponse({ example: { input_tokens: 14 } })
-  async countTokens(@Body() body: MessagesCountTokensRequestDto): Promise<{ input_tokens: number }> {
+  async countTokens(@Body() body: MessagesCountTokensRequestDto, @Req() request: Request): Promise<{ input_tokens: number }> {
     const { model } = this.pipeline.resolveModel(body.model, 'messages');
-    const { texts, fixedTokens } = chatPromptTexts(promptOf(body, model) as unknown as Parameters<typeof chatPromptTexts>[0]);
-    const counted = countAllOffLoop(texts);
-    return { input_tokens: fixedTokens + (counted instanceof Promise ? await counted : counted) };
+    // Not billed, but tokenizer time: counted against the key's rate and requests in flight as a paid request is.
+    const slot = await this.pipeline.admitUnpaid({ auth: request.context.auth!, requestId: request.context.requestId });
+    try {
+      const { texts, fixedTokens } = chatPromptTexts(promptOf(body, model) as unknown as Parameters<typeof chatPromptTexts>[0]);
+      const counted = countAllOffLoop(texts);
+      return { input_tokens: fixedTokens + (counted instanceof Promise ? await counted : counted) };
+    } finally {
+      slot.release();
+    }
   }
 }

@@ -153,6 +153,15 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
     return this.admission.admit(this.paidCall(request, { endpoint, model: resolved.model, catalogueRevision: resolved.revision }), units);
   }
 
+  /**
+   * A request that costs nothing but is work for the gateway or billing (a stored response's
+   * read or delete, a token count): its key's rates and a slot in flight, no money held. The
+   * caller releases it when the work is done.
+   */
+  admitUnpaid(request: Pick<PaidRequest, 'requestId' | 'auth'>): Promise<RequestHold> {
+    return this.admission.admitUnpaid(request.auth, request.requestId);
+  }
+
   /** Runs a request whose answer comes back whole. */
   async run<T, R>(request: PaidRequest, plan: RequestPlan, steps: PaidSteps<T, R>): Promise<R> {
     const admitted = await this.admit(request, plan);

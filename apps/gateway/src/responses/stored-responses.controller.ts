@@ -1,8 +1,9 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ErrorMessages } from '@igw/contracts';
+import { ErrorMessages, type StoredResponsesOwner } from '@igw/contracts';
 import { ApiErrorResponses, GatewayException, RequireApiKey } from '@igw/platform';
 import type { Request } from 'express';
+import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { inputItemsPageOf, responseNotFound, StoredResponses, type InputItemsList } from './stored-responses';
 
 const EXAMPLE_ID = 'resp_0f8fad5bd9cb469fa16570867728950e';
@@ -43,10 +44,24 @@ const ID_PARAM = { name: 'id', description: 'The id of a response created with s
 @ApiTags('responses')
 @Controller()
 export class StoredResponsesController {
-  constructor(private readonly stored: StoredResponses) {}
+  constructor(
+    private readonly stored: StoredResponses,
+    private readonly pipeline: PaidRequestPipeline,
+  ) {}
+
+  /** A read or delete counts against the key's rate and requests in flight as a paid request does; it holds no money. */
+  private async metered<T>(request: Request, work: (owner: StoredResponsesOwner) => Promise<T>): Promise<T> {
+    const auth = request.context.auth!;
+    const slot = await this.pipeline.admitUnpaid({ auth, requestId: request.context.requestId });
+    try {
+      return await work(this.stored.ownerOf(auth));
+    } finally {
+      slot.release();
+    }
+  }
 
   @Get('v1/responses/:id')
-  @RequireApiKey({ credits: false })
+  @RequireApiKey({ credits: false, active: true })
   @ApiOperation({ summary: 'A stored response, as it was answered (OpenAI `responses.retrieve`)', description: `Kept for RESPONSES_RETENTION_DAYS (30 by default) after its created_at.` })
   @ApiParam(ID_PARAM)
   @ApiQuery({ name: 'stream', required: false, description: 'Not served: a stored response is read whole (only `false` is taken)', example: false })
@@ -55,22 +70,22 @@ export class StoredResponsesController {
   retrieve(@Param('id') id: string, @Query('stream') stream: unknown, @Req() request: Request): Promise<Record<string, unknown>> {
     // The SDK's retrieve(id, {stream: true}) reads events: a JSON answer would fail in the client, so say so here.
     if (stream !== undefined && stream !== 'false') throw new GatewayException(HttpStatus.BAD_REQUEST, STREAM_NOT_SERVED);
-    return this.stored.get(this.stored.ownerOf(request.context.auth!), id);
+    return this.metered(request, (owner) => this.stored.get(owner, id));
   }
 
   @Delete('v1/responses/:id')
   @HttpCode(200)
-  @RequireApiKey({ credits: false })
+  @RequireApiKey({ credits: false, active: true })
   @ApiOperation({ summary: 'Delete a stored response and its items (OpenAI `responses.delete`); a response continuing it keeps its own turns' })
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ example: { id: EXAMPLE_ID, object: 'response.deleted', deleted: true } })
   @ApiErrorResponses(NOT_FOUND)
   delete(@Param('id') id: string, @Req() request: Request): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
-    return this.stored.delete(this.stored.ownerOf(request.context.auth!), id);
+    return this.metered(request, (owner) => this.stored.delete(owner, id));
   }
 
   @Get('v1/responses/:id/input_items')
-  @RequireApiKey({ credits: false })
+  @RequireApiKey({ credits: false, active: true })
   @ApiOperation({ summary: "A stored response's own input items, a page at a time (OpenAI `responses.inputItems.list`); the turns it continued are theirs" })
   @ApiParam(ID_PARAM)
   @ApiQuery({ name: 'limit', required: false, description: 'Items per page, 1 to 100', example: 20 })
@@ -87,6 +102,7 @@ export class StoredResponsesController {
   })
   @ApiErrorResponses({ ...NOT_FOUND, 400: { description: 'A wrong query parameter', messages: `${ErrorMessages.bodyValidationPrefix} limit: Expected an integer from 1 to 100. Received "500"` } })
   inputItems(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() request: Request): Promise<InputItemsList> {
-    return this.stored.inputItems(this.stored.ownerOf(request.context.auth!), id, inputItemsPageOf(query));
+    const page = inputItemsPageOf(query);
+    return this.metered(request, (owner) => this.stored.inputItems(owner, id, page));
   }
 }

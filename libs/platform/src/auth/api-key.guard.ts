@@ -16,6 +16,11 @@ export interface ApiKeyRequirements {
    * because only then is the request's cost ceiling known.
    */
   credits: boolean;
+  /**
+   * A route that costs nothing but serves only an active account (reading or deleting what a
+   * key stored): a suspended account gets its 403 here too.
+   */
+  active?: boolean;
   /** Also accept the key in the `Api-Key` header (the Azure-style path). */
   apiKeyHeader?: boolean;
   /** Also accept the key in the `X-Api-Key` header (the Anthropic-style Messages API). */
@@ -79,7 +84,7 @@ export async function authenticateRequest(authenticator: ApiKeyAuthenticator, re
   if (expiresAt !== undefined && Date.parse(expiresAt) <= Date.now()) {
     throw new GatewayException(HttpStatus.UNAUTHORIZED, `Unauthorized: this API key expired at ${expiresAt} (the key's expiry rule). Ask an administrator for a new key or a later expiry.`);
   }
-  if (requirements.credits && auth.status === 'suspended') {
+  if ((requirements.credits || requirements.active) && auth.status === 'suspended') {
     throw new GatewayException(HttpStatus.FORBIDDEN, ErrorMessages.accountSuspended);
   }
   return auth;
@@ -106,6 +111,6 @@ export function RequireApiKey(requirements: ApiKeyRequirements = { credits: true
     SetMetadata(API_KEY_REQUIREMENTS, requirements),
     UseGuards(ApiKeyGuard),
     ApiBearerAuth(),
-    ApiErrorResponses(requirements.credits ? API_KEY_ERRORS : { 401: API_KEY_ERRORS[401] }),
+    ApiErrorResponses(requirements.credits ? API_KEY_ERRORS : requirements.active ? { 401: API_KEY_ERRORS[401], 403: API_KEY_ERRORS[403] } : { 401: API_KEY_ERRORS[401] }),
   );
 }
