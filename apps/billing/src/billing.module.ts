@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { AdminTokenThrottle, ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { BalanceAnnouncer } from './accounts/balance-announcer';
@@ -53,6 +53,7 @@ export class BillingModule {
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },
+        { provide: AdminTokenThrottle, useValue: new AdminTokenThrottle(settings.env.TRUSTED_PROXIES) },
         AccountsService,
         AccountAlerts,
         WebhookDelivery,
