@@ -5,7 +5,7 @@ import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNat
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
-import { DROPPED_TOOLS_HEADER, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
+import { setDroppedTools, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
 import { anthropicErrorType } from './messages-errors';
 import { chatRequestForNative, chatRequestOf, isClientTool } from './messages-request';
 import { messageOf } from './messages-response';
@@ -26,10 +26,7 @@ export function messagesFrontOf(
   response: Pick<ServerResponse, 'setHeader' | 'removeHeader'>,
 ): { chatRequest: ChatCompletionRequestDto; front: ChatFront } {
   const translatedDropped = (body.tools ?? []).filter((tool) => !isClientTool(tool)).map((tool) => tool.name ?? tool.type ?? '');
-  const dropped = (names: string[]) => {
-    if (names.length > 0) response.setHeader(DROPPED_TOOLS_HEADER, names.join(', '));
-    else response.removeHeader(DROPPED_TOOLS_HEADER);
-  };
+  const dropped = (names: string[]) => setDroppedTools(response, names);
   if (!hasAnthropicSource(model)) {
     dropped(translatedDropped);
     return { chatRequest: chatRequestOf(body, model), front: MESSAGES_FRONT };
