@@ -9,6 +9,7 @@ import { AdminAccountsController } from './accounts/admin-accounts.controller';
 import { AccountAlerts } from './alerts/account-alerts';
 import { AdminWebhooksController } from './alerts/admin-webhooks.controller';
 import { WebhookDelivery } from './alerts/webhook-delivery';
+import { WebhookDestinations } from './alerts/webhook-destination';
 import { WebhooksService } from './alerts/webhooks.service';
 import { AdminAccountsListController } from './accounts/admin-accounts-list.controller';
 import { AccountsListService } from './accounts/accounts-list';
@@ -57,6 +58,7 @@ export class BillingModule {
         AccountsService,
         AccountAlerts,
         WebhookDelivery,
+        { provide: WebhookDestinations, useValue: new WebhookDestinations(settings.env.WEBHOOK_ALLOWLIST) },
         WebhooksService,
         AccountsListService,
         ConsoleSessions,
