@@ -111,6 +111,13 @@ describe('Responses and Messages APIs: direct routes and Express give the same a
       expect(answer.headers['x-gateway-dropped-tools']).toBe('web_search');
     });
 
+    it("names a dropped tool whose name cannot be a header value percent-encoded, never a 500", async () => {
+      const tools = [{ type: 'custom', name: 'évaluer\r\nSet-Cookie: a=b, c%' }, { type: 'web_search\n' }];
+      const answer = await both('/v1/responses', responses({ tools }));
+      expect(answer.status).toBe(200);
+      expect(answer.headers['x-gateway-dropped-tools']).toBe('%C3%A9valuer%0D%0ASet-Cookie:%20a=b%2C%20c%25, web_search%0A');
+    });
+
     it.each([
       ['malformed JSON', '{"model": "mini", "input": '],
       ['an array', '[]'],
@@ -135,6 +142,15 @@ describe('Responses and Messages APIs: direct routes and Express give the same a
         expect(streamed.text).toMatch(/event: message_stop\ndata: [^\n]+\n\n$/);
       }
       expect((await both('/v1/messages', messages())).status).toBe(200);
+    });
+
+    it("names a dropped server tool whose name cannot be a header value percent-encoded, never a 500, on an OpenAI and an Anthropic model", async () => {
+      const tools = [{ type: 'web_fetch_20250910', name: 'web_fetch\r\nX-Injected: 1' }, { type: 'code_execution_20250825', name: 'code\u0000' }];
+      for (const model of ['mini', 'test/claude']) {
+        const answer = await both('/v1/messages', messages({ model, tools }));
+        expect(answer.status).toBe(200);
+        expect(answer.headers['x-gateway-dropped-tools']).toBe('web_fetch%0D%0AX-Injected:%201, code%00');
+      }
     });
 
     it('counts tokens alike', async () => {

@@ -208,6 +208,30 @@ describe('native upstream paths of the Messages and Responses fronts', () => {
       expect(forced).toBeInstanceOf(BadRequestError);
     });
 
+    it('forward only the tool types the gateway knows: a server tool type it has never heard of is left out and named', async () => {
+      const tools = [weatherTool, { type: 'advisor_20260101', name: 'advisor' }, { type: 'mcp_toolset', name: 'remote' }] as unknown as Anthropic.ToolUnion[];
+      const raw = await anthropic.messages.create({ model: 'claude', max_tokens: 50, messages: [{ role: 'user', content: PROMPT }], tools }).withResponse();
+      expect(raw.response.headers.get('x-gateway-dropped-tools')).toBe('advisor, remote');
+      expect((upstreamCall('claude-test')!.body as { tools: unknown }).tools).toEqual([weatherTool]);
+    });
+
+    it("refuse a file of the upstream account wherever a block holds one, before anything is sent", async () => {
+      const fileImage = { type: 'image', source: { type: 'file', file_id: 'file_of_another_client' } };
+      const nested: Array<[string, unknown[]]> = [
+        ['messages[0].content[0].content[0].source.content[0].source', [{ type: 'tool_result', tool_use_id: 'toolu_01', content: [{ type: 'document', source: { type: 'content', content: [fileImage] } }] }]],
+        ['messages[0].content[0].file_id', [{ type: 'container_upload', file_id: 'file_of_another_client' }]],
+      ];
+      for (const [path, content] of nested) {
+        const before = emulator.requests.length;
+        const refused = await anthropic.messages
+          .create({ model: 'claude', max_tokens: 50, messages: [{ role: 'user', content: [...content, { type: 'text', text: 'Describe it' }] as Anthropic.ContentBlockParam[] }] })
+          .catch((caught: unknown) => caught);
+        expect(refused).toBeInstanceOf(BadRequestError);
+        expect((refused as BadRequestError).message).toContain(`Body validation error! ${path}: a file of the upstream account cannot be sent through this gateway`);
+        expect(emulator.requests.length).toBe(before);
+      }
+    });
+
     it('fall back from a native Anthropic source to a translated one, and refuse there what the translation cannot carry', async () => {
       const before = emulator.requests.length;
       const message = await anthropic.messages.create({ model: 'test/claude-then-gpt', max_tokens: 100, messages: [{ role: 'user', content: PROMPT }] });

@@ -232,6 +232,25 @@ describe('no work for a caller without a key', () => {
       expect(served.body.balance).toBe(1_000);
     });
   });
+
+  describe('the admin token and guesses', () => {
+    it("refuses an address's Bearer tokens with 429 after ten wrong ones (the right one too), while the right token works from another address", async () => {
+      const guesser = { 'x-forwarded-for': '203.0.113.50' };
+      for (let guess = 0; guess < 10; guess++) {
+        expectErrorBody(await call(`${app.billing}/admin/v1/accounts`, { token: `wrong-admin-token-${guess}`, headers: guesser }), 401, '/admin/v1/accounts', /a valid admin token is required/);
+      }
+      for (const token of ['wrong-admin-token-10', app.adminToken]) {
+        const refused = await call(`${app.billing}/admin/v1/accounts`, { token, headers: guesser });
+        expectErrorBody(refused, 429, '/admin/v1/accounts', /^Too Many Requests: too many wrong admin tokens from this address\. Retry in \d+ s\.$/);
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(800);
+      }
+      // The sign-in form is the same door: it counts the same guesses.
+      const signIn = await call(`${app.billing}/console/api/login`, { body: { token: app.adminToken }, headers: { ...guesser, 'x-igw-console': '1' } });
+      expect(signIn.status).toBe(429);
+      const served = await call(`${app.billing}/admin/v1/accounts`, { token: app.adminToken, headers: { 'x-forwarded-for': '198.51.100.20' } });
+      expect(served.status).toBe(200);
+    });
+  });
 });
 
 function escape(text: string): string {

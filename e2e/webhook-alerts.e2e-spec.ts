@@ -49,6 +49,8 @@ describe('webhook alerts', () => {
       LOG_LEVEL: 'debug',
       WEBHOOK_RETRY_DELAY_MS: '200',
       WEBHOOK_TIMEOUT_MS: '3000',
+      // The receiver is on loopback, which alerts reach only when the operator allows it.
+      WEBHOOK_ALLOWLIST: '127.0.0.1',
     });
   }, 120_000);
 
@@ -223,7 +225,13 @@ describe('webhook alerts', () => {
     expectErrorBody(missing, 400, pathname, /secret: Expected a string of 16 to 256 characters \(required when the account has no webhook\)/);
 
     expect((await admin(pathname, { method: 'PUT', body: { url: receiver.url, secret, balanceThresholdUsd: 0.0004 } })).body).toMatchObject({ balanceThreshold: '800', balanceThresholdUsd: '0.0004' });
-    const changed = await admin<WebhookView>(pathname, { method: 'PUT', body: { url: `${receiver.url}?v=2` } });
+    const kept = await admin<WebhookView>(pathname, { method: 'PUT', body: { url: receiver.url } });
+    expect(kept.body).toMatchObject({ url: receiver.url, secretSet: true, balanceThreshold: null });
+    // A new URL takes the secret again: the old one is not handed to another receiver.
+    const moved = await admin(pathname, { method: 'PUT', body: { url: `${receiver.url}?v=2` } });
+    expectErrorBody(moved, 400, pathname, /^Body validation error! secret: Expected the secret again when the url changes .*Received nothing$/);
+    expect((await admin<WebhookView>(pathname)).body.url).toBe(receiver.url);
+    const changed = await admin<WebhookView>(pathname, { method: 'PUT', body: { url: `${receiver.url}?v=2`, secret } });
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ url: `${receiver.url}?v=2`, secretSet: true, balanceThreshold: null, events: ['key.budget_threshold', 'key.budget_exhausted'] });
     expect(Object.keys(changed.body)).not.toContain('secret');
@@ -234,6 +242,36 @@ describe('webhook alerts', () => {
     // Without a webhook, a fall through what was the threshold records nothing (a crossing is recorded in the correction's own transaction).
     expect((await admin(`/admin/v1/accounts/${accountId}/credits`, { body: { credits: -99_500 } })).body).toEqual({ balance: 500 });
     expect(await eventsOf(accountId)).toEqual([]);
+  });
+
+  it("refuses a URL of billing's own network at PUT, loopback outside WEBHOOK_ALLOWLIST included, and keeps only the start of a receiver's error", async () => {
+    const { accountId } = await app.paidKey(100_000);
+    const pathname = `/admin/v1/accounts/${accountId}/webhook`;
+    const port = new URL(receiver.url).port;
+    const refusals: Array<[string, RegExp]> = [
+      [`http://127.0.0.2:${port}/hook`, /url: names a loopback address/],
+      [`http://localhost:${port}/hook`, /url: has a host name that resolves to a loopback address/],
+      ['http://169.254.169.254/latest/meta-data/', /url: names a cloud metadata address/],
+      ['http://10.0.0.7/hook', /url: names a private address/],
+      [`http://[::1]:${port}/hook`, /url: names a loopback address/],
+    ];
+    for (const [url, message] of refusals) {
+      const refused = await admin<{ message: string }>(pathname, { method: 'PUT', body: { url, secret } });
+      expectErrorBody(refused, 400, pathname, message);
+      expect(refused.body.message).toContain('unless WEBHOOK_ALLOWLIST names the host');
+    }
+    expectErrorBody(await admin(pathname), 404, pathname, /has no webhook/);
+
+    // The allow-listed receiver answers a long error: what billing keeps of it is its start.
+    expect((await admin(pathname, { method: 'PUT', body: { url: receiver.url, secret, balanceThreshold: 50_000 } })).status).toBe(200);
+    receiver.failNext(2, 503, { answerBytes: 5_000 });
+    expect((await admin(`/admin/v1/accounts/${accountId}/credits`, { body: { credits: -60_000 } })).body).toEqual({ balance: 40_000 });
+    let events: EventView[] = [];
+    await eventually(async () => (events = await eventsOf(accountId)).length === 1 && events[0].lastError !== null, 20_000, 25);
+    expect(events[0].lastStatus).toBe(503);
+    expect(events[0].lastError).toBe(`answered 503: ${'x'.repeat(100)}`);
+    await settledEvents(accountId, 1);
+    expect(app.process.output()).not.toContain('x'.repeat(101));
   });
 
   it('the CLI sets the webhook with the secret from a file, shows it without the secret, lists its events and removes it', async () => {

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { AdminTokenThrottle, ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { BalanceAnnouncer } from './accounts/balance-announcer';
@@ -9,6 +9,7 @@ import { AdminAccountsController } from './accounts/admin-accounts.controller';
 import { AccountAlerts } from './alerts/account-alerts';
 import { AdminWebhooksController } from './alerts/admin-webhooks.controller';
 import { WebhookDelivery } from './alerts/webhook-delivery';
+import { WebhookDestinations } from './alerts/webhook-destination';
 import { WebhooksService } from './alerts/webhooks.service';
 import { AdminAccountsListController } from './accounts/admin-accounts-list.controller';
 import { AccountsListService } from './accounts/accounts-list';
@@ -53,9 +54,11 @@ export class BillingModule {
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },
+        { provide: AdminTokenThrottle, useValue: new AdminTokenThrottle(settings.env.TRUSTED_PROXIES) },
         AccountsService,
         AccountAlerts,
         WebhookDelivery,
+        { provide: WebhookDestinations, useValue: new WebhookDestinations(settings.env.WEBHOOK_ALLOWLIST) },
         WebhooksService,
         AccountsListService,
         ConsoleSessions,

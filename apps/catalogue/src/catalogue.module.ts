@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { ADMIN_TOKEN, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { AdminTokenThrottle, ADMIN_TOKEN, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { DataSource } from 'typeorm';
 import { AdminCatalogueController } from './catalogue/admin-catalogue.controller';
 import { CatalogueService } from './catalogue/catalogue.service';
@@ -20,6 +20,7 @@ export class CatalogueModule {
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
         { provide: ADMIN_TOKEN, useValue: settings.adminToken },
+        { provide: AdminTokenThrottle, useValue: new AdminTokenThrottle(settings.env.TRUSTED_PROXIES) },
         CatalogueService,
         {
           provide: READINESS_CHECKS,

@@ -71,6 +71,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
   };
 
   try {
+    // First: an unusable token file stops the start before anything is started.
+    const admin = await standaloneAdminToken(env.DATA_DIR, env.ADMIN_TOKEN);
     await waitForDependencies(env);
     let databaseUrl = env.DATABASE_URL;
     let embeddedDatabasePort: number | undefined;
@@ -82,7 +84,6 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
       embeddedDatabasePort = Number(new URL(postgres.url).port);
       logger.log(`embedded PostgreSQL running with its data in ${env.DATA_DIR}/postgres`);
     }
-    const admin = await standaloneAdminToken(env.DATA_DIR, env.ADMIN_TOKEN);
 
     let providers = providerVariables;
     let emulator: RunningEmulator | undefined;

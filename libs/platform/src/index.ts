@@ -13,6 +13,7 @@ export * from './auth/key-lookup-gate';
 export * from './auth/key-lookup-budget';
 export * from './auth/api-key.guard';
 export * from './auth/admin-token.guard';
+export * from './auth/admin-token-throttle';
 export * from './health/health.controller';
 export * from './config/runtime';
 export * from './process/run-until-signal';

@@ -8,6 +8,7 @@ export * from './transport/cancellation';
 export * from './transport/upstream-limits';
 export * from './transport/address-policy';
 export * from './transport/media-fetch';
+export * from './transport/checked-destination';
 export { AZURE_API_VERSION } from './azure/azure-openai.chat';
 export * from './fallback';
 export {

@@ -3,13 +3,19 @@ import type { JobReply, QueueName } from '@igw/contracts';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import type { Job } from 'bullmq';
 import { DataSource } from 'typeorm';
+import { pinnedAgent } from '@igw/providers';
 import { request } from 'undici';
+import { WebhookDestinations } from './webhook-destination';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './webhook-signature';
 
 type DeliveryOutcome = JobReply<QueueName.Webhooks, 'webhooks.deliver'>;
 
-/** How much of a receiver's answer is read, for the reason of a failure; the rest is dropped unread. */
-const MAX_ANSWER_BYTES = 512;
+/**
+ * How much of a receiver's answer is read, for the reason of a failure (stored, shown by the
+ * events API, logged); the rest is dropped unread. Enough for an error's first words, too little
+ * to read a page of whatever answered at the URL back through billing.
+ */
+const MAX_ANSWER_BYTES = 100;
 const USER_AGENT = 'inference-gateway-webhooks/1';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -30,6 +36,7 @@ export class WebhookDelivery {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+    private readonly destinations: WebhookDestinations,
   ) {}
 
   async deliver(eventId: string, job: Pick<Job, 'attemptsMade' | 'opts'>): Promise<DeliveryOutcome> {
@@ -51,7 +58,7 @@ export class WebhookDelivery {
       return { outcome: 'discarded' };
     }
 
-    const attempt = await this.post(event.url, event.secret, eventId, event.type, event.body);
+    const attempt = await postEvent(this.destinations, { url: event.url, secret: event.secret, eventId, type: event.type, body: event.body }, this.settings.env.WEBHOOK_TIMEOUT_MS);
     if (attempt.ok) {
       await this.dataSource.query(
         `UPDATE "billing"."webhook_events" SET status = 'delivered', attempts = attempts + 1, last_status = $2, last_error = NULL, delivered_at = now() WHERE id = $1`,
@@ -68,32 +75,49 @@ export class WebhookDelivery {
     // Thrown on the last attempt too: BullMQ then keeps the job as failed, which the queue metrics count.
     throw new WebhookAttemptFailed(`Alert ${eventId} (${event.type}) to ${originOf(event.url)}, attempt ${job.attemptsMade + 1}: ${attempt.reason}${lastAttempt ? '; given up' : ''}`);
   }
+}
 
-  /** One signed POST, bounded in time (WEBHOOK_TIMEOUT_MS, connection to the end of the answer) and in what it reads. */
-  private async post(url: string, secret: string, eventId: string, type: string, body: string): Promise<{ ok: true; status: number } | { ok: false; status?: number; reason: string }> {
-    const timeoutMs = this.settings.env.WEBHOOK_TIMEOUT_MS;
-    try {
-      const answer = await request(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          [EVENT_ID_HEADER]: eventId,
-          [EVENT_TYPE_HEADER]: type,
-          [SIGNATURE_HEADER]: signatureHeader(secret, body, Math.floor(Date.now() / 1000)),
-        },
-        body,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const start = await readAtMost(answer.body, MAX_ANSWER_BYTES);
-      if (answer.statusCode >= 200 && answer.statusCode < 300) return { ok: true, status: answer.statusCode };
-      return { ok: false, status: answer.statusCode, reason: `answered ${answer.statusCode}${start ? `: ${start}` : ''}` };
-    } catch (error) {
-      const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${error instanceof Error ? error.message : String(error)}`;
-      return { ok: false, reason };
-    }
+export interface OutboxEvent {
+  url: string;
+  secret: string;
+  eventId: string;
+  type: string;
+  body: string;
+}
+
+/**
+ * One signed POST, bounded in time (`timeoutMs`, connection to the end of the answer) and in
+ * what it reads, to a URL the address policy allows now (what its name resolves to may have
+ * changed since the PUT), over a connection to the addresses checked.
+ */
+export async function postEvent(destinations: WebhookDestinations, event: OutboxEvent, timeoutMs: number): Promise<{ ok: true; status: number } | { ok: false; status?: number; reason: string }> {
+  const destination = await destinations.check(event.url);
+  if (!destination.allowed) return { ok: false, reason: `not sent: the url ${destination.detail}` };
+  const agent = pinnedAgent(destination, timeoutMs);
+  try {
+    const answer = await request(event.url, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        [EVENT_ID_HEADER]: event.eventId,
+        [EVENT_TYPE_HEADER]: event.type,
+        [SIGNATURE_HEADER]: signatureHeader(event.secret, event.body, Math.floor(Date.now() / 1000)),
+      },
+      body: event.body,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const start = await readAtMost(answer.body, MAX_ANSWER_BYTES);
+    if (answer.statusCode >= 200 && answer.statusCode < 300) return { ok: true, status: answer.statusCode };
+    return { ok: false, status: answer.statusCode, reason: `answered ${answer.statusCode}${start ? `: ${start}` : ''}` };
+  } catch (error) {
+    const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${error instanceof Error ? error.message : String(error)}`;
+    return { ok: false, reason };
+  } finally {
+    await agent.destroy().catch(() => undefined);
   }
 }
 

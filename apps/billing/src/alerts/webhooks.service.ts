@@ -8,6 +8,7 @@ import { creditsOf } from '../accounts/credit-amount';
 import { AccountWebhookEntity } from './account-webhook.entity';
 import type { SetWebhookDto } from './dto/set-webhook.dto';
 import type { WebhookDto, WebhookEventDto } from './dto/webhook.dto';
+import { WebhookDestinations } from './webhook-destination';
 import { WebhookEventEntity } from './webhook-event.entity';
 
 export const WEBHOOK_EVENT_TYPES = ['balance.below_threshold', 'key.budget_threshold', 'key.budget_exhausted'];
@@ -18,11 +19,14 @@ export class WebhooksService {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
+    private readonly destinations: WebhookDestinations,
   ) {}
 
-  /** Sets the whole webhook; a secret left out keeps the one set (there must be one). */
+  /** Sets the whole webhook; a secret left out keeps the one set (there must be one, and the URL must stay). */
   async set(accountId: string, input: SetWebhookDto): Promise<WebhookDto> {
     const thresholdCredits = this.thresholdCredits(input);
+    // Resolved before the transaction: a slow name server holds no account row.
+    await this.destinations.assertAllowed(input.url);
     const thresholdMicro = thresholdCredits === undefined ? null : creditsToMicro(thresholdCredits).toString();
     const saved = await this.dataSource.transaction(async (manager) => {
       // The account's row lock orders this against a concurrent PUT or DELETE of the same webhook.
@@ -30,6 +34,13 @@ export class WebhooksService {
       if (!account) throw new GatewayException(HttpStatus.NOT_FOUND, `Account ${accountId} not found`);
       const repository = manager.getRepository(AccountWebhookEntity);
       const current = await repository.findOneBy({ accountId });
+      if (current && input.secret === undefined && input.url !== current.url) {
+        // Else whoever may change the URL could send events signed with the receiver's secret anywhere.
+        throw new GatewayException(
+          HttpStatus.BAD_REQUEST,
+          `${ErrorMessages.bodyValidationPrefix} secret: Expected the secret again when the url changes (events are signed with it, so it goes with the receiver). Received nothing`,
+        );
+      }
       const secret = input.secret ?? current?.secret;
       if (secret === undefined) {
         throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} secret: Expected a string of 16 to 256 characters (required when the account has no webhook). Received nothing`);

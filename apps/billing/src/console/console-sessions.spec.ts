@@ -1,6 +1,5 @@
 import type { Request } from 'express';
 import { CONSOLE_SESSION_MS, ConsoleSessions } from './console-sessions';
-import { LoginThrottle } from './login-throttle';
 
 const TOKEN = 'admin-token-of-sixteen-chars-or-more';
 const request = (cookie: string | undefined, method = 'GET', headers: Record<string, string> = {}): Request =>
@@ -48,28 +47,5 @@ describe('ConsoleSessions', () => {
     expect(() => sessions.authenticates(request(value, 'DELETE', { 'x-igw-console': '1', origin: 'https://evil.example' }))).toThrow(/own origin/);
     expect(sessions.authenticates(request(value, 'PATCH', { 'x-igw-console': '1', origin: 'http://billing.local:8081' }))).toBe(true);
     expect(sessions.authenticates(request(value, 'POST', { 'x-igw-console': '1' }))).toBe(true);
-  });
-});
-
-describe('LoginThrottle', () => {
-  it('blocks an address after ten wrong tokens until its window ends, and forgets it on success', () => {
-    const throttle = new LoginThrottle();
-    const start = 1_000_000;
-    for (let attempt = 0; attempt < 10; attempt += 1) {
-      expect(throttle.blockedForSeconds('10.0.0.1', start)).toBe(0);
-      throttle.failed('10.0.0.1', start);
-    }
-    expect(throttle.blockedForSeconds('10.0.0.1', start + 1000)).toBe(899);
-    expect(throttle.blockedForSeconds('10.0.0.2', start + 1000)).toBe(0);
-    expect(throttle.blockedForSeconds('10.0.0.1', start + 15 * 60 * 1000)).toBe(0);
-    throttle.failed('10.0.0.3', start);
-    throttle.succeeded('10.0.0.3');
-    expect(throttle.blockedForSeconds('10.0.0.3', start)).toBe(0);
-  });
-
-  it('remembers a bounded number of addresses', () => {
-    const throttle = new LoginThrottle();
-    for (let index = 0; index < 10_050; index += 1) throttle.failed(`addr-${index}`, 0);
-    expect((throttle as unknown as { failures: Map<string, unknown> }).failures.size).toBe(10_000);
   });
 });

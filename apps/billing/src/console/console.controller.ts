@@ -1,12 +1,11 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
-import { ADMIN_TOKEN, GatewayException, RequireAdminToken, secretsEqual } from '@igw/platform';
+import { ADMIN_TOKEN, AdminTokenThrottle, GatewayException, RequireAdminToken, secretsEqual } from '@igw/platform';
 import type { Request, Response } from 'express';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsoleCatalogueService, type ConsoleCatalogue } from './console-catalogue';
-import { LoginThrottle } from './login-throttle';
 import { assertSameOriginWrite, CONSOLE_SESSION_COOKIE, ConsoleSessions, readCookie } from './console-sessions';
 
 /** Where `npm run build` (tools/build.mjs) bundles the console: dist/apps/billing/console beside dist/apps/billing/src. */
@@ -61,12 +60,11 @@ function securityHeaders(response: Response): void {
 @ApiExcludeController()
 @Controller('console')
 export class ConsoleController {
-  private readonly throttle = new LoginThrottle();
-
   constructor(
     private readonly sessions: ConsoleSessions,
     private readonly catalogue: ConsoleCatalogueService,
     @Inject(ADMIN_TOKEN) private readonly adminToken: string,
+    private readonly throttle: AdminTokenThrottle,
   ) {}
 
   @Get()
@@ -107,13 +105,8 @@ export class ConsoleController {
   @HttpCode(HttpStatus.NO_CONTENT)
   login(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: ConsoleLoginDto): void {
     assertSameOriginWrite(request);
-    const client = request.ip ?? request.socket.remoteAddress ?? 'unknown';
-    const wait = this.throttle.blockedForSeconds(client);
-    if (wait > 0) {
-      throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: too many wrong admin tokens from this address. Retry in ${wait} s.`, {
-        headers: { 'retry-after': String(wait) },
-      });
-    }
+    const client = this.throttle.clientOf(request);
+    this.throttle.refuseIfBlocked(client);
     if (!secretsEqual(body.token, this.adminToken)) {
       this.throttle.failed(client);
       throw new GatewayException(HttpStatus.UNAUTHORIZED, WRONG_CONSOLE_TOKEN);

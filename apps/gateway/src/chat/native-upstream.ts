@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { CallOptions, NativeAnswer, NativeEvent, NativeEventStream, UpstreamChatChunk } from '@igw/providers';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
 import { StreamTally, type ChatStreamOptions } from './chat-stream';
@@ -12,6 +13,32 @@ type ChargedUsage = { credits_used: number; usd_spent: number };
 
 /** Names the tools a front left out of the upstream call (built-in and server tools the source does not run here). */
 export const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
+
+/** What stays as it is in a dropped tool's name: visible ASCII but the list's comma and the escape's percent sign. */
+const HEADER_SAFE = /^[!-$&-+\--~]$/;
+
+/**
+ * Sets (or, with none, removes) the dropped-tools header. The names are the client's own
+ * strings (a tool's name or type): each character outside visible ASCII, and `,` and `%`, is
+ * percent-encoded as UTF-8, so no name can end the header, add another, or make Node's
+ * setHeader throw, and a name with a comma stays one name.
+ */
+export function setDroppedTools(response: Pick<ServerResponse, 'setHeader' | 'removeHeader'>, names: readonly string[]): void {
+  if (names.length === 0) {
+    response.removeHeader(DROPPED_TOOLS_HEADER);
+    return;
+  }
+  response.setHeader(DROPPED_TOOLS_HEADER, names.map(headerSafeName).join(', '));
+}
+
+function headerSafeName(name: string): string {
+  let safe = '';
+  for (const character of name) {
+    // A lone surrogate becomes U+FFFD's bytes, as Buffer writes it.
+    safe += HEADER_SAFE.test(character) ? character : [...Buffer.from(character, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  }
+  return safe;
+}
 
 /** What a front sends to the sources that speak its API, and how it answers from them. */
 export interface NativeUpstream {

@@ -53,6 +53,22 @@ describe("the Messages request sent natively to Anthropic", () => {
     expect(plan.searches).toBe(10);
   });
 
+  it('forwards only the tool types it knows: a server tool type it has never heard of is left out and named', () => {
+    const tools = [
+      { type: 'custom', name: 'get_weather', input_schema: { type: 'object' } },
+      { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' },
+      { type: 'memory_20250818', name: 'memory' },
+      { type: 'computer_20250124', name: 'computer', display_width_px: 1024, display_height_px: 768 },
+      { type: 'advisor_20260101', name: 'advisor' },
+      { type: 'mcp_toolset', name: 'remote' },
+      { type: 'web_search_preview', name: 'search_preview' },
+    ] as MessagesRequestDto['tools'];
+    const plan = messagesNativePlan(body({ tools }), { max_tokens: 100 });
+    expect(plan.withSearch).toEqual({ tools: tools!.slice(0, 4), dropped: ['advisor', 'remote', 'search_preview'] });
+    expect(plan.withoutSearch).toEqual(plan.withSearch);
+    expect(plan.searches).toBe(0);
+  });
+
   it("refuses a block that points into the upstream account's files, wherever it is", () => {
     const file = { type: 'document', source: { type: 'file', file_id: 'file_other_tenant' } };
     const refusal = (messages: MessagesRequestDto['messages']) => {
@@ -66,6 +82,15 @@ describe("the Messages request sent natively to Anthropic", () => {
     };
     expect(refusal([{ role: 'user', content: [file] }])).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source: a file of the upstream account/);
     expect(refusal([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }])).toMatch(/messages\[0\]\.content\[0\]\.content\[0\]\.source/);
+    // Inside a document of custom content, in a tool result's document, and a block naming a file id.
+    const inContent = { type: 'document', source: { type: 'content', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] } };
+    expect(refusal([{ role: 'user', content: [inContent] }])).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.source\.content\[0\]\.source: a file of the upstream account/);
+    expect(refusal([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [inContent] }] }])).toMatch(/messages\[0\]\.content\[0\]\.content\[0\]\.source\.content\[0\]\.source:/);
+    expect(refusal([{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf', file_id: 'f' } }] }])).toMatch(/messages\[0\]\.content\[0\]\.source: a file/);
+    expect(refusal([{ role: 'user', content: [{ type: 'container_upload', file_id: 'file_other_tenant' }] }])).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.file_id: a file of the upstream account/);
+    expect(refusal([{ role: 'user', content: [{ type: 'search_result', source: 'https://example.com', title: 't', content: [{ type: 'text', text: 'x' }] }] }])).toBeUndefined();
+    // A tool call's arguments are the model's words, not blocks.
+    expect(refusal([{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n', input: { file_id: 'anything', source: { type: 'file' } } }] }])).toBeUndefined();
     expect(refusal([{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }])).toBeUndefined();
   });
 

@@ -5,7 +5,7 @@ import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNat
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
-import { DROPPED_TOOLS_HEADER, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
+import { setDroppedTools, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
 import { anthropicErrorType } from './messages-errors';
 import { chatRequestForNative, chatRequestOf, isClientTool } from './messages-request';
 import { messageOf } from './messages-response';
@@ -26,10 +26,7 @@ export function messagesFrontOf(
   response: Pick<ServerResponse, 'setHeader' | 'removeHeader'>,
 ): { chatRequest: ChatCompletionRequestDto; front: ChatFront } {
   const translatedDropped = (body.tools ?? []).filter((tool) => !isClientTool(tool)).map((tool) => tool.name ?? tool.type ?? '');
-  const dropped = (names: string[]) => {
-    if (names.length > 0) response.setHeader(DROPPED_TOOLS_HEADER, names.join(', '));
-    else response.removeHeader(DROPPED_TOOLS_HEADER);
-  };
+  const dropped = (names: string[]) => setDroppedTools(response, names);
   if (!hasAnthropicSource(model)) {
     dropped(translatedDropped);
     return { chatRequest: chatRequestOf(body, model), front: MESSAGES_FRONT };
@@ -47,17 +44,20 @@ export function messagesFrontOf(
 // - `max_tokens` above the model's output limit is lowered to it, as on the translated path.
 // - `role: "system"` messages (Claude Code sends one) join the top-level `system`, in order:
 //   Anthropic takes system text there only.
-// - Tools: the client's own (custom, and Anthropic-defined ones the client runs: bash, text
-//   editor, computer, memory) go as they are. Of the tools Anthropic runs and bills, web search
-//   goes where the source declares `native: [web_search]` in the catalogue, its `max_uses`
-//   capped to what the hold covers; the others (web fetch, code execution, ...) are left out
-//   and named in `x-gateway-dropped-tools`. A tool_choice naming a tool left out is a 400.
-// - Blocks that point into the upstream account (`source: {type: "file"}`) are refused: the
-//   operator's files are shared by every client of the gateway.
+// - Tools go by an allow-list of what the gateway knows and prices: the client's own (custom,
+//   and Anthropic-defined ones the client runs: bash, text editor, computer, memory) go as they
+//   are; web search goes where the source declares `native: [web_search]` in the catalogue, its
+//   `max_uses` capped to what the hold covers. Every other type (web fetch, code execution, and
+//   any server tool Anthropic adds later, which it would run and bill unheld) is left out and
+//   named in `x-gateway-dropped-tools`. A tool_choice naming a tool left out is a 400.
+// - Blocks that point into the upstream account (a `source` of type `file`, or a `file_id`)
+//   are refused wherever they are (user turns, tool results, a document's `content` source,
+//   search results): the operator's files are shared by every client of the gateway.
 // - `anthropic-beta`: only betas that change how the model answers (forwardedAnthropicBetas).
 
-/** Tools Anthropic runs (and bills) itself, by their versioned type. */
-const RUN_BY_ANTHROPIC = /^(web_search|web_fetch|code_execution|tool_search_tool|mcp)/;
+/** Anthropic-defined tools the client runs: the model only asks for them, so they cost tokens alone. */
+const RUN_BY_CLIENT = /^(bash|text_editor|computer|memory)_\d{8}$/;
+/** The one tool Anthropic runs that the gateway holds and prices (web_search_calls). */
 const WEB_SEARCH = /^web_search_\d{8}$/;
 
 /** The Messages fields sent natively (the rest of the body was validated, and is the gateway's). */
@@ -88,6 +88,7 @@ export function messagesNativePlan(body: MessagesRequestDto, chatRequest: Pick<C
   if (system !== undefined) native.system = system;
   else delete native.system;
   refuseFileSources(messages, 'messages');
+  refuseFileSources(native.system, 'system');
   const withSearch = toolsFor(body.tools ?? [], true);
   const withoutSearch = toolsFor(body.tools ?? [], false);
   const searchTool = withSearch.tools.find((tool) => WEB_SEARCH.test(tool.type ?? ''));
@@ -104,6 +105,12 @@ function systemJoined(body: MessagesRequestDto): { system: string | MessagesBloc
   return { system, messages: body.messages.filter((message) => message.role !== 'system') };
 }
 
+const UPSTREAM_FILE = "a file of the upstream account cannot be sent through this gateway: send the content itself (source type 'base64', 'url' or 'text')";
+
+/**
+ * Walks the blocks as Anthropic nests them (a block's `content`, a source's `content`), not
+ * every value: a tool_use's `input` is the model's arguments, which may say anything.
+ */
 function refuseFileSources(value: unknown, path: string): void {
   if (Array.isArray(value)) {
     value.forEach((item, index) => refuseFileSources(item, `${path}[${index}]`));
@@ -111,9 +118,13 @@ function refuseFileSources(value: unknown, path: string): void {
   }
   if (typeof value !== 'object' || value === null) return;
   const record = value as Record<string, unknown>;
-  const source = record.source as Record<string, unknown> | undefined;
-  if (typeof source === 'object' && source !== null && source.type === 'file') {
-    refuse(`${path}.source`, "a file of the upstream account cannot be sent through this gateway: send the content itself (source type 'base64', 'url' or 'text')");
+  // A container_upload block, and any block Anthropic adds that names a file of the account.
+  if (record.file_id !== undefined) refuse(`${path}.file_id`, UPSTREAM_FILE);
+  const source = record.source;
+  if (typeof source === 'object' && source !== null) {
+    const { type, file_id: fileId, content } = source as Record<string, unknown>;
+    if (type === 'file' || fileId !== undefined) refuse(`${path}.source`, UPSTREAM_FILE);
+    if (content !== undefined) refuseFileSources(content, `${path}.source.content`);
   }
   if (record.content !== undefined) refuseFileSources(record.content, `${path}.content`);
 }
@@ -123,7 +134,7 @@ function toolsFor(tools: MessagesTool[], webSearch: boolean): { tools: MessagesT
   const dropped: string[] = [];
   for (const tool of tools) {
     const type = tool.type;
-    if (type === undefined || type === 'custom' || !RUN_BY_ANTHROPIC.test(type)) kept.push(tool);
+    if (type === undefined || type === 'custom' || RUN_BY_CLIENT.test(type)) kept.push(tool);
     else if (webSearch && WEB_SEARCH.test(type)) {
       const asked = (tool as { max_uses?: unknown }).max_uses;
       const maxUses = typeof asked === 'number' && Number.isInteger(asked) && asked >= 1 ? Math.min(asked, ANTHROPIC_DEFAULT_SEARCH_MAX_USES) : ANTHROPIC_DEFAULT_SEARCH_MAX_USES;

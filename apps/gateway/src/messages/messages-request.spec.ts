@@ -180,6 +180,31 @@ describe('the Messages request as a chat request', () => {
     expect(refusal([{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }], 'assistant')).toMatch(/^Body validation error! messages\[0\]\.content\[0\]\.type: a "server_tool_use" block/);
   });
 
+  it("carries a custom-content document as its text and images, in a user turn and in a tool result, so an image in it by URL is held as one", () => {
+    const picture = { type: 'image', source: { type: 'url', url: 'https://example.com/chart.png' } };
+    const document = { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'Figure 1' }, picture] } };
+    const request = chatRequestOf(
+      body({
+        messages: [
+          { role: 'user', content: [document] },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [document] }] },
+        ],
+      }),
+      gpt,
+    );
+    const image = { type: 'image_url', image_url: { url: 'https://example.com/chart.png' } };
+    expect(request.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Figure 1' }, image] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'read', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 't1', content: 'Figure 1' },
+      { role: 'user', content: [image] },
+    ]);
+    expect(() => chatRequestOf(body({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'content', content: [{ type: 'image' }] } }] }] }), gpt)).toThrow(
+      "Body validation error! messages[0].content[0].source.content[0].source: Expected a base64 source {type: 'base64', media_type, data} or {type: 'url', url}",
+    );
+  });
+
   it('leaves out, rather than refuses, what the chat request cannot carry when Anthropic sources take the request natively, saying why', () => {
     const pdf = { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } };
     const { request, untranslatable } = chatRequestForNative(body({ messages: [{ role: 'user', content: [pdf, { type: 'text', text: 'Summarise' }] }] }), claude);

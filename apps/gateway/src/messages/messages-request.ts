@@ -154,7 +154,8 @@ function textPart(block: MessagesBlock): ChatPart {
 }
 
 function imagePart(block: MessagesBlock, path: string): ChatPart | undefined {
-  const source = block.source as Record<string, unknown>;
+  // Validation checks the source of a turn's images, not of those inside a document's content.
+  const source = (block.source ?? {}) as Record<string, unknown>;
   let url: string;
   if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') url = `data:${source.media_type};base64,${source.data}`;
   else if (source.type === 'url' && typeof source.url === 'string') url = source.url;
@@ -185,11 +186,9 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
       case 'tool_result':
         messages.push(toolMessage(block, at, mediaOfResults));
         return;
-      case 'document': {
-        const document = documentPart(block, at);
-        if (document) parts.push(document);
+      case 'document':
+        parts.push(...documentParts(block, at));
         return;
-      }
       default:
         cannotCarry(`${at}.type`, `a ${JSON.stringify(block.type)} block cannot be sent in a user turn by this gateway`);
     }
@@ -200,21 +199,39 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
 
 /**
  * A plain-text document is its text; a base64 PDF is a chat `file` part (every chat source takes
- * one, libs/providers translation/file-part.ts). A document by URL or file id cannot be sent:
- * its bytes would reach the provider without the credit hold having counted them.
+ * one, libs/providers translation/file-part.ts); a document of custom content (source type
+ * `content`) is its text and image blocks, so an image inside it by URL is held as the image it
+ * is. A document by URL or file id cannot be sent: its bytes would reach the provider without
+ * the credit hold having counted them.
  */
-function documentPart(block: MessagesBlock, path: string): ChatPart | undefined {
+function documentParts(block: MessagesBlock, path: string): ChatPart[] {
   const source = block.source as Record<string, unknown> | undefined;
-  if (source?.type === 'text' && typeof source.data === 'string') return { type: 'text', text: source.data };
+  if (source?.type === 'text' && typeof source.data === 'string') return [{ type: 'text', text: source.data }];
   if (source?.type === 'base64' && source.media_type === 'application/pdf' && typeof source.data === 'string') {
     const file: Record<string, unknown> = { file_data: `data:application/pdf;base64,${source.data}` };
     if (typeof block.title === 'string' && block.title !== '') file.filename = block.title;
-    return { type: 'file', file };
+    return [{ type: 'file', file }];
   }
-  cannotCarry(`${path}.source`, 'only plain-text documents (source type text) and PDFs as base64 (source type base64, media_type application/pdf) can be sent by this gateway');
+  if (source?.type === 'content') return contentSourceParts(source.content, `${path}.source.content`);
+  cannotCarry(`${path}.source`, "only plain-text documents (source type text), custom content (source type content) and PDFs as base64 (source type base64, media_type application/pdf) can be sent by this gateway");
   // Left out for native sources, which are sent the document (a URL Anthropic fetches): the
   // request is still held as one carrying a document, whose pages decide its cost.
-  return DOCUMENT_SENT_NATIVELY;
+  return [DOCUMENT_SENT_NATIVELY];
+}
+
+/** The blocks of a `content` document source: text and images, as Anthropic allows there. */
+function contentSourceParts(content: unknown, path: string): ChatPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) return cannotCarry(path, 'Expected a string or an array of text and image blocks') ?? [];
+  return (content as MessagesBlock[]).flatMap((inner, index): ChatPart[] => {
+    const at = `${path}[${index}]`;
+    if (inner?.type === 'text' && typeof inner.text === 'string') return [textPart(inner)];
+    if (inner?.type === 'image') {
+      const image = imagePart(inner, at);
+      return image ? [image] : [];
+    }
+    return cannotCarry(`${at}.type`, `a ${JSON.stringify(inner?.type ?? null)} block cannot be sent in a document's content by this gateway (text and image blocks can)`) ?? [];
+  });
 }
 
 /** Stands, in the chat request a native request is planned with, for a document only the native request carries. */
@@ -232,10 +249,11 @@ function toolMessage(block: MessagesBlock, path: string, media: ChatPart[]): Cha
         const image = imagePart(inner, at);
         if (image) media.push(image);
       } else if (inner.type === 'document') {
-        // A chat tool message holds text only: a PDF goes with the results' media, in the user turn after it.
-        const document = documentPart(inner, at);
-        if (document?.type === 'text') texts.push(document.text as string);
-        else if (document) media.push(document);
+        // A chat tool message holds text only: a PDF or an image goes with the results' media, in the user turn after it.
+        for (const part of documentParts(inner, at)) {
+          if (part.type === 'text') texts.push(part.text as string);
+          else media.push(part);
+        }
       } else cannotCarry(`${at}.type`, `a ${JSON.stringify(inner.type)} block cannot be sent in a tool result by this gateway`);
     });
   }

@@ -4,7 +4,7 @@ import { GatewayException } from '@igw/platform';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, findProvider, openAiNativeResponse, openAiNativeResponseStream, type NativeEvent } from '@igw/providers';
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
-import { DROPPED_TOOLS_HEADER, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
+import { setDroppedTools, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
 import { chatRequestForNative, chatRequestOf, type ResponsesTranslation } from './responses-request';
 import { responseOf, responsesContextOf, responseShell, type ResponsesContext } from './responses-response';
@@ -95,10 +95,7 @@ export function responsesFrontOf(
   response: Pick<ServerResponse, 'setHeader' | 'removeHeader'>,
   keeping: FrontKeeping = { asked: sent },
 ): { chatRequest: ResponsesTranslation['request']; front: ChatFront } {
-  const dropped = (names: string[]) => {
-    if (names.length > 0) response.setHeader(DROPPED_TOOLS_HEADER, names.join(', '));
-    else response.removeHeader(DROPPED_TOOLS_HEADER);
-  };
+  const dropped = (names: string[]) => setDroppedTools(response, names);
   const nativeSources = model.routing.sources.filter(takesResponses);
   if (nativeSources.length === 0) {
     const translation = chatRequestOf(sent, model);

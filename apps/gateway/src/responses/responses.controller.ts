@@ -102,7 +102,7 @@ export class ResponsesController {
       'Served for every chat model through the chat pipeline. Built-in tools (web_search, ...) are left out of the upstream call and named in the `x-gateway-dropped-tools` response header; a `tool_choice` forcing one is refused. The response is kept (unless `store: false`) before it is answered, for RESPONSES_RETENTION_DAYS: `previous_response_id` continues it (its turns go ahead of `input`, its instructions do not), `GET`/`DELETE /v1/responses/{id}` read and delete it.',
   })
   @ApiBody({ type: ResponsesRequestDto, examples: RESPONSES_EXAMPLES })
-  @ApiOkResponse({ example: RESPONSE_ANSWER, description: 'The response (with stream: true, text/event-stream events instead)', headers: { [DROPPED_TOOLS_HEADER]: { description: 'The built-in tools left out of the upstream call, comma-separated', schema: { type: 'string' } } } })
+  @ApiOkResponse({ example: RESPONSE_ANSWER, description: 'The response (with stream: true, text/event-stream events instead)', headers: { [DROPPED_TOOLS_HEADER]: { description: 'The built-in tools left out of the upstream call, comma-separated; in each name, characters outside visible ASCII, commas and percent signs are percent-encoded (UTF-8)', schema: { type: 'string' } } } })
   @ApiErrorResponses(RESPONSES_ERRORS)
   async create(@Body() body: ResponsesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     const resolved = this.pipeline.resolveModel(body.model, 'responses');

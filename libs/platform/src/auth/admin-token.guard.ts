@@ -4,6 +4,7 @@ import { ErrorMessages } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
 import { ADMIN_SCHEME, ApiErrorResponses } from '../http/swagger';
+import { AdminTokenThrottle } from './admin-token-throttle';
 import { secretsEqual } from './api-key';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
@@ -22,15 +23,25 @@ export const ADMIN_SESSION_VERIFIER = Symbol('ADMIN_SESSION_VERIFIER');
 export class AdminTokenGuard implements CanActivate {
   constructor(
     @Inject(ADMIN_TOKEN) private readonly adminToken: string,
+    private readonly throttle: AdminTokenThrottle,
     @Optional() @Inject(ADMIN_SESSION_VERIFIER) private readonly sessions?: AdminSessionVerifier,
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<Request>();
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    if (match && secretsEqual(match[1], this.adminToken)) return true;
+    if (match) {
+      // Only a presented token is a guess; a request with none (or a session cookie) spends nothing.
+      const client = this.throttle.clientOf(request);
+      this.throttle.refuseIfBlocked(client);
+      if (secretsEqual(match[1], this.adminToken)) {
+        this.throttle.succeeded(client);
+        return true;
+      }
+      this.throttle.failed(client);
+    }
     // A wrong Authorization header is refused as such, whatever cookie comes with it.
-    if (!match && this.sessions?.authenticates(request)) return true;
+    else if (this.sessions?.authenticates(request)) return true;
     throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidAdminToken);
   }
 }
@@ -39,6 +50,9 @@ export function RequireAdminToken() {
   return applyDecorators(
     UseGuards(AdminTokenGuard),
     ApiBearerAuth(ADMIN_SCHEME),
-    ApiErrorResponses({ 401: { description: 'Missing or wrong admin token', messages: ErrorMessages.invalidAdminToken } }),
+    ApiErrorResponses({
+      401: { description: 'Missing or wrong admin token', messages: ErrorMessages.invalidAdminToken },
+      429: { description: 'Too many wrong admin tokens from this address (retry-after says when to try again)', messages: 'Too Many Requests: too many wrong admin tokens from this address. Retry in 840 s.' },
+    }),
   );
 }

@@ -148,6 +148,12 @@ export class Environment {
   @Transform(toNumber) @IsInt() @Min(1) @Max(25) WEBHOOK_MAX_ATTEMPTS: number = 8;
   /** Wait before a webhook event's second attempt (10 s); each later wait doubles. */
   @Transform(toNumber) @IsInt() @Min(10) @Max(3_600_000) WEBHOOK_RETRY_DELAY_MS: number = 10_000;
+  /**
+   * Comma-separated `host` or `host:port` entries (IPv6 in brackets) an account's webhook may
+   * name even when they resolve to loopback, private or other addresses the media fetches'
+   * policy forbids (an internal alert relay); read by billing with MEDIA_FETCH_ALLOWLIST's parser.
+   */
+  @IsOptional() @Transform(emptyToUndefined) @IsString() WEBHOOK_ALLOWLIST?: string;
   /** How long a stored Responses API response (`store: true`) is kept, in days (fractions allowed): past it, it is gone for every read, and the purge deletes it. */
   @Transform(toNumber) @IsNumber() @IsPositive() RESPONSES_RETENTION_DAYS: number = 30;
   /**

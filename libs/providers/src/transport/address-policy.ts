@@ -141,11 +141,12 @@ export interface AllowlistEntry {
 export class AllowlistError extends Error {}
 
 /**
- * Reads `MEDIA_FETCH_ALLOWLIST`: comma-separated `host` or `host:port` entries, a host being a
- * name, an IPv4 address or a bracketed IPv6 address. Hosts are normalised the way URLs are,
- * so `2130706433` and `127.0.0.1` are the same entry.
+ * Reads an allowlist setting (`MEDIA_FETCH_ALLOWLIST`, billing's `WEBHOOK_ALLOWLIST`):
+ * comma-separated `host` or `host:port` entries, a host being a name, an IPv4 address or a
+ * bracketed IPv6 address. Hosts are normalised the way URLs are, so `2130706433` and
+ * `127.0.0.1` are the same entry.
  */
-export function parseAllowlist(text: string | undefined): AllowlistEntry[] {
+export function parseAllowlist(text: string | undefined, setting = 'MEDIA_FETCH_ALLOWLIST'): AllowlistEntry[] {
   if (!text?.trim()) return [];
   return text
     .split(',')
@@ -161,7 +162,7 @@ export function parseAllowlist(text: string | undefined): AllowlistEntry[] {
         host = undefined;
       }
       if (!host || (port !== undefined && (port < 1 || port > 65535))) {
-        throw new AllowlistError(`MEDIA_FETCH_ALLOWLIST: "${entry}" is not a host or host:port (IPv6 addresses go in brackets: [::1]:8080)`);
+        throw new AllowlistError(`${setting}: "${entry}" is not a host or host:port (IPv6 addresses go in brackets: [::1]:8080)`);
       }
       return port === undefined ? { host } : { host, port };
     });
