@@ -161,3 +161,38 @@ describe('Stored conversations are paid for, held and bounded like sent ones', (
     expect(await client(key).responses.delete(kept.id).catch((caught: unknown) => caught)).toBeInstanceOf(PermissionDeniedError);
   }, 90_000);
 });
+
+describe('A per-account quota of stored responses', () => {
+  let emulator: RunningEmulator;
+  let harness: StandaloneHarness;
+
+  beforeAll(async () => {
+    emulator = await startEmulator();
+    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/responses-store-catalogue.yaml'), RESPONSES_MAX_PER_ACCOUNT: '2', ...emulatedProviders(emulator.url) });
+  }, 120_000);
+
+  afterAll(async () => {
+    await harness?.stop();
+    await emulator?.close();
+  });
+
+  it('answers the first response past it unkept (store: false), refuses storing requests after it with a 403, and lifts at a deletion', async () => {
+    const { key } = await harness.paidKey(100_000_000);
+    const openai = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: key, maxRetries: 0 });
+    const first = await openai.responses.create({ model: 'mini', input: 'one' });
+    await openai.responses.create({ model: 'mini', input: 'two' });
+    // Billing refuses the third save: the answer (paid for) still comes, saying it was not kept.
+    const third = await openai.responses.create({ model: 'mini', input: 'three' });
+    expect((third as { store?: boolean }).store).toBe(false);
+    expect(await openai.responses.retrieve(third.id).catch((caught: unknown) => caught)).toBeInstanceOf(NotFoundError);
+    // From then on a storing request is refused before it is paid for; store: false is still served.
+    const refused = await openai.responses.create({ model: 'mini', input: 'four' }).catch((caught: unknown) => caught);
+    expect(refused).toBeInstanceOf(PermissionDeniedError);
+    expect((refused as PermissionDeniedError).message).toContain('Forbidden: this account keeps as many stored responses as it may (at most 2 responses');
+    expect((await openai.responses.create({ model: 'mini', input: 'five', store: false })).status).toBe('completed');
+    // A deletion makes room.
+    await openai.responses.delete(first.id);
+    const kept = await openai.responses.create({ model: 'mini', input: 'six' });
+    expect((await openai.responses.retrieve(kept.id)).id).toBe(kept.id);
+  }, 60_000);
+});

@@ -22,6 +22,7 @@ describe('stored responses in billing', () => {
   let queue: QueueBackendOptions;
   let accountId: string;
   let otherAccountId: string;
+  let newAccount: () => Promise<string>;
 
   const newId = () => `resp_${randomBytes(16).toString('hex')}`;
   const message = (id: string, role: string, text: string): ResponsesItem => ({ id, type: 'message', role, content: text });
@@ -43,12 +44,13 @@ describe('stored responses in billing', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     queue = testQueueBackend(database.url);
-    const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN, RESPONSES_RETENTION_DAYS: '30' });
+    const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN, RESPONSES_RETENTION_DAYS: '30', RESPONSES_MAX_PER_ACCOUNT: '40', RESPONSES_MAX_MB_PER_ACCOUNT: '1' });
     app = await startBilling({ env, providers, databaseUrl: database.url, adminToken: ADMIN_TOKEN, queue });
     gateway = new MessagingService({ serviceName: 'test-gateway', backend: queue });
     const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const account = async () =>
       ((await (await fetch(`${baseUrl}/admin/v1/accounts`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ credits: 1, plan: 'paid' }) })).json()) as { id: string }).id;
+    newAccount = account;
     accountId = await account();
     otherAccountId = await account();
   });
@@ -116,6 +118,51 @@ describe('stored responses in billing', () => {
     expect(await ask(5_000)).toEqual({ previousFound: true, tooLarge: true, packed: null });
     const fits = await ask(10_000);
     expect(Object.keys((await unpackJson<ConversationItems>(fits.packed!, 1_000_000)).referenced).sort()).toEqual([...both].sort());
+  });
+
+  it("keeps a conversation of more items than one INSERT's parameters allow", async () => {
+    const id = newId();
+    const input = Array.from({ length: 12_000 }, (_, index) => message(`msg_many_${index}`, 'user', `${index}`));
+    const reply = await gateway.request(QueueName.ResponsesRpc, 'responses.save', {
+      accountId: await newAccount(),
+      keyId: KEY,
+      id,
+      previousResponseId: null,
+      createdAt: Math.floor(Date.now() / 1000),
+      content: await packJson({ input, response: { id, output: [] } }),
+    });
+    expect(reply).toEqual({ saved: true });
+    expect(await queryRows(database.url, 'SELECT count(*)::integer AS n, max(position) AS last FROM billing.response_items WHERE response_id = $1', [id])).toEqual([{ n: 12_000, last: 11_999 }]);
+  });
+
+  it("refuses a save past the account's quota of responses or of bytes, keeping nothing of it", async () => {
+    const full = await newAccount();
+    for (let index = 0; index < 40; index++) await save(full, null, `turn ${index}`);
+    const refusedId = newId();
+    const past = await gateway.request(QueueName.ResponsesRpc, 'responses.save', {
+      accountId: full,
+      keyId: KEY,
+      id: refusedId,
+      previousResponseId: null,
+      createdAt: Math.floor(Date.now() / 1000),
+      content: await packJson({ input: [message('msg_x', 'user', 'one too many')], response: { id: refusedId, output: [] } }),
+    });
+    expect(past).toEqual({ saved: false, reason: 'quota', maxResponses: 40, maxMegabytes: 1 });
+    expect(await queryRows(database.url, 'SELECT id FROM billing.responses WHERE id = $1', [refusedId])).toEqual([]);
+    // A megabyte of items: a turn of 800 KB (400 KB in, its 400 KB echo out) fits, 300 KB more do not.
+    const heavy = await newAccount();
+    await save(heavy, null, 'x'.repeat(400_000));
+    expect(await queryRows(database.url, 'SELECT count(*)::integer AS n FROM billing.responses WHERE account_id = $1', [heavy])).toEqual([{ n: 1 }]);
+    const second = newId();
+    const tooMuch = await gateway.request(QueueName.ResponsesRpc, 'responses.save', {
+      accountId: heavy,
+      keyId: KEY,
+      id: second,
+      previousResponseId: null,
+      createdAt: Math.floor(Date.now() / 1000),
+      content: await packJson({ input: [message('msg_y', 'user', 'y'.repeat(300_000))], response: { id: second, output: [] } }),
+    });
+    expect(tooMuch).toMatchObject({ saved: false, reason: 'quota' });
   });
 
   it('refuses a save that is not one (the queue is a trust boundary) and keeps a save delivered twice once', async () => {

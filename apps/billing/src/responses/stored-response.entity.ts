@@ -8,6 +8,8 @@ import { AccountEntity } from '../accounts/account.entity';
  */
 @Entity({ name: 'responses' })
 @Index(['createdAt'])
+// What an account keeps (its quota, counted at each save) is read through this index.
+@Index(['accountId', 'createdAt'])
 export class StoredResponseEntity {
   /** `resp_…`, as the gateway answered it. */
   @PrimaryColumn({ type: 'text' })

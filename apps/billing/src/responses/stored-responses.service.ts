@@ -11,6 +11,7 @@ import {
   type PackedJson,
   type ResponsesItem,
   type SaveStoredResponse,
+  type SaveStoredResponseReply,
   type StoredResponseContent,
   type StoredResponseQuery,
   type StoredResponsesOwner,
@@ -26,6 +27,8 @@ import { DataSource } from 'typeorm';
 const MAX_CONTENT_BYTES = 96 * 1024 * 1024;
 /** Item ids one request may name with item_reference (far above what a body holds). */
 const MAX_REFERENCED_ITEMS = 10_000;
+/** Item rows one INSERT writes (six parameters each, well under PostgreSQL's 65,535 a statement). */
+const ITEMS_PER_INSERT = 2_000;
 /** Rows the purge deletes per statement, so it never holds long locks. */
 const PURGE_BATCH = 1_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -74,7 +77,7 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
     return new Date(now - this.settings.env.RESPONSES_RETENTION_DAYS * DAY_MS);
   }
 
-  async save(job: SaveStoredResponse): Promise<{ saved: true }> {
+  async save(job: SaveStoredResponse): Promise<SaveStoredResponseReply> {
     if (!UUID.test(job.accountId) || !UUID.test(job.keyId) || !STORED_RESPONSE_ID.test(job.id) || (job.previousResponseId !== null && typeof job.previousResponseId !== 'string') || !Number.isFinite(job.createdAt)) {
       throw new Error('responses.save: not a stored response (account, id, previous id or created_at malformed)');
     }
@@ -86,27 +89,40 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
     const items = [...input.map((item) => ({ item, isOutput: false })), ...response.output.map((item) => ({ item, isOutput: true }))];
     const itemsBytes = items.reduce((sum, { item }) => sum + Buffer.byteLength(JSON.stringify(item)), 0);
     const { output: _output, ...rest } = response;
-    await this.dataSource.transaction(async (manager) => {
+    const { RESPONSES_MAX_PER_ACCOUNT: maxResponses, RESPONSES_MAX_MB_PER_ACCOUNT: maxMegabytes } = this.settings.env;
+    return this.dataSource.transaction(async (manager): Promise<SaveStoredResponseReply> => {
       // The answer waits for this commit: it need not wait for the disk too. Only a crash of the
       // database's machine (not of PostgreSQL) loses the last moment's saves, which their clients
       // still hold; the ledger keeps its synchronous commits.
       await manager.query('SET LOCAL synchronous_commit TO OFF');
+      // The account's quota, counted and taken under one lock per account: concurrent saves of one
+      // account cannot both pass its last place, and other accounts' saves do not wait.
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('billing.responses:' || $1, 0))`, [job.accountId]);
+      const [kept] = (await manager.query(
+        `SELECT count(*)::integer AS responses, COALESCE(sum(items_bytes), 0)::bigint::text AS bytes FROM billing.responses WHERE account_id = $1 AND created_at > $2`,
+        [job.accountId, this.retentionCutoff()],
+      )) as Array<{ responses: number; bytes: string }>;
+      if (kept.responses >= maxResponses || Number(kept.bytes) + itemsBytes > maxMegabytes * 1024 * 1024) return { saved: false, reason: 'quota', maxResponses, maxMegabytes };
       const inserted = (await manager.query(
         `INSERT INTO billing.responses (id, account_id, key_id, previous_response_id, created_at, response, items_bytes)
          VALUES ($1, $2, $3, $4, to_timestamp($5), $6, $7) ON CONFLICT (id) DO NOTHING RETURNING id`,
         [job.id, job.accountId, job.keyId, job.previousResponseId, job.createdAt, rest, itemsBytes],
       )) as unknown[];
       // A save delivered twice is kept once.
-      if (inserted.length === 0 || items.length === 0) return;
-      const columns: unknown[] = [];
-      const rows = items.map(({ item, isOutput }, position) => {
-        const at = columns.length;
-        columns.push(job.id, position, isOutput, job.accountId, itemIdOf(item), item);
-        return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6})`;
-      });
-      await manager.query(`INSERT INTO billing.response_items (response_id, position, is_output, account_id, item_id, item) VALUES ${rows.join(', ')}`, columns);
+      if (inserted.length === 0 || items.length === 0) return { saved: true };
+      // In statements of ITEMS_PER_INSERT rows: one statement takes at most 65,535 parameters (six a
+      // row), and a conversation of more items than that failed whole, answered as not stored.
+      for (let first = 0; first < items.length; first += ITEMS_PER_INSERT) {
+        const columns: unknown[] = [];
+        const rows = items.slice(first, first + ITEMS_PER_INSERT).map(({ item, isOutput }, offset) => {
+          const at = columns.length;
+          columns.push(job.id, first + offset, isOutput, job.accountId, itemIdOf(item), item);
+          return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6})`;
+        });
+        await manager.query(`INSERT INTO billing.response_items (response_id, position, is_output, account_id, item_id, item) VALUES ${rows.join(', ')}`, columns);
+      }
+      return { saved: true };
     });
-    return { saved: true };
   }
 
   /**

@@ -107,6 +107,7 @@ export class ResponsesController {
   async create(@Body() body: ResponsesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     const resolved = this.pipeline.resolveModel(body.model, 'responses');
     const auth = request.context.auth!;
+    this.stored.assertMayStore(body, auth.accountId);
     const bodyBytes = request.context.bodyBytes ?? 0;
     // Admitted in two steps: the key's rates, its slot and a hold for the body itself before any
     // look-up or translation (a key that cannot be let in costs none of it), the rest of the

@@ -130,7 +130,13 @@ const AUTH = { accountId: 'acc', keyId: 'key' };
 
 describe('keeping a response', () => {
   const settings = { env: loadEnvironment({}).env } as ServiceSettings;
-  const sent = (data: unknown[]) => ({ request: async (_queue: string, _name: string, job: unknown) => void data.push(job) }) as unknown as MessagingService;
+  const sent = (data: unknown[], reply: unknown = { saved: true }) =>
+    ({
+      request: async (_queue: string, _name: string, job: unknown) => {
+        data.push(job);
+        return reply;
+      },
+    }) as unknown as MessagingService;
   const response = { id: 'resp_0123456789abcdef0123456789abcdef', created_at: 1764000000, store: true, output: [] };
 
   it('asks billing to save it with its own input and the previous id, and sends it as it was', async () => {
@@ -148,5 +154,18 @@ describe('keeping a response', () => {
     const down = { request: async () => Promise.reject(new RpcTimeoutError('responses-rpc', 'responses.save', 5000)) } as unknown as MessagingService;
     const keep = new StoredResponses(down, settings).keeper({ model: 'm', input: 'hi' } as ResponsesRequestDto, AUTH, []);
     expect(await keep!(response)).toEqual({ ...response, store: false });
+  });
+
+  it('answers store: false when billing refuses the save for the quota, then refuses storing requests of that account for a while', async () => {
+    const stored = new StoredResponses(sent([], { saved: false, reason: 'quota', maxResponses: 3, maxMegabytes: 1 }), settings);
+    const keep = stored.keeper({ model: 'm', input: 'hi' } as ResponsesRequestDto, AUTH, []);
+    expect(await keep!(response)).toEqual({ ...response, store: false });
+    const storing = { model: 'm', input: 'again' } as ResponsesRequestDto;
+    expect(() => stored.assertMayStore(storing, 'acc')).toThrow('Forbidden: this account keeps as many stored responses as it may (at most 3 responses and 1 MB of items');
+    // store: false still works, other accounts are not concerned, and the refusal ends after a minute.
+    expect(() => stored.assertMayStore({ ...storing, store: false }, 'acc')).not.toThrow();
+    expect(() => stored.assertMayStore(storing, 'other')).not.toThrow();
+    expect(() => stored.assertMayStore(storing, 'acc', Date.now() + 61_000)).not.toThrow();
+    expect(() => stored.assertMayStore(storing, 'acc')).not.toThrow();
   });
 });

@@ -33,6 +33,9 @@ const MAX_REPLY_BYTES = 96 * 1024 * 1024;
  */
 export const MAX_ITEM_REFERENCES = 1_000;
 
+/** How long an account billing found at its stored responses quota is refused storing requests without asking again. */
+const QUOTA_RECHECK_MS = 60_000;
+
 /** The prefix of an id given to an input item sent without one, by type (as OpenAI names its items). */
 const ITEM_ID_PREFIXES: Record<string, string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };
 
@@ -132,6 +135,11 @@ export class StoredResponses {
    */
   private readonly lookUps: KeyLookupBudget;
   private readonly sharedPerAccount: boolean;
+  /**
+   * Accounts whose last save billing refused for their quota, until when this replica refuses
+   * their storing requests without asking (a deletion through this replica lifts it at once).
+   */
+  private readonly atQuota = new Map<string, { until: number; maxResponses: number; maxMegabytes: number }>();
 
   constructor(
     private readonly messaging: MessagingService,
@@ -140,6 +148,25 @@ export class StoredResponses {
     this.bodyLimit = bodyLimitBytes(settings.env.BODY_LIMIT);
     this.lookUps = new KeyLookupBudget(settings.env, unavailable);
     this.sharedPerAccount = settings.env.RESPONSES_SHARED_PER_ACCOUNT;
+  }
+
+  /**
+   * Refuses a request that would store a response for an account at its quota (learned from
+   * billing's last refusal, for QUOTA_RECHECK_MS): a 403 before anything is paid for, rather
+   * than an answer that silently was not kept.
+   */
+  assertMayStore(sent: ResponsesRequestDto, accountId: string, now = Date.now()): void {
+    if (sent.store === false) return;
+    const quota = this.atQuota.get(accountId);
+    if (quota === undefined) return;
+    if (quota.until <= now) {
+      this.atQuota.delete(accountId);
+      return;
+    }
+    throw new GatewayException(
+      HttpStatus.FORBIDDEN,
+      `Forbidden: this account keeps as many stored responses as it may (at most ${quota.maxResponses} responses and ${quota.maxMegabytes} MB of items: RESPONSES_MAX_PER_ACCOUNT, RESPONSES_MAX_MB_PER_ACCOUNT). Delete some (DELETE /v1/responses/{id}), let them expire, or send store: false.`,
+    );
   }
 
   /** Whose stored responses `auth` sees: its own key's, or every key's of its account when the operator shares them. */
@@ -189,7 +216,7 @@ export class StoredResponses {
     return async (response) => {
       try {
         const content = await packJson({ input: ownInput, response });
-        await this.messaging.request(QueueName.ResponsesRpc, 'responses.save', {
+        const reply = await this.messaging.request(QueueName.ResponsesRpc, 'responses.save', {
           accountId: auth.accountId,
           keyId: auth.keyId,
           id: response.id as string,
@@ -197,6 +224,11 @@ export class StoredResponses {
           createdAt: response.created_at as number,
           content,
         });
+        if (!reply.saved) {
+          this.atQuota.set(auth.accountId, { until: Date.now() + QUOTA_RECHECK_MS, maxResponses: reply.maxResponses, maxMegabytes: reply.maxMegabytes });
+          this.logger.warn(`Response ${String(response.id)} answered without being stored: account ${auth.accountId} is at its stored responses quota`);
+          return { ...response, store: false };
+        }
         return response;
       } catch (error) {
         this.logger.warn(`Response ${String(response.id)} answered without being stored: ${error instanceof Error ? error.message : String(error)}`);
@@ -216,6 +248,8 @@ export class StoredResponses {
     if (!STORED_RESPONSE_ID.test(id)) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
     const deleted = await this.lookUp(owner.accountId, async () => ((await this.messaging.request(QueueName.ResponsesRpc, 'responses.delete', { ...owner, id })).deleted ? true : null));
     if (deleted === null) throw new GatewayException(HttpStatus.NOT_FOUND, responseNotFound(id));
+    // Room was made: the next save asks billing again.
+    this.atQuota.delete(owner.accountId);
     return { id, object: 'response.deleted', deleted: true };
   }
 

@@ -4,7 +4,7 @@ import type { ResolveKeyReply, ResolveKeyRequest } from '../billing/key-resoluti
 import type { UsageEvent } from '../billing/usage-event';
 import type { CatalogueSnapshot } from '../catalogue/catalogue-model';
 import type { DecideJob, DecideReply } from '../decisions/decision-result';
-import type { ConversationQuery, ConversationReply, InputItemsQuery, InputItemsReply, PackedJson, SaveStoredResponse, StoredResponseQuery } from '../responses/stored-responses';
+import type { ConversationQuery, ConversationReply, InputItemsQuery, InputItemsReply, PackedJson, SaveStoredResponse, SaveStoredResponseReply, StoredResponseQuery } from '../responses/stored-responses';
 
 /**
  * Queue names. NEVER RENAME a value: jobs already waiting under the old name would stall.
@@ -81,7 +81,7 @@ export interface JobMap {
   };
   [QueueName.ResponsesRpc]: {
     /** Keeps a response (store: true) before its answer leaves the gateway. */
-    'responses.save': { data: SaveStoredResponse; reply: { saved: true } };
+    'responses.save': { data: SaveStoredResponse; reply: SaveStoredResponseReply };
     /** The conversation a previous_response_id continues, and the items item_reference names. */
     'responses.conversation': { data: ConversationQuery; reply: ConversationReply };
     /** A StoredResponseContent's response, or null (unknown, expired, or another account's). */

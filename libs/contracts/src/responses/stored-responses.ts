@@ -56,6 +56,12 @@ export interface SaveStoredResponse {
   content: PackedJson;
 }
 
+/**
+ * A save's answer: kept, or refused because the account keeps as many stored responses, or as
+ * many of their bytes, as RESPONSES_MAX_PER_ACCOUNT and RESPONSES_MAX_MB_PER_ACCOUNT allow.
+ */
+export type SaveStoredResponseReply = { saved: true } | { saved: false; reason: 'quota'; maxResponses: number; maxMegabytes: number };
+
 /** What a new request needs of stored responses: the conversation before it, and items named by `item_reference`. */
 export interface ConversationQuery extends StoredResponsesOwner {
   previousResponseId?: string;

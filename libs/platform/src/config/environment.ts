@@ -162,6 +162,10 @@ export class Environment {
    * are often handed to different people or programs.
    */
   @Transform(toBoolean) @IsBoolean({ message: 'RESPONSES_SHARED_PER_ACCOUNT must be true or false' }) RESPONSES_SHARED_PER_ACCOUNT: boolean = false;
+  /** Stored Responses API responses one account may keep at once (live, within the retention); past it, requests that would store one get a 403 until some are deleted or expire. */
+  @Transform(toNumber) @IsInt() @Min(1) RESPONSES_MAX_PER_ACCOUNT: number = 100_000;
+  /** The JSON bytes of stored items one account may keep at once, in megabytes (1,024: a gigabyte); past it, as past RESPONSES_MAX_PER_ACCOUNT. */
+  @Transform(toNumber) @IsInt() @Min(1) RESPONSES_MAX_MB_PER_ACCOUNT: number = 1_024;
   /** How often billing deletes the stored responses past their retention. */
   @Transform(toNumber) @IsInt() @Min(1_000) RESPONSES_PURGE_INTERVAL_MS: number = 3_600_000;
   /** How long the gateway waits for the decisions service to answer one POST /v1/decisions (then 504); above UPSTREAM_TIMEOUT_MS, as a fallback decision may make two rounds of calls. */

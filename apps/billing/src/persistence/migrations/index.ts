@@ -1,4 +1,4 @@
-import { StoredResponseKeys1796170000000 } from './1796170000000-stored-response-keys';
+import { StoredResponseOwnersAndQuotas1796168731018 } from './1796168731018-stored-response-owners-and-quotas';
 import { AccountWebhooks1795861027935 } from './1795861027935-account-webhooks';
 import { StoredResponses1795861071507 } from './1795861071507-stored-responses';
 import { KeyRules1795861048839 } from './1795861048839-key-rules';
@@ -8,4 +8,4 @@ import { AccountUsageSpent1795278524586 } from './1795278524586-account-usage-sp
 import { AccountLimitOverrides1795274366497 } from './1795274366497-account-limit-overrides';
 import { RecordLedgerPrices1795272087058 } from './1795272087058-record-ledger-prices';
 import { InitBilling1795270721956 } from './1795270721956-init-billing';
-export const BILLING_MIGRATIONS = [InitBilling1795270721956, RecordLedgerPrices1795272087058, AccountLimitOverrides1795274366497, AccountUsageSpent1795278524586, RejectedUsage1795524174460, ClientRequestId1795714134807, AccountWebhooks1795861027935, KeyRules1795861048839, StoredResponses1795861071507, StoredResponseKeys1796170000000];
+export const BILLING_MIGRATIONS = [InitBilling1795270721956, RecordLedgerPrices1795272087058, AccountLimitOverrides1795274366497, AccountUsageSpent1795278524586, RejectedUsage1795524174460, ClientRequestId1795714134807, AccountWebhooks1795861027935, KeyRules1795861048839, StoredResponses1795861071507, StoredResponseOwnersAndQuotas1796168731018];
