@@ -45,7 +45,7 @@ describe('webhook alerts in billing', () => {
     database = await createTestDatabase();
     queue = testQueueBackend(database.url);
     receiver = await startWebhookReceiver();
-    const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN, WEBHOOK_RETRY_DELAY_MS: '100', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_MAX_ATTEMPTS: '3' });
+    const { env, providers } = loadEnvironment({ BILLING_PORT: '0', LOG_LEVEL: 'error', ADMIN_TOKEN, WEBHOOK_RETRY_DELAY_MS: '100', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_ALLOWLIST: '127.0.0.1' });
     for (let replica = 0; replica < 2; replica++) {
       replicas.push(await startBilling({ env, providers, databaseUrl: database.url, adminToken: ADMIN_TOKEN, queue }));
     }
