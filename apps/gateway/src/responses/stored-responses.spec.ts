@@ -4,7 +4,7 @@ import { responsesContextOf } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
 import { RpcTimeoutError, type MessagingService } from '@igw/messaging';
 import { loadEnvironment, type ServiceSettings } from '@igw/platform';
-import { inputItemsPageOf, MAX_ITEM_REFERENCES, ownInputItems, referencedItemIds, resolvedConversationBytes, StoredResponses, withReferencesResolved } from './stored-responses';
+import { inputItemsPageOf, MAX_ITEM_REFERENCES, ownInputItems, referencedItemIds, resolvedConversationBytes, storedItemOf, StoredResponses, withReferencesResolved } from './stored-responses';
 
 describe("a request's own input items, as stored", () => {
   it('makes a string input one user message with an input_text part, and gives every item sent without an id one of its type', () => {
@@ -23,6 +23,19 @@ describe("a request's own input items, as stored", () => {
     ]);
     expect(items[3].id).toBe('msg_kept');
     expect(items[0]).toMatchObject({ role: 'user', content: 'Hi' });
+  });
+});
+
+describe('an input item as stored', () => {
+  it('keeps the known fields of the types the gateway reads, and other types as sent', () => {
+    const junk = 'j'.repeat(1_000);
+    expect(
+      storedItemOf({ id: 'msg_1', type: 'message', role: 'user', junk, content: [{ type: 'input_text', text: 'Hi', junk }, { type: 'input_image', image_url: 'https://x/a.png', detail: 'low', junk }] }),
+    ).toEqual({ id: 'msg_1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }, { type: 'input_image', image_url: 'https://x/a.png', detail: 'low' }] });
+    expect(storedItemOf({ id: 'fc_1', type: 'function_call', call_id: 'c', name: 'f', arguments: '{}', junk })).toEqual({ id: 'fc_1', type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' });
+    expect(storedItemOf({ id: 'rs_1', type: 'reasoning', summary: [], encrypted_content: 'opaque', junk })).toEqual({ id: 'rs_1', type: 'reasoning', summary: [], encrypted_content: 'opaque' });
+    const other = { id: 'ws_1', type: 'web_search_call', status: 'completed', action: { query: 'q' } };
+    expect(storedItemOf(other)).toBe(other);
   });
 });
 

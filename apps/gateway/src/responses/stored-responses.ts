@@ -61,6 +61,45 @@ export function ownInputItems(input: ResponsesRequestDto['input']): ResponsesIte
   });
 }
 
+/** The fields of the input items and content parts the gateway reads, by type (OpenAI's schemas): what is kept of them. */
+const KEPT_ITEM_FIELDS: Record<string, readonly string[]> = {
+  message: ['id', 'type', 'role', 'content', 'status'],
+  function_call: ['id', 'type', 'call_id', 'name', 'namespace', 'arguments', 'status'],
+  function_call_output: ['id', 'type', 'call_id', 'output', 'status'],
+  reasoning: ['id', 'type', 'summary', 'encrypted_content', 'content', 'status'],
+};
+const KEPT_PART_FIELDS: Record<string, readonly string[]> = {
+  input_text: ['type', 'text'],
+  output_text: ['type', 'text', 'annotations', 'logprobs'],
+  refusal: ['type', 'refusal'],
+  input_image: ['type', 'image_url', 'file_id', 'detail'],
+  input_file: ['type', 'file_data', 'file_id', 'file_url', 'filename'],
+  input_audio: ['type', 'input_audio'],
+};
+
+const pick = (value: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> => {
+  const kept: Record<string, unknown> = {};
+  for (const field of fields) if (value[field] !== undefined) kept[field] = value[field];
+  return kept;
+};
+
+/**
+ * An input item as it is stored: of the types the gateway reads, only their known fields (a
+ * client's extra fields are storage no one reads, on the operator's disk); other types as sent.
+ */
+export function storedItemOf(item: ResponsesItem): ResponsesItem {
+  const fields = KEPT_ITEM_FIELDS[item.type ?? 'message'];
+  if (fields === undefined) return item;
+  const kept = pick(item, fields) as ResponsesItem;
+  if (Array.isArray(kept.content)) {
+    kept.content = (kept.content as unknown[]).map((part) => {
+      const partFields = part !== null && typeof part === 'object' ? KEPT_PART_FIELDS[(part as { type?: string }).type ?? ''] : undefined;
+      return partFields === undefined ? part : pick(part as Record<string, unknown>, partFields);
+    });
+  }
+  return kept;
+}
+
 /** The distinct ids `item_reference` items name (refusing one that names none, and more than MAX_ITEM_REFERENCES references). */
 export function referencedItemIds(items: readonly ResponsesItem[]): string[] {
   const ids = new Set<string>();
@@ -215,7 +254,7 @@ export class StoredResponses {
     const previousResponseId = typeof sent.previous_response_id === 'string' ? sent.previous_response_id : null;
     return async (response) => {
       try {
-        const content = await packJson({ input: ownInput, response });
+        const content = await packJson({ input: ownInput.map(storedItemOf), response });
         const reply = await this.messaging.request(QueueName.ResponsesRpc, 'responses.save', {
           accountId: auth.accountId,
           keyId: auth.keyId,
