@@ -160,6 +160,21 @@ describe('Stored conversations are paid for, held and bounded like sent ones', (
     await eventually(async () => (await client(key).responses.retrieve(kept.id).catch((caught: unknown) => caught)) instanceof PermissionDeniedError, 30_000, 250);
     expect(await client(key).responses.delete(kept.id).catch((caught: unknown) => caught)).toBeInstanceOf(PermissionDeniedError);
   }, 90_000);
+
+  it('bounds count_tokens: more than 4 MiB of text is a 400, and large counts take at most the token workers, the rest a 429 with retry-after', async () => {
+    const { key } = await harness.paidKey(1_000);
+    const count = (text: string) => call<{ input_tokens?: number; error?: { message: string } }>(`${harness.gateway}/v1/messages/count_tokens`, { token: key, body: { model: 'claude', messages: [{ role: 'user', content: text }] } });
+    const huge = await count('word '.repeat(1_000_000));
+    expect(huge.status).toBe(400);
+    expect(JSON.stringify(huge.body)).toContain('count_tokens counts at most 4194304 bytes of text');
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => count(`${index} ${'many words '.repeat(300_000)}`)));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+    expect(statuses).toContain(200);
+    expect(statuses).toContain(429);
+    expect(answers.find((answer) => answer.status === 429)!.headers.get('retry-after')).toBe('1');
+    expect(answers.find((answer) => answer.status === 200)!.body.input_tokens).toBeGreaterThan(600_000);
+  }, 60_000);
 });
 
 describe('A per-account quota of stored responses', () => {

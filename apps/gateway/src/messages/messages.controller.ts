@@ -1,8 +1,8 @@
-import { Body, Controller, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, MessagesCountTokensRequestDto, MessagesRequestDto } from '@igw/contracts';
-import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
-import { chatPromptTexts, countAllOffLoop } from '@igw/tokenizer';
+import { API_KEY_ERRORS, GatewayException, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
+import { chatPromptTexts, countAllOffLoop, INLINE_COUNT_BYTES, tokenCountPool } from '@igw/tokenizer';
 import type { Request, Response } from 'express';
 import { respondToChat } from '../chat/chat-responder';
 import { ChatService } from '../chat/chat.service';
@@ -10,6 +10,9 @@ import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { MessagesErrorFilter, MessagesErrorResponses } from './messages-errors';
 import { promptOf } from './messages-request';
 import { messagesFrontOf } from './messages-native';
+
+/** The text one count_tokens request may count (4 MiB, about a million tokens of prose): counting is free, so it is bounded apart from BODY_LIMIT. */
+const COUNT_TOKENS_MAX_TEXT_BYTES = 4 * 1024 * 1024;
 
 const HELLO = [{ role: 'user', content: 'Say hello in five words.' }];
 
@@ -72,6 +75,9 @@ export class MessagesController {
     private readonly pipeline: PaidRequestPipeline,
   ) {}
 
+  /** count_tokens requests counting in the token counting workers now, in this process. */
+  private countsInPool = 0;
+
   @Post('v1/messages')
   @MessagesErrorResponses(MESSAGES_ERRORS)
   @RequireApiKey({ credits: true, xApiKeyHeader: true })
@@ -102,8 +108,22 @@ export class MessagesController {
     const slot = await this.pipeline.admitUnpaid({ auth: request.context.auth!, requestId: request.context.requestId });
     try {
       const { texts, fixedTokens } = chatPromptTexts(promptOf(body, model) as unknown as Parameters<typeof chatPromptTexts>[0]);
-      const counted = countAllOffLoop(texts);
-      return { input_tokens: fixedTokens + (counted instanceof Promise ? await counted : counted) };
+      let bytes = 0;
+      for (const text of texts) bytes += Buffer.byteLength(text);
+      if (bytes > COUNT_TOKENS_MAX_TEXT_BYTES) {
+        throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} messages: count_tokens counts at most ${COUNT_TOKENS_MAX_TEXT_BYTES} bytes of text (more than any model's context holds). Received ${bytes}`);
+      }
+      if (bytes <= INLINE_COUNT_BYTES) return { input_tokens: fixedTokens + (countAllOffLoop(texts) as number) };
+      // Counts that go to the token counting workers take at most as many tasks as there are workers, so paid requests' context checks never queue behind a flood of free counts.
+      if (this.countsInPool >= tokenCountPool.size) {
+        throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, 'Too Many Requests: token counting is busy on this replica; retry shortly.', { headers: { 'retry-after': '1' } });
+      }
+      this.countsInPool += 1;
+      try {
+        return { input_tokens: fixedTokens + (await countAllOffLoop(texts)) };
+      } finally {
+        this.countsInPool -= 1;
+      }
     } finally {
       slot.release();
     }
