@@ -3,6 +3,8 @@ import { Logger } from '@nestjs/common';
 import { QueueName, usageBatchEvents, usageBatchOf } from '@igw/contracts';
 import { MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
+import type { Queue } from 'bullmq';
+import { eventually } from '../support/http';
 import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
 
 const redisUrl = process.env.REDIS_URL;
@@ -41,6 +43,9 @@ describe.each(backends)('messaging on %s', (_name, backendFor) => {
     });
     const reply = await caller.request(QueueName.BillingRpc, 'keys.resolve', { keyHash: 'abc' });
     expect(reply.key?.accountId).toBe('abc');
+    // Read, the job is removed at once: a large reply (a stored conversation) is not kept for removeOnComplete's minute.
+    const queue = (caller as unknown as { queue(name: string): Queue }).queue(QueueName.BillingRpc);
+    await eventually(async () => (await queue.getJobCounts('completed', 'active', 'wait')).completed === 0, 5_000);
   });
 
   it('fails a request/reply call that nobody answers with a timeout error', async () => {

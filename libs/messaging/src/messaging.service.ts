@@ -80,7 +80,11 @@ export class MessagingService implements BeforeApplicationShutdown, OnApplicatio
     const events = await beforeDeadline(this.events(queue), deadline, timedOut);
     const job = await beforeDeadline(this.queue(queue).add(name, data, RPC_JOB_OPTIONS), deadline, timedOut);
     try {
-      return (await this.finished(queue, job, events, Math.max(1, deadline - Date.now()))) as JobReply<Q, N>;
+      const reply = (await this.finished(queue, job, events, Math.max(1, deadline - Date.now()))) as JobReply<Q, N>;
+      // Read: nobody needs the job again. Left for removeOnComplete's minute, a large one (a stored
+      // conversation, up to BODY_LIMIT and its answer) would hold the queue's memory or table that long.
+      void job.remove().catch(() => undefined);
+      return reply;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/timed out/i.test(message)) {
