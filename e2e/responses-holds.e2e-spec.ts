@@ -129,7 +129,7 @@ describe('Stored conversations are paid for, held and bounded like sent ones', (
     expect(await other.responses.create({ model: 'mini', previous_response_id: created.id, input: 'next' }).catch((caught: unknown) => caught)).toBeInstanceOf(NotFoundError);
     const referenced = await other.responses.create({ model: 'mini', input: [{ type: 'item_reference', id: 'msg_private_turn' }] as never }).catch((caught: unknown) => caught);
     expect(referenced).toBeInstanceOf(BadRequestError);
-    expect((referenced as BadRequestError).message).toContain('no stored item "msg_private_turn" of this account');
+    expect((referenced as BadRequestError).message).toContain('no stored item "msg_private_turn" of this API key');
     expect(await other.responses.delete(created.id).catch((caught: unknown) => caught)).toBeInstanceOf(NotFoundError);
     // The owner still has it all.
     expect((await owner.responses.retrieve(created.id)).id).toBe(created.id);

@@ -134,7 +134,7 @@ describe('Stored responses (store, previous_response_id, GET/DELETE /v1/response
     ]);
     const unknown = await rejection(client.responses.create({ model: 'mini', input: [{ type: 'item_reference', id: 'msg_nope' }, { role: 'user', content: 'x' }] }));
     expect(unknown).toBeInstanceOf(BadRequestError);
-    expect((unknown as BadRequestError).message).toContain('input[0].id: no stored item "msg_nope" of this account');
+    expect((unknown as BadRequestError).message).toContain('input[0].id: no stored item "msg_nope" of this API key');
     const strangers = await rejection(stranger.responses.create({ model: 'mini', input: [{ type: 'item_reference', id: message.id! }] }));
     expect(strangers).toBeInstanceOf(BadRequestError);
   });

@@ -71,11 +71,11 @@ const RESPONSES_ERRORS = {
     description: 'An invalid body: the message names the first wrong field',
     messages: {
       noInput: `${ErrorMessages.bodyValidationPrefix} input: Expected a string or an array of input items. Received nothing`,
-      itemReference: `${ErrorMessages.bodyValidationPrefix} input[0].id: no stored item "msg_0" of this account: item_reference names input or output items of responses kept with store: true (until they expire or are deleted)`,
+      itemReference: `${ErrorMessages.bodyValidationPrefix} input[0].id: no stored item "msg_0" of this API key: item_reference names input or output items of responses kept with store: true (until they expire or are deleted)`,
     },
   },
   404: {
-    description: 'Unknown model, or a previous_response_id this account has no stored response of (never stored, deleted, expired, or another account\'s)',
+    description: 'Unknown model, or a previous_response_id this API key has no stored response of (never stored, deleted, expired, another key\'s unless RESPONSES_SHARED_PER_ACCOUNT=true, or another account\'s)',
     messages: { model: MODEL_ENDPOINT_ERRORS[404].messages, previousResponse: previousResponseNotFound('resp_0f8fad5bd9cb469fa16570867728950e') },
   },
 };

@@ -28,7 +28,7 @@ const STORED_RESPONSE = {
 };
 
 const NOT_FOUND = {
-  404: { description: 'No such response of this account: never stored, deleted, past RESPONSES_RETENTION_DAYS, or another account\'s', messages: responseNotFound(EXAMPLE_ID) },
+  404: { description: 'No such response of this API key: never stored, deleted, past RESPONSES_RETENTION_DAYS, another key\'s (unless RESPONSES_SHARED_PER_ACCOUNT=true) or another account\'s', messages: responseNotFound(EXAMPLE_ID) },
   429: { description: 'Too many look-ups of ids this account does not have (budgeted as key look-ups are: KEY_LOOKUP_MISS_BURST, KEY_LOOKUP_MISSES_PER_MINUTE)', messages: ErrorMessages.tooManyRequests },
   503: { description: 'The billing service, which keeps stored responses, is not answering', messages: 'Stored responses cannot be read right now: the billing service is not answering. Retry shortly.' },
 };

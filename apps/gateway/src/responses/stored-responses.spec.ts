@@ -68,7 +68,7 @@ describe('item references', () => {
   it('are replaced by the stored items, in place; one not found is a 400 naming it', () => {
     const stored = { msg_a: { id: 'msg_a', type: 'message', role: 'assistant', content: 'A' }, fc_b: { id: 'fc_b', type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' } };
     expect(withReferencesResolved(items, stored)).toEqual([stored.msg_a, items[1], stored.fc_b]);
-    expect(() => withReferencesResolved(items, { msg_a: stored.msg_a })).toThrow('input[2].id: no stored item "fc_b" of this account');
+    expect(() => withReferencesResolved(items, { msg_a: stored.msg_a })).toThrow('input[2].id: no stored item "fc_b" of this API key');
     expect(() => withReferencesResolved([{ type: 'item_reference', id: `msg_${'x'.repeat(5_000)}` }], {})).toThrow(/"msg_x{76}…"/);
   });
 });

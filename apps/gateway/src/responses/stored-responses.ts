@@ -139,14 +139,14 @@ export function resolvedConversationBytes(bodyBytes: number, ownInput: readonly 
 const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 
 /** The items with each `item_reference` replaced by the stored item it names. */
-export function withReferencesResolved(items: readonly ResponsesItem[], referenced: Readonly<Record<string, ResponsesItem>>): ResponsesItem[] {
+export function withReferencesResolved(items: readonly ResponsesItem[], referenced: Readonly<Record<string, ResponsesItem>>, whose = 'this API key'): ResponsesItem[] {
   return items.map((item, index) => {
     if (item.type !== 'item_reference') return item;
     const stored = referenced[item.id as string];
     if (stored === undefined) {
       refuse(
         `input[${index}].id`,
-        `no stored item ${JSON.stringify(printableId(item.id as string))} of this account: item_reference names input or output items of responses kept with store: true (until they expire or are deleted)`,
+        `no stored item ${JSON.stringify(printableId(item.id as string))} of ${whose}: item_reference names input or output items of responses kept with store: true (until they expire or are deleted)`,
       );
     }
     return stored;
@@ -235,7 +235,7 @@ export class StoredResponses {
     const found = await unpackJson<ConversationItems>(reply.packed!, MAX_REPLY_BYTES);
     const bytes = resolvedConversationBytes(bodyBytes, own, found);
     if (bytes > this.bodyLimit) this.refuseTooLarge(previous !== undefined);
-    const ownInput = withReferencesResolved(own, found.referenced);
+    const ownInput = withReferencesResolved(own, found.referenced, owner.keyId === undefined ? 'this account' : 'this API key');
     return { body: { ...rest, input: [...found.items, ...ownInput] } as ResponsesRequestDto, ownInput, bytes };
   }
 
