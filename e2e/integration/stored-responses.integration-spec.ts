@@ -36,6 +36,20 @@ describe('stored responses in billing', () => {
     return id;
   }
 
+  /** Saves a response of these input items and no output; billing's reply and the response's id. */
+  async function saveInput(account: string, input: ResponsesItem[]) {
+    const id = newId();
+    const reply = await gateway.request(QueueName.ResponsesRpc, 'responses.save', {
+      accountId: account,
+      keyId: KEY,
+      id,
+      previousResponseId: null,
+      createdAt: Math.floor(Date.now() / 1000),
+      content: await packJson({ input, response: { id, output: [] } }),
+    });
+    return { reply, id };
+  }
+
   async function conversation(account: string, previousResponseId: string, maxBytes = 1_000_000, itemIds: string[] = []) {
     const reply = await gateway.request(QueueName.ResponsesRpc, 'responses.conversation', { accountId: account, previousResponseId, itemIds, maxBytes });
     return { ...reply, found: reply.packed ? await unpackJson<ConversationItems>(reply.packed, 10_000_000) : null };
@@ -121,16 +135,8 @@ describe('stored responses in billing', () => {
   });
 
   it("keeps a conversation of more items than one INSERT's parameters allow", async () => {
-    const id = newId();
     const input = Array.from({ length: 12_000 }, (_, index) => message(`msg_many_${index}`, 'user', `${index}`));
-    const reply = await gateway.request(QueueName.ResponsesRpc, 'responses.save', {
-      accountId: await newAccount(),
-      keyId: KEY,
-      id,
-      previousResponseId: null,
-      createdAt: Math.floor(Date.now() / 1000),
-      content: await packJson({ input, response: { id, output: [] } }),
-    });
+    const { reply, id } = await saveInput(await newAccount(), input);
     expect(reply).toEqual({ saved: true });
     expect(await queryRows(database.url, 'SELECT count(*)::integer AS n, max(position) AS last FROM billing.response_items WHERE response_id = $1', [id])).toEqual([{ n: 12_000, last: 11_999 }]);
   });
@@ -138,30 +144,14 @@ describe('stored responses in billing', () => {
   it("refuses a save past the account's quota of responses or of bytes, keeping nothing of it", async () => {
     const full = await newAccount();
     for (let index = 0; index < 40; index++) await save(full, null, `turn ${index}`);
-    const refusedId = newId();
-    const past = await gateway.request(QueueName.ResponsesRpc, 'responses.save', {
-      accountId: full,
-      keyId: KEY,
-      id: refusedId,
-      previousResponseId: null,
-      createdAt: Math.floor(Date.now() / 1000),
-      content: await packJson({ input: [message('msg_x', 'user', 'one too many')], response: { id: refusedId, output: [] } }),
-    });
+    const { reply: past, id: refusedId } = await saveInput(full, [message('msg_x', 'user', 'one too many')]);
     expect(past).toEqual({ saved: false, reason: 'quota', maxResponses: 40, maxMegabytes: 1 });
     expect(await queryRows(database.url, 'SELECT id FROM billing.responses WHERE id = $1', [refusedId])).toEqual([]);
     // A megabyte of items: a turn of 800 KB (400 KB in, its 400 KB echo out) fits, 300 KB more do not.
     const heavy = await newAccount();
     await save(heavy, null, 'x'.repeat(400_000));
     expect(await queryRows(database.url, 'SELECT count(*)::integer AS n FROM billing.responses WHERE account_id = $1', [heavy])).toEqual([{ n: 1 }]);
-    const second = newId();
-    const tooMuch = await gateway.request(QueueName.ResponsesRpc, 'responses.save', {
-      accountId: heavy,
-      keyId: KEY,
-      id: second,
-      previousResponseId: null,
-      createdAt: Math.floor(Date.now() / 1000),
-      content: await packJson({ input: [message('msg_y', 'user', 'y'.repeat(300_000))], response: { id: second, output: [] } }),
-    });
+    const { reply: tooMuch } = await saveInput(heavy, [message('msg_y', 'user', 'y'.repeat(300_000))]);
     expect(tooMuch).toMatchObject({ saved: false, reason: 'quota' });
   });
 
