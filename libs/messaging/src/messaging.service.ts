@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
-import type { JobData, JobName, JobReply, QueueName, Topic, TopicMap } from '@igw/contracts';
+import { QueueName, type JobData, type JobName, type JobReply, type Topic, type TopicMap } from '@igw/contracts';
 import { UnrecoverableError, type Job, type JobsOptions, type Queue, type QueueEvents, type Relay, type Worker } from 'bullmq';
 import { createBullBackend, type BullBackend } from './backend';
 import { RpcFailedError, RpcTimeoutError } from './messaging.errors';
@@ -17,6 +17,14 @@ export type JobHandlers<Q extends QueueName> = {
 
 /** Job options by purpose; the job id is the idempotency key where one exists. */
 const RPC_JOB_OPTIONS: JobsOptions = { attempts: 1, removeOnComplete: { age: 60, count: 1000 }, removeOnFail: { age: 600, count: 1000 } };
+
+/**
+ * Queues whose request/reply jobs are removed as soon as the reply is read: a stored
+ * conversation's job (up to BODY_LIMIT and its answer) left for removeOnComplete's minute would
+ * hold the queue's memory or table that long. The others stay that minute (what operators and
+ * tests count of them).
+ */
+const REMOVED_ONCE_READ = new Set<string>([QueueName.ResponsesRpc]);
 
 const DEFAULT_RPC_TIMEOUT_MS = 5_000;
 /** How late a reply may be before the job is asked for it directly, and how often then. */
@@ -81,9 +89,7 @@ export class MessagingService implements BeforeApplicationShutdown, OnApplicatio
     const job = await beforeDeadline(this.queue(queue).add(name, data, RPC_JOB_OPTIONS), deadline, timedOut);
     try {
       const reply = (await this.finished(queue, job, events, Math.max(1, deadline - Date.now()))) as JobReply<Q, N>;
-      // Read: nobody needs the job again. Left for removeOnComplete's minute, a large one (a stored
-      // conversation, up to BODY_LIMIT and its answer) would hold the queue's memory or table that long.
-      void job.remove().catch(() => undefined);
+      if (REMOVED_ONCE_READ.has(queue)) void job.remove().catch(() => undefined);
       return reply;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
