@@ -184,11 +184,16 @@ export function whenCounted<T, R>(counted: T | Promise<T>, next: (value: T) => R
  * else in the worker pool. Returns a Promise only when the pool counts.
  */
 export function countEachOffLoop(texts: readonly string[], pool: TokenCountPool = tokenCountPool): number[] | Promise<number[]> {
-  let bytes = 0;
-  for (const text of texts) bytes += Buffer.byteLength(text);
-  if (bytes <= INLINE_COUNT_BYTES) return texts.map(countTokens);
+  if (utf8Bytes(texts) <= INLINE_COUNT_BYTES) return texts.map(countTokens);
   // What is billed must be counted: should the pool fail (stopped by a shutdown), this thread counts.
   return pool.countWhole(texts).catch(() => texts.map(countTokens));
+}
+
+/** The texts' UTF-8 size: what decides whether they are counted on the calling thread. */
+export function utf8Bytes(texts: readonly string[]): number {
+  let bytes = 0;
+  for (const text of texts) bytes += Buffer.byteLength(text);
+  return bytes;
 }
 
 /** The tokens of the texts together, as {@link countEachOffLoop} counts them. */

@@ -139,6 +139,7 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
     }
     const cutoff = this.retentionCutoff();
     let items: ResponsesItem[] = [];
+    let itemsBytes = 0;
     if (query.previousResponseId !== undefined) {
       if (!STORED_RESPONSE_ID.test(query.previousResponseId)) return { previousFound: false, tooLarge: false, packed: null };
       const chain = (await this.dataSource.query(
@@ -153,7 +154,9 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
         [query.previousResponseId, query.accountId, cutoff, query.maxBytes, ...ownerParameters(query)],
       )) as Array<{ id: string; depth: number; total: string }>;
       if (chain.length === 0) return { previousFound: false, tooLarge: false, packed: null };
-      if (chain.some((turn) => Number(turn.total) > query.maxBytes)) return { previousFound: true, tooLarge: true, packed: null };
+      // Each row's total runs back from the newest turn: the oldest turn's is the conversation's.
+      itemsBytes = chain.reduce((most, turn) => Math.max(most, Number(turn.total)), 0);
+      if (itemsBytes > query.maxBytes) return { previousFound: true, tooLarge: true, packed: null };
       const depthOf = new Map(chain.map((turn) => [turn.id, turn.depth]));
       const rows = (await this.dataSource.query(`SELECT response_id, position, item FROM billing.response_items WHERE response_id = ANY($1)`, [[...depthOf.keys()]])) as Array<{
         response_id: string;
@@ -164,6 +167,7 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
       items = rows.map((row) => row.item);
     }
     const referenced: Record<string, ResponsesItem> = {};
+    const referencedBytes: Record<string, number> = {};
     const ids = [...new Set(query.itemIds.filter((id) => typeof id === 'string' && id !== ''))].slice(0, MAX_REFERENCED_ITEMS);
     if (ids.length > 0) {
       // Sized before they are read: items that could not fit in maxBytes are never loaded (one
@@ -178,9 +182,13 @@ export class StoredResponsesService implements OnApplicationBootstrap, OnApplica
         [query.accountId, ids, cutoff, query.maxBytes, ...ownerParameters(query)],
       )) as Array<{ item_id: string; item: ResponsesItem | null }>;
       if (rows.some((row) => row.item === null)) return { previousFound: true, tooLarge: true, packed: null };
-      for (const row of rows) referenced[row.item_id] = row.item!;
+      for (const row of rows) {
+        referenced[row.item_id] = row.item!;
+        referencedBytes[row.item_id] = Buffer.byteLength(JSON.stringify(row.item));
+      }
     }
-    const found: ConversationItems = { items, referenced };
+    // Sized here, where the rows are read, so the gateway holds the conversation without serializing it again.
+    const found: ConversationItems = { items, referenced, ...(items.length > 0 && { itemsBytes }), ...(Object.keys(referencedBytes).length > 0 && { referencedBytes }) };
     return { previousFound: true, tooLarge: false, packed: await packJson(found) };
   }
 

@@ -83,10 +83,6 @@ export class RequestHold {
     return this.added.reduce((sum, hold) => sum + hold.amountMicro, this.credits.amountMicro);
   }
 
-  get isReleased(): boolean {
-    return this.released;
-  }
-
   /** Counts a hold the store took for this request after its admission. */
   addHold(holdId: string, amountMicro: bigint): void {
     this.added.push({ holdId, amountMicro });
@@ -122,8 +118,11 @@ export class RequestHold {
   }
 }
 
+/** A rate that applies to a key: its limit, and whether the key's own rule set it. */
+type AppliedRate = { limit: number; byKey: boolean };
+
 /** The account's limit, or the key's own when lower (`byKey`: the refusal then names the key's rule). */
-function lowerOf(accountLimit: number, keyLimit: number | undefined): { limit: number; byKey: boolean } {
+function lowerOf(accountLimit: number, keyLimit: number | undefined): AppliedRate {
   return keyLimit !== undefined && keyLimit < accountLimit ? { limit: keyLimit, byKey: true } : { limit: accountLimit, byKey: false };
 }
 
@@ -190,10 +189,7 @@ export class RequestAdmission implements OnApplicationShutdown {
       throw modelRefused(call.model.id, rules.models);
     }
     const costCeilingMicro = priceUsage(call.model.pricing, ceilingUnits, env.CREDITS_PER_USD).creditsMicro;
-    const concurrencyKey = `key:${auth.keyId}:running`;
-    // The key's own rates apply within the account's: the lower of the two counts.
-    const perMinute = lowerOf(auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM, rules?.requestsPerMinute);
-    const concurrent = lowerOf(auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, rules?.concurrentRequests);
+    const { perMinute, concurrent } = this.ratesOf(auth);
     const now = Date.now();
     const admission = this.admissionOf(auth, requestId, costCeilingMicro, now, perMinute.limit, concurrent.limit);
     const { store, result } = await this.admitSomewhere(admission);
@@ -201,7 +197,7 @@ export class RequestAdmission implements OnApplicationShutdown {
       if (result.reason === 'credits' || result.reason === 'key-budget') throw this.moneyRefusal(result.reason, auth, now);
       this.refuseRate(result, perMinute, concurrent);
     }
-    return new RequestHold(store, concurrencyKey, { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro, keyId: admission.credits!.keyBudget?.keyId }, this.running);
+    return new RequestHold(store, admission.concurrency.key, { accountId: auth.accountId, holdId: requestId, amountMicro: costCeilingMicro, keyId: admission.credits!.keyBudget?.keyId }, this.running);
   }
 
   /**
@@ -210,9 +206,7 @@ export class RequestAdmission implements OnApplicationShutdown {
    * and the key's requests in flight count it as they count a paid one; no money is held.
    */
   async admitUnpaid(auth: AuthenticatedKey, requestId: string): Promise<RequestHold> {
-    const { env } = this.settings;
-    const perMinute = lowerOf(auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM, auth.rules?.requestsPerMinute);
-    const concurrent = lowerOf(auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, auth.rules?.concurrentRequests);
+    const { perMinute, concurrent } = this.ratesOf(auth);
     const { credits: _money, ...admission } = this.admissionOf(auth, requestId, 0n, Date.now(), perMinute.limit, concurrent.limit);
     const { store, result } = await this.admitSomewhere(admission);
     if (!result.allowed) this.refuseRate(result, perMinute, concurrent);
@@ -242,6 +236,15 @@ export class RequestAdmission implements OnApplicationShutdown {
     return first;
   }
 
+  /** The key's own rates apply within the account's: the lower of the two counts. */
+  private ratesOf(auth: AuthenticatedKey): { perMinute: AppliedRate; concurrent: AppliedRate } {
+    const { env } = this.settings;
+    return {
+      perMinute: lowerOf(auth.limits.requestsPerMinute ?? env.RATE_LIMIT_RPM, auth.rules?.requestsPerMinute),
+      concurrent: lowerOf(auth.limits.concurrentRequests ?? env.RATE_LIMIT_CONCURRENCY, auth.rules?.concurrentRequests),
+    };
+  }
+
   private admissionOf(auth: AuthenticatedKey, holdId: string, amountMicro: bigint, now: number, perMinuteLimit: number, concurrencyLimit: number): Admission {
     const { env } = this.settings;
     const abandonedAfterMs = env.REQUEST_HOLD_LAPSE_MS;
@@ -254,7 +257,7 @@ export class RequestAdmission implements OnApplicationShutdown {
   }
 
   /** The 429 for a refusal by a rate: the key's own rule named where it is the lower. */
-  private refuseRate(result: Exclude<AdmissionResult, { allowed: true }>, perMinute: { limit: number; byKey: boolean }, concurrent: { limit: number; byKey: boolean }): never {
+  private refuseRate(result: Exclude<AdmissionResult, { allowed: true }>, perMinute: AppliedRate, concurrent: AppliedRate): never {
     const headers = { 'retry-after': String(result.retryAfterSeconds) };
     if (result.reason === 'per-minute' && perMinute.byKey) {
       throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, `Too Many Requests: this API key's rule allows ${perMinute.limit} requests per minute; it resets in ${result.retryAfterSeconds} s.`, { headers });

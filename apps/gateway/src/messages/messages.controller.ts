@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res, UseFilters } fr
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, MessagesCountTokensRequestDto, MessagesRequestDto } from '@igw/contracts';
 import { API_KEY_ERRORS, GatewayException, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
-import { chatPromptTexts, countAllOffLoop, INLINE_COUNT_BYTES, tokenCountPool } from '@igw/tokenizer';
+import { chatPromptTexts, countAllOffLoop, INLINE_COUNT_BYTES, tokenCountPool, utf8Bytes } from '@igw/tokenizer';
 import type { Request, Response } from 'express';
 import { respondToChat } from '../chat/chat-responder';
 import { ChatService } from '../chat/chat.service';
@@ -108,8 +108,7 @@ export class MessagesController {
     const slot = await this.pipeline.admitUnpaid({ auth: request.context.auth!, requestId: request.context.requestId });
     try {
       const { texts, fixedTokens } = chatPromptTexts(promptOf(body, model) as unknown as Parameters<typeof chatPromptTexts>[0]);
-      let bytes = 0;
-      for (const text of texts) bytes += Buffer.byteLength(text);
+      const bytes = utf8Bytes(texts);
       if (bytes > COUNT_TOKENS_MAX_TEXT_BYTES) {
         throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} messages: count_tokens counts at most ${COUNT_TOKENS_MAX_TEXT_BYTES} bytes of text (more than any model's context holds). Received ${bytes}`);
       }

@@ -59,7 +59,8 @@ describe('item references', () => {
     const stored = { id: 'msg_a', type: 'message', role: 'assistant', content: 'é'.repeat(100) };
     const storedBytes = Buffer.byteLength(JSON.stringify(stored));
     const turn = { id: 'msg_t', type: 'message', role: 'user', content: 'earlier' };
-    const found = { items: [turn], referenced: { msg_a: stored } };
+    // As billing hands them back: each with its JSON size.
+    const found = { items: [turn], referenced: { msg_a: stored }, itemsBytes: Buffer.byteLength(JSON.stringify(turn)), referencedBytes: { msg_a: storedBytes } };
     const twice: ResponsesItem[] = [{ type: 'item_reference', id: 'msg_a' }, { role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_a' }];
     expect(resolvedConversationBytes(90, twice, found)).toBe(90 + Buffer.byteLength(JSON.stringify(turn)) + 2 * storedBytes);
     expect(resolvedConversationBytes(90, [], { items: [], referenced: {} })).toBe(90);

@@ -115,28 +115,16 @@ export function referencedItemIds(items: readonly ResponsesItem[]): string[] {
 
 /**
  * The UTF-8 size of the conversation a request resolves to: its body, each earlier turn's items,
- * and each referenced item once per reference (a duplicate reference is a duplicate in the prompt).
- * Every hold and context check counts this, not the body's bytes alone.
+ * and each referenced item once per reference (a duplicate reference is a duplicate in the prompt),
+ * from the sizes billing read with them. Every hold and context check counts this, not the body's
+ * bytes alone.
  */
 export function resolvedConversationBytes(bodyBytes: number, ownInput: readonly ResponsesItem[], found: ConversationItems): number {
-  let bytes = bodyBytes;
-  for (const item of found.items) bytes += jsonBytes(item);
-  const referencedBytes = new Map<string, number>();
-  for (const item of ownInput) {
-    if (item.type !== 'item_reference') continue;
-    const id = item.id as string;
-    let size = referencedBytes.get(id);
-    if (size === undefined) {
-      const stored = found.referenced[id];
-      size = stored === undefined ? 0 : jsonBytes(stored);
-      referencedBytes.set(id, size);
-    }
-    bytes += size;
-  }
+  let bytes = bodyBytes + (found.itemsBytes ?? 0);
+  for (const item of ownInput) if (item.type === 'item_reference') bytes += found.referencedBytes?.[item.id as string] ?? 0;
   return bytes;
 }
 
-const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 
 /** The items with each `item_reference` replaced by the stored item it names. */
 export function withReferencesResolved(items: readonly ResponsesItem[], referenced: Readonly<Record<string, ResponsesItem>>, whose = 'this API key'): ResponsesItem[] {

@@ -82,6 +82,10 @@ export interface ConversationReply {
 export interface ConversationItems {
   items: ResponsesItem[];
   referenced: Record<string, ResponsesItem>;
+  /** The JSON bytes of `items` as billing keeps them (each turn's items_bytes); absent with no items. */
+  itemsBytes?: number;
+  /** The JSON bytes of each referenced item; absent with none referenced. */
+  referencedBytes?: Record<string, number>;
 }
 
 export interface StoredResponseQuery extends StoredResponsesOwner {

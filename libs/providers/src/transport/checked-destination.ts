@@ -32,7 +32,8 @@ export async function checkDestination(
   return { allowed: true, url: verdict.url, addresses };
 }
 
-function resolveAll(hostname: string): Promise<LookupAddress[]> {
+/** Every address a host name resolves to, in the resolver's order. */
+export function resolveAll(hostname: string): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
     dnsLookup(hostname, { all: true, order: 'verbatim' }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
   });
@@ -40,21 +41,27 @@ function resolveAll(hostname: string): Promise<LookupAddress[]> {
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-/** An agent for one call to an allowed destination: its connections go to the checked addresses only. The caller destroys it. */
-export function pinnedAgent(destination: Extract<DestinationVerdict, { allowed: true }>, connectTimeoutMs: number): Agent {
-  const { url, addresses } = destination;
-  if (!addresses) return new Agent({ connect: { timeout: connectTimeoutMs }, pipelining: 0 });
-  const lookup = (name: string, options: LookupOptions, callback: LookupCallback): void => {
-    const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+/**
+ * A `lookup` for net.connect that answers only with the addresses the policy checked, so the
+ * connection cannot reach an address that a second resolution would give.
+ */
+export function pinnedLookup(hostname: string, addresses: readonly LookupAddress[]) {
+  return (name: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
+    const family = lookupOptions.family === 4 || lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 6 || lookupOptions.family === 'IPv6' ? 6 : 0;
     const usable = addresses.filter((entry) => family === 0 || entry.family === family);
-    if (name !== url.hostname || usable.length === 0) {
+    if (name !== hostname || usable.length === 0) {
       const error: NodeJS.ErrnoException = new Error(`${name} has no checked address`);
       error.code = 'ENOTFOUND';
       callback(error, '', 0);
       return;
     }
-    if (options.all) callback(null, [...usable]);
+    if (lookupOptions.all) callback(null, [...usable]);
     else callback(null, usable[0].address, usable[0].family);
   };
-  return new Agent({ connect: { timeout: connectTimeoutMs, lookup }, pipelining: 0 });
+}
+
+/** An agent for one call to an allowed destination: its connections go to the checked addresses only. The caller destroys it. */
+export function pinnedAgent(destination: Extract<DestinationVerdict, { allowed: true }>, connectTimeoutMs: number): Agent {
+  const { url, addresses } = destination;
+  return new Agent({ connect: { timeout: connectTimeoutMs, ...(addresses && { lookup: pinnedLookup(url.hostname, addresses) }) }, pipelining: 0 });
 }

@@ -1,7 +1,8 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { checkResolvedAddresses, checkUrl, type AllowlistEntry, type UrlRefusal } from './address-policy';
+import { pinnedLookup, resolveAll } from './checked-destination';
 import { describeBytes, describeDuration } from './upstream-limits';
 
 /**
@@ -237,12 +238,6 @@ async function admit(target: string | URL, isRedirect: boolean, options: MediaFe
   return { url: verdict.url, addresses };
 }
 
-function resolveAll(hostname: string): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, order: 'verbatim' }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
-  });
-}
-
 type HopOutcome = { kind: 'media'; media: FetchedMedia } | { kind: 'redirect'; location: string };
 
 /** One request over a connection of its own, pinned to the hop's checked addresses and closed when the hop ends. */
@@ -306,27 +301,6 @@ async function fetchHop(hop: AdmittedHop, options: MediaFetchOptions, signal: Ab
     // Closes the socket whatever state the answer was left in, so a refused body stops arriving.
     await agent.destroy().catch(() => undefined);
   }
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/**
- * A `lookup` for net.connect that answers only with the addresses the policy checked, so the
- * connection cannot reach an address that a second resolution would give.
- */
-function pinnedLookup(hostname: string, addresses: readonly LookupAddress[]) {
-  return (name: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
-    const family = lookupOptions.family === 4 || lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 6 || lookupOptions.family === 'IPv6' ? 6 : 0;
-    const usable = addresses.filter((entry) => family === 0 || entry.family === family);
-    if (name !== hostname || usable.length === 0) {
-      const error: NodeJS.ErrnoException = new Error(`${name} has no checked address`);
-      error.code = 'ENOTFOUND';
-      callback(error, '', 0);
-      return;
-    }
-    if (lookupOptions.all) callback(null, [...usable]);
-    else callback(null, usable[0].address, usable[0].family);
-  };
 }
 
 /** Stops reading an answer: undici then reports the cut-short body as an error, which nobody is waiting for. */
