@@ -31,6 +31,7 @@ export class UpstreamsWorker implements OnApplicationBootstrap {
       revision: index ? index.revision : null,
       providers: configuredProviders(this.settings.providers).map((definition) => definition.name),
       answerable: models.filter((model) => planRoute(model.routing.sources, this.settings.providers).targets.length > 0).map((model) => model.id),
+      connections: { providersFile: null, connections: [] },
     };
   }
 }
