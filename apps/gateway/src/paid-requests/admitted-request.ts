@@ -2,6 +2,10 @@ import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
 import type { RequestContext } from '@igw/platform';
 import type { RequestHold } from '../limits/request-admission';
 import type { ChargedUsage, UsageCharging } from '../usage/usage-charging';
+import { deploymentOf } from './upstream-route';
+
+/** Names, on every answer an upstream served, the deployment that served it (`<connection>/<upstream>`). */
+export const DEPLOYMENT_HEADER = 'x-gateway-deployment';
 
 /** A paid request as admission, charging and telemetry see it. */
 export interface PaidCall {
@@ -16,6 +20,11 @@ export interface PaidCall {
   catalogueRevision: number;
   /** The HTTP request's context: what it ran and used goes there for its access-log line. */
   context?: RequestContext;
+  /**
+   * The deployment its usage is charged to (`<connection>/<upstream>`): the one that answered,
+   * or the one whose attempt took the prompt when a failed call is billed by estimate.
+   */
+  deployment?: string;
 }
 
 /** Hears what happens to one admitted request, in order, until it finishes (telemetry: request-telemetry.ts). */
@@ -48,8 +57,14 @@ export class AdmittedRequest {
     private readonly listener: PaidRequestListener,
   ) {}
 
-  /** Runs one upstream attempt on `target`: the source that answers is the request's provider from then on. */
-  async attempt<T>(target: { model: string; definition: { name: string } }, send: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one upstream attempt on `target`: the source that answers is the request's provider
+   * from then on, and its deployment is named in the access log and the answer's headers.
+   */
+  async attempt<T>(target: { model: string; definition: { name: string }; deployment?: string }, send: () => Promise<T>): Promise<T> {
+    const deployment = deploymentOf(target);
+    // Before the call: one that fails after its prompt went upstream is billed by estimate, and no other source is tried then.
+    this.call.deployment = deployment;
     this.listener.attemptStarted(target.definition.name, target.model);
     let result: T;
     try {
@@ -58,6 +73,7 @@ export class AdmittedRequest {
       this.listener.attemptFailed(error);
       throw error;
     }
+    this.answeredBy(deployment);
     this.listener.attemptAnswered();
     return result;
   }
@@ -75,10 +91,24 @@ export class AdmittedRequest {
     return charge.usage;
   }
 
+  private answeredBy(deployment: string): void {
+    const context = this.call.context;
+    if (!context) return;
+    context.deployment = deployment;
+    const response = context.response;
+    // Every endpoint writes its answer, whole or streamed, after its attempt answered; a head already sent is left as it went.
+    if (response && !response.headersSent) response.setHeader(DEPLOYMENT_HEADER, headerSafe(deployment));
+  }
+
   finish(): void {
     if (this.finished) return;
     this.finished = true;
     this.listener.finished();
     this.hold.release();
   }
+}
+
+/** Printable ASCII as it is; anything else (a catalogue may name an upstream so) percent-encoded as UTF-8, which setHeader would refuse. */
+function headerSafe(value: string): string {
+  return value.replace(/[^\x20-\x7e]/gu, (character) => [...Buffer.from(character, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }

@@ -10,6 +10,11 @@ const RETRY_AFTER_CAP_MS = 2_000;
 
 export type UpstreamTarget = RoutePlan['targets'][number];
 
+/** The deployment a target calls, `<connection>/<upstream>`: what the ledger, the access log and `x-gateway-deployment` name. */
+export function deploymentOf(target: { model: string; definition: { name: string }; deployment?: string }): string {
+  return target.deployment ?? `${target.definition.name}/${target.model}`;
+}
+
 /** Which of the model's sources to run, from `provider` (auto: the whole chain). */
 export function selectSources(model: CatalogueModel, provider: string | undefined): CatalogueModel['routing']['sources'] {
   const sources = model.routing.sources;
