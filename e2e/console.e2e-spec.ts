@@ -405,7 +405,7 @@ if (runnable.length) describe('Admin console in a real browser', () => {
       }, 15_000, 500);
       const providersFile = page.locator('[data-testid="providers-file"]');
       expect(await providersFile.getAttribute('data-state')).toBe(first.providersFile === null ? 'none' : first.providersFile.error ? 'error' : 'loaded');
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'connections.png'), fullPage: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'connections.png') });
 
       // No secret anywhere: neither in the admin API's answer nor on the page.
       const secrets = Object.entries(emulatedProviders(emulator.url))
