@@ -126,6 +126,8 @@ export class DeploymentBalancer {
         throw new DeploymentsBusyError(Math.max(1, Math.ceil(pick.retryAfterMs / 1000)));
       }
       const target = remaining[pick.chosen];
+      // What OpenAI's and Azure's x-ratelimit-* headers say is left is believed over our own counts.
+      target.onRateLimits ??= (left) => this.store.observe(target.deployment, left);
       const lease = new DeploymentLease(this.store, { deployment: target.deployment, leaseId, minute: Math.floor(now / MINUTE_MS), tokens: call.tokens });
       const started = performance.now();
       try {
