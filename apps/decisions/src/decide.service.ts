@@ -1,14 +1,18 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { DecideFailure, DecideJob, DecideReply, DecisionAnswer, DecisionUsage } from '@igw/contracts';
-import { fallbacksTaken, SERVICE_SETTINGS, timedUpstreamAttempt, type ServiceSettings } from '@igw/platform';
+import { fallbacksTaken, registerLogSecrets, SERVICE_SETTINGS, timedUpstreamAttempt, type ServiceSettings } from '@igw/platform';
 import {
   Cancellation,
   chatAdapterFor,
-  CircuitBreaker,
+  connectionDirectoryFor,
   decisionsAdapterFor,
+  DeploymentBalancer,
+  InMemoryDeploymentStore,
   planRoute,
+  RedisDeploymentStore,
   RequestTranslationError,
-  runWithFallback,
+  type BalancedCall,
+  type CancelSignal,
   timedOutAfterPromptSent,
   UpstreamHttpError,
   UpstreamLimitExceededError,
@@ -19,9 +23,6 @@ import {
 } from '@igw/providers';
 import { contentParts, LogprobFallback } from './fallback/logprob-fallback';
 
-/** A `retry-after` up to this long is waited for; longer ones move on to the next source (as the gateway does). */
-const RETRY_AFTER_CAP_MS = 2_000;
-
 type Target = RoutePlan['targets'][number];
 
 /**
@@ -31,12 +32,25 @@ type Target = RoutePlan['targets'][number];
  * input tokens still owed for what upstreams processed.
  */
 @Injectable()
-export class DecideService {
+export class DecideService implements OnModuleDestroy {
   private readonly logger = new Logger(DecideService.name);
-  private readonly decisionsBreaker = new CircuitBreaker();
-  private readonly chatBreaker = new CircuitBreaker();
+  /** The gateway's deployments and their shared state (Redis when REDIS_URL is set): quotas and cooldowns count decisions' calls too. */
+  private readonly balancer: DeploymentBalancer;
 
-  constructor(@Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings) {}
+  constructor(@Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings) {
+    const env = settings.env;
+    const store = env.REDIS_URL ? new RedisDeploymentStore(env.REDIS_URL, env.QUEUE_PREFIX, env.REDIS_COMMAND_TIMEOUT_MS) : new InMemoryDeploymentStore();
+    this.balancer = new DeploymentBalancer(store, { onRetry: countFallback });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.balancer.store.close();
+  }
+
+  /** A balanced call of this job: `endpoint` names its tier orders apart from the gateway's. */
+  private balanced(job: DecideJob, endpoint: string, tokens: number, signal: CancelSignal): BalancedCall {
+    return { group: `${endpoint}|${job.model}`, endpoint, strategy: 'weighted', tokens, leaseMs: job.upstreamTimeoutMs + 60_000, signal };
+  }
 
   async decide(job: DecideJob): Promise<DecideReply> {
     const spent: DecisionUsage = { input_tokens: 0, output_tokens: 0 };
@@ -55,7 +69,8 @@ export class DecideService {
     const env = this.settings.env;
     const limits = { maxResponseBytes: env.UPSTREAM_MAX_RESPONSE_BYTES, maxErrorBytes: env.UPSTREAM_MAX_ERROR_BYTES, maxEventBytes: env.UPSTREAM_MAX_EVENT_BYTES, maxStreamMs: env.UPSTREAM_STREAM_MAX_MS };
     const usable = job.via === 'chat-logprobs' ? job.sources : job.sources.filter((source) => decisionsAdapterFor(source.provider, job.shape) !== undefined);
-    const plan = planRoute(usable, this.settings.providers, limits);
+    const connections = connectionDirectoryFor({ path: this.settings.env.PROVIDERS_FILE, variables: this.settings.providers, environment: process.env, onSecrets: registerLogSecrets }).current;
+    const plan = planRoute(usable, connections, limits);
     if (plan.targets.length > 0) return plan.targets;
     const missing = plan.missing.length > 0 ? `Set ${plan.missing.join(' or ')}.` : `No source of ${job.model} offers a decisions API.`;
     throw new UnconfiguredError(`Service Unavailable: no upstream is configured for model '${job.model}'. ${missing}`);
@@ -64,7 +79,7 @@ export class DecideService {
   private async viaDecisionsApi(job: DecideJob, targets: Target[], spent: DecisionUsage): Promise<{ answers: DecisionAnswer[]; usage: DecisionUsage }> {
     // Aborted once an attempt is billed: no other source is tried for a prompt already paid for.
     const billed = new Cancellation();
-    const result = await runWithFallback(
+    const result = await this.balancer.run(
       targets,
       (target) =>
         timedUpstreamAttempt('decisions', target.provider, () =>
@@ -79,7 +94,7 @@ export class DecideService {
             throw error;
           },
         ),
-      { breaker: this.decisionsBreaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, onFallback: countFallback, signal: billed },
+      this.balanced(job, 'decisions', job.estimatedInputTokens, billed),
     );
     const usage = result.usage ?? { input_tokens: job.estimatedInputTokens, output_tokens: 0 };
     return { answers: result.answers, usage };
@@ -91,7 +106,7 @@ export class DecideService {
         chat: (request) => {
           // Aborted once an attempt is billed (LogprobFallback bills a prompt that timed out upstream).
           const billed = new Cancellation();
-          return runWithFallback(
+          return this.balancer.run(
             targets,
             async (target) => ({
               completion: await timedUpstreamAttempt('decisions', target.provider, () =>
@@ -102,12 +117,7 @@ export class DecideService {
               }),
               provider: target.provider,
             }),
-            {
-              breaker: this.chatBreaker,
-              retryAfterCapMs: RETRY_AFTER_CAP_MS,
-              onFallback: countFallback,
-              signal: billed,
-            },
+            this.balanced(job, 'decisions.chat', job.estimatedInputTokens, billed),
           );
         },
       },

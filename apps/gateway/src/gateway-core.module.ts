@@ -5,6 +5,7 @@ import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service
 import { limitStoreProvider } from './limits/limit-store.provider';
 import { RequestAdmission } from './limits/request-admission';
 import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
+import { deploymentStoreProvider, UpstreamEstate } from './paid-requests/upstream-estate';
 import { RequestTelemetry } from './telemetry/request-telemetry';
 import { TokenCountingShutdown } from './tokens/token-counting.shutdown';
 import { UsageCharging } from './usage/usage-charging';
@@ -27,9 +28,11 @@ import { UsageRecorder } from './usage/usage-recorder.service';
     RequestAdmission,
     UsageCharging,
     RequestTelemetry,
+    deploymentStoreProvider,
+    UpstreamEstate,
     PaidRequestPipeline,
     TokenCountingShutdown,
   ],
-  exports: [ApiKeyAuthenticator, CatalogueSnapshotService, PaidRequestPipeline],
+  exports: [ApiKeyAuthenticator, CatalogueSnapshotService, PaidRequestPipeline, UpstreamEstate],
 })
 export class GatewayCoreModule {}

@@ -1,5 +1,5 @@
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
-import { findProvider, imagesAdapterFor, planRoute, speechAdapterFor, transcriptionAdapterFor } from '@igw/providers';
+import { findProvider, imagesAdapterFor, planRoute, speechAdapterFor, transcriptionAdapterFor, connectionsOfEnvironment } from '@igw/providers';
 import { emulatedProviders } from './demo';
 
 // Demo mode plays every provider without a key of its own through the emulator: the media
@@ -32,7 +32,7 @@ describe('emulatedProviders', () => {
         { provider: 'openai', model: 'whisper-1' },
         { provider: 'stability', model: 'core' },
       ],
-      providers,
+      connectionsOfEnvironment(providers),
     );
     expect(plan.missing).toEqual([]);
     const [deepgram, openai, stability] = plan.targets;

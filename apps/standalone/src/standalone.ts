@@ -1,12 +1,13 @@
 import { Logger, type INestApplication } from '@nestjs/common';
 import { loadEnvironment, mountOnApp, resolveQueueBackend, serviceLogger, startTracing, waitForDependencies, type ServiceSettings } from '@igw/platform';
 import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '@igw/persistence';
-import { configuredProviders, planRoute } from '@igw/providers';
+import { planRoute } from '@igw/providers';
 import { startBilling } from '../../billing/src/billing.app';
 import { CATALOGUE_MOUNTED_PREFIXES, startCatalogue } from '../../catalogue/src/catalogue.app';
 import { startDecisions } from '../../decisions/src/decisions.app';
 import { CatalogueSnapshotService } from '../../gateway/src/catalogue/catalogue-snapshot.service';
 import { startGateway, stopGateway } from '../../gateway/src/gateway.app';
+import { gatewayConnections } from '../../gateway/src/paid-requests/upstream-estate';
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
 import { standaloneAdminToken } from './admin-token';
 import { createDemoKey, emulatedProviders } from './demo';
@@ -97,6 +98,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
 
     // Only billing and the catalogue are handed the admin token; the gateway's and decisions' modules drop it from `env` too.
     const settings: ServiceSettings = { env, providers, databaseUrl, queue: resolveQueueBackend(env, databaseUrl) };
+    // Read before anything starts: a providers file that does not validate stops the start, naming its entry and field.
+    const connections = gatewayConnections(settings);
     const owned = { ...settings, databaseUrl, adminToken: admin.token };
     const apps: INestApplication[] = [];
     const start = async (app: Promise<INestApplication>, stopApp = (started: INestApplication) => started.close()) => {
@@ -119,9 +122,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Runni
     const demoKey = options.demo ? (await createDemoKey(billingUrl, admin.token, env.DATA_DIR)).key : undefined;
     const models = gateway.get(CatalogueSnapshotService).current?.models ?? [];
     const upstreams: UpstreamSummary = {
-      providers: configuredProviders(providers).map((definition) => definition.name),
+      providers: [...connections.current.all()].map((connection) => connection.name),
       emulated: options.demo,
-      answerableModels: models.filter((model) => planRoute(model.routing.sources, providers).targets.length > 0).length,
+      answerableModels: models.filter((model) => planRoute(model.routing.sources, connections.current).targets.length > 0).length,
       catalogueModels: models.length,
     };
     processLogger.endQuietStart();

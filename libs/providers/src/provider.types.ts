@@ -13,6 +13,19 @@ export interface ProviderTarget {
   apiKey?: string;
   /** How much of its answers the gateway reads (the transport's defaults when absent). */
   limits?: UpstreamLimits;
+  /** The connection's extra request headers. */
+  headers?: Readonly<Record<string, string>>;
+  /** Hears what the upstream's `x-ratelimit-*` headers say is left (OpenAI, Azure OpenAI). */
+  onRateLimits?: (left: UpstreamRateLimits) => void;
+}
+
+/** An upstream's own account of its quota, from `x-ratelimit-remaining-*` and `x-ratelimit-reset-*`. */
+export interface UpstreamRateLimits {
+  requestsLeft?: number;
+  tokensLeft?: number;
+  /** When the count of requests (tokens) is full again, in milliseconds from now. */
+  requestsResetMs?: number;
+  tokensResetMs?: number;
 }
 
 /** Usage as an upstream reports it, normalised to OpenAI's names. */

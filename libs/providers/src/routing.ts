@@ -1,50 +1,78 @@
 import type { ProviderTarget } from './provider.types';
 import type { UpstreamLimits } from './transport/upstream-limits';
-import { findProvider, type ProviderDefinition } from './registry';
-
-/** Provider variables by name, e.g. { OPENAI_API_KEY: 'sk-...' } (from the environment). */
-export type ProviderVariables = Readonly<Record<string, string | undefined>>;
+import type { ProviderDefinition } from './registry';
+import type { ConnectionSet, DeploymentQuotas } from './connections/connections';
 
 export interface CatalogueSource {
+  /** The connection's name. */
   provider: string;
   model: string;
   /** The provider's own APIs the source is called through natively (catalogue `native`). */
   native?: readonly string[];
+  deployment?: string;
+  weight?: number;
+  tier?: number;
+}
+
+/** One source as the balancer sees it: where it goes, and its place among its siblings. */
+export interface RouteTarget extends ProviderTarget {
+  definition: ProviderDefinition;
+  native?: readonly string[];
+  /** `<connection>/<upstream>`: the unit whose quotas, in-flight count and cooldown every replica shares. */
+  deployment: string;
+  weight: number;
+  tier: number;
+  quotas: DeploymentQuotas;
+  /** The connection's call timeout, when it sets one. */
+  timeoutMs?: number;
 }
 
 export interface RoutePlan {
-  targets: Array<ProviderTarget & { definition: ProviderDefinition; native?: readonly string[] }>;
-  /** Variables that would make an unconfigured source usable, for the 503 message. */
+  targets: RouteTarget[];
+  /** What would make an unconfigured source usable (variables, or a connection of the file), for the 503 message. */
   missing: string[];
 }
 
 /**
- * Turns a model's catalogue sources into callable targets, in order, keeping only the
- * sources whose provider has credentials configured. `limits` bound what each target's
- * answers may cost the gateway.
+ * A model none of whose sources sets `weight` or `tier` keeps the meaning it had before tiers:
+ * its sources are tried in order, each a tier of its own.
  */
-export function planRoute(sources: readonly CatalogueSource[], variables: ProviderVariables, limits?: UpstreamLimits): RoutePlan {
-  const targets: RoutePlan['targets'] = [];
+export function tiersInOrder(sources: readonly CatalogueSource[]): boolean {
+  return sources.every((source) => source.weight === undefined && source.tier === undefined);
+}
+
+/**
+ * Turns a model's catalogue sources into callable targets, in order, keeping only those whose
+ * connection is configured. `limits` bound what each target's answers may cost the gateway.
+ */
+export function planRoute(sources: readonly CatalogueSource[], connections: ConnectionSet, limits?: UpstreamLimits): RoutePlan {
+  const targets: RouteTarget[] = [];
   const missing: string[] = [];
-  for (const source of sources) {
-    const definition = findProvider(source.provider);
-    if (!definition) {
-      missing.push(`a provider named "${source.provider}" (unknown to this gateway)`);
+  const inOrder = tiersInOrder(sources);
+  for (let index = 0; index < sources.length; index++) {
+    const source = sources[index];
+    const connection = connections.find(source.provider);
+    if (!connection) {
+      missing.push(connections.missing(source.provider));
       continue;
     }
-    const apiKey = variables[definition.variables.apiKey] || undefined;
-    const baseUrl = (variables[definition.variables.baseUrl] || definition.defaultBaseUrl)?.replace(/\/+$/, '');
-    if (!baseUrl) {
-      missing.push(definition.variables.baseUrl);
-      continue;
-    }
-    if (!apiKey && !definition.keyless) {
-      missing.push(definition.variables.apiKey);
-      continue;
-    }
-    const target: RoutePlan['targets'][number] = { provider: definition.name, model: source.model, baseUrl, apiKey, definition, limits };
+    const upstream = source.deployment ?? source.model;
+    const target: RouteTarget = {
+      provider: connection.name,
+      model: upstream,
+      baseUrl: connection.baseUrl,
+      apiKey: connection.apiKey,
+      definition: connection.definition,
+      limits,
+      deployment: `${connection.name}/${upstream}`,
+      weight: source.weight ?? 1,
+      tier: inOrder ? index : (source.tier ?? 0),
+      quotas: connection.quotas,
+    };
+    if (connection.timeoutMs !== undefined) target.timeoutMs = connection.timeoutMs;
+    if (Object.keys(connection.headers).length > 0) target.headers = connection.headers;
     if (source.native !== undefined) target.native = source.native;
     targets.push(target);
   }
-  return { targets, missing };
+  return { targets, missing: [...new Set(missing)] };
 }

@@ -79,7 +79,7 @@ export class ChatService {
     const native = call.native;
     await this.pipeline.run<WholeAnswer, ChatCompletionDto | NativeReply>(call, plan, {
       ...this.upstreamSteps<WholeAnswer>(call, plan, (target, signal) => {
-        const options = this.callOptions(plan, signal);
+        const options = this.callOptions(plan, target, signal);
         return this.nativeOrTranslated<WholeAnswer>(
           native,
           target,
@@ -114,7 +114,7 @@ export class ChatService {
       call,
       plan,
       this.upstreamSteps<ChunkStream | NativeOpened>(call, plan, (target, signal) => {
-        const options = this.callOptions(plan, signal);
+        const options = this.callOptions(plan, target, signal);
         return this.nativeOrTranslated<ChunkStream | NativeOpened>(
           native,
           target,
@@ -204,8 +204,8 @@ export class ChatService {
     return { endpoint: call.endpoint ?? CHAT_COMPLETIONS, fallbackGroup: CHAT_COMPLETIONS, model, catalogueRevision: revision, targets, ceiling, prompt: call.body.messages };
   }
 
-  private callOptions(plan: ChatPlan, signal: CancelSignal) {
-    return { timeoutMs: upstreamTimeoutMsOf(plan.model, this.settings), signal };
+  private callOptions(plan: ChatPlan, target: UpstreamTarget, signal: CancelSignal) {
+    return { timeoutMs: upstreamTimeoutMsOf(plan.model, this.settings, target), signal };
   }
 }
 

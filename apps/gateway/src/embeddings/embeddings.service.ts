@@ -56,7 +56,7 @@ export class EmbeddingsService {
           target,
           // A null optional field (some clients send them) means absent.
           { model: target.model, input: inputs, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined },
-          { timeoutMs: upstreamTimeoutMsOf(model, this.settings), signal },
+          { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal },
         ),
       unreadUnits: () => {
         return whenCounted(countedInputTokens(inputs), (tokens) => ({ input_tokens: tokens }));

@@ -86,7 +86,7 @@ export class ImagesService {
             options: providerOptions(body),
             user: body.user,
           },
-          { timeoutMs: upstreamTimeoutMsOf(resolved.model, this.settings), signal },
+          { timeoutMs: upstreamTimeoutMsOf(resolved.model, this.settings, target), signal },
         ),
       // Made but unread (the client left, or the answer was refused): billed as asked for.
       unreadUnits: () => askedFor,

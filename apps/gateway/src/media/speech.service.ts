@@ -54,7 +54,7 @@ export class SpeechService {
         speechAdapterFor(target.definition.kind)!.synthesize(
           target,
           { model: target.model, text: body.text, voice: body.voice, format, speed: body.speed },
-          { timeoutMs: upstreamTimeoutMsOf(model, this.settings), signal },
+          { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal },
         ),
       unreadUnits: () => ({ characters }),
       settle: (result, admitted): SpeechAnswer => {

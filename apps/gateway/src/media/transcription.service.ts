@@ -75,7 +75,7 @@ export class TranscriptionService {
           transcriptionAdapterFor(target.definition.kind)!.transcribe(
             target,
             { model: target.model, audio: audio!.bytes, contentType: audio!.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
-            { timeoutMs: upstreamTimeoutMsOf(model, this.settings), signal },
+            { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal },
           ),
         unreadUnits: () => ({ audio_seconds: billedAudioSeconds(undefined, measuredSeconds, audio!.bytes.length, maxSeconds) }),
         settle: (result, admitted) => {

@@ -4,6 +4,7 @@ import { ErrorBodyDto, ModelEntryDto, ModelListDto, WrappedModelDto, type Catalo
 import { lookupCatalogueModel, queryCatalogue } from '@igw/domain';
 import { GatewayException, PathId, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import { planRoute } from '@igw/providers';
+import { gatewayConnections } from '../paid-requests/upstream-estate';
 import type { Response } from 'express';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 
@@ -94,7 +95,7 @@ export class ModelsController {
   private readonly canAnswer = (model: CatalogueModel): boolean => {
     let answerable = this.answerable.get(model);
     if (answerable === undefined) {
-      answerable = planRoute(model.routing.sources, this.settings.providers).targets.length > 0;
+      answerable = planRoute(model.routing.sources, gatewayConnections(this.settings).current).targets.length > 0;
       this.answerable.set(model, answerable);
     }
     return answerable;

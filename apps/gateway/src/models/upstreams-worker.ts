@@ -2,8 +2,9 @@ import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common'
 import type { GatewayUpstreams } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
-import { configuredProviders, planRoute } from '@igw/providers';
+import { planRoute } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
+import { gatewayConnections, UpstreamEstate } from '../paid-requests/upstream-estate';
 
 /**
  * Answers billing's console which providers this gateway has credentials for and which
@@ -17,21 +18,23 @@ export class UpstreamsWorker implements OnApplicationBootstrap {
   constructor(
     private readonly messaging: MessagingService,
     private readonly catalogue: CatalogueSnapshotService,
+    private readonly estate: UpstreamEstate,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.messaging.subscribe('gateway.upstreams.asked', ({ askId }) => this.messaging.publish('gateway.upstreams.answered', { askId, ...this.upstreams() }));
+    await this.messaging.subscribe('gateway.upstreams.asked', ({ askId }) => this.upstreams().then((upstreams) => this.messaging.publish('gateway.upstreams.answered', { askId, ...upstreams })));
   }
 
-  upstreams(): GatewayUpstreams {
+  async upstreams(): Promise<GatewayUpstreams> {
     const index = this.catalogue.current;
     const models = index?.models ?? [];
+    const connections = gatewayConnections(this.settings).current;
     return {
       revision: index ? index.revision : null,
-      providers: configuredProviders(this.settings.providers).map((definition) => definition.name),
-      answerable: models.filter((model) => planRoute(model.routing.sources, this.settings.providers).targets.length > 0).map((model) => model.id),
-      connections: { providersFile: null, connections: [] },
+      providers: [...connections.all()].map((connection) => connection.name),
+      answerable: models.filter((model) => planRoute(model.routing.sources, connections).targets.length > 0).map((model) => model.id),
+      connections: await this.estate.report(models),
     };
   }
 }

@@ -1,7 +1,9 @@
 import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
 import type { RequestContext } from '@igw/platform';
 import type { RequestHold } from '../limits/request-admission';
+import type { DeploymentLease } from '@igw/providers';
 import type { ChargedUsage, UsageCharging } from '../usage/usage-charging';
+import { tokensOf } from './upstream-estate';
 
 /** A paid request as admission, charging and telemetry see it. */
 export interface PaidCall {
@@ -40,6 +42,9 @@ export interface PaidRequestListener {
  */
 export class AdmittedRequest {
   private finished = false;
+  /** The place on the deployment that answered, given back with the tokens used when the request finishes. */
+  private lease: DeploymentLease | undefined;
+  private usedTokens: number | undefined;
 
   constructor(
     private readonly call: PaidCall,
@@ -48,8 +53,11 @@ export class AdmittedRequest {
     private readonly listener: PaidRequestListener,
   ) {}
 
-  /** Runs one upstream attempt on `target`: the source that answers is the request's provider from then on. */
-  async attempt<T>(target: { model: string; definition: { name: string } }, send: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one upstream attempt on `target`: the source that answers is the request's provider from
+   * then on, and its deployment's `lease` is held until the request finishes.
+   */
+  async attempt<T>(target: { model: string; definition: { name: string } }, send: () => Promise<T>, lease?: DeploymentLease): Promise<T> {
     this.listener.attemptStarted(target.definition.name, target.model);
     let result: T;
     try {
@@ -59,6 +67,10 @@ export class AdmittedRequest {
       throw error;
     }
     this.listener.attemptAnswered();
+    if (lease) {
+      lease.adopt();
+      this.lease = lease;
+    }
     return result;
   }
 
@@ -70,6 +82,7 @@ export class AdmittedRequest {
   /** Charges `units` at the model's prices of the request's start, and returns meta.usage. */
   settle(units: Record<string, number>): ChargedUsage {
     const charge = this.charging.charge(this.call, units);
+    this.usedTokens = (this.usedTokens ?? 0) + tokensOf(units);
     this.hold.spend(charge.creditsMicro);
     this.listener.settled(units, charge.usage.credits_used);
     return charge.usage;
@@ -78,6 +91,7 @@ export class AdmittedRequest {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.lease?.release(this.usedTokens);
     this.listener.finished();
     this.hold.release();
   }

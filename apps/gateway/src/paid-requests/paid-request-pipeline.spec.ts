@@ -1,4 +1,4 @@
-import { Cancellation, UpstreamHttpError, UpstreamTimeoutError } from '@igw/providers';
+import { Cancellation, InMemoryDeploymentStore, UpstreamHttpError, UpstreamTimeoutError } from '@igw/providers';
 import type { ServiceSettings } from '@igw/platform';
 import type { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import type { RequestAdmission, RequestHold } from '../limits/request-admission';
@@ -6,6 +6,7 @@ import { RequestTelemetry } from '../telemetry/request-telemetry';
 import type { UsageCharging } from '../usage/usage-charging';
 import { PaidRequestPipeline, type RequestPlan } from './paid-request-pipeline';
 import type { UpstreamTarget } from './upstream-route';
+import { UpstreamEstate } from './upstream-estate';
 
 /** Admission and charging that record what the pipeline asks of them, in order. */
 function recording(events: string[]) {
@@ -19,14 +20,15 @@ function recording(events: string[]) {
   return { admission, charging };
 }
 
-const settings = { env: { UPSTREAM_TIMEOUT_MS: 1_000 } } as unknown as ServiceSettings;
-const target = { provider: 'openai', model: 'gpt-x', definition: { kind: 'openai' } } as unknown as UpstreamTarget;
-const plan: RequestPlan = { endpoint: 'test', model: { id: 'm' } as RequestPlan['model'], catalogueRevision: 1, ceiling: { input_tokens: 10 }, targets: [target] };
+const settings = { env: { UPSTREAM_TIMEOUT_MS: 1_000, UPSTREAM_STREAM_MAX_MS: 1_000 }, providers: {} } as unknown as ServiceSettings;
+const target = { provider: 'openai', model: 'gpt-x', definition: { kind: 'openai' }, deployment: 'openai/gpt-x', weight: 1, tier: 0, quotas: {} } as unknown as UpstreamTarget;
+const plan: RequestPlan = { endpoint: 'test', model: { id: 'm', routing: { sources: [] } } as unknown as RequestPlan['model'], catalogueRevision: 1, ceiling: { input_tokens: 10 }, targets: [target] };
 const request = () => ({ requestId: 'r1', auth: { keyId: 'k', accountId: 'a' } as never, signal: new Cancellation() });
 
 function pipelineWith(events: string[]) {
   const { admission, charging } = recording(events);
-  return new PaidRequestPipeline({} as CatalogueSnapshotService, admission, charging, new RequestTelemetry(), settings);
+  const catalogue = {} as CatalogueSnapshotService;
+  return new PaidRequestPipeline(catalogue, admission, charging, new RequestTelemetry(), new UpstreamEstate(settings, new InMemoryDeploymentStore(), catalogue), settings);
 }
 
 describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
@@ -197,7 +199,7 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
   it('bills the prompt of a call that timed out after sending it, and tries no other source', async () => {
     const events: string[] = [];
     const timeout = new UpstreamTimeoutError('openai', 1_000, true);
-    const second = { ...target, provider: 'groq' } as UpstreamTarget;
+    const second = { ...target, provider: 'groq', deployment: 'groq/gpt-x', tier: 1 } as UpstreamTarget;
     await expect(
       pipelineWith(events).run(request(), { ...plan, targets: [target, second] }, {
         send: (to) => (events.push(`send ${to.provider}`), Promise.reject(timeout)),
@@ -219,12 +221,17 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
     expect(unsent).toEqual(['admit {"input_tokens":10}', 'send openai', 'send groq', 'finish']);
   });
 
-  it("judges the sources of an endpoint by its fallback group's circuit breakers when it names one", async () => {
-    const pipeline = pipelineWith([]);
-    const failing = { send: () => Promise.reject(new UpstreamHttpError('openai', 500, 'down')), unreadUnits: () => undefined, settle: () => 'never' };
-    await expect(pipeline.run(request(), { ...plan, endpoint: 'messages', fallbackGroup: 'chat.completions' }, failing)).rejects.toMatchObject({ status: 502 });
-    await expect(pipeline.run(request(), { ...plan, endpoint: 'chat.completions' }, failing)).rejects.toMatchObject({ status: 502 });
-    const states = [...(pipeline as unknown as { breakerStates: () => Iterable<{ endpoint: string }> }).breakerStates()];
-    expect(states.map((state) => state.endpoint)).toEqual(['chat.completions']);
+  it('holds the answering deployment\'s place until the request finishes, and settles its tokens on what was used', async () => {
+    const store = new InMemoryDeploymentStore();
+    const { admission, charging } = recording([]);
+    const catalogue = {} as CatalogueSnapshotService;
+    const pipeline = new PaidRequestPipeline(catalogue, admission, charging, new RequestTelemetry(), new UpstreamEstate(settings, store, catalogue), settings);
+    const opened = await pipeline.open(request(), { ...plan, ceiling: { input_tokens: 10, output_tokens: 90 } }, { send: async () => 'stream', unreadUnits: () => undefined });
+    const [during] = await store.snapshot(['openai/gpt-x']);
+    expect(during).toMatchObject({ inFlight: 1, requestsThisMinute: 1, tokensThisMinute: 100 });
+    opened.admitted.settle({ input_tokens: 10, output_tokens: 5 });
+    opened.release();
+    const [after] = await store.snapshot(['openai/gpt-x']);
+    expect(after).toMatchObject({ inFlight: 0, requestsThisMinute: 1, tokensThisMinute: 15 });
   });
 });

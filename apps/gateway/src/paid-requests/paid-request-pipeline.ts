@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
 import { IdleSignal, SERVICE_SETTINGS, type InFlightWork, type RequestContext, type ServiceSettings } from '@igw/platform';
 import type { ModelApi } from '@igw/domain';
@@ -6,12 +6,12 @@ import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { assertModelAnswers } from '../catalogue/model-answers';
 import { RequestAdmission, type RequestHold } from '../limits/request-admission';
-import { breakerSources, type BreakerState } from '../telemetry/gateway-metrics';
 import { RequestTelemetry } from '../telemetry/request-telemetry';
 import { UsageCharging } from '../usage/usage-charging';
 import { AdmittedRequest, type PaidCall } from './admitted-request';
 import { UpstreamCallBilling, type UnreadUsage, type WhenClientLeaves } from './upstream-billing';
-import { UpstreamFallback, type UpstreamTarget } from './upstream-route';
+import { tokensOf, UpstreamEstate } from './upstream-estate';
+import type { UpstreamTarget } from './upstream-route';
 
 /** Usage in the units a model's price list names (`input_tokens`, `images`, `characters`, ...). */
 export type Units = Record<string, number>;
@@ -29,9 +29,9 @@ export interface PaidRequest {
 
 /** What an endpoint decided about a request before admission. */
 export interface RequestPlan {
-  /** The ledger's name of the endpoint (`chat.completions`, `embeddings`, ...); also names its fallback's circuit breaker. */
+  /** The ledger's name of the endpoint (`chat.completions`, `embeddings`, ...). */
   endpoint: string;
-  /** The fallback whose circuit breakers judge the sources, when not the endpoint's own: API fronts over chat share chat's. */
+  /** The endpoint whose deployments' turns (a weighted tier's round robin) the request takes, when not its own: API fronts over chat share chat's. */
   fallbackGroup?: string;
   /** The entry whose prices are charged, as read when the request started. */
   model: CatalogueModel;
@@ -40,7 +40,7 @@ export interface RequestPlan {
   catalogueRevision: number;
   /** The most the request can cost, in the model's priced units: held until it finishes. */
   ceiling: Units;
-  /** The sources to try, in order (for steps that `send` to a source). */
+  /** The sources to try (for steps that `send` to a source), tiers and weights as the catalogue says. */
   targets?: readonly UpstreamTarget[];
   /**
    * What becomes of the upstream call when its client leaves after the prompt was sent
@@ -108,9 +108,7 @@ export interface OpenedCall<T> {
  * the adapter call, and the units an answer used.
  */
 @Injectable()
-export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
-  /** One per endpoint, so a source's health is judged per capability. */
-  private readonly fallbacks = new Map<string, UpstreamFallback>();
+export class PaidRequestPipeline implements InFlightWork {
   /** Calls admitted and not over yet, calls run on after their client left included: what a shutdown waits for. */
   private readonly calls = new Set<UpstreamCallBilling>();
   private readonly idle = new IdleSignal();
@@ -120,16 +118,9 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
     private readonly admission: RequestAdmission,
     private readonly charging: UsageCharging,
     private readonly telemetry: RequestTelemetry,
+    private readonly estate: UpstreamEstate,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
-  ) {
-    breakerSources.add(this.breakerStates);
-  }
-
-  onModuleDestroy(): void {
-    breakerSources.delete(this.breakerStates);
-  }
-
-  private readonly breakerStates = (): Iterable<BreakerState> => [...this.fallbacks.values()].flatMap((fallback) => [...fallback.breakerStates()]);
+  ) {}
 
   /**
    * The catalogue entry a request to `api` names (id or alias), with the revision it was read at:
@@ -269,15 +260,11 @@ export class PaidRequestPipeline implements InFlightWork, OnModuleDestroy {
   ): Promise<T> {
     if ('forward' in steps) return billing.callOnce(steps.forward, billUnread);
     if (!plan.targets) throw new Error(`${plan.endpoint}: a plan that sends to sources needs its targets`);
-    return billing.callWithFallback(this.fallbackFor(plan.fallbackGroup ?? plan.endpoint), plan.targets, (target, signal) => admitted.attempt(target, () => steps.send(target, signal)), billUnread);
-  }
-
-  private fallbackFor(endpoint: string): UpstreamFallback {
-    let fallback = this.fallbacks.get(endpoint);
-    if (!fallback) {
-      fallback = new UpstreamFallback(endpoint);
-      this.fallbacks.set(endpoint, fallback);
-    }
-    return fallback;
+    const targets = plan.targets;
+    return billing.callWithFallback(
+      (attempt, signal) => this.estate.run(targets, attempt, { model: plan.model, group: plan.fallbackGroup ?? plan.endpoint, tokens: tokensOf(plan.ceiling), signal }),
+      (target, lease, signal) => admitted.attempt(target, () => steps.send(target, signal), lease),
+      billUnread,
+    );
   }
 }

@@ -1,5 +1,5 @@
-import { Cancellation, timedOutAfterPromptSent, UpstreamHttpError, type CancelSignal } from '@igw/providers';
-import type { UpstreamFallback, UpstreamTarget } from './upstream-route';
+import { Cancellation, timedOutAfterPromptSent, UpstreamHttpError, type CancelSignal, type DeploymentLease } from '@igw/providers';
+import type { UpstreamTarget } from './upstream-route';
 
 /** How much of a failed call is billed by estimate (see `unreadUsage`). */
 export type UnreadUsage = 'none' | 'prompt' | 'answer-unread';
@@ -101,12 +101,11 @@ export class UpstreamCallBilling {
    * error goes on to the client.
    */
   callWithFallback<T>(
-    fallback: UpstreamFallback,
-    targets: readonly UpstreamTarget[],
-    send: (target: UpstreamTarget, signal: CancelSignal) => Promise<T>,
+    route: (attempt: (target: UpstreamTarget, lease: DeploymentLease) => Promise<T>, signal: CancelSignal) => Promise<T>,
+    send: (target: UpstreamTarget, lease: DeploymentLease, signal: CancelSignal) => Promise<T>,
     billUnread: (unread: Exclude<UnreadUsage, 'none'>) => void,
   ): Promise<T> {
-    return this.billingUnread(fallback.run(targets, (target) => this.attempt((signal) => send(target, signal)), this.noOtherSource), billUnread);
+    return this.billingUnread(route((target, lease) => this.attempt((signal) => send(target, lease, signal)), this.noOtherSource), billUnread);
   }
 
   /** One attempt, with no other source to fall back on (a call to another service), billed like `callWithFallback`. */

@@ -1,33 +1,34 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
-import { fallbacksTaken, GatewayException, type ServiceSettings } from '@igw/platform';
-import { CircuitBreaker, planRoute, runWithFallback, type CancelSignal, type RoutePlan, type UpstreamLimits } from '@igw/providers';
-import type { BreakerState } from '../telemetry/gateway-metrics';
-import { logAccountRefusal, toClientError } from './upstream-error.mapper';
+import { GatewayException, type ServiceSettings } from '@igw/platform';
+import { planRoute, type RouteTarget, type UpstreamLimits } from '@igw/providers';
+import { gatewayConnections } from './upstream-estate';
 
-/** A `retry-after` up to this long is waited for; longer ones move on to the next source. */
-const RETRY_AFTER_CAP_MS = 2_000;
+export type UpstreamTarget = RouteTarget;
 
-export type UpstreamTarget = RoutePlan['targets'][number];
+/** What `x-gateway-deployment`, the ledger and the access log name: `<connection>/<upstream>`. */
+export function deploymentOf(target: Pick<RouteTarget, 'deployment'>): string {
+  return target.deployment;
+}
 
-/** Which of the model's sources to run, from `provider` (auto: the whole chain). */
+/** Which of the model's sources to run, from `provider` (auto: all of them; a connection's name: its sources alone). */
 export function selectSources(model: CatalogueModel, provider: string | undefined): CatalogueModel['routing']['sources'] {
   const sources = model.routing.sources;
   const wanted = (provider ?? 'auto').toLowerCase();
   if (wanted === 'auto') return sources;
   // `fallback` runs the chain's fallback source (its second) alone; a one-source chain has only its first.
   if (wanted === 'fallback') return [sources[Math.min(1, sources.length - 1)]];
-  const pinned = sources.find((source) => source.provider.toLowerCase() === wanted);
-  if (!pinned) {
-    const allowed = ['auto', 'fallback', ...sources.map((source) => source.provider)].map((name) => `'${name}'`).join(', ');
+  const pinned = sources.filter((source) => source.provider.toLowerCase() === wanted);
+  if (pinned.length === 0) {
+    const allowed = [...new Set(['auto', 'fallback', ...sources.map((source) => source.provider)])].map((name) => `'${name}'`).join(', ');
     throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} provider: Expected one of ${allowed}. Received '${provider}'`);
   }
-  return [pinned];
+  return pinned;
 }
 
 /** The sources that have credentials, in order; none is a 503 naming the variables to set. */
 export function planTargets(model: CatalogueModel, sources: CatalogueModel['routing']['sources'], settings: ServiceSettings): UpstreamTarget[] {
-  const plan = planRoute(sources, settings.providers, upstreamLimitsOf(model, settings));
+  const plan = planRoute(sources, gatewayConnections(settings).current, upstreamLimitsOf(model, settings));
   if (plan.targets.length === 0) {
     throw new GatewayException(
       HttpStatus.SERVICE_UNAVAILABLE,
@@ -65,46 +66,11 @@ export function upstreamLimitsOf(model: CatalogueModel, settings: ServiceSetting
 
 /**
  * How long one upstream call of this model may wait for its answer (and, streamed, for each
- * read): the model's `routing.timeoutSeconds`, else UPSTREAM_TIMEOUT_MS. A call that runs into
+ * read): the model's `routing.timeoutSeconds`, else its connection's `timeoutSeconds`, else UPSTREAM_TIMEOUT_MS. A call that runs into
  * it after its prompt was sent is billed the prompt and tried on no other source (upstream-billing.ts).
  */
-export function upstreamTimeoutMsOf(model: CatalogueModel, settings: ServiceSettings): number {
+export function upstreamTimeoutMsOf(model: CatalogueModel, settings: ServiceSettings, target?: Pick<RouteTarget, 'timeoutMs'>): number {
   const seconds = model.routing.timeoutSeconds;
-  return seconds === undefined ? settings.env.UPSTREAM_TIMEOUT_MS : seconds * 1000;
-}
-
-/**
- * Runs a call on the first source that takes it: the next one on connection errors, timeouts,
- * 429, 5xx and refusals of the operator's account (logged), until `signal` says no other source
- * may be tried (upstream-billing.ts); a source that keeps failing is skipped for a while.
- * Failures reach the client as the spec's statuses. One per endpoint, so a source's health is
- * judged per capability.
- */
-export class UpstreamFallback {
-  private readonly breaker = new CircuitBreaker();
-  private readonly onFallback: (source: { provider: string }, error: unknown) => void;
-
-  /** `endpoint` names the fallback in the metrics. */
-  constructor(readonly endpoint = 'unnamed') {
-    this.onFallback = (source, error) => {
-      fallbacksTaken.inc(fallbacksTaken.series(endpoint, source.provider));
-      logAccountRefusal(error);
-    };
-  }
-
-  async run<T>(targets: readonly UpstreamTarget[], attempt: (target: UpstreamTarget) => Promise<T>, signal: CancelSignal): Promise<T> {
-    try {
-      return await runWithFallback(targets, attempt, { breaker: this.breaker, retryAfterCapMs: RETRY_AFTER_CAP_MS, signal, onFallback: this.onFallback });
-    } catch (error) {
-      throw toClientError(error);
-    }
-  }
-
-  /** The sources that failed lately, for the circuit breaker gauge. */
-  *breakerStates(): Generator<BreakerState> {
-    for (const { key, open } of this.breaker.breakerStates()) {
-      const colon = key.indexOf(':');
-      yield { endpoint: this.endpoint, provider: key.slice(0, colon), upstreamModel: key.slice(colon + 1), open };
-    }
-  }
+  if (seconds !== undefined) return seconds * 1000;
+  return target?.timeoutMs ?? settings.env.UPSTREAM_TIMEOUT_MS;
 }

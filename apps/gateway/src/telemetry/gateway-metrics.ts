@@ -1,4 +1,5 @@
 import { Gauge } from 'prom-client';
+import type { DeploymentReport } from '@igw/contracts';
 import { CREDIT_SCALE } from '@igw/domain';
 import { LATENCY_BUCKETS, processMetric, SeriesCounter, SeriesHistogram, SeriesScaledCounter } from '@igw/platform';
 
@@ -23,34 +24,82 @@ export const creditsCharged = processMetric(
     new SeriesScaledCounter('igw_credits_charged_total', 'Credits charged (as journaled for the ledger), by model and endpoint', ['model', 'endpoint'], CREDIT_SCALE),
 );
 
-/** A source's circuit breaker as the gauge shows it. */
-export interface BreakerState {
-  endpoint: string;
-  provider: string;
-  upstreamModel: string;
-  open: boolean;
+/** A deployment's state as the gauges show it. */
+export interface DeploymentGaugeState {
+  report: DeploymentReport;
+  quotas: { rpm?: number; tpm?: number; maxConcurrent?: number };
 }
 
-/** The gateways of the process whose breakers the gauge reads at each scrape. */
-export const breakerSources = new Set<() => Iterable<BreakerState>>();
+/** The gateways of the process whose deployments the gauges read at each scrape. */
+export const deploymentSources = new Set<() => Promise<DeploymentGaugeState[]>>();
 /** The usage recorders of the process whose backlog the gauges read at each scrape. */
 export const usageSources = new Set<{ pendingEvents(): number; spillingToJournal(): boolean }>();
 
-/** Set at each scrape from the breakers' states: nothing on the request path. */
-export const circuitBreakerOpen = processMetric(
-  'igw_upstream_circuit_breaker_open',
+const DEPLOYMENT_STATES: ReadonlyArray<DeploymentReport['state']> = ['serving', 'cooling', 'over-quota'];
+
+async function deploymentStates(): Promise<DeploymentGaugeState[]> {
+  const states: DeploymentGaugeState[] = [];
+  for (const source of deploymentSources) states.push(...(await source().catch(() => [])));
+  return states;
+}
+
+/** Read at each scrape from the shared state (Redis or the process): nothing on the request path. */
+export const deploymentState = processMetric(
+  'igw_deployment_state',
   () =>
     new Gauge({
-      name: 'igw_upstream_circuit_breaker_open',
-      help: "1 while a source's circuit breaker is open (the source is skipped), 0 once closed, by endpoint, provider and upstream model",
-      labelNames: ['endpoint', 'provider', 'upstream_model'] as const,
-      collect() {
+      name: 'igw_deployment_state',
+      help: "1 for a deployment's current state (serving, cooling, over-quota), 0 for the others, by deployment (<connection>/<upstream>)",
+      labelNames: ['deployment', 'state'] as const,
+      async collect() {
         this.reset();
-        for (const source of breakerSources) {
-          for (const state of source()) this.set({ endpoint: state.endpoint, provider: state.provider, upstream_model: state.upstreamModel }, state.open ? 1 : 0);
+        for (const { report } of await deploymentStates()) {
+          for (const state of DEPLOYMENT_STATES) this.set({ deployment: report.deployment, state }, report.state === state ? 1 : 0);
         }
       },
     }),
+);
+
+export const deploymentInFlight = processMetric(
+  'igw_deployment_in_flight',
+  () =>
+    new Gauge({
+      name: 'igw_deployment_in_flight',
+      help: 'Calls in flight on a deployment, across every replica sharing its state',
+      labelNames: ['deployment'] as const,
+      async collect() {
+        this.reset();
+        for (const { report } of await deploymentStates()) this.set({ deployment: report.deployment }, report.inFlight);
+      },
+    }),
+);
+
+export const deploymentQuotaUsed = processMetric(
+  'igw_deployment_quota_used_ratio',
+  () =>
+    new Gauge({
+      name: 'igw_deployment_quota_used_ratio',
+      help: "This minute's requests (rpm), tokens (tpm) and the calls in flight (concurrent) over the deployment's quota, for each quota it has",
+      labelNames: ['deployment', 'quota'] as const,
+      async collect() {
+        this.reset();
+        for (const { report, quotas } of await deploymentStates()) {
+          if (quotas.rpm) this.set({ deployment: report.deployment, quota: 'rpm' }, report.requestsThisMinute / quotas.rpm);
+          if (quotas.tpm) this.set({ deployment: report.deployment, quota: 'tpm' }, report.tokensThisMinute / quotas.tpm);
+          if (quotas.maxConcurrent) this.set({ deployment: report.deployment, quota: 'concurrent' }, report.inFlight / quotas.maxConcurrent);
+        }
+      },
+    }),
+);
+
+export const deploymentCooldowns = processMetric(
+  'igw_deployment_cooldowns_total',
+  () => new SeriesCounter('igw_deployment_cooldowns_total', "Attempts whose outcome cooled their deployment, by deployment and reason (rate-limited, failing, refused)", ['deployment', 'reason']),
+);
+
+export const deploymentRetries = processMetric(
+  'igw_deployment_retries_total',
+  () => new SeriesCounter('igw_deployment_retries_total', 'Requests that moved on to another deployment after this one failed them', ['deployment']),
 );
 
 export const usageBacklog = processMetric(

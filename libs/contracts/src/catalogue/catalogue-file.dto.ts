@@ -3,7 +3,7 @@ import { validateSync, type ValidationArguments, type ValidationError } from 'cl
 import { IsListField, MayBeOmitted, NestedList, oneOfIssues, untransformableErrors, wordUnknownFields, type ListRule } from '../validation/catalogue-validators';
 import { Checked, composeDecorators, IsNumberField, IsOneOf, isRecord, IsStringField, NestedObject, numberIssues, stringIssues, type DtoClass, type StringRule } from '../validation/field-validators';
 import { describeWrongType, describeWrongValue as shown, quoteList, relativeIssueLine as at, validationIssues, type ValidationIssue } from '../validation/validation-issues';
-import { CHAT_PRICE_DIMENSION, NATIVE_SOURCE_APIS, STANDARD_SERVICE_TIERS, type NativeSourceApi, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
+import { CHAT_PRICE_DIMENSION, NATIVE_SOURCE_APIS, ROUTING_STRATEGIES, STANDARD_SERVICE_TIERS, type NativeSourceApi, type RoutingStrategy, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
 
 /**
  * The catalogue file and the admin API's catalogue entry, as DTOs: one class per object shape,
@@ -172,12 +172,17 @@ export class UpstreamSourceDto {
   @IsStringField(NAME) provider!: string;
   @IsStringField(NAME) model!: string;
   @MayBeOmitted() @IsListField({ items: 'native APIs', unique: true, item: (value) => oneOfIssues(NATIVE_SOURCE_APIS, value) }) native?: NativeSourceApi[];
+  /** The name called at the connection when not `model` (an Azure deployment). */
+  @MayBeOmitted() @IsStringField(NAME) deployment?: string;
+  @MayBeOmitted() @IsNumberField({ integer: true, min: 1, max: 1_000_000 }) weight?: number;
+  @MayBeOmitted() @IsNumberField({ integer: true, min: 0, max: 100 }) tier?: number;
 }
 
 export class ModelRoutingDto {
   @NestedList(UpstreamSourceDto, { items: 'upstream sources', nonEmpty: true, ofObjects: 'an upstream source object {provider, model}' })
   sources!: UpstreamSource[];
 
+  @MayBeOmitted() @IsOneOf(ROUTING_STRATEGIES) strategy?: RoutingStrategy;
   @MayBeOmitted() @IsListField({ items: 'roles', unique: true, item: (value) => oneOfIssues(MESSAGE_ROLES, value) }) refusedRoles?: string[];
   @MayBeOmitted() @IsNumberField({ integer: true, min: 1, max: MAX_STREAM_SECONDS }) maxStreamSeconds?: number;
   @MayBeOmitted() @IsNumberField({ integer: true, min: 1, max: MAX_TIMEOUT_SECONDS }) timeoutSeconds?: number;

@@ -61,13 +61,34 @@ export const NATIVE_SOURCE_APIS = ['responses', 'web_search'] as const;
 export type NativeSourceApi = (typeof NATIVE_SOURCE_APIS)[number];
 
 export interface UpstreamSource {
+  /** The connection's name: a built-in provider (`openai`) or one of PROVIDERS_FILE. */
   provider: string;
   model: string;
   native?: NativeSourceApi[];
+  /** The name called at the connection when not `model` (an Azure deployment). */
+  deployment?: string;
+  /** Its share of its tier's traffic (default 1). */
+  weight?: number;
+  /** Sources of the lowest tier share the traffic; the next tier takes it when every one of them is out (default 0). */
+  tier?: number;
 }
 
+/**
+ * How a tier's traffic is shared: by weight (smooth weighted round robin), to the deployment
+ * with the fewest calls in flight, to the one answering soonest (with some exploration), or
+ * in the order listed.
+ */
+export const ROUTING_STRATEGIES = ['weighted', 'least-busy', 'lowest-latency', 'ordered'] as const;
+export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
+
 export interface ModelRouting {
+  /**
+   * Sources of one tier share its traffic by `strategy` (default `weighted`). A model none of
+   * whose sources sets `weight` or `tier`, with no strategy, tries its sources in order, each
+   * a tier of its own.
+   */
   sources: UpstreamSource[];
+  strategy?: RoutingStrategy;
   /** Message roles this model rejects, e.g. ['system']. */
   refusedRoles?: string[];
   /** The longest one stream of this model may run, in seconds (else the gateway's UPSTREAM_STREAM_MAX_MS). */

@@ -31,6 +31,8 @@ export class Environment {
   DATABASE_URL?: string;
   @IsOptional() @Transform(emptyToUndefined) @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
+  /** A YAML file of named upstream connections (docs/configuration.md), re-read when it changes; the built-in providers' variables keep working beside it. */
+  @IsOptional() @Transform(emptyToUndefined) @IsString() PROVIDERS_FILE?: string;
   /** Redis key prefix and relay namespace; lets several installations share one Redis. */
   @IsString() @Matches(/^[a-zA-Z0-9_-]+$/) QUEUE_PREFIX: string = 'igw';
   /** PostgreSQL schema for BullMQ's own tables when the queue runs on PostgreSQL. */

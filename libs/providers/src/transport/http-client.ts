@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { encodeJson, type JsonSource } from '@igw/contracts';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
+import type { ProviderTarget, UpstreamRateLimits } from '../provider.types';
 import type { CancelSignal } from './cancellation';
 import { SseEventTooLargeError, SseParser, type SseEvent } from './sse';
 import { DEFAULT_UPSTREAM_LIMITS, describeBytes, describeDuration, type UpstreamLimits } from './upstream-limits';
@@ -24,6 +25,10 @@ export interface JsonRequest {
   signal?: CancelSignal;
   /** How much of the answer to read; the defaults when absent. */
   limits?: UpstreamLimits;
+  /** The connection's extra headers (under the adapter's own: its auth headers win). */
+  extraHeaders?: Readonly<Record<string, string>>;
+  /** Hears the answer's `x-ratelimit-*` headers, when it has any. */
+  onRateLimits?: (left: UpstreamRateLimits) => void;
 }
 
 /** A POST whose body is raw bytes (audio for Deepgram's `/v1/listen`), sent with its content type. */
@@ -216,6 +221,7 @@ function exchange(call: WireCall, accept: string): Promise<WholeAnswer> {
       onHeaders(status, rawHeaders) {
         if (status < 200) return true;
         statusCode = status;
+        if (call.onRateLimits) reportRateLimits(rawHeaders, call.onRateLimits);
         if (status >= 400) maxBytes = limits.maxErrorBytes;
         let declaredLength: number | undefined;
         for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -266,7 +272,7 @@ function exchange(call: WireCall, accept: string): Promise<WholeAnswer> {
         origin,
         path,
         method: 'POST',
-        headers: { 'content-type': call.contentType, accept, ...call.headers, ...(call.contentLength !== undefined && { 'content-length': String(call.contentLength) }) },
+        headers: { 'content-type': call.contentType, accept, ...call.extraHeaders, ...call.headers, ...(call.contentLength !== undefined && { 'content-length': String(call.contentLength) }) },
         body: call.body,
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
@@ -386,6 +392,7 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
       onHeaders(status, rawHeaders, resume) {
         if (status < 200) return true;
         statusCode = status;
+        if (call.onRateLimits) reportRateLimits(rawHeaders, call.onRateLimits);
         resumeReading = resume;
         if (status >= 400) {
           for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -467,7 +474,7 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
         origin,
         path,
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.headers },
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.extraHeaders, ...call.headers },
         body: encodeJson(call.body, call.bodySources),
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
@@ -520,3 +527,57 @@ function retryAfter(header: string | string[] | undefined): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
+
+const RATE_LIMIT_PREFIX = 'x-ratelimit-';
+
+/**
+ * OpenAI's and Azure OpenAI's account of what is left of the quota: `x-ratelimit-remaining-requests`,
+ * `-tokens`, and when each is full again (`x-ratelimit-reset-requests: 1s`, `6m0s`, `20ms`).
+ */
+function reportRateLimits(rawHeaders: Buffer[], listener: (left: UpstreamRateLimits) => void): void {
+  let left: UpstreamRateLimits | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length < 22 || name.toString('latin1', 0, 12).toLowerCase() !== RATE_LIMIT_PREFIX) continue;
+    const value = rawHeaders[i + 1].toString('latin1').trim();
+    switch (name.toString('latin1').toLowerCase()) {
+      case 'x-ratelimit-remaining-requests':
+        (left ??= {}).requestsLeft = countOf(value);
+        break;
+      case 'x-ratelimit-remaining-tokens':
+        (left ??= {}).tokensLeft = countOf(value);
+        break;
+      case 'x-ratelimit-reset-requests':
+        (left ??= {}).requestsResetMs = durationMsOf(value);
+        break;
+      case 'x-ratelimit-reset-tokens':
+        (left ??= {}).tokensResetMs = durationMsOf(value);
+        break;
+    }
+  }
+  if (left) listener(left);
+}
+
+function countOf(value: string): number | undefined {
+  const count = Number(value);
+  return Number.isFinite(count) && count >= 0 ? count : undefined;
+}
+
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
+
+/** `1s`, `6m0s`, `1h2m3.5s`, `250ms`, or a bare number of seconds. */
+export function durationMsOf(value: string): number | undefined {
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  let total = 0;
+  let matched = '';
+  for (const [part, amount, unit] of value.matchAll(DURATION_PART)) {
+    matched += part;
+    total += Number(amount) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
+  }
+  return matched === value && matched !== '' ? Math.ceil(total) : undefined;
+}
+
+/** The fields of a call that come from where it goes: the provider named in errors, the connection's headers, its quota listener. */
+export function upstreamCallOf(target: Pick<ProviderTarget, 'provider' | 'headers' | 'onRateLimits'>): Pick<JsonRequest, 'provider' | 'extraHeaders' | 'onRateLimits'> {
+  return { provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits };
+}

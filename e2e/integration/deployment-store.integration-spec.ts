@@ -1,0 +1,20 @@
+import { InMemoryDeploymentStore, RedisDeploymentStore } from '@igw/providers';
+import { deploymentStoreContract } from '../support/deployment-store-contract';
+import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
+
+const redisUrl = process.env.REDIS_URL;
+
+// One set of rules, two stores: the process's (standalone) and Redis's, shared by every replica.
+deploymentStoreContract('InMemoryDeploymentStore', () => new InMemoryDeploymentStore());
+
+if (redisUrl) {
+  const prefix = uniqueQueuePrefix();
+  afterAll(() => dropQueueData({ url: redisUrl, prefix }));
+  deploymentStoreContract('RedisDeploymentStore', async () => {
+    const store = new RedisDeploymentStore(redisUrl, prefix);
+    await store.whenReady(5_000);
+    return store;
+  });
+} else {
+  it.skip('deployment store on redis (REDIS_URL is not set)', () => undefined);
+}
