@@ -80,7 +80,7 @@ describe('deployments of a model: weights, cooldowns and quotas on every replica
       RATE_LIMIT_RPM: '1000000000',
       RATE_LIMIT_CONCURRENCY: '100000',
     };
-    const catalogueFile = path.join(__dirname, 'fixtures/deployments-catalogue.yaml');
+    const catalogueFile = path.join(__dirname, 'fixtures/balanced-deployments-catalogue.yaml');
     if (distributed) {
       distributedHarness = await startDistributedHarness({ adminToken: ADMIN_TOKEN, catalogueFile, gateways: 2, gatewayEnv });
       replicas = distributedHarness.gateways;

@@ -3,6 +3,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { trustedRanges } from '@igw/platform';
 import { PROVIDERS } from '@igw/providers';
 import { interpolate, loadCompose, ROOT } from './support/deploy-manifests';
@@ -10,6 +11,7 @@ import { interpolate, loadCompose, ROOT } from './support/deploy-manifests';
 const PROVIDER_VARIABLES = PROVIDERS.flatMap((provider) => [provider.variables.apiKey, provider.variables.baseUrl]);
 const HOST_ENVIRONMENT = { ADMIN_TOKEN: 'admin-token-0123456789', REDIS_PASSWORD: 'redispassword0', POSTGRES_PASSWORD: 'postgrespassword0' };
 const OUR_SERVICES = ['migrate', 'billing', 'catalogue', 'decisions', 'gateway-1', 'gateway-2'];
+const PROVIDERS_MOUNT = './deploy/compose/providers:/etc/igw:ro';
 
 /** Whether an IPv4 address lies in a CIDR range. */
 function inRange(address: string, cidr: string): boolean {
@@ -146,8 +148,31 @@ describe('docker-compose.yml', () => {
     for (const name of OUR_SERVICES) {
       expect({ name, read_only: services[name].read_only, tmpfs: services[name].tmpfs, cap_drop: services[name].cap_drop }).toEqual({ name, read_only: true, tmpfs: ['/tmp:size=64m'], cap_drop: ['ALL'] });
     }
-    expect(services['gateway-1'].volumes).toEqual(['gateway-1-data:/app/.data']);
-    expect(services['gateway-2'].volumes).toEqual(['gateway-2-data:/app/.data']);
+    expect(services['gateway-1'].volumes).toEqual(['gateway-1-data:/app/.data', PROVIDERS_MOUNT]);
+    expect(services['gateway-2'].volumes).toEqual(['gateway-2-data:/app/.data', PROVIDERS_MOUNT]);
     expect(Object.keys(compose.volumes)).toEqual(expect.arrayContaining(['gateway-1-data', 'gateway-2-data']));
+  });
+
+  it('gives both gateways the shipped providers file as PROVIDERS_FILE, its directory mounted read-only so that an edit reaches them', () => {
+    const [source, target, mode] = PROVIDERS_MOUNT.split(':');
+    for (const name of ['gateway-1', 'gateway-2']) {
+      expect(services[name].volumes).toContain(PROVIDERS_MOUNT);
+      expect(services[name].environment.PROVIDERS_FILE).toBe(`${target}/providers.yaml`);
+    }
+    expect(mode).toBe('ro');
+    for (const name of ['billing', 'catalogue', 'decisions', 'migrate']) expect({ name, file: services[name].environment.PROVIDERS_FILE }).toEqual({ name, file: undefined });
+    // A valid file with no connection: the provider variables stay the connections.
+    const shipped = readFileSync(path.join(ROOT, source, 'providers.yaml'), 'utf8');
+    expect(parse(shipped)).toEqual({ connections: [] });
+    // Its commented example, uncommented as it says, is a list of connections with the documented fields only.
+    const example = shipped.split('\n').slice(shipped.split('\n').indexOf('# connections:')).map((line) => line.replace(/^# ?/, '')).join('\n');
+    const { connections } = parse(example) as { connections: Record<string, unknown>[] };
+    expect(connections.map((connection) => connection.name)).toEqual(['azure-eastus', 'azure-westus', 'vllm-pool']);
+    const fields = ['name', 'kind', 'baseUrl', 'apiKey', 'apiKeyFile', 'headers', 'rpm', 'tpm', 'maxConcurrent', 'timeoutSeconds', 'keyless'];
+    for (const connection of connections) {
+      expect(Object.keys(connection).filter((field) => !fields.includes(field))).toEqual([]);
+      // Keys come from the environment, never the file.
+      if (connection.apiKey !== undefined) expect(connection.apiKey).toMatch(/^\$\{[A-Z0-9_]+\}$/);
+    }
   });
 });

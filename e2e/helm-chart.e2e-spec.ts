@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { PROVIDERS } from '@igw/providers';
 import { CHART_DIR, findHelm, loadCompose, renderChart, ROOT, schemaErrors, unknownFieldErrors, type Manifest } from './support/deploy-manifests';
 
@@ -197,6 +198,65 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+
+  it('mounts providersFile read-only into the gateway pods as PROVIDERS_FILE, its keys from the Secret, without rolling them on an edit; nothing of it without the value', async () => {
+    const providers = {
+      connections: [
+        { name: 'azure-eastus', kind: 'azure-openai', baseUrl: 'https://eastus-prod.openai.azure.com', apiKey: '${AZURE_EASTUS_KEY}', rpm: 1200, tpm: 450000 },
+        { name: 'vllm-pool', kind: 'openai', baseUrl: 'http://vllm.models.svc:8000/v1', keyless: true, headers: { 'x-team': 'search' } },
+      ],
+    };
+    const providersOf = (manifests: Manifest[]) => manifests.find((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.name === 'igw-inference-gateway-providers');
+    const fromSecret = (name: string) => ({ name, valueFrom: { secretKeyRef: { name: 'igw-inference-gateway-secrets', key: name, optional: false } } });
+    const rendered = renderChart(HELM!, { set: { providersFile: providers, 'gateway.secretEnv': ['AZURE_EASTUS_KEY', 'AZURE_WESTUS_KEY'] } });
+    expect([...rendered.flatMap(schemaErrors), ...unknownFieldErrors(rendered)]).toEqual([]);
+
+    // The file as given, `${VAR}` untouched: the gateway resolves it from its environment.
+    expect(parse(providersOf(rendered)!.data['providers.yaml'])).toEqual(providers);
+    const gateway = deploymentOf(rendered, 'gateway').spec.template.spec;
+    const container = gateway.containers[0];
+    const file = envNamed(container, 'PROVIDERS_FILE').value as string;
+    expect(file).toBe('/etc/igw/providers.yaml');
+    // The directory, never a subPath: kubelet updates a subPath mount's file only on a restart.
+    const mount = container.volumeMounts.find((candidate: { mountPath: string }) => file.startsWith(`${candidate.mountPath}/`));
+    expect(mount).toEqual({ name: mount.name, mountPath: path.dirname(file), readOnly: true });
+    expect(gateway.volumes.find((volume: { name: string }) => volume.name === mount.name)).toEqual({ name: mount.name, configMap: { name: 'igw-inference-gateway-providers' } });
+    for (const variable of ['AZURE_EASTUS_KEY', 'AZURE_WESTUS_KEY']) expect(envNamed(container, variable)).toEqual(fromSecret(variable));
+    for (const component of COMPONENTS.filter((candidate) => candidate !== 'gateway')) {
+      const other = deploymentOf(rendered, component).spec.template.spec.containers[0];
+      expect({ component, file: envNamed(other, 'PROVIDERS_FILE'), key: envNamed(other, 'AZURE_EASTUS_KEY') }).toEqual({ component, file: undefined, key: undefined });
+    }
+    // No checksum of the file: an edit reaches the pods through kubelet and the gateway re-reads it.
+    expect(deploymentOf(rendered, 'gateway').spec.template.metadata.annotations).toEqual(deploymentOf(defaults, 'gateway').spec.template.metadata.annotations);
+    const edited = renderChart(HELM!, { set: { providersFile: { connections: providers.connections.slice(1) }, 'gateway.secretEnv': ['AZURE_EASTUS_KEY', 'AZURE_WESTUS_KEY'] } });
+    expect(providersOf(edited)!.data).not.toEqual(providersOf(rendered)!.data);
+    expect(deploymentOf(edited, 'gateway').spec.template).toEqual(deploymentOf(rendered, 'gateway').spec.template);
+
+    // The production-like values carry one too; the default values none.
+    expect(envNamed(deploymentOf(production, 'gateway').spec.template.spec.containers[0], 'PROVIDERS_FILE').value).toBe(file);
+    expect(providersOf(defaults)).toBeUndefined();
+    const plain = deploymentOf(defaults, 'gateway').spec.template.spec;
+    expect(envNamed(plain.containers[0], 'PROVIDERS_FILE')).toBeUndefined();
+    expect(plain.containers[0].volumeMounts.map((candidate: { mountPath: string }) => candidate.mountPath)).toEqual(['/tmp', '/app/.data']);
+    expect(plain.volumes.map((volume: { name: string }) => volume.name)).toEqual(['tmp', 'data']);
+
+    // A file's text, with --set-file, is mounted as written.
+    const directory = await mkdtemp(path.join(tmpdir(), 'igw-chart-'));
+    try {
+      const custom = path.join(directory, 'providers.yaml');
+      await writeFile(custom, '# no connection yet\nconnections: []\n');
+      expect(providersOf(renderChart(HELM!, { setFiles: { providersFile: custom } }))!.data['providers.yaml']).toBe('# no connection yet\nconnections: []');
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a gateway.secretEnv entry the gateway must not hold, or that is not a variable name', () => {
+    expect(() => renderChart(HELM!, { set: { 'gateway.secretEnv': ['ADMIN_TOKEN'] } })).toThrow(/gateway\.secretEnv: ADMIN_TOKEN/);
+    expect(() => renderChart(HELM!, { set: { 'gateway.secretEnv': ['OPENAI_API_KEY'] } })).toThrow(/gateway\.secretEnv: OPENAI_API_KEY/);
+    expect(() => renderChart(HELM!, { set: { 'gateway.secretEnv': ['azure-key'] } })).toThrow(/not an environment variable name/);
+    expect(() => renderChart(HELM!, { set: { providersFile: { connections: [] }, 'gateway.env': { PROVIDERS_FILE: '/elsewhere.yaml' } } })).toThrow(/gateway\.env\.PROVIDERS_FILE/);
   });
 
   it('has no Ingress or autoscaler by default, and a PodDisruptionBudget for every service with more than one pod', () => {

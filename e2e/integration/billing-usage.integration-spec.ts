@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client } from 'pg';
 import { startBilling } from '../../apps/billing/src/billing.app';
+import { LedgerService } from '../../apps/billing/src/ledger/ledger.service';
 import { reconcileBalances } from '../../apps/billing/src/ledger/reconciliation';
 import { seededRandom } from '../../tools/emulator/src/seeded-random';
 import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
@@ -37,6 +38,7 @@ interface UsageEntry {
   keyId: string | null;
   model: string | null;
   endpoint: string | null;
+  deployment: string | null;
   units: Record<string, number> | null;
   credits: string;
   usd: string;
@@ -354,6 +356,7 @@ describe('billing: account settings, usage and reconciliation', () => {
 
   describe('usage', () => {
     const MODELS = ['openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku', 'google/gemini-2.0-flash'];
+    const DEPLOYMENTS = ['azure-eastus/gpt-4o-prod', 'azure-westus/gpt-4o', 'openai/gpt-4o-mini'];
     const EVENT_COUNT = 320;
     let account: Account;
     let keys: Array<{ id: string; key: string }>;
@@ -432,6 +435,8 @@ describe('billing: account settings, usage and reconciliation', () => {
             { unit: 'output_tokens', price: outputPrice / 1_000_000, per: 1_000_000 },
           ],
           occurredAt,
+          // Every fourth as a gateway journalled it before deployments were recorded.
+          ...(index % 4 === 3 ? {} : { deployment: pick(DEPLOYMENTS) }),
         });
       }
       await feedUsage(account.id, events);
@@ -458,7 +463,7 @@ describe('billing: account settings, usage and reconciliation', () => {
         ['credit', '2.5', '0.00000125', 'top-up'],
         ['credit', '1000000', '0.5', 'opening balance'],
       ]);
-      expect(page.data[0]).toMatchObject({ requestId: null, keyId: null, model: null, endpoint: null, units: null, prices: null, catalogueRevision: null });
+      expect(page.data[0]).toMatchObject({ requestId: null, keyId: null, model: null, endpoint: null, deployment: null, units: null, prices: null, catalogueRevision: null });
 
       const event = events[5];
       const entry = page.data.find((candidate) => candidate.requestId === event.requestId);
@@ -471,6 +476,7 @@ describe('billing: account settings, usage and reconciliation', () => {
         keyId: event.keyId,
         model: event.model,
         endpoint: event.endpoint,
+        deployment: event.deployment,
         units: event.units,
         // A charge reads as the summary shows it: positive, exact.
         credits: creditsOf(BigInt(event.creditsMicro)),
@@ -483,6 +489,30 @@ describe('billing: account settings, usage and reconciliation', () => {
       });
       const occurred = page.data.map((candidate) => Date.parse(candidate.occurredAt));
       expect(occurred).toEqual([...occurred].sort((a, b) => b - a));
+    });
+
+    it('keeps the deployment that served each usage entry, null for events that name none', async () => {
+      expect(events[5].deployment).toEqual(expect.any(String));
+      const { entries } = await listAll(account.id, { kind: 'usage' }, 500);
+      const byRequest = new Map(entries.map((entry) => [entry.requestId, entry.deployment]));
+      expect(byRequest.size).toBe(EVENT_COUNT);
+      for (const event of events) expect(byRequest.get(event.requestId)).toBe(event.deployment ?? null);
+      expect(new Set(entries.map((entry) => entry.deployment))).toEqual(new Set([...DEPLOYMENTS, null]));
+    });
+
+    it('keeps it as well on the path a batch takes when it cannot be applied as a whole (event by event)', async () => {
+      const applyOne = (event: UsageEvent) => (app.get(LedgerService) as unknown as { applyOne(event: UsageEvent): Promise<{ applied: boolean }> }).applyOne(event);
+      // An account of its own: the listings above count this account's entries.
+      const own = await createAccount({ name: 'one by one', credits: 100 });
+      const ownKey = await createKey(own.id);
+      const base = { ...events[7], accountId: own.id, keyId: ownKey.id, units: { input_tokens: 10 }, creditsMicro: '20000000', usd: '0.00001', prices: [{ unit: 'input_tokens', price: 1, per: 1_000_000 }] };
+      const named: UsageEvent = { ...base, requestId: randomUUID(), deployment: 'azure-eastus/gpt-4o-prod' };
+      const unnamed: UsageEvent = { ...base, requestId: randomUUID() };
+      delete unnamed.deployment;
+      expect(await applyOne(named)).toEqual({ applied: true });
+      expect(await applyOne(unnamed)).toEqual({ applied: true });
+      const entries = (await list(own.id, { kind: 'usage' })).data;
+      expect(Object.fromEntries(entries.map((entry) => [entry.requestId, entry.deployment]))).toEqual({ [named.requestId]: 'azure-eastus/gpt-4o-prod', [unnamed.requestId]: null });
     });
 
     it('pages through everything with the cursor: no duplicates, no gaps, ties split by id', async () => {

@@ -81,7 +81,8 @@ describe('billing refuses usage events that do not add up (the queue is a trust 
         occurredAt: new Date().toISOString(),
         ...overrides,
       }) as UsageEvent;
-    const sound = [event(), event(), event({ units: { input_tokens: 0 }, creditsMicro: '0', usd: '0' })];
+    // One names the deployment that served it; the others, as older gateways journalled them, none.
+    const sound = [event({ deployment: 'azure-eastus/gpt-4o-prod' }), event(), event({ units: { input_tokens: 0 }, creditsMicro: '0', usd: '0' })];
     const refused: Array<[UsageEvent, RegExp]> = [
       [event({ units: { input_tokens: -1000 }, creditsMicro: '0', usd: '0' }), /units\.input_tokens is not an integer/],
       [event({ units: { input_tokens: 1.5 } }), /units\.input_tokens is not an integer/],
@@ -97,6 +98,8 @@ describe('billing refuses usage events that do not add up (the queue is a trust 
       [event({ occurredAt: new Date(Date.now() + 86_400_000).toISOString() }), /is in the future/],
       [event({ occurredAt: 'yesterday' }), /occurredAt is not a time/],
       [event({ occurredAt: '1970-01-01T00:00:00.000Z' }), /is before 2020/],
+      [event({ deployment: 42 }), /deployment is not a string of at most 200 characters/],
+      [event({ deployment: 'x'.repeat(201) }), /deployment is not a string of at most 200 characters/],
     ];
     const batch = [sound[0], ...refused.map(([one]) => one), sound[1], sound[2]];
     const data = await usageBatchOf(Buffer.from(batch.map((one) => JSON.stringify(one)).join('\n')));
@@ -106,12 +109,13 @@ describe('billing refuses usage events that do not add up (the queue is a trust 
 
     const rejectedRows = () => sql<{ request_id: string; account_id: string; reason: string; event: UsageEvent }>(`SELECT request_id, account_id, reason, event FROM billing.rejected_usage`);
     await waitFor('the refused events to be kept', async () => (await rejectedRows()).length === refused.length);
-    const ledgerRows = () => sql<{ request_id: string; amount_micro: string }>(`SELECT request_id, amount_micro::text FROM billing.ledger_entries WHERE kind = 'usage'`);
+    const ledgerRows = () => sql<{ request_id: string; amount_micro: string; deployment: string | null }>(`SELECT request_id, amount_micro::text, deployment FROM billing.ledger_entries WHERE kind = 'usage'`);
     await waitFor('the sound events to be applied', async () => (await ledgerRows()).length === sound.length);
     // Both jobs done: the second one found everything there already.
     await waitFor('both jobs', async () => errors.filter((line) => line.includes(refused[0][0].requestId)).length === 2);
 
     expect((await ledgerRows()).map((row) => row.request_id).sort()).toEqual(sound.map((one) => one.requestId).sort());
+    expect(Object.fromEntries((await ledgerRows()).map((row) => [row.request_id, row.deployment]))).toEqual(Object.fromEntries(sound.map((one) => [one.requestId, one.deployment ?? null])));
     const kept = await rejectedRows();
     expect(kept).toHaveLength(refused.length);
     for (const [one, reason] of refused) {

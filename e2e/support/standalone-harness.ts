@@ -11,6 +11,8 @@ export interface UsageEntry {
   requestId: string | null;
   model: string | null;
   endpoint: string | null;
+  /** The deployment that served the request, `<connection>/<upstream>`; null when the event named none. */
+  deployment: string | null;
   units: Record<string, number> | null;
   /** What the entry charged (usage) or added (credit), an exact decimal string. */
   credits: string;

@@ -33,6 +33,10 @@ export class LedgerEntryEntity {
   @Column({ type: 'text', nullable: true })
   endpoint!: string | null;
 
+  /** The deployment that served a usage entry (`<connection>/<upstream>`); null for credits and for usage recorded without one. */
+  @Column({ type: 'text', nullable: true })
+  deployment!: string | null;
+
   @Column({ type: 'jsonb', nullable: true })
   units!: Record<string, number> | null;
 

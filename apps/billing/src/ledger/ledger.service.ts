@@ -37,10 +37,10 @@ export class LedgerService {
         const inserted: InsertedUsage[] = await manager.query(
           `WITH inserted AS (
              INSERT INTO "billing"."ledger_entries"
-               (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id)
-             SELECT e.account_id, 'usage', e.request_id, e.key_id, e.model, e.endpoint, e.units, -e.credits_micro, -e.usd, e.catalogue_revision, e.prices, e.occurred_at, e.client_request_id
-               FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::numeric[], $9::integer[], $10::jsonb[], $11::timestamptz[], $12::text[])
-                 AS e(account_id, request_id, key_id, model, endpoint, units, credits_micro, usd, catalogue_revision, prices, occurred_at, client_request_id)
+               (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment)
+             SELECT e.account_id, 'usage', e.request_id, e.key_id, e.model, e.endpoint, e.units, -e.credits_micro, -e.usd, e.catalogue_revision, e.prices, e.occurred_at, e.client_request_id, e.deployment
+               FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::numeric[], $9::integer[], $10::jsonb[], $11::timestamptz[], $12::text[], $13::text[])
+                 AS e(account_id, request_id, key_id, model, endpoint, units, credits_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment)
              ON CONFLICT (request_id) DO NOTHING
              RETURNING account_id, key_id, amount_micro, usd, occurred_at
            )
@@ -60,6 +60,7 @@ export class LedgerService {
             events.map((event) => JSON.stringify(event.prices ?? null)),
             events.map((event) => event.occurredAt),
             events.map((event) => wellFormedClientRequestId(event.clientRequestId) ?? null),
+            events.map((event) => event.deployment ?? null),
           ],
         );
         const spentByAccount = new Map<string, bigint>();
@@ -158,8 +159,8 @@ export class LedgerService {
     const change = await this.dataSource.transaction(async (manager) => {
       const inserted: Array<{ id: string }> = await manager.query(
         `INSERT INTO "billing"."ledger_entries"
-           (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id)
-         VALUES ($1, 'usage', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+           (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment)
+         VALUES ($1, 'usage', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          ON CONFLICT (request_id) DO NOTHING
          RETURNING id`,
         [
@@ -175,6 +176,7 @@ export class LedgerService {
           JSON.stringify(event.prices ?? null),
           event.occurredAt,
           wellFormedClientRequestId(event.clientRequestId) ?? null,
+          event.deployment ?? null,
         ],
       );
       if (inserted.length === 0) return null;

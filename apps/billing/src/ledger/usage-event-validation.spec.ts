@@ -53,3 +53,20 @@ describe('usageEventProblem: prices for longer prompts', () => {
     expect(usageEventProblem(eventOf({ input_tokens: 1 }, fractional), CREDITS_PER_USD, NOW)).toBe('prices[1].promptTokensAbove is not a positive integer');
   });
 });
+
+describe('usageEventProblem: the deployment that served the request', () => {
+  const event = eventOf({ input_tokens: 10 }, [{ unit: 'input_tokens', price: 1, per: 1_000_000 }]);
+
+  it('accepts an event naming its deployment, and one without (journalled before gateways recorded it)', () => {
+    expect(usageEventProblem({ ...event, deployment: 'azure-eastus/gpt-4o-prod' }, CREDITS_PER_USD, NOW)).toBeUndefined();
+    expect(usageEventProblem({ ...event, deployment: 'a'.repeat(200) }, CREDITS_PER_USD, NOW)).toBeUndefined();
+    expect('deployment' in event).toBe(false);
+    expect(usageEventProblem(event, CREDITS_PER_USD, NOW)).toBeUndefined();
+  });
+
+  it('refuses a deployment that is no string, or longer than 200 characters', () => {
+    for (const deployment of [42, null, ['azure-eastus/gpt-4o'], { name: 'azure-eastus/gpt-4o' }, 'a'.repeat(201)]) {
+      expect(usageEventProblem({ ...event, deployment }, CREDITS_PER_USD, NOW)).toBe('deployment is not a string of at most 200 characters');
+    }
+  });
+});

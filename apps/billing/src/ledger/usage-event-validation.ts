@@ -34,6 +34,10 @@ export function usageEventProblem(candidate: unknown, creditsPerUsd: number, now
   if (typeof event.keyId !== 'string' || !UUID.test(event.keyId)) return 'keyId is not a UUID';
   if (!isName(event.model)) return 'model is not a non-empty string';
   if (!isName(event.endpoint)) return 'endpoint is not a non-empty string';
+  // Optional: events journalled before gateways recorded it have none, and stay valid.
+  if (event.deployment !== undefined && (typeof event.deployment !== 'string' || event.deployment.length > MAX_NAME_LENGTH)) {
+    return `deployment is not a string of at most ${MAX_NAME_LENGTH} characters`;
+  }
   if (!Number.isSafeInteger(event.catalogueRevision) || (event.catalogueRevision as number) < 0) return 'catalogueRevision is not a non-negative integer';
 
   if (!isRecord(event.units)) return 'units is not an object';

@@ -18,6 +18,7 @@ interface LedgerRow {
   key_id: string | null;
   model: string | null;
   endpoint: string | null;
+  deployment: string | null;
   units: Record<string, number> | null;
   amount_micro: string;
   usd: string;
@@ -73,7 +74,7 @@ export class UsageService {
     }
     const limit = query.limit ?? DEFAULT_USAGE_PAGE_SIZE;
     const rows: LedgerRow[] = await this.dataSource.query(
-      `SELECT id, kind, request_id, client_request_id, key_id, model, endpoint, units, amount_micro, usd::text AS usd, catalogue_revision, prices, reason,
+      `SELECT id, kind, request_id, client_request_id, key_id, model, endpoint, deployment, units, amount_micro, usd::text AS usd, catalogue_revision, prices, reason,
               occurred_at, recorded_at,
               to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_time
          FROM "billing"."ledger_entries"
@@ -195,6 +196,7 @@ function toEntry(row: LedgerRow): UsageEntryDto {
     keyId: row.key_id,
     model: row.model,
     endpoint: row.endpoint,
+    deployment: row.deployment,
     units: row.units,
     credits: formatMicroCredits(sign * BigInt(row.amount_micro)),
     usd: formatUsd(sign * usdUnits(row.usd)),

@@ -5,6 +5,9 @@ import type { DeploymentLease } from '@igw/providers';
 import type { ChargedUsage, UsageCharging } from '../usage/usage-charging';
 import { tokensOf } from './upstream-estate';
 
+/** Names, on every answer an upstream served, the deployment that served it (`<connection>/<upstream>`). */
+export const DEPLOYMENT_HEADER = 'x-gateway-deployment';
+
 /** A paid request as admission, charging and telemetry see it. */
 export interface PaidCall {
   requestId: string;
@@ -18,6 +21,11 @@ export interface PaidCall {
   catalogueRevision: number;
   /** The HTTP request's context: what it ran and used goes there for its access-log line. */
   context?: RequestContext;
+  /**
+   * The deployment its usage is charged to (`<connection>/<upstream>`): the one that answered,
+   * or the one whose attempt took the prompt when a failed call is billed by estimate.
+   */
+  deployment?: string;
 }
 
 /** Hears what happens to one admitted request, in order, until it finishes (telemetry: request-telemetry.ts). */
@@ -54,10 +62,14 @@ export class AdmittedRequest {
   ) {}
 
   /**
-   * Runs one upstream attempt on `target`: the source that answers is the request's provider from
-   * then on, and its deployment's `lease` is held until the request finishes.
+   * Runs one upstream attempt on `target`: the source that answers is the request's provider
+   * from then on, its deployment is named in the access log and the answer's headers, and its
+   * `lease` is held until the request finishes.
    */
-  async attempt<T>(target: { model: string; definition: { name: string } }, send: () => Promise<T>, lease?: DeploymentLease): Promise<T> {
+  async attempt<T>(target: { model: string; definition: { name: string }; deployment: string }, send: () => Promise<T>, lease?: DeploymentLease): Promise<T> {
+    const deployment = target.deployment;
+    // Before the call: one that fails after its prompt went upstream is billed by estimate, and no other source is tried then.
+    this.call.deployment = deployment;
     this.listener.attemptStarted(target.definition.name, target.model);
     let result: T;
     try {
@@ -66,6 +78,7 @@ export class AdmittedRequest {
       this.listener.attemptFailed(error);
       throw error;
     }
+    this.answeredBy(deployment);
     this.listener.attemptAnswered();
     if (lease) {
       lease.adopt();
@@ -88,6 +101,15 @@ export class AdmittedRequest {
     return charge.usage;
   }
 
+  private answeredBy(deployment: string): void {
+    const context = this.call.context;
+    if (!context) return;
+    context.deployment = deployment;
+    const response = context.response;
+    // Every endpoint writes its answer, whole or streamed, after its attempt answered; a head already sent is left as it went.
+    if (response && !response.headersSent) response.setHeader(DEPLOYMENT_HEADER, headerSafe(deployment));
+  }
+
   finish(): void {
     if (this.finished) return;
     this.finished = true;
@@ -95,4 +117,9 @@ export class AdmittedRequest {
     this.listener.finished();
     this.hold.release();
   }
+}
+
+/** Printable ASCII as it is; anything else (a catalogue may name an upstream so) percent-encoded as UTF-8, which setHeader would refuse. */
+function headerSafe(value: string): string {
+  return value.replace(/[^\x20-\x7e]/gu, (character) => [...Buffer.from(character, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }

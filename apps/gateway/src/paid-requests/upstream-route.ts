@@ -6,10 +6,6 @@ import { gatewayConnections } from './upstream-estate';
 
 export type UpstreamTarget = RouteTarget;
 
-/** What `x-gateway-deployment`, the ledger and the access log name: `<connection>/<upstream>`. */
-export function deploymentOf(target: Pick<RouteTarget, 'deployment'>): string {
-  return target.deployment;
-}
 
 /** Which of the model's sources to run, from `provider` (auto: all of them; a connection's name: its sources alone). */
 export function selectSources(model: CatalogueModel, provider: string | undefined): CatalogueModel['routing']['sources'] {

@@ -25,7 +25,15 @@ function chargingWith(recorded: UsageEvent[], environment: NodeJS.ProcessEnv = {
 describe('UsageCharging: prices what a request used and records it for the ledger', () => {
   it('prices the units at the prices of the request start, records the event, and returns meta.usage and the exact credits', () => {
     const recorded: UsageEvent[] = [];
-    const call: PaidCall = { requestId: 'r1', auth, endpoint: 'chat.completions', model, catalogueRevision: 7, context: { clientRequestId: 'client-1' } as PaidCall['context'] };
+    const call: PaidCall = {
+      requestId: 'r1',
+      auth,
+      endpoint: 'chat.completions',
+      model,
+      catalogueRevision: 7,
+      context: { clientRequestId: 'client-1' } as PaidCall['context'],
+      deployment: 'azure-eastus/gpt-4o-prod',
+    };
     const charge = chargingWith(recorded, { CREDITS_PER_USD: '100' }).charge(call, { input_tokens: 1_000, output_tokens: 500 });
     // 1,000 × $1/M + 500 × $4/M = $0.003, at 100 credits per USD.
     expect(charge).toEqual({ usage: { credits_used: 0.3, usd_spent: 0.003 }, creditsMicro: 300_000n });
@@ -43,14 +51,17 @@ describe('UsageCharging: prices what a request used and records it for the ledge
         prices: model.pricing!.units,
         occurredAt: expect.any(String),
         clientRequestId: 'client-1',
+        deployment: 'azure-eastus/gpt-4o-prod',
       },
     ]);
     expect(Number(recorded[0].usd)).toBe(0.003);
   });
 
-  it('leaves the client request id out of the event when the client sent none', () => {
+  it('leaves the client request id and the deployment out of the event when the client sent none and no upstream took the call', () => {
     const recorded: UsageEvent[] = [];
     chargingWith(recorded).charge({ requestId: 'r2', auth, endpoint: 'embeddings', model, catalogueRevision: 1 }, { input_tokens: 10 });
-    expect(JSON.parse(JSON.stringify(recorded[0]))).not.toHaveProperty('clientRequestId');
+    const journalled = JSON.parse(JSON.stringify(recorded[0])) as Record<string, unknown>;
+    expect(journalled).not.toHaveProperty('clientRequestId');
+    expect(journalled).not.toHaveProperty('deployment');
   });
 });

@@ -48,6 +48,8 @@ export class UsageCharging {
       occurredAt: new Date().toISOString(),
       // Left out of the JSON when the client sent none.
       clientRequestId: call.context?.clientRequestId,
+      // Left out as well when no upstream took the call.
+      deployment: call.deployment,
     });
     return { usage: { credits_used: microToCredits(priced.creditsMicro), usd_spent: Number(priced.usd) }, creditsMicro: priced.creditsMicro };
   }

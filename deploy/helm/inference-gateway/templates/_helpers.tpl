@@ -86,6 +86,41 @@ optional key of the Secret: a provider whose key is absent is simply not configu
 - STABILITY_BASE_URL
 {{- end -}}
 
+{{/*
+The providers file's content: a YAML object (`providersFile: {connections: [...]}`) or the
+text of a file (`--set-file providersFile=providers.yaml`), as given.
+*/}}
+{{- define "igw.providersFile" -}}
+{{- if not (or (kindIs "map" .Values.providersFile) (kindIs "string" .Values.providersFile)) -}}
+{{- fail "providersFile: a YAML object ({connections: [...]}) or, with --set-file, a file's text" -}}
+{{- end -}}
+{{- if kindIs "string" .Values.providersFile -}}
+{{- .Values.providersFile | trim -}}
+{{- else -}}
+{{- toYaml .Values.providersFile | trim -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the gateway pods find the providers file: a directory mount, never a subPath, so that kubelet's updates reach it. */}}
+{{- define "igw.providersDirectory" -}}/etc/igw{{- end -}}
+
+{{/*
+gateway.secretEnv, checked: variable names, none that the chart already sets from the Secret
+(REDIS_URL, the provider variables) and never ADMIN_TOKEN or DATABASE_URL, which the gateway
+must not hold.
+*/}}
+{{- define "igw.gatewaySecretEnv" -}}
+{{- $taken := concat (list "REDIS_URL" "ADMIN_TOKEN" "DATABASE_URL") (include "igw.providerVariables" . | fromYamlArray) -}}
+{{- range .Values.gateway.secretEnv }}
+{{- if not (regexMatch "^[A-Za-z_][A-Za-z0-9_]*$" (toString .)) }}
+{{- fail (printf "gateway.secretEnv: %q is not an environment variable name" (toString .)) }}
+{{- end }}
+{{- if has . $taken }}
+{{- fail (printf "gateway.secretEnv: %s is already read from the Secret by the chart, or is not the gateway's to hold" .) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{/* One environment variable read from the chart's Secret. */}}
 {{- define "igw.secretEnv" -}}
 - name: {{ .name }}

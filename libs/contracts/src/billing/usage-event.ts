@@ -26,4 +26,9 @@ export interface UsageEvent {
   occurredAt: string;
   /** The client's X-Client-Request-Id (printable ASCII, at most 128 characters), when it sent one. */
   clientRequestId?: string;
+  /**
+   * The deployment that served the request, `<connection>/<upstream>` (e.g. `azure-eastus/gpt-4o-prod`).
+   * Absent from events journalled before gateways recorded it.
+   */
+  deployment?: string;
 }

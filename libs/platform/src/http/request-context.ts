@@ -24,6 +24,8 @@ export interface RequestContext {
   /** What a paid request ran and used, for its access-log line and metrics: filled as the gateway learns it. */
   model?: string;
   provider?: string;
+  /** The deployment that answered, `<connection>/<upstream>`. */
+  deployment?: string;
   inputTokens?: number;
   outputTokens?: number;
   credits?: number;
@@ -33,6 +35,8 @@ export interface RequestContext {
   requestedModel?: string;
   /** Why the request failed: the message of its error body. */
   error?: string;
+  /** The answer under way: what is learnt while the request runs (the deployment that served it) can still go into its headers. */
+  response?: ServerResponse;
 }
 
 declare module 'express-serve-static-core' {
@@ -61,12 +65,14 @@ export function startRequestContext(request: ServedRequest, response: ServerResp
     route: undefined,
     model: undefined,
     provider: undefined,
+    deployment: undefined,
     inputTokens: undefined,
     outputTokens: undefined,
     credits: undefined,
     prompt: undefined,
     requestedModel: undefined,
     error: undefined,
+    response,
   };
   request.context = context;
   response.setHeader(REQUEST_ID_HEADER, context.requestId);

@@ -56,6 +56,7 @@ describe('ServiceLogger', () => {
       keyPrefix: 'igw_abcdef',
       model: 'm',
       provider: 'openai',
+      deployment: 'openai/text-embedding-3-small',
       inputTokens: 3,
       outputTokens: 0,
       credits: 0.5,
@@ -66,8 +67,8 @@ describe('ServiceLogger', () => {
     logger.setLevel('debug');
     expect(logger.accessLogged()).toBe(true);
     logger.access(entry);
-    expect(written.join('')).toContain('POST /v1/embeddings 200 3.2ms client=203.0.113.7 key=igw_abcdef model=m provider=openai tokens=3/0 credits=0.5 request_id=r-1');
-    logger.access({ ...entry, status: 404, model: 'no-such-model', provider: undefined, error: "Not Found: no model named 'no-such-model'" });
-    expect(written.join('')).toContain(`POST /v1/embeddings 404 3.2ms client=203.0.113.7 key=igw_abcdef model=no-such-model provider=- tokens=3/0 credits=0.5 request_id=r-1 error="Not Found: no model named 'no-such-model'"`);
+    expect(written.join('')).toContain('POST /v1/embeddings 200 3.2ms client=203.0.113.7 key=igw_abcdef model=m provider=openai deployment=openai/text-embedding-3-small tokens=3/0 credits=0.5 request_id=r-1');
+    logger.access({ ...entry, status: 404, model: 'no-such-model', provider: undefined, deployment: undefined, error: "Not Found: no model named 'no-such-model'" });
+    expect(written.join('')).toContain(`POST /v1/embeddings 404 3.2ms client=203.0.113.7 key=igw_abcdef model=no-such-model provider=- deployment=- tokens=3/0 credits=0.5 request_id=r-1 error="Not Found: no model named 'no-such-model'"`);
   });
 });

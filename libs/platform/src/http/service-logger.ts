@@ -43,6 +43,8 @@ export interface AccessLogEntry {
   /** The catalogue model the request ran, or for a request refused before that, the name it asked for. */
   model: string | undefined;
   provider: string | undefined;
+  /** The deployment that answered a paid request, `<connection>/<upstream>`. */
+  deployment: string | undefined;
   inputTokens: number | undefined;
   outputTokens: number | undefined;
   credits: number | undefined;
@@ -146,7 +148,7 @@ export class ServiceLogger extends ConsoleLogger {
       this.json.info({ context: 'access', ...entry }, 'request');
       return;
     }
-    const usage = entry.model ? ` model=${entry.model} provider=${entry.provider ?? '-'} tokens=${entry.inputTokens ?? 0}/${entry.outputTokens ?? 0} credits=${entry.credits ?? 0}` : '';
+    const usage = entry.model ? ` model=${entry.model} provider=${entry.provider ?? '-'} deployment=${entry.deployment ?? '-'} tokens=${entry.inputTokens ?? 0}/${entry.outputTokens ?? 0} credits=${entry.credits ?? 0}` : '';
     const client = entry.clientRequestId ? ` client_request_id=${entry.clientRequestId}` : '';
     const error = entry.error === undefined ? '' : ` error=${JSON.stringify(entry.error)}`;
     super.debug(

@@ -60,6 +60,7 @@ export function requestObserver(service: string, trustedProxies?: string): (requ
       keyPrefix: context.auth?.keyPrefix,
       model: context.model ?? context.requestedModel,
       provider: context.provider,
+      deployment: context.deployment,
       inputTokens: context.inputTokens,
       outputTokens: context.outputTokens,
       credits: context.credits,

@@ -21,6 +21,13 @@ export class UsageEntryDto {
   @ApiProperty({ nullable: true, type: String, description: 'API key that made the request (usage only)' }) keyId!: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'openai/gpt-4o-mini' }) model!: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'chat.completions' }) endpoint!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The deployment that served the request, `<connection>/<upstream>` (usage only; null for usage recorded before gateways reported it)',
+    example: 'azure-eastus/gpt-4o-prod',
+  })
+  deployment!: string | null;
   @ApiProperty({ ...UNITS_SCHEMA, nullable: true, description: 'Metered units by name (usage only)' }) units!: Record<string, number> | null;
   @ApiProperty({
     description: 'Credits as an exact decimal string: what a usage entry charged (as in the summary), what a credit entry added (negative for a correction)',
