@@ -174,22 +174,36 @@ describe('deployments of a model: weights, cooldowns and quotas on every replica
     return answers;
   }
 
-  /** What one request sent alone to `replica` reached: the deployments' records of it (none when the gateway answered itself). */
+  /**
+   * What one request to `replica` reached: the deployments' records of it (none when the gateway
+   * answered itself). Only while no other request is on its way: records name no replica.
+   */
   async function reached(replica: number, model: string): Promise<{ answer: Answer; records: DeploymentRequest[] }> {
     const before = upstreams.lastSeq();
     const answer = await chat(replica, model);
     return { answer, records: upstreams.since(before) };
   }
 
+  /**
+   * Sends `model` one request at a time to each replica in turn until what one reached passes
+   * `check` on every replica; answers how long after `since` each passed.
+   */
+  async function untilEveryReplica(model: string, since: number, check: (records: DeploymentRequest[]) => boolean, timeoutMs = 10_000): Promise<number[]> {
+    const passed: Array<number | undefined> = replicas.map(() => undefined);
+    while (passed.includes(undefined)) {
+      if (Date.now() - since > timeoutMs) throw new Error(`replicas ${passed.flatMap((at, replica) => (at === undefined ? [replica] : [])).join(', ')} did not pass within ${timeoutMs} ms`);
+      for (const [replica] of replicas.entries()) {
+        if (passed[replica] === undefined && check((await reached(replica, model)).records)) passed[replica] = Date.now() - since;
+      }
+      await sleep(100);
+    }
+    return passed as number[];
+  }
+
   /** Writes a providers file version and waits until every replica sends with it; answers how long each took. */
   async function applyProviders(file: { version: number; text: string }): Promise<number[]> {
     const written = await writeProviders(file);
-    return Promise.all(
-      replicas.map(async (_, replica) => {
-        await eventually(async () => (await reached(replica, 'balanced')).records.some((record) => record.headers[VERSION_HEADER] === `v${file.version}`), 10_000, 50);
-        return Date.now() - written;
-      }),
-    );
+    return untilEveryReplica('balanced', written, (records) => records.some((record) => record.headers[VERSION_HEADER] === `v${file.version}`));
   }
 
   const countBy = <T>(items: readonly T[], keyOf: (item: T) => string | null): Record<string, number> => {
@@ -201,6 +215,43 @@ describe('deployments of a model: weights, cooldowns and quotas on every replica
     return counts;
   };
   const failures = (answers: readonly Answer[]) => answers.filter((answer) => answer.status !== 200).map((answer) => ({ status: answer.status, body: answer.response.body }));
+
+  // First: no other test's traffic has reached the deployments in the minute it measures.
+  it('keeps an rpm: 60 and a tpm: 1200 deployment within their quotas in a wall-clock minute across replicas, the rest going to siblings, and answers 429 with retry-after when a model has no other', async () => {
+    const [RPM, TPM] = [60, 1_200];
+    const quotas = providersVersion({ 'dep-b': { tpm: TPM }, 'dep-c': { rpm: RPM } });
+    await applyProviders(quotas);
+    // What the replicas sent under the quotas.
+    const underQuotas = (record: DeploymentRequest) => record.headers[VERSION_HEADER] === `v${quotas.version}`;
+    const minuteOf = (at: number) => at - (at % MINUTE_MS);
+    // The requests of a minute sent before the quotas: the edit's probes (more if another test ran just before).
+    const before = (name: string, minute: number) => upstreams.byName[name].received.filter((record) => !underQuotas(record) && minuteOf(record.at) === minute).length;
+    // The load runs inside one wall-clock minute, long enough to spend both quotas, with most of them left.
+    const left = MINUTE_MS - (Date.now() % MINUTE_MS);
+    const now = minuteOf(Date.now());
+    if (left < 25_000 || before('dep-c', now) > RPM / 4 || before('dep-b', now) * 12 > TPM / 4) await sleep(left + 50);
+    const minute = minuteOf(Date.now());
+    // dep-c's share of 480 by weight is 80 requests, dep-b's 160 (1,920 tokens): both run out.
+    const answers = await load('balanced', { perReplica: 4, requests: 480 });
+    expect(failures(answers)).toEqual([]);
+    const alone = await Promise.all(replicas.flatMap((_, replica) => [chat(replica, 'only-c'), chat(replica, 'only-b')]));
+    expect({ sameMinute: Date.now() - minute < MINUTE_MS }).toEqual({ sameMinute: true });
+    for (const answer of alone) {
+      expectErrorBody(answer.response, 429, '/v1/chat/completions');
+      expect(answer.retryAfter).toMatch(/^\d+$/);
+      expectBetween(Number(answer.retryAfter), 1, 60, `retry-after of ${answer.model} on replica ${answer.replica}`);
+    }
+    for (const [start, count] of upstreams.byName['dep-c'].perMinute(underQuotas)) expectBetween(count.requests, 0, RPM, `requests dep-c received in the minute from ${new Date(start).toISOString()}`);
+    for (const [start, count] of upstreams.byName['dep-b'].perMinute(underQuotas)) expectBetween(count.tokens, 0, TPM, `tokens dep-b served in the minute from ${new Date(start).toISOString()}`);
+    // Each ran out of its own quota, not of something else: it served (nearly) all of it.
+    const thisMinute = (name: string) => upstreams.byName[name].perMinute(underQuotas).get(minute) ?? { requests: 0, tokens: 0 };
+    // Those sent before the quotas came count against them or not (they were sent when there was none).
+    expectBetween(thisMinute('dep-c').requests + before('dep-c', minute), RPM - 2, RPM + before('dep-c', minute), 'requests dep-c received in the minute of the load');
+    // Within a request's reservation (its worst case, 100-odd tokens) times the clients in flight.
+    expectBetween(thisMinute('dep-b').tokens, TPM / 2, TPM, 'tokens dep-b served under its quota in the minute of the load');
+    expect(answers.filter((answer) => answer.deployment === deploymentOf('dep-a')).length).toBeGreaterThan((480 * 3) / 6);
+    await applyProviders(providersVersion());
+  }, 120_000);
 
   it('names the deployment that served every answer, streamed or not, and sends dep-a its key from the environment', async () => {
     for (const [replica] of replicas.entries()) {
@@ -274,12 +325,7 @@ describe('deployments of a model: weights, cooldowns and quotas on every replica
       await applyProviders(providersVersion());
       const pids = processes.map((service) => service.child.pid);
       const written = await writeProviders(providersVersion({ 'dep-c': { baseUrl: upstreams.byName.spare.baseUrl } }));
-      const moved = await Promise.all(
-        replicas.map(async (_, replica) => {
-          await eventually(async () => (await reached(replica, 'only-c')).records.some((record) => record.deployment === 'spare'), 10_000, 50);
-          return Date.now() - written;
-        }),
-      );
+      const moved = await untilEveryReplica('only-c', written, (records) => records.some((record) => record.deployment === 'spare'));
       expect(Math.max(...moved)).toBeLessThanOrEqual(5_000);
       // Moved at once and for good: every later request goes to the new address, under the same deployment name.
       for (const [replica] of replicas.entries()) {
@@ -343,30 +389,4 @@ describe('deployments of a model: weights, cooldowns and quotas on every replica
     }, 90_000);
   });
 
-  it('keeps an rpm: 60 and a tpm: 1200 deployment within their quotas in a wall-clock minute across replicas, the rest going to siblings, and answers 429 with retry-after when a model has no other', async () => {
-    const [RPM, TPM] = [60, 1_200];
-    await applyProviders(providersVersion({ 'dep-b': { tpm: TPM }, 'dep-c': { rpm: RPM } }));
-    // The load runs inside one wall-clock minute, so the quotas of no other minute come into it.
-    const left = MINUTE_MS - (Date.now() % MINUTE_MS);
-    if (left < 25_000) await sleep(left + 50);
-    const minute = Date.now() - (Date.now() % MINUTE_MS);
-    // dep-c's share of 480 by weight is 80 requests, dep-b's 160 (1,920 tokens): both run out.
-    const answers = await load('balanced', { perReplica: 4, requests: 480 });
-    expect(failures(answers)).toEqual([]);
-    const alone = await Promise.all(replicas.flatMap((_, replica) => [chat(replica, 'only-c'), chat(replica, 'only-b')]));
-    expect({ sameMinute: Date.now() - minute < MINUTE_MS }).toEqual({ sameMinute: true });
-    for (const answer of alone) {
-      expectErrorBody(answer.response, 429, '/v1/chat/completions');
-      expect(answer.retryAfter).toMatch(/^\d+$/);
-      expectBetween(Number(answer.retryAfter), 1, 60, `retry-after of ${answer.model} on replica ${answer.replica}`);
-    }
-    for (const [start, count] of upstreams.byName['dep-c'].perMinute()) expectBetween(count.requests, 0, RPM, `requests dep-c received in the minute from ${new Date(start).toISOString()}`);
-    for (const [start, count] of upstreams.byName['dep-b'].perMinute()) expectBetween(count.tokens, 0, TPM, `tokens dep-b served in the minute from ${new Date(start).toISOString()}`);
-    // Each ran out of its own quota, not of something else: it served (nearly) all of it.
-    const thisMinute = (name: string) => upstreams.byName[name].perMinute().get(minute) ?? { requests: 0, tokens: 0 };
-    expect(thisMinute('dep-c').requests).toBeGreaterThanOrEqual(RPM - 5);
-    expect(thisMinute('dep-b').tokens).toBeGreaterThanOrEqual(TPM / 2);
-    expect(answers.filter((answer) => answer.deployment === deploymentOf('dep-a')).length).toBeGreaterThan((480 * 3) / 6);
-    await applyProviders(providersVersion());
-  }, 120_000);
 });

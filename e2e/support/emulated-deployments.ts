@@ -36,8 +36,8 @@ export interface EmulatedDeployment {
    * `Retry-After: <retryAfterSeconds>`, as a deployment over its provider-side quota does.
    */
   rateLimit(retryAfterSeconds: number, forMs: number): void;
-  /** Requests received and tokens served per wall-clock minute, keyed by the minute's start (ms since the epoch). */
-  perMinute(): Map<number, MinuteCount>;
+  /** Requests received (those `counted` says, or all) and tokens served per wall-clock minute, keyed by the minute's start (ms since the epoch). */
+  perMinute(counted?: (request: DeploymentRequest) => boolean): Map<number, MinuteCount>;
   close(): Promise<void>;
 }
 
@@ -158,9 +158,9 @@ async function startDeployment(
     rateLimit(retryAfterSeconds, forMs) {
       refusing = { until: Date.now() + forMs, retryAfterSeconds };
     },
-    perMinute() {
+    perMinute(counted = () => true) {
       const minutes = new Map<number, MinuteCount>();
-      for (const entry of received) {
+      for (const entry of received.filter(counted)) {
         const start = entry.at - (entry.at % MINUTE_MS);
         const count = minutes.get(start) ?? { requests: 0, tokens: 0 };
         count.requests++;
