@@ -1,8 +1,15 @@
 import path from 'node:path';
+import type { ConnectionsReport } from '@igw/contracts';
 import { call } from './support/http';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
 
 const ADMIN_TOKEN = 'console-distributed-admin-token';
+
+interface ErrorBody {
+  statusCode: number;
+  message: string;
+  path: string;
+}
 
 interface ConsoleCatalogue {
   gateway: { providers: string[] } | null;
@@ -11,8 +18,8 @@ interface ConsoleCatalogue {
 
 /**
  * Billing started alone (as docker-compose runs it) serves the console, and its catalogue page
- * learns which models can answer from a gateway process over the queue: billing itself has no
- * provider key.
+ * and connections report learn which models can answer and what they are routed to from a
+ * gateway process over the queue: billing itself has no provider key.
  */
 describe('Admin console on a billing service of its own', () => {
   let harness: DistributedHarness;
@@ -31,7 +38,7 @@ describe('Admin console on a billing service of its own', () => {
     await harness?.stop();
   });
 
-  it('serves the bundle and reports "configured" as the gateway sees it, and "unknown" without a gateway', async () => {
+  it('serves the bundle and reports "configured" and the connections as the gateway sees them, "unknown" and a 503 without a gateway', async () => {
     expect((await fetch(`${harness.billing}/console/`)).status).toBe(200);
     expect((await fetch(`${harness.billing}/console/assets/app.js`)).status).toBe(200);
     const login = await fetch(`${harness.billing}/console/api/login`, {
@@ -55,10 +62,23 @@ describe('Admin console on a billing service of its own', () => {
     const available = (await call<{ data: Array<{ id: string }> }>(`${harness.gateways[0]}/v1/models?available=true`)).body.data.map((model) => model.id).sort();
     expect(withGateway.models.filter((model) => model.configured).map((model) => model.id).sort()).toEqual(available);
 
+    // The connections page's report comes from the gateway too, over the same broadcast.
+    const connections = await call<ConnectionsReport>(`${harness.billing}/admin/v1/connections`, { headers: { cookie } });
+    expect(connections.status).toBe(200);
+    const openai = connections.body.connections.find((connection) => connection.name === 'openai');
+    expect(openai).toMatchObject({ kind: 'openai', origin: 'environment', baseUrl: 'http://127.0.0.1:9/v1', headers: [] });
+    expect(openai!.deployments.map((deployment) => deployment.deployment)).toContain('openai/gpt-4o-mini');
+    expect(connections.body.connections.map((connection) => connection.name)).not.toContain('groq');
+    expect(connections.body.providersFile).toBeNull();
+
     await harness.process('gateway-0').stop();
     const withoutGateway = await read();
     expect(withoutGateway.gateway).toBeNull();
     expect(withoutGateway.models.length).toBe(withGateway.models.length);
     expect(withoutGateway.models.every((model) => model.configured === null)).toBe(true);
+    const unanswered = await call<ErrorBody>(`${harness.billing}/admin/v1/connections`, { token: ADMIN_TOKEN });
+    expect(unanswered.status).toBe(503);
+    expect(unanswered.body).toMatchObject({ statusCode: 503, path: '/admin/v1/connections' });
+    expect(unanswered.body.message).toMatch(/^Service Unavailable: no gateway answered within 3 s/);
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { ConnectionsReport } from '@igw/contracts';
 import { parseDecimal, toScaledUnits, formatScaled } from '@igw/domain';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { browsersRequired, browsersUnderTest, type PlaywrightLaunchers } from './support/browsers';
@@ -333,6 +334,8 @@ if (runnable.length) describe('Admin console in a real browser', () => {
         { name: 'usage', open: async () => void (await page.goto(`${app.billing}/console/#/usage/${accountId}`)) },
         { name: 'catalogue', open: async () => void (await page.goto(`${app.billing}/console/#/catalogue`)) },
         { name: 'account', open: async () => void (await page.goto(`${app.billing}/console/#/accounts/${accountId}`)) },
+        // It asks again every 5 s: no refresh may leave once signed out.
+        { name: 'connections', open: async () => void (await page.goto(`${app.billing}/console/#/connections`)) },
       ];
       for (let round = 0; round < rounds; round++) {
         const shown = pages[round % pages.length];
@@ -354,6 +357,89 @@ if (runnable.length) describe('Admin console in a real browser', () => {
         expect({ round, page: shown.name, problems, afterSignOut: await requestsAfterSignOut() }).toEqual({ round, page: shown.name, problems: [], afterSignOut: [] });
       }
     }, 180_000);
+
+    it("shows the gateway's connections and deployments as billing's admin API reports them, refreshed while the page is visible and not while hidden", async () => {
+      const { key } = await app.paidKey(1_000_000);
+      // A call through the built-in openai connection (OPENAI_API_KEY and OPENAI_BASE_URL), so one of its deployments has served.
+      expect((await chat(key, 'openai/gpt-4o-mini')).status).toBe(200);
+      const page = await signedInPage();
+      const problems: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' || /Content[- ]Security[- ]Policy/i.test(message.text())) problems.push(message.text());
+      });
+      const asks: number[] = [];
+      page.on('request', (request) => {
+        if (request.url() === `${app.billing}/admin/v1/connections`) asks.push(Date.now());
+      });
+      const report = async () => {
+        const answer = await call<ConnectionsReport>(`${app.billing}/admin/v1/connections`, { token: app.adminToken });
+        expect(answer.status).toBe(200);
+        return answer.body;
+      };
+
+      await page.goto(`${app.billing}/console/#/connections`);
+      const openai = page.locator('[data-testid="connection"][data-connection="openai"]');
+      await openai.locator('[data-testid="deployments-table"] tbody tr[data-deployment]').first().waitFor({ timeout: 10_000 });
+      const first = await report();
+      const connection = first.connections.find((candidate) => candidate.name === 'openai')!;
+      expect(connection).toMatchObject({ name: 'openai', kind: 'openai', origin: 'environment' });
+      expect(connection.baseUrl.startsWith(emulator.url)).toBe(true);
+      expect(connection.deployments.length).toBeGreaterThan(0);
+      expect(connection.deployments.map((deployment) => deployment.deployment)).toContain('openai/gpt-4o-mini');
+
+      // One card per connection, one row per deployment, each as the report has it.
+      const cards = await page.evaluate<string[]>(`[...document.querySelectorAll('[data-testid="connection"]')].map((card) => card.getAttribute('data-connection'))`);
+      expect(cards).toEqual(first.connections.map((candidate) => candidate.name));
+      const rows = await page.evaluate<Array<[string, string]>>(
+        `[...document.querySelectorAll('[data-connection="openai"] [data-testid="deployments-table"] tbody tr[data-deployment]')].map((row) => [row.getAttribute('data-deployment'), row.getAttribute('data-state')])`,
+      );
+      expect(rows.map(([deployment]) => deployment)).toEqual(connection.deployments.map((deployment) => deployment.deployment));
+      expect(await openai.locator('[data-testid="connection-base-url"]').textContent()).toBe(connection.baseUrl);
+      expect(await openai.locator('[data-testid="connection-headers"]').textContent()).toBe(connection.headers.length ? connection.headers.join(', ') : 'none');
+      const mini = openai.locator('tr[data-deployment="openai/gpt-4o-mini"]');
+      // Counters move between two reads: the page's and the API's agree once both are read after the same refresh.
+      await eventually(async () => {
+        const expected = (await report()).connections.find((candidate) => candidate.name === 'openai')!.deployments.find((deployment) => deployment.deployment === 'openai/gpt-4o-mini')!;
+        const shown = await mini.locator('[data-testid="deployment-requests"]').getAttribute('data-used');
+        return shown === String(expected.requestsThisMinute) && (await mini.getAttribute('data-state')) === expected.state;
+      }, 15_000, 500);
+      const providersFile = page.locator('[data-testid="providers-file"]');
+      expect(await providersFile.getAttribute('data-state')).toBe(first.providersFile === null ? 'none' : first.providersFile.error ? 'error' : 'loaded');
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'connections.png') });
+
+      // No secret anywhere: neither in the admin API's answer nor on the page.
+      const secrets = Object.entries(emulatedProviders(emulator.url))
+        .filter(([name]) => name.endsWith('_API_KEY'))
+        .map(([, value]) => value!);
+      const html = await page.evaluate<string>('document.documentElement.outerHTML');
+      const answerText = JSON.stringify(await report());
+      for (const secret of secrets) expect([secret, html.includes(secret), answerText.includes(secret)]).toEqual([secret, false, false]);
+
+      // Asked again every 5 s while shown...
+      const shownAsks = asks.length;
+      await eventually(async () => asks.length >= shownAsks + 1, 8_000, 100);
+      const gap = asks.at(-1)! - asks.at(-2)!;
+      expect(gap).toBeGreaterThanOrEqual(4_500);
+      // ...never while the tab is hidden, and at once when it is shown again.
+      await page.evaluate(`(() => {
+        window.hiddenTab = true;
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (window.hiddenTab ? 'hidden' : 'visible') });
+        document.dispatchEvent(new Event('visibilitychange'));
+      })()`);
+      const hiddenAt = asks.length;
+      await page.waitForTimeout(6_500);
+      expect(asks.length).toBe(hiddenAt);
+      const shownAt = Date.now();
+      await page.evaluate(`(() => {
+        window.hiddenTab = false;
+        document.dispatchEvent(new Event('visibilitychange'));
+      })()`);
+      await eventually(async () => asks.length === hiddenAt + 1, 2_000, 50);
+      expect(asks.at(-1)! - shownAt).toBeLessThan(1_500);
+
+      expect(problems).toEqual([]);
+      expect((await stat(path.join(SCREENSHOTS, 'connections.png'))).size).toBeGreaterThan(10_000);
+    }, 90_000);
 
     it("creates and edits a key's rules in the console, shows billing's refusals and the key's spend, and the gateway enforces what was saved", async () => {
       const { accountId } = await app.paidKey(5_000_000);

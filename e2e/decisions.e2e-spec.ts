@@ -258,7 +258,8 @@ describe('decisions, end to end', () => {
       new RegExp(`^igw_upstream_request_duration_seconds_count\\{endpoint="decisions",provider="${provider}",outcome="${outcome}"\\} (\\d+)$`, 'm');
     const fallbacks = /^igw_upstream_fallbacks_total\{endpoint="decisions",provider="typesafe"\} (\d+)$/m;
     expect((await decide({ model: 'jev-1.13', state, questions: { q: jevQuestions.is_complaint } })).status).toBe(200);
-    // System One answers 500, then vLLM answers.
+    // System One answers 500, then vLLM answers. (Its failure in the test above cooled it briefly: wait that out.)
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect((await decide({ model: 'test/jev-failover', state, questions: { q: jevQuestions.is_complaint } })).status).toBe(200);
     const after = await scrape();
     const moved = (pattern: RegExp) => metric(after, pattern) - metric(before, pattern);

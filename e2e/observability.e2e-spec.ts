@@ -165,9 +165,10 @@ describe('observability: /metrics, JSON logs and traces', () => {
     expect(moved('igw_upstream_request_duration_seconds_count', { endpoint: 'chat.completions', provider: 'together', outcome: 'ok' })).toBe(1);
     expect(moved('igw_time_to_first_token_seconds_count', mini)).toBe(1);
     expect(moved('igw_upstream_fallbacks_total', { endpoint: 'chat.completions', provider: 'groq' })).toBe(1);
-    // One failure in a row leaves the breaker closed.
-    expect(sample(after, 'igw_upstream_circuit_breaker_open', { endpoint: 'chat.completions', provider: 'groq', upstream_model: 'broken@status=500' })).toBe(0);
-    expect(after).toContain('igw_upstream_circuit_breaker_open{endpoint="chat.completions",provider="groq",upstream_model="broken@status=500"} 0');
+    // The failed deployment was cooled and the request retried elsewhere; both are counted per deployment.
+    expect(moved('igw_deployment_retries_total', { deployment: 'groq/broken@status=500' })).toBe(1);
+    expect(moved('igw_deployment_cooldowns_total', { deployment: 'groq/broken@status=500', reason: 'failing' })).toBe(1);
+    expect(after).toMatch(/igw_deployment_state\{deployment="openai\/[^"]+",state="serving"\} 1/);
 
     // Billing applies the events: the ledger lag is observed once per event, and the queues are counted.
     await eventually(async () => sample(await metrics(harness.billing), 'igw_ledger_usage_events_total', {}) - sample(before, 'igw_ledger_usage_events_total', {}) >= 4, 15_000, 200);

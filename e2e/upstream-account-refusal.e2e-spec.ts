@@ -105,11 +105,12 @@ describe("upstream refusals of the operator's account", () => {
     expect(text).not.toMatch(/afford|0\.0421/);
   });
 
-  it('moves on to the next source when one refuses the account', async () => {
+  it('moves on to the next source when one refuses the account, and leaves the refused one out for a minute', async () => {
     const before = upstream.requests.length;
     const response = await chat('test/no-credit-then-openai');
     expect(response.status).toBe(200);
-    expect(upstream.requests.slice(before)).toEqual(['refuse-402', 'answer']);
+    // The stream above was refused by the same deployment: it is cooling, so nothing is sent there now.
+    expect(upstream.requests.slice(before)).toEqual(['answer']);
   });
 
   it("still passes a provider's refusal of the request itself through", async () => {

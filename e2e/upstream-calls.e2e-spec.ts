@@ -226,6 +226,8 @@ describe('upstream calls that do not end as asked', () => {
       expectErrorBody(await call(`${harness.gateway}/v1/chat/completions`, { token: key, body }), 504, '/v1/chat/completions', /^Gateway Timeout/);
       // routing.timeoutSeconds (1 s), not UPSTREAM_TIMEOUT_MS (30 s).
       expect(Date.now() - started).toBeLessThan(10_000);
+      // A timeout cools its deployment briefly, sending the next requests to its sibling: wait that out to meet it again.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
       const streamed = await call(`${harness.gateway}/v1/chat/completions`, { token: key, body: { ...body, stream: true } });
       expectErrorBody(streamed, 504, '/v1/chat/completions', /^Gateway Timeout/);
       expect(callsTo('hung')).toHaveLength(2);

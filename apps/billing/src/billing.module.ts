@@ -18,6 +18,8 @@ import { BillingWorkers } from './billing.workers';
 import { ConsoleCatalogueService } from './console/console-catalogue';
 import { ConsoleController } from './console/console.controller';
 import { ConsoleSessions } from './console/console-sessions';
+import { AdminConnectionsController } from './connections/admin-connections.controller';
+import { GatewayUpstreamsAsk } from './connections/gateway-upstreams';
 import { AdminKeysController } from './keys/admin-keys.controller';
 import { BillingKeyAuthenticator } from './keys/billing-key.authenticator';
 import { KeysService } from './keys/keys.service';
@@ -48,6 +50,7 @@ export class BillingModule {
         AdminUsageController,
         AdminKeysController,
         AdminReconciliationController,
+        AdminConnectionsController,
         ConsoleController,
         AdminWebhooksController,
       ],
@@ -63,6 +66,7 @@ export class BillingModule {
         AccountsListService,
         ConsoleSessions,
         { provide: ADMIN_SESSION_VERIFIER, useExisting: ConsoleSessions },
+        GatewayUpstreamsAsk,
         ConsoleCatalogueService,
         BalanceAnnouncer,
         KeysService,

@@ -7,6 +7,7 @@ import {
   connectionDirectoryFor,
   decisionsAdapterFor,
   DeploymentBalancer,
+  DeploymentsBusyError,
   InMemoryDeploymentStore,
   planRoute,
   RedisDeploymentStore,
@@ -148,6 +149,8 @@ export function describeFailure(error: unknown): DecideFailure {
   if (error instanceof UpstreamHttpError) {
     return { kind: 'http', provider: error.provider, status: error.status, upstreamMessage: error.upstreamMessage, ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}) };
   }
+  // Every source cooling on a 429 or over its quota: the gateway answers it as the upstreams' own 429.
+  if (error instanceof DeploymentsBusyError) return { kind: 'http', provider: 'gateway', status: 429, upstreamMessage: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof UpstreamTimeoutError) return { kind: 'timeout', provider: error.provider, timeoutMs: error.timeoutMs };
   if (error instanceof UpstreamUnavailableError) return { kind: 'unavailable', provider: error.provider, message: error.message };
   if (error instanceof UpstreamProtocolError) return { kind: 'protocol', provider: error.provider, message: error.message };

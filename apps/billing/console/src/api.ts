@@ -165,6 +165,7 @@ export interface Summary {
 }
 
 export type { ConsoleCatalogue as Catalogue, ConsoleModel as CatalogueModel } from '../../src/console/console-catalogue.types';
+export type { ConsoleConnection as Connection, ConsoleConnections as Connections, ConsoleDeployment as Deployment } from '../../src/connections/connections-report.types';
 
 export interface List<T> {
   data: T[];

@@ -4,17 +4,19 @@ import { api, onSignedOut, sessionOpened, signOut } from './api';
 import { AccountPage } from './account';
 import { AccountsPage } from './accounts';
 import { CataloguePage } from './catalogue';
+import { ConnectionsPage } from './connections';
 import { LoginPage } from './login';
 import { UsagePage } from './usage';
 import './console.css';
 
-type Route = { page: 'accounts' } | { page: 'account'; id: string } | { page: 'usage'; accountId?: string } | { page: 'catalogue' };
+type Route = { page: 'accounts' } | { page: 'account'; id: string } | { page: 'usage'; accountId?: string } | { page: 'catalogue' } | { page: 'connections' };
 
 function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'accounts' && parts[1]) return { page: 'account', id: parts[1] };
   if (parts[0] === 'usage') return { page: 'usage', accountId: parts[1] };
   if (parts[0] === 'catalogue') return { page: 'catalogue' };
+  if (parts[0] === 'connections') return { page: 'connections' };
   return { page: 'accounts' };
 }
 
@@ -68,6 +70,9 @@ function App() {
         <a href="#/catalogue" class={active === 'catalogue' ? 'active' : ''}>
           Catalogue
         </a>
+        <a href="#/connections" class={active === 'connections' ? 'active' : ''}>
+          Connections
+        </a>
         <span class="spacer" />
         <button type="button" class="link" onClick={() => void signOut()}>
           Sign out
@@ -78,6 +83,7 @@ function App() {
         {route.page === 'account' && <AccountPage id={route.id} />}
         {route.page === 'usage' && <UsagePage accountId={route.accountId} />}
         {route.page === 'catalogue' && <CataloguePage />}
+        {route.page === 'connections' && <ConnectionsPage />}
       </main>
     </div>
   );

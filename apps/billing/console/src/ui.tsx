@@ -25,6 +25,56 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
+export interface Polled<T> {
+  data: T | undefined;
+  /** The last refresh's failure; the data of the one before stays shown. */
+  error: string | undefined;
+  /** When `data` was received. */
+  receivedAt: Date | undefined;
+}
+
+/**
+ * Runs `load` now and again `everyMs` after each answer while the page is visible: a hidden tab
+ * asks nothing, and loads at once when shown again. One load at a time, however slow.
+ */
+export function usePolled<T>(load: () => Promise<T>, everyMs: number): Polled<T> {
+  const [state, setState] = useState<Polled<T>>({ data: undefined, error: undefined, receivedAt: undefined });
+  useEffect(() => {
+    let stopped = false;
+    let running = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const visible = () => document.visibilityState === 'visible';
+    const run = async () => {
+      timer = undefined;
+      if (stopped || !visible()) return;
+      running = true;
+      try {
+        const data = await load();
+        if (!stopped) setState({ data, error: undefined, receivedAt: new Date() });
+      } catch (error) {
+        if (!stopped) setState((previous) => ({ ...previous, error: messageOf(error) }));
+      } finally {
+        running = false;
+      }
+      if (!stopped && visible()) timer = setTimeout(run, everyMs);
+    };
+    const onVisibility = () => {
+      if (!visible()) {
+        clearTimeout(timer);
+        timer = undefined;
+      } else if (!running && timer === undefined) void run();
+    };
+    document.addEventListener('visibilitychange', onVisibility);
+    void run();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      document.removeEventListener('visibilitychange', onVisibility);
+    };
+  }, [everyMs]);
+  return state;
+}
+
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

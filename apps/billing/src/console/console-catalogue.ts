@@ -1,59 +1,32 @@
-import { HttpStatus, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import { QueueName, type CatalogueModel, type GatewayUpstreams } from '@igw/contracts';
+import { HttpStatus, Injectable } from '@nestjs/common';
+import { QueueName, type CatalogueModel } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { GatewayException } from '@igw/platform';
+import { GatewayUpstreamsAsk } from '../connections/gateway-upstreams';
 import type { ConsoleCatalogue, ConsoleModel } from './console-catalogue.types';
 
 export type { ConsoleCatalogue, ConsoleModel } from './console-catalogue.types';
 
-/** Short: the page waits for it, and a gateway that does not answer in this time is reported as such. */
-const ASK_TIMEOUT_MS = 3_000;
+/** Short: the page waits for it. */
+const CATALOGUE_TIMEOUT_MS = 3_000;
 
 /**
  * The catalogue page's data: the entries from the catalogue service, "configured" from a
  * gateway (the only service holding provider credentials), asked on the relay.
  */
 @Injectable()
-export class ConsoleCatalogueService implements OnApplicationBootstrap {
-  private readonly logger = new Logger(ConsoleCatalogueService.name);
-  /** Asks waiting for the first gateway's answer, by ask id. */
-  private readonly asks = new Map<string, (answer: GatewayUpstreams) => void>();
-
-  constructor(private readonly messaging: MessagingService) {}
-
-  async onApplicationBootstrap(): Promise<void> {
-    await this.messaging.subscribe('gateway.upstreams.answered', ({ askId, ...answer }) => this.asks.get(askId)?.(answer));
-  }
-
-  /** The first answer of any gateway within ASK_TIMEOUT_MS, or null. */
-  private async askGateways(): Promise<GatewayUpstreams | null> {
-    const askId = randomUUID();
-    let timer: NodeJS.Timeout | undefined;
-    const answered = new Promise<GatewayUpstreams | null>((resolve) => {
-      this.asks.set(askId, resolve);
-      timer = setTimeout(() => resolve(null), ASK_TIMEOUT_MS);
-    });
-    try {
-      await this.messaging.publish('gateway.upstreams.asked', { askId });
-      const answer = await answered;
-      if (answer === null) this.logger.warn(`no gateway answered within ${ASK_TIMEOUT_MS} ms which providers it has`);
-      return answer;
-    } catch (error) {
-      this.logger.warn(`could not ask the gateways which providers they have: ${describe(error)}`);
-      return null;
-    } finally {
-      clearTimeout(timer);
-      this.asks.delete(askId);
-    }
-  }
+export class ConsoleCatalogueService {
+  constructor(
+    private readonly messaging: MessagingService,
+    private readonly gateways: GatewayUpstreamsAsk,
+  ) {}
 
   async read(): Promise<ConsoleCatalogue> {
     const [snapshot, upstreams] = await Promise.all([
-      this.messaging.request(QueueName.CatalogueRpc, 'catalogue.snapshot', {}, ASK_TIMEOUT_MS).catch((error: unknown) => {
+      this.messaging.request(QueueName.CatalogueRpc, 'catalogue.snapshot', {}, CATALOGUE_TIMEOUT_MS).catch((error: unknown) => {
         throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: the catalogue service did not answer (${describe(error)}). Retry shortly.`);
       }),
-      this.askGateways(),
+      this.gateways.ask(),
     ]);
     const answerable = upstreams ? new Set(upstreams.answerable) : null;
     return {

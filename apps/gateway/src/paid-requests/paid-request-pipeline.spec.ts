@@ -221,6 +221,18 @@ describe('PaidRequestPipeline: the steps every paid endpoint runs', () => {
     expect(unsent).toEqual(['admit {"input_tokens":10}', 'send openai', 'send groq', 'finish']);
   });
 
+  it('answers 429 with retry-after, sending nothing, while the only deployment is cooling after a 429', async () => {
+    const events: string[] = [];
+    const pipeline = pipelineWith(events);
+    const limited = { send: () => Promise.reject(new UpstreamHttpError('openai', 429, 'slow down', 7)), unreadUnits: () => undefined, settle: () => 'never' };
+    await expect(pipeline.run(request(), plan, limited)).rejects.toMatchObject({ status: 429 });
+    let sent = 0;
+    const refused = await pipeline.run(request(), plan, { send: async () => (sent++, 'never'), unreadUnits: () => undefined, settle: () => 'never' }).catch((error: unknown) => error);
+    // The upstream's own retry-after, counted down: 7 s then, 6 or 7 now.
+    expect(refused).toMatchObject({ status: 429, headers: { 'retry-after': expect.stringMatching(/^[67]$/) } });
+    expect(sent).toBe(0);
+  });
+
   it('holds the answering deployment\'s place until the request finishes, and settles its tokens on what was used', async () => {
     const store = new InMemoryDeploymentStore();
     const { admission, charging } = recording([]);

@@ -1,7 +1,7 @@
 import { HttpStatus, Logger } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '@igw/providers';
+import { DeploymentsBusyError, RequestTranslationError, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '@igw/providers';
 
 const logger = new Logger('Upstream');
 
@@ -19,6 +19,9 @@ export function toClientError(error: unknown): GatewayException | unknown {
   if (error instanceof RequestTranslationError) {
     const field = error.param ? `${error.param}: ` : '';
     return new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${field}${error.message}`, { cause: error });
+  }
+  if (error instanceof DeploymentsBusyError) {
+    return new GatewayException(HttpStatus.TOO_MANY_REQUESTS, ErrorMessages.tooManyRequests, { cause: error, headers: { 'retry-after': String(error.retryAfterSeconds) } });
   }
   if (error instanceof UpstreamHttpError) {
     if (error.status === 429) {

@@ -83,7 +83,7 @@ export class EmbeddingRequestDto {
   user?: string;
 
   @ApiPropertyOptional({
-    description: 'Provider routing override, case-insensitive: `auto` (the full fallback chain), `fallback`, or an upstream provider source key (that provider alone)',
+    description: 'Provider routing override, case-insensitive: `auto` (every source, by tier and weight), `fallback`, or a connection one of its sources names (its deployments alone)',
     default: 'auto',
     nullable: true,
   })

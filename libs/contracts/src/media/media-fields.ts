@@ -24,4 +24,4 @@ export function IsTextOfAtMost(max: number): PropertyDecorator {
 
 
 export const PROVIDER_FIELD_DESCRIPTION =
-  'Provider routing override, case-insensitive: `auto` (the full fallback chain), `fallback`, or an upstream provider source key (that provider alone)';
+  'Provider routing override, case-insensitive: `auto` (every source, by tier and weight), `fallback`, or a connection one of its sources names (its deployments alone)';

@@ -84,6 +84,13 @@ describe('DeploymentBalancer', () => {
     await expect(balancer.run([target('a/m')], async () => 'back', call)).resolves.toBe('back');
   });
 
+  it("believes what the upstream's rate-limit headers say is left", async () => {
+    const store = new InMemoryDeploymentStore();
+    const balancer = new DeploymentBalancer(store);
+    await balancer.run([target('a/m')], async (to) => (to.onRateLimits?.({ requestsLeft: 0, requestsResetMs: 30_000 }), 'ok'), call);
+    await expect(balancer.run([target('a/m')], async () => 'never', call)).rejects.toMatchObject({ retryAfterSeconds: 30 });
+  });
+
   it('learns a cooldown from 429 and 5xx, a long one from refusals, nothing from the request\'s own fault', () => {
     expect(outcomeOf(new UpstreamHttpError('a', 429, '', 500))).toEqual({ kind: 'rate-limited', cooldownMs: 60_000 });
     expect(outcomeOf(new UpstreamHttpError('a', 429, ''))).toEqual({ kind: 'rate-limited', cooldownMs: 2_000 });

@@ -126,6 +126,8 @@ export class DeploymentBalancer {
         throw new DeploymentsBusyError(Math.max(1, Math.ceil(pick.retryAfterMs / 1000)));
       }
       const target = remaining[pick.chosen];
+      // What OpenAI's and Azure's x-ratelimit-* headers say is left is believed over our own counts.
+      target.onRateLimits ??= (left) => this.store.observe(target.deployment, left);
       const lease = new DeploymentLease(this.store, { deployment: target.deployment, leaseId, minute: Math.floor(now / MINUTE_MS), tokens: call.tokens });
       const started = performance.now();
       try {
@@ -135,7 +137,8 @@ export class DeploymentBalancer {
         return result;
       } catch (error) {
         const outcome = outcomeOf(error);
-        this.store.record(lease.reservation, outcome, true);
+        // A refused or failed call's tokens are given back to the minute; an answer past the limits was paid, as the prompt of a call that timed out after it was sent.
+        this.store.record(lease.reservation, outcome, true, call.signal?.aborted ? undefined : 0);
         const reason = COOLING[outcome.kind];
         if (reason) this.hooks.onCooldown?.(target.deployment, reason);
         if (!isRetriableUpstreamError(error) || call.signal?.aborted) throw error;

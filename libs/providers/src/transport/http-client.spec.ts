@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import { Cancellation, type CancelSignal } from './cancellation';
 import { eachOf } from './chunk-stream.testing';
-import { openEventBatches, postJson, type JsonRequest } from './http-client';
+import { durationMsOf, openEventBatches, postJson, type JsonRequest } from './http-client';
 
 /** The events one at a time. */
 const openEventStream = async (call: JsonRequest) => eachOf(await openEventBatches(call));
@@ -82,6 +82,26 @@ describe('postJson', () => {
     const error = (await postJson(call('/limited')).catch((caught: unknown) => caught)) as UpstreamHttpError;
     expect(error).toBeInstanceOf(UpstreamHttpError);
     expect([error.status, error.upstreamMessage, error.retryAfterSeconds]).toEqual([429, 'slow down', 3]);
+  });
+
+  it("sends the connection's extra headers under the adapter's own, and reports the x-ratelimit-* headers of answers and refusals", async () => {
+    let seen: IncomingMessage['headers'] | undefined;
+    routes.set('/quota', (request, _body, response) => {
+      seen = request.headers;
+      response.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '41', 'x-ratelimit-reset-requests': '1m30s', 'x-ratelimit-remaining-tokens': '9000', 'x-ratelimit-reset-tokens': '250ms' });
+      response.end('{}');
+    });
+    const reports: unknown[] = [];
+    await postJson(call('/quota', { extraHeaders: { 'x-team': 'search', authorization: 'Bearer not-this-one' }, onRateLimits: (left) => reports.push(left) }));
+    expect(seen).toMatchObject({ 'x-team': 'search', authorization: 'Bearer k' });
+    expect(reports).toEqual([{ requestsLeft: 41, requestsResetMs: 90_000, tokensLeft: 9000, tokensResetMs: 250 }]);
+    routes.set('/quota-out', (_request, _body, response) => {
+      response.writeHead(429, { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '2s' });
+      response.end('{"error":{"message":"out"}}');
+    });
+    await expect(postJson(call('/quota-out', { onRateLimits: (left) => reports.push(left) }))).rejects.toBeInstanceOf(UpstreamHttpError);
+    expect(reports.at(-1)).toEqual({ requestsLeft: 0, requestsResetMs: 2_000 });
+    expect([durationMsOf('6m0s'), durationMsOf('1h2m3.5s'), durationMsOf('20ms'), durationMsOf('3'), durationMsOf('soon')]).toEqual([360_000, 3_723_500, 20, 3_000, undefined]);
   });
 
   it('reports a 2xx body that is not JSON as a 502', async () => {
