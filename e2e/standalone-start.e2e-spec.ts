@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -150,5 +150,21 @@ describe('standalone start: ports, banner, providers', () => {
     );
     expect(output).not.toMatch(/^\s+at /m);
     expect(output.match(/ERROR/g)).toHaveLength(1);
+  }, 90_000);
+
+  it('refuses to start on a providers file that does not validate, naming the file, the entry and the field, never the key', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'igw-providers-'));
+    const file = path.join(directory, 'providers.yaml');
+    await writeFile(file, 'connections:\n  - { name: azure-eastus, kind: azure-openai, baseUrl: "https://eastus.example", apiKey: sk-literal-secret-123 }\n');
+    try {
+      standalone = startService('apps/standalone/src/main.js', childEnvironment({ ...baseEnv, PROVIDERS_FILE: file }));
+      expect(await standalone.exited()).not.toBe(0);
+      const output = standalone.output();
+      expect(output).toContain(`${file}: connections[0] (azure-eastus).apiKey: expected \${VARIABLE}`);
+      expect(output).not.toContain('sk-literal-secret-123');
+      expect(output).not.toMatch(/^\s+at /m);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   }, 90_000);
 });

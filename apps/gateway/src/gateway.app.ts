@@ -5,9 +5,12 @@ import { GatewayModule } from './gateway.module';
 import { MessagesController } from './messages/messages.controller';
 import { ResponsesController } from './responses/responses.controller';
 import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
+import { gatewayConnections } from './paid-requests/upstream-estate';
 
 /** Starts the public gateway (base_url). */
 export function startGateway(settings: ServiceSettings): Promise<INestApplication> {
+  // Read before the app is built: a providers file that does not validate stops the start, naming its entry and field.
+  gatewayConnections(settings);
   return startHttpApp(GatewayModule.forRoot(settings), {
     name: 'gateway',
     host: settings.env.HOST,

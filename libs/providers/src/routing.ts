@@ -74,5 +74,5 @@ export function planRoute(sources: readonly CatalogueSource[], connections: Conn
     if (source.native !== undefined) target.native = source.native;
     targets.push(target);
   }
-  return { targets, missing: [...new Set(missing)] };
+  return { targets, missing: missing.length > 1 ? [...new Set(missing)] : missing };
 }

@@ -31,9 +31,16 @@ describe('a catalogue entry sent to the admin API', () => {
     );
   });
 
+  it('takes weights, tiers, an Azure deployment and a strategy, and refuses what they cannot be', () => {
+    expect(catalogueEntryErrors({ ...entry(), routing: { strategy: 'weighted', sources: [{ provider: 'azure-eastus', model: 'gpt-4o', deployment: 'gpt-4o-prod', weight: 3, tier: 0 }] } })).toEqual([]);
+    expect(refusal({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', weight: 0 }] } })).toMatch(/^Body validation error! routing\.sources\[0\]\.weight: /);
+    expect(refusal({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', tier: -1 }] } })).toMatch(/^Body validation error! routing\.sources\[0\]\.tier: /);
+    expect(refusal({ ...entry(), routing: { strategy: 'random', sources: [{ provider: 'openai', model: 'm' }] } })).toMatch(/^Body validation error! routing\.strategy: /);
+  });
+
   it('refuses an unknown field rather than dropping it, naming the known ones', () => {
-    expect(refusal({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', weight: 2 }] } })).toBe(
-      "Body validation error! routing.sources[0].weight: Expected one of the fields 'provider', 'model', 'native'. Received an unknown field",
+    expect(refusal({ ...entry(), routing: { sources: [{ provider: 'openai', model: 'm', wieght: 2 }] } })).toBe(
+      "Body validation error! routing.sources[0].wieght: Expected one of the fields 'provider', 'model', 'native', 'deployment', 'weight', 'tier'. Received an unknown field",
     );
   });
 

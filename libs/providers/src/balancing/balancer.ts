@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CooldownReason, RoutingStrategy } from '@igw/contracts';
 import { isRetriableUpstreamError } from '../fallback';
+import type { UpstreamRateLimits } from '../provider.types';
 import type { RouteTarget } from '../routing';
 import type { CancelSignal } from '../transport/cancellation';
 import { UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
@@ -99,6 +100,7 @@ const MAX_ORDERS = 10_000;
 export class DeploymentBalancer {
   private readonly orders = new Map<string, TierOrder>();
   private readonly views = new Map<string, DeploymentView>();
+  private readonly rateLimitListeners = new Map<string, (left: UpstreamRateLimits) => void>();
   private readonly leasePrefix = randomBytes(6).toString('base64url');
   private leaseCounter = 0;
 
@@ -114,12 +116,13 @@ export class DeploymentBalancer {
     for (;;) {
       const leaseId = `${this.leasePrefix}:${++this.leaseCounter}`;
       const now = Date.now();
-      const pick = await this.store.reserve(
+      const reserved = this.store.reserve(
         remaining.map((target) => ({ deployment: target.deployment, quotas: target.quotas, tokens: call.tokens })),
         leaseId,
         call.leaseMs,
         now,
       );
+      const pick = reserved instanceof Promise ? await reserved : reserved;
       remaining.forEach((target, index) => this.views.set(target.deployment, pick.views[index]));
       if (pick.chosen === -1) {
         if (lastError !== undefined) throw lastError;
@@ -127,7 +130,7 @@ export class DeploymentBalancer {
       }
       const target = remaining[pick.chosen];
       // What OpenAI's and Azure's x-ratelimit-* headers say is left is believed over our own counts.
-      target.onRateLimits ??= (left) => this.store.observe(target.deployment, left);
+      target.onRateLimits ??= this.rateLimitListener(target.deployment);
       const lease = new DeploymentLease(this.store, { deployment: target.deployment, leaseId, minute: Math.floor(now / MINUTE_MS), tokens: call.tokens });
       const started = performance.now();
       try {
@@ -148,6 +151,16 @@ export class DeploymentBalancer {
         this.hooks.onRetry?.(target, error, call);
       }
     }
+  }
+
+  private rateLimitListener(deployment: string): (left: UpstreamRateLimits) => void {
+    let listener = this.rateLimitListeners.get(deployment);
+    if (!listener) {
+      if (this.rateLimitListeners.size >= MAX_ORDERS) this.rateLimitListeners.clear();
+      listener = (left) => this.store.observe(deployment, left);
+      this.rateLimitListeners.set(deployment, listener);
+    }
+    return listener;
   }
 
   /** The tiers in order, each ordered by the strategy: the order a request tries its deployments in. */

@@ -94,7 +94,7 @@ export interface DeploymentStore {
    * fits; when none is, the first one cooling only for failures or a refusal (a deployment is
    * never left alone without real traffic to show it is back).
    */
-  reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now?: number): Promise<Pick>;
+  reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now?: number): Pick | Promise<Pick>;
   /** An attempt's outcome; `release` also gives its place back, and `tokens` settles its reservation on what it used. */
   record(reservation: Reservation, outcome: AttemptOutcome, release: boolean, usedTokens?: number, now?: number): void;
   /** What the upstream's `x-ratelimit-*` headers said is left. */
@@ -118,6 +118,8 @@ export interface DeploymentCounters {
   tokensLeft?: number;
   tokensResetAt?: number;
   leases: Map<string, number>;
+  /** When the leases are next looked through for lapsed ones (a replica's lost release): not at every call, which would cost a pass over every call in flight. */
+  purgeAt?: number;
 }
 
 /** Why a candidate cannot take this request now: `soft` (cooled for failures) or until when it is blocked. */
@@ -140,7 +142,8 @@ function obstacle(state: DeploymentCounters, candidate: Candidate, now: number, 
 export class InMemoryDeploymentStore implements DeploymentStore {
   private readonly states = new Map<string, DeploymentCounters>();
 
-  async reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now = Date.now()): Promise<Pick> {
+  /** Answered at once, not as a Promise: the standalone request path has no wait to add. */
+  reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now = Date.now()): Pick {
     const minute = Math.floor(now / MINUTE_MS);
     let chosen = -1;
     let soft = -1;
@@ -202,7 +205,10 @@ export class InMemoryDeploymentStore implements DeploymentStore {
     } else if (state.minute !== minute) {
       Object.assign(state, { minute, requests: 0, tokens: 0, attempts: 0, failures: 0 });
     }
-    for (const [lease, expiresAt] of state.leases) if (expiresAt <= now) state.leases.delete(lease);
+    if (state.leases.size > 0 && now >= (state.purgeAt ?? 0)) {
+      for (const [lease, expiresAt] of state.leases) if (expiresAt <= now) state.leases.delete(lease);
+      state.purgeAt = now + 1_000;
+    }
     return state;
   }
 }
