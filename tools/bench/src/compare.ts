@@ -16,6 +16,9 @@
 // BENCH_ONLY=paced takes the paced streams alone (the first-chunk ratio, the other columns empty);
 // BENCH_ONLY=alongside sends small requests one at a time while two counted 300 KB prompts run
 // on the same gateway (does a count delay everyone else?).
+// BENCH_ONLY=deployments takes this checkout's gateway alone (no other checkout needed), serving a
+// model with three weighted deployments and a model with one side by side, in turns (deployments.ts):
+// the throughput ratio of the two, whose target is at most 5 % cost.
 // Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL, BENCH_LEDGER,
 // BENCH_MAX_STEAL, BENCH_STEAL_RETRIES, BENCH_PROFILE_DIR (see main.ts).
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -23,6 +26,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
+import { addDeploymentModels, compareDeployments, writeDeploymentsProvidersFile } from './deployments';
 import { median, percentile, runLoad, runLoadUnstolen, runTakingTurns, type LoadPlan } from './load';
 import { PROMPT_CASES, promptModelId, promptPlans, writeBenchCatalogue } from './prompt-sizes';
 import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, PACED_UPSTREAM_MODEL, pacedLoadPlan, profilingArguments, ROOT, runBench, start, startBackends, waitForPort, waitHealthy, warmUp } from './services';
@@ -63,20 +67,27 @@ function parseContender(argument: string): { root: string; settings: Record<stri
 }
 
 async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
+  const deploymentsOnly = process.env.BENCH_ONLY === 'deployments';
   const others = process.argv.slice(2).map(parseContender);
-  if (others.length === 0) throw new Error('usage: npm run bench:compare -- [KEY=VALUE,...:]<other checkout, built> [...]');
+  if (others.length === 0 && !deploymentsOnly) throw new Error('usage: npm run bench:compare -- [KEY=VALUE,...:]<other checkout, built> [...] (or BENCH_ONLY=deployments npm run bench:compare)');
+  // The deployments scenario compares two models of this checkout's gateway: other checkouts take no part.
+  if (deploymentsOnly && others.length > 0) process.stdout.write(`note: BENCH_ONLY=deployments measures this checkout alone; ${others.map(({ root }) => root).join(', ')} left out\n`);
+  if (deploymentsOnly) others.length = 0;
   for (const { root } of others) {
     if (!existsSync(path.join(root, 'dist/apps/gateway/src/main.js'))) throw new Error(`${root} has no built gateway: run npm run build there first`);
   }
   if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-  const catalogue = await writeBenchCatalogue(ROOT, path.join(mkdtempSync(path.join(tmpdir(), 'igw-bench-')), 'catalogue.yaml'));
+  const folder = mkdtempSync(path.join(tmpdir(), 'igw-bench-'));
+  const catalogue = await writeBenchCatalogue(ROOT, path.join(folder, 'catalogue.yaml'));
+  if (deploymentsOnly) await addDeploymentModels(catalogue);
   const backends = await startBackends(databaseUrl, queuePrefix, children, catalogue);
+  const deploymentsEnv = deploymentsOnly ? { PROVIDERS_FILE: await writeDeploymentsProvidersFile(path.join(folder, 'providers.yaml'), backends.emulator) } : {};
   const contenders: Contender[] = [];
   for (const [index, { root, settings }] of [{ root: ROOT, settings: {} }, ...others].entries()) {
     const port = await findFreePort();
     // A journal of its own: a checkout's default one may be in use by a gateway running from it.
     const journal = mkdtempSync(path.join(tmpdir(), 'igw-bench-journal-'));
-    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal, ...settings }, { core: 0, root, nodeArgs: profilingArguments() });
+    const gatewayProcess = start('apps/gateway/src/main.js', { ...gatewayEnvironment(backends, port), USAGE_JOURNAL_DIR: journal, ...deploymentsEnv, ...settings }, { core: 0, root, nodeArgs: profilingArguments() });
     children.push(gatewayProcess);
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(`${url}/readyz`);
@@ -92,6 +103,11 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const key = await createBenchKey(backends.billing);
   const plan: ChatPlanOf = (contender, concurrency, stream, seconds = SECONDS) => chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
   if (process.env.BENCH_ONLY === 'prompts') return comparePromptSizes(contenders, backends.emulator, key);
+  if (deploymentsOnly) {
+    const table = await compareDeployments({ url: contenders[0].url, pid: contenders[0].process.pid! }, key, { rounds: ROUNDS, seconds: SECONDS, turns: TURNS });
+    process.stdout.write(`\n${table}\n`);
+    return;
+  }
   if (process.env.BENCH_ONLY === 'alongside') return compareAlongsideCounts(contenders, backends.emulator, key, plan);
 
   async function measureChat(order: readonly Contender[]): Promise<void> {
