@@ -33,6 +33,17 @@ export function deploymentStoreContract(name: string, open: () => DeploymentStor
       expect((await store.snapshot([a], t0 + 2))[0]).toMatchObject({ inFlight: 0, requestsThisMinute: 1, tokensThisMinute: 4, latencyMs: 120 });
     });
 
+    it('reads every candidate for the strategies that order by them, and stops at the one reserved otherwise', async () => {
+      const a = deployment();
+      const b = deployment();
+      await store.reserve([candidate(b)], 'v0', 60_000, t0);
+      store.record(reservation(b, 'v0'), { kind: 'answered', latencyMs: 80 }, false, undefined, t0);
+      await settle(store, b, t0, (s) => s.latencyMs === 80);
+      const seen = await store.reserve([candidate(a), candidate(b)], 'v1', 60_000, t0, true);
+      expect(seen).toMatchObject({ chosen: 0, views: [{ inFlight: 0 }, { inFlight: 1, latencyMs: 80 }] });
+      expect((await store.reserve([candidate(a), candidate(b)], 'v2', 60_000, t0)).views).toEqual([]);
+    });
+
     it('skips a deployment past its rpm, tpm or concurrency, and says when the first frees up', async () => {
       const a = deployment();
       const b = deployment();

@@ -90,6 +90,8 @@ export interface BalancerHooks {
 }
 
 const MAX_ORDERS = 10_000;
+/** The strategies that order by what the store last saw of each deployment: only they need it read. */
+const ORDERED_BY_VIEWS: ReadonlySet<RoutingStrategy> = new Set(['least-busy', 'lowest-latency']);
 
 /**
  * Picks a deployment for each attempt of a request: the lowest tier first, shared by the
@@ -121,9 +123,10 @@ export class DeploymentBalancer {
         leaseId,
         call.leaseMs,
         now,
+        ORDERED_BY_VIEWS.has(call.strategy),
       );
       const pick = reserved instanceof Promise ? await reserved : reserved;
-      remaining.forEach((target, index) => this.views.set(target.deployment, pick.views[index]));
+      pick.views.forEach((view, index) => this.views.set(remaining[index].deployment, view));
       if (pick.chosen === -1) {
         if (lastError !== undefined) throw lastError;
         throw new DeploymentsBusyError(Math.max(1, Math.ceil(pick.retryAfterMs / 1000)));

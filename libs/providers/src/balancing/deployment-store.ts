@@ -23,6 +23,7 @@ export interface Pick {
   chosen: number;
   /** When nothing was reserved: how long until the first candidate may take a request again. */
   retryAfterMs: number;
+  /** Each candidate's in-flight calls and latency, when asked for (`withViews`: the strategies that order by them); else empty. */
   views: DeploymentView[];
 }
 
@@ -94,7 +95,7 @@ export interface DeploymentStore {
    * fits; when none is, the first one cooling only for failures or a refusal (a deployment is
    * never left alone without real traffic to show it is back).
    */
-  reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now?: number): Pick | Promise<Pick>;
+  reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now?: number, withViews?: boolean): Pick | Promise<Pick>;
   /** An attempt's outcome; `release` also gives its place back, and `tokens` settles its reservation on what it used. */
   record(reservation: Reservation, outcome: AttemptOutcome, release: boolean, usedTokens?: number, now?: number): void;
   /** What the upstream's `x-ratelimit-*` headers said is left. */
@@ -143,15 +144,16 @@ export class InMemoryDeploymentStore implements DeploymentStore {
   private readonly states = new Map<string, DeploymentCounters>();
 
   /** Answered at once, not as a Promise: the standalone request path has no wait to add. */
-  reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now = Date.now()): Pick {
+  reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now = Date.now(), withViews = false): Pick {
     const minute = Math.floor(now / MINUTE_MS);
     let chosen = -1;
     let soft = -1;
     let retryAt = Infinity;
     const views: DeploymentView[] = [];
     for (let index = 0; index < candidates.length; index++) {
+      if (chosen !== -1 && !withViews) break;
       const state = this.current(candidates[index].deployment, now, minute);
-      views.push(state.latencyMs === undefined ? { inFlight: state.leases.size } : { inFlight: state.leases.size, latencyMs: state.latencyMs });
+      if (withViews) views.push(state.latencyMs === undefined ? { inFlight: state.leases.size } : { inFlight: state.leases.size, latencyMs: state.latencyMs });
       if (chosen !== -1) continue;
       const blocked = obstacle(state, candidates[index], now, minute);
       if (!blocked) chosen = index;

@@ -34,25 +34,30 @@ local function startMinute(h, s, minute)
 end
 `;
 
-// KEYS: per candidate its hash and its leases. ARGV: now, lease id, lease expiry, then per
-// candidate rpm, tpm, maxConcurrent (0 = unbounded) and its tokens.
-// Returns chosen (1-based, 0 none), retry-at, then per candidate in-flight and latency (-1 unknown).
+// KEYS: per candidate its hash and its leases. ARGV: now, lease id, lease expiry, with views
+// (1/0), then per candidate rpm, tpm, maxConcurrent (0 = unbounded) and its tokens.
+// Returns chosen (1-based, 0 none), retry-at, then, with views, per candidate in-flight and
+// latency (-1 unknown); without, the candidates after the chosen one are not read.
 const RESERVE = `${READ_STATE}
 local now = tonumber(ARGV[1])
 local minute = math.floor(now / ${MINUTE_MS})
 local nextMinute = (minute + 1) * ${MINUTE_MS}
 local n = #KEYS / 2
+local withViews = ARGV[4] == '1'
 local chosen, soft, retryAt = 0, 0, -1
 local answer = {0, 0}
 local states = {}
 for i = 1, n do
+  if chosen > 0 and not withViews then break end
   local h, z = KEYS[2 * i - 1], KEYS[2 * i]
   local s = stateOf(h, z, now, minute)
   states[i] = s
-  answer[#answer + 1] = s.inflight
-  answer[#answer + 1] = s.lat and math.floor(tonumber(s.lat)) or -1
+  if withViews then
+    answer[#answer + 1] = s.inflight
+    answer[#answer + 1] = s.lat and math.floor(tonumber(s.lat)) or -1
+  end
   if chosen == 0 then
-    local base = 3 + (i - 1) * 4
+    local base = 4 + (i - 1) * 4
     local rpm, tpm, maxc, tokens = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
     local blockedUntil = nil
     if s.cu > now and s.cr == 'rate-limited' then blockedUntil = s.cu
@@ -75,7 +80,7 @@ if chosen == 0 then chosen = soft end
 if chosen > 0 then
   local h, z = KEYS[2 * chosen - 1], KEYS[2 * chosen]
   local s = states[chosen]
-  local tokens = tonumber(ARGV[3 + (chosen - 1) * 4 + 4])
+  local tokens = tonumber(ARGV[4 + (chosen - 1) * 4 + 4])
   startMinute(h, s, minute)
   redis.call('ZADD', z, tonumber(ARGV[3]), ARGV[2])
   redis.call('HINCRBY', h, 'rq', 1)
@@ -194,25 +199,27 @@ export class RedisDeploymentStore implements DeploymentStore {
     return `${this.prefix}:deployment:${deployment}:leases`;
   }
 
-  async reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now = Date.now()): Promise<Pick> {
+  async reserve(candidates: readonly Candidate[], leaseId: string, leaseMs: number, now = Date.now(), withViews = false): Promise<Pick> {
     const keys: string[] = [];
-    const args: Array<string | number> = [now, leaseId, now + leaseMs];
+    const args: Array<string | number> = [now, leaseId, now + leaseMs, withViews ? 1 : 0];
     for (const candidate of candidates) {
       keys.push(this.stateKey(candidate.deployment), this.leasesKey(candidate.deployment));
       args.push(candidate.quotas.rpm ?? 0, candidate.quotas.tpm ?? 0, candidate.quotas.maxConcurrent ?? 0, candidate.tokens);
     }
     try {
       const answer = await this.redis.reserveDeployment(keys.length, ...keys, ...args);
-      const views = candidates.map((_candidate, index) => {
-        const latency = Number(answer[3 + index * 2]);
-        return latency >= 0 ? { inFlight: Number(answer[2 + index * 2]), latencyMs: latency } : { inFlight: Number(answer[2 + index * 2]) };
-      });
+      const views = withViews
+        ? candidates.map((_candidate, index) => {
+            const latency = Number(answer[3 + index * 2]);
+            return latency >= 0 ? { inFlight: Number(answer[2 + index * 2]), latencyMs: latency } : { inFlight: Number(answer[2 + index * 2]) };
+          })
+        : [];
       const chosen = Number(answer[0]) - 1;
       const retryAt = Number(answer[1]);
       return { chosen, retryAfterMs: chosen === -1 ? Math.max(0, (retryAt < 0 ? now + 1_000 : retryAt) - now) : 0, views };
     } catch {
       // Redis is out of reach: the gateway still serves, on the first candidate, without shared quotas.
-      return { chosen: 0, retryAfterMs: 0, views: candidates.map(() => ({ inFlight: 0 })) };
+      return { chosen: 0, retryAfterMs: 0, views: [] };
     }
   }
 
