@@ -1,6 +1,6 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import { openChunkStream, type ChunkStream, type ChunkTranslator, type EmitChunk } from '../transport/chunk-stream';
-import { postJson, upstreamCallOf } from '../transport/http-client';
+import { postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamProtocolError } from '../upstream.errors';
 import {
@@ -37,7 +37,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
   async chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
     const body = toAnthropicRequest(request, { stream: false });
     const answer = await postJson<unknown>({
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: anthropicMessagesUrl(target.baseUrl),
       headers: anthropicHeaders(target),
       body,
@@ -57,7 +57,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
    */
   async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
     const call = {
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: anthropicMessagesUrl(target.baseUrl),
       headers: anthropicHeaders(target),
       body: toAnthropicRequest(request, { stream: true }),

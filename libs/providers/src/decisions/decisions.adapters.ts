@@ -1,6 +1,6 @@
 import type { DecisionAnswer, DecisionQuestion, DecisionShape, DecisionUsage } from '@igw/contracts';
 import type { CallOptions, ProviderTarget } from '../provider.types';
-import { postJson, upstreamCallOf } from '../transport/http-client';
+import { postJson } from '../transport/http-client';
 import { UpstreamProtocolError } from '../upstream.errors';
 
 /**
@@ -118,7 +118,7 @@ export class SystemOneDecisionsAdapter implements DecisionsAdapter {
 
   async decide(target: ProviderTarget, request: UpstreamDecisionRequest, options: CallOptions): Promise<UpstreamDecisionResult> {
     const response = await postJson<Record<string, unknown>>({
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: `${target.baseUrl}${this.path}`,
       headers: bearer(target),
       body: { ...request.body, model: target.model },
@@ -141,7 +141,7 @@ export class OpenAiDecisionsAdapter implements DecisionsAdapter {
 
   async decide(target: ProviderTarget, request: UpstreamDecisionRequest, options: CallOptions): Promise<UpstreamDecisionResult> {
     const response = await postJson<Record<string, unknown>>({
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: `${target.baseUrl}/decisions`,
       headers: bearer(target),
       body: { ...request.body, model: target.model },

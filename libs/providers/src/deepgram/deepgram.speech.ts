@@ -1,6 +1,6 @@
 import { speechResult } from '../openai/openai.speech';
 import type { CallOptions, ProviderTarget, SpeechAdapter, SpeechFormat, UpstreamSpeechRequest, UpstreamSpeechResult } from '../provider.types';
-import { postJsonForBytes, upstreamCallOf } from '../transport/http-client';
+import { postJsonForBytes } from '../transport/http-client';
 import { deepgramHeaders } from './deepgram.transcription';
 
 /** Aura's default voice, when the catalogue's model (`aura-2`) names none and the client neither. */
@@ -38,7 +38,7 @@ export class DeepgramSpeechAdapter implements SpeechAdapter {
     const format = request.format ?? 'wav';
     const answer = await postJsonForBytes(
       {
-        ...upstreamCallOf(target),
+        provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
         url: deepgramSpeakUrl(target, request),
         headers: deepgramHeaders(target),
         body: { text: request.text },

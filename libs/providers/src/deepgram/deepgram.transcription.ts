@@ -6,7 +6,7 @@ import type {
   UpstreamTranscriptionRequest,
   UpstreamTranscriptionResult,
 } from '../provider.types';
-import { postBytes, upstreamCallOf } from '../transport/http-client';
+import { postBytes } from '../transport/http-client';
 import { UpstreamProtocolError } from '../upstream.errors';
 
 export const DEEPGRAM_DEFAULT_BASE_URL = 'https://api.deepgram.com';
@@ -70,7 +70,7 @@ export function fromDeepgramListenResponse(provider: string, request: UpstreamTr
 export class DeepgramTranscriptionAdapter implements TranscriptionAdapter {
   async transcribe(target: ProviderTarget, request: UpstreamTranscriptionRequest, options: CallOptions): Promise<UpstreamTranscriptionResult> {
     const response = await postBytes<DeepgramListenResponse>({
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: deepgramListenUrl(target, request),
       headers: deepgramHeaders(target),
       body: request.audio,

@@ -1,6 +1,6 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import { openChunkStream, type ChunkStream, type ChunkTranslator, type EmitChunk } from '../transport/chunk-stream';
-import { postJson, upstreamCallOf } from '../transport/http-client';
+import { postJson } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest, translationContext } from './gemini.translate';
@@ -29,7 +29,7 @@ export class GeminiChatAdapter implements ChatAdapter {
   async chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
     const body = toGeminiRequest(request);
     const response = await postJson<GeminiGenerateContentResponse>({
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: geminiUrl(target, 'generateContent'),
       headers: headers(target),
       body,
@@ -45,7 +45,7 @@ export class GeminiChatAdapter implements ChatAdapter {
 
   async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
     const call = {
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: `${geminiUrl(target, 'streamGenerateContent')}?alt=sse`,
       headers: headers(target),
       body: toGeminiRequest(request),

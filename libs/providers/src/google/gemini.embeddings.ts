@@ -1,5 +1,5 @@
 import type { CallOptions, EmbeddingsAdapter, ProviderTarget, UpstreamEmbeddingRequest, UpstreamEmbeddingResult } from '../provider.types';
-import { postJson, upstreamCallOf } from '../transport/http-client';
+import { postJson } from '../transport/http-client';
 import { RequestTranslationError, UpstreamProtocolError } from '../upstream.errors';
 import { geminiUrl } from './gemini.chat';
 
@@ -55,7 +55,7 @@ export class GeminiEmbeddingsAdapter implements EmbeddingsAdapter {
     const answers = await Promise.all(
       batches.map(async (batch) => {
         const response = await postJson<GeminiBatchEmbedResponse>({
-          ...upstreamCallOf(target),
+          provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
           url: geminiUrl(target, 'batchEmbedContents'),
           headers: target.apiKey ? { 'x-goog-api-key': target.apiKey } : {},
           body: batch,

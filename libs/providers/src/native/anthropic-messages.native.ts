@@ -2,7 +2,7 @@ import { anthropicHeaders, anthropicMessagesUrl } from '../anthropic/anthropic.c
 import { AnthropicStreamTranslator, isAnthropicMessage, parseStreamEvent, toOpenAiUsage } from '../anthropic/anthropic.translate';
 import type { AnthropicStreamEvent, AnthropicUsage } from '../anthropic/anthropic.types';
 import type { CallOptions, ProviderTarget } from '../provider.types';
-import { postJson, type JsonRequest, upstreamCallOf } from '../transport/http-client';
+import { postJson, type JsonRequest } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamProtocolError } from '../upstream.errors';
 import { openNativeStream, type NativeAnswer, type NativeEvent, type NativeEventReader, type NativeEventStream } from './native-call';
@@ -54,7 +54,7 @@ function callOf(target: ProviderTarget, request: AnthropicNativeRequest, options
   const body: Record<string, unknown> = { ...request.body, model: target.model };
   if (stream) body.stream = true;
   else delete body.stream;
-  return { ...upstreamCallOf(target), url: anthropicMessagesUrl(target.baseUrl), headers, body, timeoutMs: options.timeoutMs, signal: options.signal, limits: target.limits };
+  return { provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits, url: anthropicMessagesUrl(target.baseUrl), headers, body, timeoutMs: options.timeoutMs, signal: options.signal, limits: target.limits };
 }
 
 /** `POST /v1/messages` with the client's own request: Anthropic's message as it came, and its usage. */

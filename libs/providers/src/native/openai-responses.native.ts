@@ -1,5 +1,5 @@
 import type { CallOptions, ProviderTarget, UpstreamChatChunk, UpstreamUsage } from '../provider.types';
-import { postJson, type JsonRequest, upstreamCallOf } from '../transport/http-client';
+import { postJson, type JsonRequest } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 import { openNativeStream, parsedEvent, type NativeAnswer, type NativeEvent, type NativeEventReader, type NativeEventStream } from './native-call';
@@ -28,7 +28,7 @@ function callOf(target: ResponsesTarget, body: Record<string, unknown>, options:
   const sent: Record<string, unknown> = { ...body, model: target.model };
   if (stream) sent.stream = true;
   else delete sent.stream;
-  return { ...upstreamCallOf(target), url, headers, body: sent, timeoutMs: options.timeoutMs, signal: options.signal, limits: target.limits };
+  return { provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits, url, headers, body: sent, timeoutMs: options.timeoutMs, signal: options.signal, limits: target.limits };
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

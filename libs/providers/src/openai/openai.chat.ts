@@ -1,6 +1,6 @@
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import { openChunkStream, type ChunkStream, type ChunkTranslator, type EmitChunk } from '../transport/chunk-stream';
-import { postJson, type JsonRequest, upstreamCallOf } from '../transport/http-client';
+import { postJson, type JsonRequest } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 
@@ -64,7 +64,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
     // Usage is always requested, so a stream is billed exactly like a non-streamed answer.
     if (stream) body.stream_options = { include_usage: true };
     return {
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
       body,

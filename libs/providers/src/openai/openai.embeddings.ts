@@ -1,5 +1,5 @@
 import type { CallOptions, EmbeddingsAdapter, ProviderTarget, UpstreamEmbeddingRequest, UpstreamEmbeddingResult } from '../provider.types';
-import { postJson, upstreamCallOf } from '../transport/http-client';
+import { postJson } from '../transport/http-client';
 import { UpstreamProtocolError } from '../upstream.errors';
 import type { OpenAiEndpoint } from './openai.chat';
 
@@ -66,7 +66,7 @@ export class OpenAiEmbeddingsAdapter implements EmbeddingsAdapter {
 
   async embed(target: ProviderTarget, request: UpstreamEmbeddingRequest, options: CallOptions): Promise<UpstreamEmbeddingResult> {
     const response = await postJson<OpenAiEmbeddingResponse>({
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
       body: toOpenAiEmbeddingRequest(request),

@@ -1,6 +1,6 @@
 import { imageDimensions, imageMimeType, parseSize } from '../media/image-facts';
 import type { CallOptions, ImagesAdapter, ProviderTarget, UpstreamImage, UpstreamImageRequest, UpstreamImageResult } from '../provider.types';
-import { postJson, upstreamCallOf } from '../transport/http-client';
+import { postJson } from '../transport/http-client';
 import { UpstreamProtocolError } from '../upstream.errors';
 import type { OpenAiEndpoint } from './openai.chat';
 
@@ -78,7 +78,7 @@ export class OpenAiImagesAdapter implements ImagesAdapter {
 
   async generate(target: ProviderTarget, request: UpstreamImageRequest, options: CallOptions): Promise<UpstreamImageResult> {
     const response = await postJson<OpenAiImagesResponse>({
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
       body: toOpenAiImagesRequest(request),

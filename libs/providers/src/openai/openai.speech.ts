@@ -1,6 +1,6 @@
 import { characterCount, speechContentType } from '../media/audio-facts';
 import type { CallOptions, ProviderTarget, SpeechAdapter, SpeechFormat, UpstreamSpeechRequest, UpstreamSpeechResult } from '../provider.types';
-import { postJsonForBytes, upstreamCallOf } from '../transport/http-client';
+import { postJsonForBytes } from '../transport/http-client';
 import { UpstreamProtocolError } from '../upstream.errors';
 import type { OpenAiEndpoint } from './openai.chat';
 
@@ -33,7 +33,7 @@ export class OpenAiSpeechAdapter implements SpeechAdapter {
     const format: SpeechFormat = request.format ?? 'wav';
     const answer = await postJsonForBytes(
       {
-        ...upstreamCallOf(target),
+        provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
         url: this.endpoint.url(target),
         headers: this.endpoint.headers(target),
         body: toOpenAiSpeechRequest(request),

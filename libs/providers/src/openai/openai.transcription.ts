@@ -7,7 +7,7 @@ import type {
   UpstreamTranscriptionRequest,
   UpstreamTranscriptionResult,
 } from '../provider.types';
-import { postMultipart, upstreamCallOf } from '../transport/http-client';
+import { postMultipart } from '../transport/http-client';
 import { UpstreamProtocolError } from '../upstream.errors';
 import type { OpenAiEndpoint } from './openai.chat';
 
@@ -70,7 +70,7 @@ export class OpenAiTranscriptionAdapter implements TranscriptionAdapter {
 
   async transcribe(target: ProviderTarget, request: UpstreamTranscriptionRequest, options: CallOptions): Promise<UpstreamTranscriptionResult> {
     const response = await postMultipart<OpenAiTranscriptionResponse>({
-      ...upstreamCallOf(target),
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
       fields: toOpenAiTranscriptionFields(request),

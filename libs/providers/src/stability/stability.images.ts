@@ -1,6 +1,6 @@
 import { imageDimensions, imageMimeType, parseSize } from '../media/image-facts';
 import type { CallOptions, ImagesAdapter, ProviderTarget, UpstreamImage, UpstreamImageRequest, UpstreamImageResult } from '../provider.types';
-import { postMultipart, upstreamCallOf } from '../transport/http-client';
+import { postMultipart } from '../transport/http-client';
 import { RequestTranslationError, UpstreamProtocolError } from '../upstream.errors';
 
 export const STABILITY_DEFAULT_BASE_URL = 'https://api.stability.ai';
@@ -88,7 +88,7 @@ export class StabilityImagesAdapter implements ImagesAdapter {
     const images = await Promise.all(
       Array.from({ length: count }, async (_, index) => {
         const response = await postMultipart<StabilityImageResponse>({
-          ...upstreamCallOf(target),
+          provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
           url,
           headers,
           fields: toStabilityFields(request, index),

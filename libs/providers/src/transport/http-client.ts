@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { encodeJson, type JsonSource } from '@igw/contracts';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
-import type { ProviderTarget, UpstreamRateLimits } from '../provider.types';
+import type { UpstreamRateLimits } from '../provider.types';
 import type { CancelSignal } from './cancellation';
 import { SseEventTooLargeError, SseParser, type SseEvent } from './sse';
 import { DEFAULT_UPSTREAM_LIMITS, describeBytes, describeDuration, type UpstreamLimits } from './upstream-limits';
@@ -577,7 +577,3 @@ export function durationMsOf(value: string): number | undefined {
   return matched === value && matched !== '' ? Math.ceil(total) : undefined;
 }
 
-/** The fields of a call that come from where it goes: the provider named in errors, the connection's headers, its quota listener. */
-export function upstreamCallOf(target: Pick<ProviderTarget, 'provider' | 'headers' | 'onRateLimits'>): Pick<JsonRequest, 'provider' | 'extraHeaders' | 'onRateLimits'> {
-  return { provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits };
-}
