@@ -53,7 +53,7 @@ export type StreamEvents = (stream: ChunkStream, options: ChatStreamOptions) => 
 const CHAT_COMPLETIONS = 'chat.completions';
 
 interface ChatPlan extends RequestPlan {
-  targets: UpstreamTarget[];
+  targets: readonly UpstreamTarget[];
   /** The most the request can cost, in priced units: what admission holds. */
   ceiling: Record<string, number> & { output_tokens: number };
 }

@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { GatewayException, type ServiceSettings } from '@igw/platform';
-import { findProvider, type ProviderKind } from '@igw/providers';
+import { sourceDefinition, type ProviderKind } from '@igw/providers';
 import { planTargets, selectSources, type UpstreamTarget } from '../paid-requests/upstream-route';
 
 /**
@@ -15,10 +15,10 @@ export function mediaTargets(
   provider: string | undefined,
   settings: ServiceSettings,
   capability: { name: string; supports: (kind: ProviderKind) => boolean },
-): UpstreamTarget[] {
+): readonly UpstreamTarget[] {
   const selected = selectSources(model, provider);
   const usable = selected.filter((source) => {
-    const definition = findProvider(source.provider);
+    const definition = sourceDefinition(source.provider);
     return definition === undefined || capability.supports(definition.kind);
   });
   if (usable.length === 0) {

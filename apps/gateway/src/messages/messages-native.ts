@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type MessagesBlock, type MessagesRequestDto, type MessagesTool } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, findProvider, forwardedAnthropicBetas, type NativeEvent } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, sourceDefinition, forwardedAnthropicBetas, type NativeEvent } from '@igw/providers';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
@@ -146,7 +146,7 @@ function toolsFor(tools: MessagesTool[], webSearch: boolean): { tools: MessagesT
 
 /** Whether some source of the model speaks the Messages API (is of Anthropic's kind). */
 export function hasAnthropicSource(model: Pick<CatalogueModel, 'routing'>): boolean {
-  return model.routing.sources.some((source) => findProvider(source.provider)?.kind === 'anthropic');
+  return model.routing.sources.some((source) => sourceDefinition(source.provider)?.kind === 'anthropic');
 }
 
 /** Whether a source may run Anthropic's web search for a native call. */
@@ -175,7 +175,7 @@ export function messagesNative(options: MessagesNativeOptions): NativeUpstream {
   const beta = forwardedAnthropicBetas(options.betaHeader);
   const choice = options.body.tool_choice;
   if (choice?.type === 'tool') {
-    const searchAnywhere = options.sources.some((source) => findProvider(source.provider)?.kind === 'anthropic' && source.native?.includes('web_search'));
+    const searchAnywhere = options.sources.some((source) => sourceDefinition(source.provider)?.kind === 'anthropic' && source.native?.includes('web_search'));
     const { dropped } = searchAnywhere ? plan.withSearch : plan.withoutSearch;
     if (dropped.includes(choice.name ?? '')) refuse('tool_choice.name', `forces ${JSON.stringify(choice.name)}, a tool this model's sources do not run through this gateway`);
   }

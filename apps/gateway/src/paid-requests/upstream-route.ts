@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
-import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
+import { ErrorMessages, type CatalogueModel, type UpstreamSource } from '@igw/contracts';
 import { GatewayException, type ServiceSettings } from '@igw/platform';
-import { planRoute, type RouteTarget, type UpstreamLimits } from '@igw/providers';
+import { planRoute, type ConnectionSet, type RoutePlan, type RouteTarget, type UpstreamLimits } from '@igw/providers';
 import { gatewayConnections } from './upstream-estate';
 
 export type UpstreamTarget = RouteTarget;
@@ -22,9 +22,26 @@ export function selectSources(model: CatalogueModel, provider: string | undefine
   return pinned;
 }
 
+/**
+ * Plans per connection set, sources and limits, each of which is replaced rather than changed
+ * (a providers file's edit, a catalogue revision): a request reuses its model's targets instead
+ * of making them again. A target is never changed per request.
+ */
+const plans = new WeakMap<ConnectionSet, WeakMap<readonly UpstreamSource[], WeakMap<UpstreamLimits, RoutePlan>>>();
+
+function plannedRoute(sources: readonly UpstreamSource[], connections: ConnectionSet, limits: UpstreamLimits): RoutePlan {
+  let bySources = plans.get(connections);
+  if (!bySources) plans.set(connections, (bySources = new WeakMap()));
+  let byLimits = bySources.get(sources);
+  if (!byLimits) bySources.set(sources, (byLimits = new WeakMap()));
+  let plan = byLimits.get(limits);
+  if (!plan) byLimits.set(limits, (plan = planRoute(sources, connections, limits)));
+  return plan;
+}
+
 /** The sources that have credentials, in order; none is a 503 naming the variables to set. */
-export function planTargets(model: CatalogueModel, sources: CatalogueModel['routing']['sources'], settings: ServiceSettings): UpstreamTarget[] {
-  const plan = planRoute(sources, gatewayConnections(settings).current, upstreamLimitsOf(model, settings));
+export function planTargets(model: CatalogueModel, sources: CatalogueModel['routing']['sources'], settings: ServiceSettings): readonly UpstreamTarget[] {
+  const plan = plannedRoute(sources, gatewayConnections(settings).current, upstreamLimitsOf(model, settings));
   if (plan.targets.length === 0) {
     throw new GatewayException(
       HttpStatus.SERVICE_UNAVAILABLE,

@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ResponsesRequestDto, type ResponsesTool } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, findProvider, openAiNativeResponse, openAiNativeResponseStream, type NativeEvent } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, sourceDefinition, openAiNativeResponse, openAiNativeResponseStream, type NativeEvent } from '@igw/providers';
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import { setDroppedTools, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
@@ -38,7 +38,7 @@ const SEARCHES_HELD = ANTHROPIC_DEFAULT_SEARCH_MAX_USES;
 
 /** Whether a source gets the native Responses call. */
 export function takesResponses(source: { provider: string; native?: readonly string[] }): boolean {
-  const kind = findProvider(source.provider)?.kind;
+  const kind = sourceDefinition(source.provider)?.kind;
   return kind !== undefined && PROVIDER_KINDS_WITH_RESPONSES.has(kind) && source.native?.includes('responses') === true;
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConnectionDirectory, readProvidersFile } from './providers-file';
+import { ConnectionDirectory, readProvidersFile, sourceDefinition } from './providers-file';
 
 const environment = { AZURE_EASTUS_KEY: 'secret-eastus', TEAM: 'search' };
 const read = (text: string) => readProvidersFile('providers.yaml', environment, () => text);
@@ -67,6 +67,12 @@ connections:
     const connections = new ConnectionDirectory({ path, variables: { OPENAI_API_KEY: 'k', GROQ_API_KEY: 'g' }, environment: {}, onReload: (outcome) => outcomes.push(outcome) });
     expect(connections.current.find('openai')).toMatchObject({ origin: 'file', quotas: { rpm: 60 } });
     expect(connections.current.find('groq')).toMatchObject({ origin: 'environment' });
+    // What a source's kind decides (an embeddings API, a native call) follows the file's connections.
+    write('connections:\n  - { name: openai, kind: openai, baseUrl: "http://127.0.0.1:1/v1", keyless: true, rpm: 60 }\n  - { name: claude-eu, kind: anthropic, baseUrl: "http://127.0.0.1:3", keyless: true }');
+    expect(connections.reloadIfChanged()).toBe(true);
+    expect(sourceDefinition('claude-eu')?.kind).toBe('anthropic');
+    expect(sourceDefinition('groq')?.kind).toBe('openai');
+    expect(sourceDefinition('nowhere')).toBeUndefined();
 
     write('connections:\n  - { name: openai, kind: openai, baseUrl: "http://127.0.0.1:2/v1", keyless: true }');
     expect(connections.reloadIfChanged()).toBe(true);

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import type { ProviderDefinition, ProviderKind } from '../registry';
+import { findProvider, type ProviderDefinition, type ProviderKind } from '../registry';
 import { ConnectionSet, environmentConnections, type Connection, type ProviderVariables } from './connections';
 
 const KINDS: readonly ProviderKind[] = ['openai', 'azure-openai', 'anthropic', 'google', 'deepgram', 'stability'];
@@ -256,6 +256,7 @@ export class ConnectionDirectory {
     this.watched = content.keyFiles;
     const fromFile = new Set(content.connections.map((connection) => connection.name));
     const builtIns = environmentConnections(this.options.variables).filter((connection) => !fromFile.has(connection.name));
+    fileDefinitions = new Map(content.connections.map((connection) => [connection.name, connection.definition]));
     return new ConnectionSet([...builtIns, ...content.connections], this.options.variables);
   }
 
@@ -272,6 +273,18 @@ export class ConnectionDirectory {
       })
       .join('|');
   }
+}
+
+/** The process's file connections' definitions (their kinds), as last read. */
+let fileDefinitions = new Map<string, ProviderDefinition>();
+
+/**
+ * What a catalogue source's connection is: one of PROVIDERS_FILE, else a built-in provider;
+ * undefined for a name neither knows. Where a source's kind decides what it is sent (an
+ * embeddings API, a native Messages call), this is the one place that says.
+ */
+export function sourceDefinition(name: string): ProviderDefinition | undefined {
+  return fileDefinitions.get(name) ?? fileDefinitions.get(name.toLowerCase()) ?? findProvider(name);
 }
 
 /** One directory per set of provider variables (one per process): every caller sees the same connections, and one poll of the file. */
