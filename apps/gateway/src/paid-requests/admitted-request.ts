@@ -119,7 +119,18 @@ export class AdmittedRequest {
   }
 }
 
+const UNPRINTABLE = /[^\x20-\x7e]/u;
+/** Each deployment's header value, made once: the request path only looks it up. */
+const headerValues = new Map<string, string>();
+
 /** Printable ASCII as it is; anything else (a catalogue may name an upstream so) percent-encoded as UTF-8, which setHeader would refuse. */
 function headerSafe(value: string): string {
-  return value.replace(/[^\x20-\x7e]/gu, (character) => [...Buffer.from(character, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+  if (!UNPRINTABLE.test(value)) return value;
+  let safe = headerValues.get(value);
+  if (safe === undefined) {
+    safe = value.replace(/[^\x20-\x7e]/gu, (character) => [...Buffer.from(character, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+    if (headerValues.size >= 10_000) headerValues.clear();
+    headerValues.set(value, safe);
+  }
+  return safe;
 }

@@ -41,6 +41,18 @@ export const deploymentStoreProvider: FactoryProvider<DeploymentStore> = {
  * and a file that does not validate throws, which stops the start.
  */
 export function gatewayConnections(settings: ServiceSettings): ConnectionDirectory {
+  let directory = directoryOfSettings.get(settings);
+  if (!directory) {
+    directory = openGatewayConnections(settings);
+    directoryOfSettings.set(settings, directory);
+  }
+  return directory;
+}
+
+/** Looked up on every request: by the settings object itself, with nothing made per call. */
+const directoryOfSettings = new WeakMap<ServiceSettings, ConnectionDirectory>();
+
+function openGatewayConnections(settings: ServiceSettings): ConnectionDirectory {
   return connectionDirectoryFor({
     path: settings.env.PROVIDERS_FILE,
     variables: settings.providers,
