@@ -7,6 +7,7 @@ export * from './catalogue/catalogue-model';
 export * from './catalogue/catalogue-file.dto';
 export * from './catalogue/model-list.dto';
 export * from './messaging/queues';
+export * from './messaging/connections-report';
 export * from './messaging/topics';
 export * from './chat/chat-completion-request.dto';
 export * from './chat/azure-chat-completion-request.dto';
