@@ -1,3 +1,5 @@
+import { Redis } from 'ioredis';
+import { requestPathRedisOptions } from '@igw/platform';
 import { InMemoryDeploymentStore, RedisDeploymentStore } from '@igw/providers';
 import { deploymentStoreContract } from '../support/deployment-store-contract';
 import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
@@ -11,7 +13,7 @@ if (redisUrl) {
   const prefix = uniqueQueuePrefix();
   afterAll(() => dropQueueData({ url: redisUrl, prefix }));
   deploymentStoreContract('RedisDeploymentStore', async () => {
-    const store = new RedisDeploymentStore(redisUrl, prefix);
+    const store = new RedisDeploymentStore(new Redis(redisUrl, requestPathRedisOptions()), prefix);
     await store.whenReady(5_000);
     return store;
   });

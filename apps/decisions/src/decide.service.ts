@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import type { DecideFailure, DecideJob, DecideReply, DecisionAnswer, DecisionUsage } from '@igw/contracts';
-import { fallbacksTaken, registerLogSecrets, SERVICE_SETTINGS, timedUpstreamAttempt, type ServiceSettings } from '@igw/platform';
+import { fallbacksTaken, registerLogSecrets, requestPathRedisOptions, SERVICE_SETTINGS, timedUpstreamAttempt, type ServiceSettings } from '@igw/platform';
 import {
   Cancellation,
   chatAdapterFor,
@@ -35,12 +36,12 @@ type Target = RoutePlan['targets'][number];
 @Injectable()
 export class DecideService implements OnModuleDestroy {
   private readonly logger = new Logger(DecideService.name);
-  /** The gateway's deployments and their shared state (Redis when REDIS_URL is set): quotas and cooldowns count decisions' calls too. */
+  /** The gateway's deployments and their state: with REDIS_URL, the state the gateways share, so quotas and cooldowns count decisions' calls too. */
   private readonly balancer: DeploymentBalancer;
 
   constructor(@Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings) {
     const env = settings.env;
-    const store = env.REDIS_URL ? new RedisDeploymentStore(env.REDIS_URL, env.QUEUE_PREFIX, env.REDIS_COMMAND_TIMEOUT_MS) : new InMemoryDeploymentStore();
+    const store = env.REDIS_URL ? new RedisDeploymentStore(new Redis(env.REDIS_URL, requestPathRedisOptions(env.REDIS_COMMAND_TIMEOUT_MS)), env.QUEUE_PREFIX) : new InMemoryDeploymentStore();
     this.balancer = new DeploymentBalancer(store, { onRetry: countFallback });
   }
 

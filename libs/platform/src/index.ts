@@ -27,6 +27,7 @@ export * from './http/chat-body.decorator';
 export * from './http/service-logger';
 export * from './http/swagger';
 export * from './process/dependencies';
+export * from './config/request-path-redis';
 export * from './observability/metrics';
 export * from './observability/series';
 export * from './observability/metrics.controller';

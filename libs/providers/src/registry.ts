@@ -144,17 +144,3 @@ export function transcriptionAdapterFor(kind: ProviderKind): TranscriptionAdapte
 export function speechAdapterFor(kind: ProviderKind): SpeechAdapter | undefined {
   return SPEECH_ADAPTERS[kind];
 }
-
-/**
- * The providers this environment configures: a variable of theirs is set, and requests could
- * be sent (a key unless keyless, and an address, given or default). A keyless provider with a
- * default address (Ollama) counts only once one of its variables names it.
- */
-export function configuredProviders(variables: Readonly<Record<string, string | undefined>>): ProviderDefinition[] {
-  return PROVIDERS.filter((definition) => {
-    const apiKey = variables[definition.variables.apiKey];
-    const baseUrl = variables[definition.variables.baseUrl];
-    if (!apiKey && !baseUrl) return false;
-    return Boolean(baseUrl || definition.defaultBaseUrl) && Boolean(apiKey || definition.keyless);
-  });
-}

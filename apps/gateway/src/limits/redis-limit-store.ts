@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis } from 'ioredis';
+import { requestPathRedisOptions } from '@igw/platform';
 import {
   ADMISSION_FIELDS,
   AVAILABLE_FIELDS,
@@ -30,20 +31,6 @@ const MAX_COMPENSATIONS = 10_000;
 /** The admit script's codes: 0 admitted, the others a refusal's reason. */
 const REFUSALS: Record<number, RefusalReason> = { 1: 'per-minute', 2: 'concurrency', 3: 'free-hourly', 4: 'credits', 5: 'key-budget' };
 const ADMITTED: AdmissionResult = { allowed: true };
-
-/**
- * The client options the store counts on. Commands are not queued while disconnected, nor
- * waited for beyond their timeout: admission turns to its local counters instead. (ioredis
- * keeps a command that timed out in its queue, so a late answer is still matched to it and to
- * nothing else.) Nor sent again on a new connection: a request admitted locally once
- * its admission timed out must not be counted in Redis as well, minutes later.
- */
-export const limitStoreRedisOptions = (commandTimeoutMs = COMMAND_TIMEOUT_MS): RedisOptions => ({
-  maxRetriesPerRequest: 1,
-  enableOfflineQueue: false,
-  commandTimeout: commandTimeoutMs,
-  autoResendUnfulfilledCommands: false,
-});
 
 type ScriptedRedis = Redis & {
   admitRequests(...args: Array<string | number>): Promise<number[]>;
@@ -91,10 +78,10 @@ export class RedisLimitStore implements LimitStore {
   /** A store on a new connection to `url`, with the client options it needs. */
   static connect(url: string, prefix: string, options: RedisLimitStoreOptions = {}): RedisLimitStore {
     const commandTimeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
-    return new RedisLimitStore(new Redis(url, limitStoreRedisOptions(commandTimeoutMs)), prefix, commandTimeoutMs);
+    return new RedisLimitStore(new Redis(url, requestPathRedisOptions(commandTimeoutMs)), prefix, commandTimeoutMs);
   }
 
-  /** `redis`: a connection of the store's own (closed with it), made with `limitStoreRedisOptions`. */
+  /** `redis`: a connection of the store's own (closed with it), made with `requestPathRedisOptions`. */
   constructor(redis: Redis, prefix: string, commandTimeoutMs = COMMAND_TIMEOUT_MS) {
     if (prefix.includes(FIELD_SEPARATOR)) throw new Error('the queue prefix must not contain the unit separator (\\x1f)');
     this.keyPrefix = `${prefix}:limits:`;

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import type { CatalogueModel, ConnectionReport, ConnectionsReport, DeploymentReport, RoutingStrategy } from '@igw/contracts';
-import { fallbacksTaken, registerLogSecrets, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { fallbacksTaken, registerLogSecrets, requestPathRedisOptions, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
 import {
   connectionDirectoryFor,
   DeploymentBalancer,
@@ -28,7 +29,7 @@ export const deploymentStoreProvider: FactoryProvider<DeploymentStore> = {
   inject: [SERVICE_SETTINGS],
   useFactory: async ({ env }: ServiceSettings): Promise<DeploymentStore> => {
     if (!env.REDIS_URL) return new InMemoryDeploymentStore();
-    const store = new RedisDeploymentStore(env.REDIS_URL, env.QUEUE_PREFIX, env.REDIS_COMMAND_TIMEOUT_MS);
+    const store = new RedisDeploymentStore(new Redis(env.REDIS_URL, requestPathRedisOptions(env.REDIS_COMMAND_TIMEOUT_MS)), env.QUEUE_PREFIX);
     // The first requests should meet the shared quotas, not the store's way of serving without them.
     await store.whenReady(5_000);
     return store;
@@ -134,23 +135,16 @@ export class UpstreamEstate implements OnModuleDestroy {
 
   /** Every connection and the deployments the catalogue routes to on it, with their shared state. */
   async report(models: readonly CatalogueModel[]): Promise<ConnectionsReport> {
-    const connections = [...this.directory.current.all()];
-    const deployments = this.deploymentsOf(models);
-    const names = [...deployments.keys()];
-    const snapshots = await this.store.snapshot(names).catch(() => undefined);
-    const now = Date.now();
     const byConnection = new Map<string, DeploymentReport[]>();
-    names.forEach((name, index) => {
-      const { target, models: routed } = deployments.get(name)!;
-      const report = deploymentReport(target, routed, snapshots?.[index], now);
+    for (const { target, report } of await this.deploymentStates(models, true)) {
       const list = byConnection.get(target.provider);
       if (list) list.push(report);
       else byConnection.set(target.provider, [report]);
-    });
+    }
     const status = this.directory.fileStatus;
     return {
       providersFile: status && { path: status.path, loadedAt: status.loadedAt?.toISOString() ?? null, error: status.error },
-      connections: connections.map(
+      connections: [...this.directory.current.all()].map(
         (connection): ConnectionReport => ({
           name: connection.name,
           kind: connection.kind,
@@ -165,7 +159,11 @@ export class UpstreamEstate implements OnModuleDestroy {
     };
   }
 
-  private deploymentsOf(models: readonly CatalogueModel[]): Map<string, { target: RouteTarget; models: string[] }> {
+  /**
+   * Every deployment the catalogue routes to, with the models on it and its shared state. The
+   * report still answers when the store does not (`tolerant`), with the counts it could not read as zero.
+   */
+  private async deploymentStates(models: readonly CatalogueModel[], tolerant = false): Promise<Array<{ target: RouteTarget; report: DeploymentReport }>> {
     const deployments = new Map<string, { target: RouteTarget; models: string[] }>();
     for (const model of models) {
       for (const target of planRoute(model.routing.sources, this.directory.current).targets) {
@@ -174,17 +172,19 @@ export class UpstreamEstate implements OnModuleDestroy {
         else deployments.set(target.deployment, { target, models: [model.id] });
       }
     }
-    return deployments;
+    const names = [...deployments.keys()];
+    const read = this.store.snapshot(names);
+    const snapshots = tolerant ? await read.catch(() => undefined) : await read;
+    const now = Date.now();
+    return names.map((name, index) => {
+      const { target, models: routed } = deployments.get(name)!;
+      return { target, report: deploymentReport(target, routed, snapshots?.[index], now) };
+    });
   }
 
   /** Each deployment's state for the gauges, read at each scrape: nothing on the request path. */
-  private readonly snapshots = async (): Promise<DeploymentGaugeState[]> => {
-    const deployments = this.deploymentsOf(this.catalogue.current?.models ?? []);
-    const names = [...deployments.keys()];
-    const snapshots = await this.store.snapshot(names);
-    const now = Date.now();
-    return names.map((name, index) => ({ report: deploymentReport(deployments.get(name)!.target, [], snapshots[index], now), quotas: deployments.get(name)!.target.quotas }));
-  };
+  private readonly snapshots = async (): Promise<DeploymentGaugeState[]> =>
+    (await this.deploymentStates(this.catalogue.current?.models ?? [])).map(({ target, report }) => ({ report, quotas: target.quotas }));
 }
 
 function deploymentReport(target: RouteTarget, models: string[], snapshot: DeploymentSnapshot | undefined, now: number): DeploymentReport {

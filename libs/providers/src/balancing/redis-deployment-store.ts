@@ -1,5 +1,5 @@
 import type { CooldownReason } from '@igw/contracts';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { UpstreamRateLimits } from '../provider.types';
 import { COOLDOWN_RULES, MINUTE_MS, type AttemptOutcome, type Candidate, type DeploymentSnapshot, type DeploymentStore, type Pick, type Reservation } from './deployment-store';
 
@@ -166,12 +166,12 @@ type ScriptedRedis = Redis & {
 export class RedisDeploymentStore implements DeploymentStore {
   private readonly redis: ScriptedRedis;
 
+  /** `redis`: a connection of the store's own (closed with it), made with platform's `requestPathRedisOptions`. */
   constructor(
-    url: string,
+    redis: Redis,
     private readonly prefix: string,
-    commandTimeoutMs = 500,
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: commandTimeoutMs, autoResendUnfulfilledCommands: false, lazyConnect: false }) as ScriptedRedis;
+    this.redis = redis as ScriptedRedis;
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('reserveDeployment', { lua: RESERVE });
     this.redis.defineCommand('recordDeployment', { numberOfKeys: 2, lua: RECORD });

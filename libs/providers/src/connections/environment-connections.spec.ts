@@ -1,8 +1,8 @@
-import { configuredProviders } from './registry';
+import { environmentConnections } from './connections';
 
-const names = (variables: Record<string, string>) => configuredProviders(variables).map((definition) => definition.name);
+const names = (variables: Record<string, string>) => environmentConnections(variables).map((connection) => connection.name);
 
-describe('configuredProviders', () => {
+describe('environmentConnections', () => {
   it('is empty when no provider variable is set, even for Ollama with its default address', () => {
     expect(names({})).toEqual([]);
   });
