@@ -78,7 +78,8 @@ export class MessagesController {
   /** count_tokens requests counting in the token counting workers now, in this process. */
   private countsInPool = 0;
 
-  @Post('v1/messages')
+  // `/messages` too: the Vercel AI SDK's Anthropic provider posts to `<baseURL>/messages`, its default base ending in `/v1`.
+  @Post(['v1/messages', 'messages'])
   @MessagesErrorResponses(MESSAGES_ERRORS)
   @RequireApiKey({ credits: true, xApiKeyHeader: true })
   @ApiOperation({
@@ -95,7 +96,7 @@ export class MessagesController {
     await respondToChat(this.chat, chatRequest, request, response, undefined, front);
   }
 
-  @Post('v1/messages/count_tokens')
+  @Post(['v1/messages/count_tokens', 'messages/count_tokens'])
   @HttpCode(200)
   @MessagesErrorResponses(COUNT_TOKENS_ERRORS)
   @RequireApiKey({ credits: true, xApiKeyHeader: true })

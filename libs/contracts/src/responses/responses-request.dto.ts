@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
+import { RefusesUnknownFields, type UnservedField } from '../validation/unknown-fields';
 import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsStringField, IsStringMapField, NestedObject } from '../validation/field-validators';
 import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
 
@@ -8,9 +9,9 @@ export const RESPONSES_METADATA = { maxEntries: 16, maxKeyLength: 64, maxValueLe
 
 // OpenAI's Responses API request (POST /v1/responses). Input items, content parts and tools are
 // checked here for what the gateway reads of them and otherwise kept as sent, so item and tool
-// types OpenAI adds later reach the translation, which decides what it can send upstream;
-// undeclared top-level fields (truncation, safety_identifier, ...) are dropped by the pipe's
-// whitelist: accepted, not refused.
+// types OpenAI adds later reach the translation, which decides what it can send upstream.
+// Top-level fields each change what the answer is, so one the gateway does not serve is refused,
+// naming it (RESPONSES_UNSERVED_FIELDS says why), and so is one it does not know: never dropped.
 
 export const RESPONSES_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 export const RESPONSES_TOOL_CHOICE_MODES = ['auto', 'none', 'required'] as const;
@@ -152,7 +153,33 @@ export class ResponsesReasoningDto {
   summary?: string;
 }
 
+/**
+ * OpenAI's Responses fields the gateway does not serve, with the values that mean the same as
+ * leaving them out: any other value is a 400 naming the field, as is a field OpenAI's API does
+ * not have.
+ */
+export const RESPONSES_UNSERVED_FIELDS: Readonly<Record<string, UnservedField>> = {
+  background: {
+    asAbsent: [false],
+    expected: 'false or nothing',
+    why: 'background mode is not served here (a response is answered while its request waits; stream: true for long answers)',
+  },
+  conversation: { expected: 'nothing', why: "OpenAI's conversation objects live in an OpenAI account, not here: continue a stored response with previous_response_id" },
+  prompt: { expected: 'nothing', why: "prompt templates live in an OpenAI account, not here: send the prompt's text as instructions and input" },
+  context_management: { expected: 'nothing', why: 'server-side context compaction is not served here' },
+  moderation: { expected: 'nothing', why: 'moderation settings of a response are not served here: call POST /v1/moderations' },
+  max_tool_calls: { expected: 'nothing', why: 'a cap on built-in tool calls is not served here (built-in tools are left out of the upstream call)' },
+  top_logprobs: { expected: 'nothing', why: 'log probabilities of a response are not served here' },
+  truncation: { asAbsent: ['disabled'], expected: "'disabled' or nothing", why: 'automatic truncation is not served here: a conversation longer than the context is a 400' },
+  service_tier: { asAbsent: ['auto', 'default'], expected: "'auto', 'default' or nothing", why: 'other service tiers are served on chat completions only' },
+  safety_identifier: { expected: 'nothing', why: 'not sent upstream here: send the end user\'s id as user' },
+  stream_options: { expected: 'nothing', why: 'stream options of a response are not served here' },
+  prompt_cache_retention: { expected: 'nothing', why: "the provider's cache retention is not set through this gateway" },
+  prompt_cache_options: { expected: 'nothing', why: "the provider's cache options are not set through this gateway" },
+};
+
 /** The Responses API body (what the `openai` SDK's `responses.create` and Codex send). */
+@RefusesUnknownFields(RESPONSES_UNSERVED_FIELDS)
 export class ResponsesRequestDto {
   @ApiProperty({ description: 'A catalogue model id or alias: any chat model, whatever its source', example: 'gpt-4o-mini', maxLength: 256 })
   @IsStringField({ nonEmpty: true, maxLength: 256 })

@@ -49,9 +49,21 @@ describe('POST /v1/responses body', () => {
     if (body.tools) expect(validated.tools).toEqual(body.tools);
   });
 
-  it('drops fields it does not declare rather than refusing them', async () => {
-    const validated = (await validatedBody(ResponsesRequestDto, request({ truncation: 'auto', safety_identifier: 'x' }))) as unknown as Body;
-    expect(validated).not.toHaveProperty('truncation');
+  it('accepts the values of unserved fields that mean leaving them out, and sends none of them on', async () => {
+    const validated = (await validatedBody(ResponsesRequestDto, request({ background: false, truncation: 'disabled', service_tier: 'auto', conversation: null, prompt: null }))) as unknown as Body;
+    for (const field of ['background', 'truncation', 'service_tier', 'conversation', 'prompt']) expect(validated).not.toHaveProperty(field);
+  });
+
+  it.each<[string, Body, string]>([
+    ['background mode', request({ background: true }), "background: Expected false or nothing: background mode is not served here"],
+    ['a conversation object', request({ conversation: 'conv_123' }), "conversation: Expected nothing: OpenAI's conversation objects live in an OpenAI account"],
+    ['a prompt template', request({ prompt: { id: 'pmpt_1', version: '2' } }), 'prompt: Expected nothing: prompt templates live in an OpenAI account, not here'],
+    ['automatic truncation', request({ truncation: 'auto' }), "truncation: Expected 'disabled' or nothing"],
+    ['the flex service tier', request({ service_tier: 'flex' }), "service_tier: Expected 'auto', 'default' or nothing"],
+    ['a field the API does not have', request({ temprature: 1 }), "temprature: Expected one of the fields 'model', 'input',"],
+  ])('refuses %s with a 400 naming the field, never dropping it', async (_name, body, message) => {
+    const refused = await rejectionMessage(ResponsesRequestDto, body);
+    expect(refused).toContain(`Body validation error! ${message}`);
   });
 
   it.each<[string, Body, string]>([

@@ -1,5 +1,6 @@
-import { getMetadataStorage, ValidateIf, ValidateNested, type MetadataStorage, type ValidationArguments, type ValidationError } from 'class-validator';
+import { ValidateIf, ValidateNested, type ValidationArguments, type ValidationError } from 'class-validator';
 import { arrayIssues, ArrayOfVariants, Checked, composeDecorators, IsArrayField, type ArrayRule, type DtoClass } from './field-validators';
+import { knownFields } from './unknown-fields';
 import { describeWrongType, describeWrongValue, joinPath, quoteList, relativeIssueLine } from './validation-issues';
 
 /**
@@ -93,7 +94,3 @@ export function wordUnknownFields(errors: readonly ValidationError[]): void {
   }
 }
 
-function knownFields(type: Parameters<MetadataStorage['getTargetValidationMetadatas']>[0]): string[] {
-  const metadata = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
-  return [...new Set(metadata.map((entry) => entry.propertyName))];
-}

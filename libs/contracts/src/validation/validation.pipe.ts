@@ -1,5 +1,6 @@
 import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError, type ValidationPipeOptions } from '@nestjs/common';
 import { acceptDto, type DtoClass } from './dto-acceptor';
+import { refusedFieldOf } from './unknown-fields';
 import { validationIssues } from './validation-issues';
 import { ErrorMessages } from '../errors/error-body.dto';
 
@@ -9,7 +10,8 @@ const PIPE_OPTIONS = { transform: true, whitelist: true, forbidUnknownValues: fa
  * Validates bodies against their DTOs and reports every violation by field path, e.g.
  * `Body validation error! messages[0].role: Expected one of 'system', 'user', 'assistant', 'tool', 'developer'. Received 'robot'`.
  *
- * Undeclared fields are dropped (`whitelist`), so a DTO declares everything it forwards.
+ * Undeclared fields are dropped (`whitelist`), so a DTO declares everything it forwards; a DTO
+ * marked with RefusesUnknownFields has them refused instead (unknown-fields.ts).
  */
 export function createValidationPipe(): ValidationPipe {
   return new JsonValidationPipe({ ...PIPE_OPTIONS, exceptionFactory: (errors) => new BadRequestException(formatValidationErrors(errors)) });
@@ -113,6 +115,9 @@ class JsonValidationPipe extends ValidationPipe {
     if (metadata.type !== 'body' || !metadata.metatype) return super.transform(value, metadata);
     const oversize = oversizeIssue(value);
     if (oversize) throw await this.exceptionFactory([{ property: '', children: [], constraints: { bodySize: oversize } }]);
+    // Before the whitelist could drop it: a marked DTO refuses what it does not serve (unknown-fields.ts).
+    const refused = refusedFieldOf(metadata.metatype, value);
+    if (refused) throw await this.exceptionFactory([{ property: refused.field, children: [], constraints: { unknownField: refused.message } }]);
     const accepted = this.compiled ? acceptDto(metadata.metatype as DtoClass, value) : undefined;
     return accepted ?? super.transform(value, metadata);
   }
