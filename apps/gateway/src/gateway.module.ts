@@ -10,6 +10,7 @@ import { GatewayRootController } from './gateway-root.controller';
 import { MediaModule } from './media/media.module';
 import { MessagesModule } from './messages/messages.module';
 import { ModelsModule } from './models/models.module';
+import { ModerationsModule } from './moderations/moderations.module';
 import { ResponsesModule } from './responses/responses.module';
 
 /** The gateway's settings, read by every module of it (as the queue is: one per service process). */
@@ -42,6 +43,7 @@ export class GatewayModule {
         DecisionsModule,
         MediaModule,
         ResponsesModule,
+        ModerationsModule,
       ],
       controllers: [HealthController, MetricsController, GatewayRootController],
       providers: [

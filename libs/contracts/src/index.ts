@@ -19,6 +19,7 @@ export * from './responses/responses-request.dto';
 export * from './responses/stored-responses';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';
+export * from './moderations/moderation-request.dto';
 export * from './decisions/decision-questions';
 export * from './decisions/decision-request.dto';
 export * from './decisions/decision-result';

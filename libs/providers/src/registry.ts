@@ -8,6 +8,7 @@ import { GeminiEmbeddingsAdapter } from './google/gemini.embeddings';
 import { OpenAiChatAdapter } from './openai/openai.chat';
 import { OpenAiEmbeddingsAdapter } from './openai/openai.embeddings';
 import { OpenAiImagesAdapter } from './openai/openai.images';
+import { OpenAiModerationsAdapter, type ModerationsAdapter } from './openai/openai.moderations';
 import { OpenAiSpeechAdapter } from './openai/openai.speech';
 import { OpenAiTranscriptionAdapter } from './openai/openai.transcription';
 import { DeepgramSpeechAdapter } from './deepgram/deepgram.speech';
@@ -143,4 +144,14 @@ export function transcriptionAdapterFor(kind: ProviderKind): TranscriptionAdapte
 /** The text-to-speech adapter of a provider kind; undefined for a kind with none. */
 export function speechAdapterFor(kind: ProviderKind): SpeechAdapter | undefined {
   return SPEECH_ADAPTERS[kind];
+}
+
+/** Kinds with OpenAI's moderation API (Azure OpenAI has none; its content filters are part of each call). */
+const MODERATIONS_ADAPTERS: Partial<Record<ProviderKind, ModerationsAdapter>> = {
+  openai: new OpenAiModerationsAdapter(),
+};
+
+/** The moderation adapter of a provider kind; undefined for a kind with none. */
+export function moderationsAdapterFor(kind: ProviderKind): ModerationsAdapter | undefined {
+  return MODERATIONS_ADAPTERS[kind];
 }

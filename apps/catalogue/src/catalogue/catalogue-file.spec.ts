@@ -78,7 +78,7 @@ describe('the catalogue file', () => {
     ['aliases that are not a list', [edit(chat(), { aliases: 'b' })], named('aliases')],
     ['an empty alias', [edit(chat(), { aliases: [''] })], named('aliases[0]')],
     ['a type without endpoint kind', [edit(chat(), { type: 'chat' })], named('type')],
-    ['an unknown endpoint kind', [edit(chat(), { type: 'openai/completions' })], named('type')],
+    ['an unknown endpoint kind', [edit(chat(), { type: 'openai/fine-tuning' })], named('type')],
     ['an unknown top-level field', [edit(chat(), { price: 1 })], named('price')],
     ['no info', [edit(chat(), { info: undefined })], named('info')],
     ['info without description', [edit(chat(), { 'info.description': undefined })], named('info.description')],

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
-import { modelApis, type ModelApi } from '@igw/domain';
+import { endpointKind, modelApis, type ModelApi } from '@igw/domain';
 import { GatewayException } from '@igw/platform';
 
 /** What each API takes, as its 400 names it. */
@@ -13,6 +13,8 @@ const MODEL_OF_API: Record<ModelApi, string> = {
   stt: 'a speech-to-text model',
   tts: 'a text-to-speech model',
   decisions: 'a decision model',
+  moderations: 'a moderation model',
+  completions: 'a chat model with a source that serves legacy completions',
 };
 
 /**
@@ -22,6 +24,12 @@ const MODEL_OF_API: Record<ModelApi, string> = {
  */
 export function assertModelAnswers(model: CatalogueModel, api: ModelApi): void {
   if (modelApis(model).includes(api)) return;
+  if (api === 'completions' && endpointKind(model.type) === 'chat-completions') {
+    throw new GatewayException(
+      HttpStatus.BAD_REQUEST,
+      `${ErrorMessages.bodyValidationPrefix} model: '${model.id}' is not served by POST /v1/completions: none of its sources serves the legacy completions API. Send it to POST /v1/chat/completions (or /v1/responses) with the prompt as a user message.`,
+    );
+  }
   const article = /^[aeiou]/i.test(model.type) ? 'an' : 'a';
   throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${model.id}' is ${article} ${model.type} model, not ${MODEL_OF_API[api]}.`);
 }

@@ -12,11 +12,11 @@ import { CHAT_PRICE_DIMENSION, NATIVE_SOURCE_APIS, ROUTING_STRATEGIES, STANDARD_
  */
 
 /** What a `type` may end with: `<family>/<endpoint-kind>`. */
-export const ENDPOINT_KINDS = ['chat-completions', 'embeddings', 'image-generations', 'speech-to-text', 'text-to-speech', 'decisions'] as const;
+export const ENDPOINT_KINDS = ['chat-completions', 'embeddings', 'image-generations', 'speech-to-text', 'text-to-speech', 'decisions', 'moderations', 'completions'] as const;
 /** Endpoint kinds without a token window: their entries carry neither `contextLength` nor `outputMax`. */
 const WITHOUT_TOKEN_WINDOW: ReadonlySet<string> = new Set(['image-generations', 'speech-to-text', 'text-to-speech']);
 /** Endpoint kinds that take tokens in but produce no text: `contextLength` only. */
-const WITHOUT_OUTPUT_LIMIT: ReadonlySet<string> = new Set(['embeddings']);
+const WITHOUT_OUTPUT_LIMIT: ReadonlySet<string> = new Set(['embeddings', 'moderations']);
 export const MODALITIES = ['text', 'image', 'audio', 'video', 'embeddings'] as const;
 export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool', 'developer'] as const;
 const TYPE_PATTERN = new RegExp(`^[^/\\s]+/(${ENDPOINT_KINDS.join('|')})$`);

@@ -9,6 +9,7 @@ import { openAiDecisions, systemOne } from './decisions';
 import { embeddings } from './embeddings';
 import { imageGenerations } from './images';
 import { listModels, retrieveModel } from './models';
+import { moderations } from './moderations';
 import { audioSpeech } from './speech';
 import { audioTranscriptions } from './transcriptions';
 
@@ -29,6 +30,7 @@ export const openAIFormat: WireFormat = {
     { method: 'POST', path: '/v1/chat/completions', handle: chatCompletions },
     { method: 'POST', path: '/v1/responses', handle: createResponse },
     { method: 'POST', path: '/v1/embeddings', handle: embeddings },
+    { method: 'POST', path: '/v1/moderations', handle: moderations },
     { method: 'POST', path: '/v1/systemone', handle: systemOne },
     { method: 'POST', path: '/v1/decisions', handle: openAiDecisions },
     { method: 'POST', path: '/v1/images/generations', handle: imageGenerations },
