@@ -3,6 +3,7 @@ import { MessagingModule, MessagingService } from '@igw/messaging';
 import { HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, withoutAdminToken, type ServiceSettings } from '@igw/platform';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { ChatModule } from './chat/chat.module';
+import { CompletionsModule } from './completions/completions.module';
 import { DecisionsModule } from './decisions/decisions.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { GatewayCoreModule } from './gateway-core.module';
@@ -44,6 +45,7 @@ export class GatewayModule {
         MediaModule,
         ResponsesModule,
         ModerationsModule,
+        CompletionsModule,
       ],
       controllers: [HealthController, MetricsController, GatewayRootController],
       providers: [

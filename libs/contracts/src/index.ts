@@ -20,6 +20,7 @@ export * from './responses/stored-responses';
 export * from './embeddings/embedding-request.dto';
 export * from './embeddings/embedding-result';
 export * from './moderations/moderation-request.dto';
+export * from './completions/completion-request.dto';
 export * from './decisions/decision-questions';
 export * from './decisions/decision-request.dto';
 export * from './decisions/decision-result';

@@ -24,6 +24,7 @@ export { imageDimensions, imageMimeType, parseSize } from './media/image-facts';
 export type { NativeAnswer, NativeEvent, NativeEventStream } from './native/native-call';
 export { anthropicNativeMessage, anthropicNativeStream, forwardedAnthropicBetas, type AnthropicNativeRequest } from './native/anthropic-messages.native';
 export { openAiNativeResponse, openAiNativeResponseStream, responsesUsageOf } from './native/openai-responses.native';
+export { completionTexts, completionsUsageOf, openAiNativeCompletion, openAiNativeCompletionStream } from './native/openai-completions.native';
 export { moderationInputCount, type ModerationResult, type UpstreamModerationRequest, type UpstreamModerationResult } from './openai/openai.moderations';
 export * from './connections/connections';
 export * from './connections/providers-file';

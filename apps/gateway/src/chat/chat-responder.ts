@@ -78,6 +78,11 @@ export async function respondToChat(
     return;
   }
   const events = await chat.openStream(call, front?.streamEvents);
+  await sendEventStream(events, response, cancellation);
+}
+
+/** Answers with server-sent events (a 200 of text/event-stream), written as writeEvents does; for every streaming route. */
+export async function sendEventStream(events: AsyncGenerator<string>, response: ServerResponse, cancellation: Cancellation): Promise<void> {
   response.statusCode = 200;
   response.setHeader('content-type', 'text/event-stream; charset=utf-8');
   response.setHeader('cache-control', 'no-cache, no-transform');

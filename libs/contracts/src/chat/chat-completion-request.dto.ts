@@ -126,13 +126,13 @@ export class ResponseFormatDto {
   json_schema?: Record<string, unknown>;
 }
 
-function stopIssues(value: unknown): readonly string[] {
+export function stopIssues(value: unknown): readonly string[] {
   if (typeof value === 'string') return [];
   if (!Array.isArray(value)) return [`Expected a string, an array of at most ${MAX_STOP_SEQUENCES} strings, or null. Received ${describeWrongType(value)}`];
   return arrayIssues(value, { items: 'stop sequences', max: MAX_STOP_SEQUENCES, ofStrings: true });
 }
 
-function logitBiasIssues(value: unknown): readonly string[] {
+export function logitBiasIssues(value: unknown): readonly string[] {
   if (!isRecord(value)) return [`Expected an object mapping token ids to numbers from -100 to 100, or null. Received ${describeWrongType(value)}`];
   return Object.entries(value).flatMap(([token, bias]) => {
     if (!/^\d+$/.test(token)) return [`Expected token ids (integers) as keys. Received key ${describeValue(token)}`];

@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ErrorDetails, ErrorResponse, RouterFailure, WireFormat } from '../format';
 import { chatCompletions } from './chat';
+import { completions } from './completions';
 import { createResponse } from './responses';
 import { openAiDecisions, systemOne } from './decisions';
 import { embeddings } from './embeddings';
@@ -28,6 +29,7 @@ export const openAIFormat: WireFormat = {
 
   routes: [
     { method: 'POST', path: '/v1/chat/completions', handle: chatCompletions },
+    { method: 'POST', path: '/v1/completions', handle: completions },
     { method: 'POST', path: '/v1/responses', handle: createResponse },
     { method: 'POST', path: '/v1/embeddings', handle: embeddings },
     { method: 'POST', path: '/v1/moderations', handle: moderations },
