@@ -1,6 +1,11 @@
 import { answersDecisions, modelApis } from './model-apis';
 
-const entry = (type: string, more: { capabilities?: string[]; tags?: string[] } = {}) => ({ type, tags: more.tags ?? [], capabilities: more.capabilities });
+const entry = (type: string, more: { capabilities?: string[]; tags?: string[]; native?: string[] } = {}) => ({
+  type,
+  tags: more.tags ?? [],
+  capabilities: more.capabilities,
+  routing: { sources: [{ native: more.native }] },
+});
 
 describe('modelApis: the APIs a catalogue entry can be called through', () => {
   it.each<[string, ReturnType<typeof entry>, string[]]>([
@@ -14,6 +19,10 @@ describe('modelApis: the APIs a catalogue entry can be called through', () => {
     ['a decision model', entry('acme/decisions', { capabilities: ['decisions', 'box'] }), ['decisions']],
     ['a chat model answering decisions through its log probabilities', entry('openai/chat-completions', { tags: ['decisions:logprobs'] }), ['chat.completions', 'responses', 'messages', 'decisions']],
     ['a chat model declaring the decisions capability', entry('acme/chat-completions', { capabilities: ['decisions'] }), ['chat.completions', 'responses', 'messages', 'decisions']],
+    ['a moderation model', entry('openai/moderations'), ['moderations']],
+    ['a legacy completions model', entry('openai/completions'), ['completions']],
+    ['a chat model with a source serving legacy completions', entry('acme/chat-completions', { native: ['completions'] }), ['chat.completions', 'responses', 'messages', 'completions']],
+    ['an embedding model whose source is marked for completions (no such API for it)', entry('openai/embeddings', { native: ['completions'] }), ['embeddings']],
     ['a type of no known kind', entry('vendor/videos'), []],
   ])('%s', (_name, model, apis) => {
     expect(modelApis(model)).toEqual(apis);
