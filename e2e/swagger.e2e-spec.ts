@@ -30,7 +30,7 @@ interface OpenApiDocument {
 const ERROR_STATUSES = ['400', '401', '403', '404', '413', '415', '429', '502', '503', '504'];
 
 /** The model endpoints a newcomer tries first: Try it out sends the first request example as it is. */
-const MODEL_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/decisions', '/images/generations', '/tts', '/stt'];
+const MODEL_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/decisions', '/images/generations', '/tts', '/stt', '/v1/moderations', '/v1/completions'];
 
 function operations(document: OpenApiDocument): Array<[string, string, Operation]> {
   return Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]): [string, string, Operation] => [path, method, operation]));
