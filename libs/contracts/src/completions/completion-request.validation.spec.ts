@@ -44,6 +44,7 @@ describe('POST /v1/moderations body', () => {
     ['an image that is no URL', { input: [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }] }, "input[0].image_url.url: Expected an http(s) URL or a data:image/ URL. Received string 'file:///etc/passwd'"],
     ['an unknown part', { input: [{ type: 'audio', data: 'x' }] }, "input[0].type: Expected 'text' or 'image_url'. Received string 'audio'"],
     ['too many inputs', { input: Array.from({ length: 2049 }, () => 'x') }, 'input: Expected at most 2048 inputs. Received 2049'],
+    ['a field the API does not have', { input: 'x', threshold: 0.5 }, "threshold: Expected one of the fields 'model', 'input', 'provider'. Received an unknown field"],
   ])('refuses %s, naming the field', async (_name, body, message) => {
     expect(await rejectionMessage(ModerationRequestDto, body)).toContain(`Body validation error! ${message}`);
   });

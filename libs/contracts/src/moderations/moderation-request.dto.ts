@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { MetaDto } from '../chat/chat-completion';
 import { Checked, isRecord, IsStringField } from '../validation/field-validators';
+import { RefusesUnknownFields } from '../validation/unknown-fields';
 import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
 
 /** The inputs one moderation request may hold, as an embeddings request (each is a result). */
@@ -39,7 +40,8 @@ export function moderationInputIssues(value: unknown): string[] {
   return value.flatMap(partIssues);
 }
 
-/** The body of POST /v1/moderations, in OpenAI's shape so the official SDKs work unchanged. */
+/** The body of POST /v1/moderations, in OpenAI's shape so the official SDKs work unchanged; a field it does not declare is refused, as OpenAI refuses it. */
+@RefusesUnknownFields()
 export class ModerationRequestDto {
   @ApiPropertyOptional({ description: `A catalogue id or alias of a moderation model (default ${DEFAULT_MODERATION_MODEL})`, example: DEFAULT_MODERATION_MODEL, maxLength: 256 })
   @IsOptional()
