@@ -129,3 +129,14 @@ describe('anyJsonObject', () => {
     expect(anyJsonObject(4)).toEqual(expect.objectContaining({ answer: expect.any(String) }));
   });
 });
+
+describe('bounds', () => {
+  it('keeps the answer to a hostile schema bounded', () => {
+    let schema: Record<string, unknown> = { type: 'string', minLength: 1e9 };
+    for (let level = 0; level < 6; level++) schema = { type: 'array', minItems: 1e9, items: schema };
+    const started = Date.now();
+    const text = JSON.stringify(valueForSchema(schema, 1));
+    expect(text.length).toBeLessThan(5_000_000);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});

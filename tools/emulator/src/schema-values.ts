@@ -15,6 +15,10 @@
 // (merged), `$ref` into the document (`#`, `#/$defs/...`, `#/definitions/...`), `nullable`
 // (a value, not null). `pattern` is not solved: a string under one gets the usual text.
 //
+// However hostile the schema (minItems of thousands at every level), a value holds at most
+// HARD_MAX_NODES values and HARD_MAX_CHARACTERS characters of strings: past them it is cut
+// short (null), where no model would answer anyway.
+//
 // Every value is deterministic: the seed (the request's text, see `answerSeed`) decides the
 // choices. Strings are words joined by single spaces, so JSON of them goes through the
 // emulator's word-based streaming and token counting unchanged.
@@ -23,6 +27,9 @@ import { hashText, isRecord } from './util';
 
 const MAX_DEPTH = 8;
 const MAX_NODES = 2000;
+/** Past these, the value is cut short: what keeps the answer bounded whatever the schema. */
+const HARD_MAX_NODES = 20_000;
+const HARD_MAX_CHARACTERS = 1_000_000;
 /** Items of an array without `minItems`: one to this many. */
 const DEFAULT_MAX_ITEMS = 3;
 /** The most items or properties made for a `minItems`/`minProperties` however large. */
@@ -42,6 +49,7 @@ interface Generation {
   root: unknown;
   random: () => number;
   nodes: number;
+  characters: number;
 }
 
 /** The seed of an answer: the schema and the prompt it answers, so one request always gets one answer. */
@@ -51,7 +59,7 @@ export function answerSeed(...parts: unknown[]): number {
 
 /** A value satisfying `schema` (the document its `$ref`s point into), chosen by `seed`. */
 export function valueForSchema(schema: unknown, seed: number): unknown {
-  const generation: Generation = { root: schema, random: seededRandom(seed), nodes: 0 };
+  const generation: Generation = { root: schema, random: seededRandom(seed), nodes: 0, characters: 0 };
   return generate(schema, generation, 0, undefined);
 }
 
@@ -73,7 +81,8 @@ export function toolArguments(parameters: unknown, seed: number): Record<string,
 
 function generate(schema: unknown, generation: Generation, depth: number, key: string | undefined): unknown {
   generation.nodes++;
-  if (schema === true || schema === undefined || schema === null) return textFor(key, {}, generation.random);
+  if (generation.nodes > HARD_MAX_NODES || generation.characters > HARD_MAX_CHARACTERS) return null;
+  if (schema === true || schema === undefined || schema === null) return textFor(key, {}, generation);
   if (schema === false || !isRecord(schema)) return null;
   const resolved = resolve(schema, generation.root, depth);
   if (resolved === undefined) return null;
@@ -105,7 +114,7 @@ function generate(schema: unknown, generation: Generation, depth: number, key: s
     case 'object':
       return objectOf(resolved, generation, depth, minimal);
     default:
-      return stringFor(resolved, key, generation.random);
+      return stringFor(resolved, key, generation);
   }
 }
 
@@ -224,7 +233,7 @@ function arrayOf(schema: Schema, generation: Generation, depth: number, minimal:
   const count = rest === false ? Math.min(wanted, tuple.length) : Math.max(wanted, Math.min(max, minimal ? min : tuple.length));
   const items: unknown[] = [];
   const seen = new Set<string>();
-  for (let index = 0; index < count; index++) {
+  for (let index = 0; index < count && generation.nodes <= HARD_MAX_NODES; index++) {
     const itemSchema = index < tuple.length ? tuple[index] : rest;
     let item = generate(itemSchema, generation, depth + 1, undefined);
     if (schema.uniqueItems === true) {
@@ -261,10 +270,10 @@ function objectOf(schema: Schema, generation: Generation, depth: number, minimal
   return result;
 }
 
-function stringFor(schema: Schema, key: string | undefined, random: () => number): string {
-  const formatted = formattedString(schema.format, random);
+function stringFor(schema: Schema, key: string | undefined, generation: Generation): string {
+  const formatted = formattedString(schema.format, generation.random);
   if (formatted !== undefined) return formatted;
-  return textFor(key, schema, random);
+  return textFor(key, schema, generation);
 }
 
 function formattedString(format: unknown, random: () => number): string | undefined {
@@ -305,13 +314,15 @@ function formattedString(format: unknown, random: () => number): string | undefi
 }
 
 /** Words (single spaces, none at either end), cut or padded to the schema's lengths. */
-function textFor(key: string | undefined, schema: Schema, random: () => number): string {
+function textFor(key: string | undefined, schema: Schema, generation: Generation): string {
+  const random = generation.random;
   let text = key !== undefined && PLACE_KEYS.has(key.toLowerCase()) ? 'Paris' : `${pick(LEXICON, random)} ${pick(LEXICON, random)}`;
   const min = Math.min(HARD_MAX_LENGTH, Math.max(0, bound(schema.minLength) ?? 0));
   const max = Math.max(min, bound(schema.maxLength) ?? Number.POSITIVE_INFINITY);
   // Lengths count code points; the text is ASCII, so characters are code points.
   if (text.length > max) text = text.slice(0, max).trimEnd();
   if (text.length < min) text += 'x'.repeat(min - text.length);
+  generation.characters += text.length;
   return text;
 }
 
