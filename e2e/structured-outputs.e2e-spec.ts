@@ -101,8 +101,9 @@ describe('structured outputs on every source kind', () => {
     });
   });
 
-  describe('an Anthropic model answers JSON satisfying the schema through every API', () => {
-    it.each(['test/claude-native', 'test/claude-tool'])('%s: Responses text.format, an output_text of the JSON', async (model) => {
+  describe('an Anthropic model (and every other kind) answers JSON satisfying the schema through every API', () => {
+    const models = ['test/claude-native', 'test/claude-tool', 'test/openai', 'test/azure', 'test/gemini'];
+    it.each(models)('%s: Responses text.format, an output_text of the JSON', async (model) => {
       const answer = await call<{ output: Array<{ type: string; content?: Array<{ type: string; text: string }> }> }>(`${harness.gateway}/v1/responses`, {
         token: key,
         body: { model, input: PROMPT, text: { format: { type: 'json_schema', name: 'person', strict: true, schema: PERSON_SCHEMA } } },
@@ -127,14 +128,18 @@ describe('structured outputs on every source kind', () => {
       expectUpstream(lastUpstream(/^\/v1\/messages/).body as Record<string, unknown>);
     });
 
-    it('Messages output_config.format on a model of another kind reaches it as response_format', async () => {
+    it.each([
+      ['test/openai', /^\/v1\/chat\/completions/, (body: Record<string, unknown>) => expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'answer', schema: PERSON_SCHEMA } })],
+      ['test/azure', /^\/openai\/deployments\/my-deployment\/chat\/completions/, (body: Record<string, unknown>) => expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'answer', schema: PERSON_SCHEMA } })],
+      ['test/gemini', /^\/v1beta\/models\/gemini-test:generateContent/, (body: Record<string, unknown>) => expect(body.generationConfig).toMatchObject({ responseMimeType: 'application/json', responseJsonSchema: PERSON_SCHEMA })],
+    ])('Messages output_config.format on %s reaches it as that kind asks a response format', async (model, upstreamPath, expectUpstream) => {
       const answer = await call<{ content: Array<{ type: string; text?: string }> }>(`${harness.gateway}/v1/messages`, {
         headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
-        body: { model: 'test/openai', max_tokens: 1024, messages: [{ role: 'user', content: PROMPT }], output_config: { format: { type: 'json_schema', schema: PERSON_SCHEMA } } },
+        body: { model, max_tokens: 1024, messages: [{ role: 'user', content: PROMPT }], output_config: { format: { type: 'json_schema', schema: PERSON_SCHEMA } } },
       });
       expect(answer.status).toBe(200);
       expectPerson(answer.body.content[0].text);
-      expect((lastUpstream(/^\/v1\/chat\/completions/).body as Record<string, unknown>).response_format).toEqual({ type: 'json_schema', json_schema: { name: 'answer', schema: PERSON_SCHEMA } });
+      expectUpstream(lastUpstream(upstreamPath).body as Record<string, unknown>);
     });
   });
 
