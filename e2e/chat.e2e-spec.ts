@@ -186,7 +186,7 @@ describe('chat completions, end to end with the official OpenAI SDK', () => {
       model: 'mini',
       stream: true,
       messages: [{ role: 'user', content: 'weather please' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } }],
     });
     let args = '';
     let name = '';

@@ -44,6 +44,29 @@ describe('standalone --demo key, end to end', () => {
     expect(stdout).toMatch(/"balance":\d/);
   });
 
+  it("answers a structured-output request on the shipped catalogue's Claude with JSON satisfying the schema, through chat and Messages", async () => {
+    const { key } = await readDemoKey();
+    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'], additionalProperties: false };
+    const satisfies = (text: string | undefined) => {
+      const value = JSON.parse(text ?? 'null') as { city: unknown; days: unknown };
+      expect(Object.keys(value).sort()).toEqual(['city', 'days']);
+      expect(typeof value.city).toBe('string');
+      expect(Number.isInteger(value.days) && (value.days as number) >= 1 && (value.days as number) <= 7).toBe(true);
+    };
+    const chat = await call<{ choices: Array<{ message: { content: string } }> }>(`${standalone.gateway}/v1/chat/completions`, {
+      token: key,
+      body: { model: 'claude-sonnet-5-5', messages: [{ role: 'user', content: 'Plan a trip' }], response_format: { type: 'json_schema', json_schema: { name: 'trip', schema } } },
+    });
+    expect(chat.status).toBe(200);
+    satisfies(chat.body.choices[0].message.content);
+    const messages = await call<{ content: Array<{ type: string; text?: string }> }>(`${standalone.gateway}/v1/messages`, {
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+      body: { model: 'claude-sonnet-5-5', max_tokens: 512, messages: [{ role: 'user', content: 'Plan a trip' }], output_config: { format: { type: 'json_schema', schema } } },
+    });
+    expect(messages.status).toBe(200);
+    satisfies(messages.body.content.find((block) => block.type === 'text')?.text);
+  });
+
   it('reuses one key across starts, kept owner-only, and replaces it (revoking strays) once it stops working', async () => {
     const first = await readDemoKey();
     expect((await stat(path.join(standalone.dataDir, 'demo-key'))).mode & 0o777).toBe(0o600);

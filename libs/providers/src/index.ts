@@ -10,6 +10,7 @@ export * from './transport/address-policy';
 export * from './transport/media-fetch';
 export * from './transport/checked-destination';
 export { AZURE_API_VERSION } from './azure/azure-openai.chat';
+export { takesStructuredOutputs } from './anthropic/anthropic.chat';
 export * from './fallback';
 export {
   AnthropicTranslationError,

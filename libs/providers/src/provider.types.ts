@@ -15,6 +15,8 @@ export interface ProviderTarget {
   limits?: UpstreamLimits;
   /** The connection's extra request headers. */
   headers?: Readonly<Record<string, string>>;
+  /** What the source serves in its provider's own API (catalogue `native`, e.g. `structured_outputs`). */
+  native?: readonly string[];
   /** Hears what the upstream's `x-ratelimit-*` headers say is left (OpenAI, Azure OpenAI). */
   onRateLimits?: (left: UpstreamRateLimits) => void;
 }

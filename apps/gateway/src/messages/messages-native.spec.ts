@@ -1,6 +1,7 @@
 import type { MessagesRequestDto } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { messagesNativePlan, MessagesNativeWriter } from './messages-native';
+import type { UpstreamTarget } from '../paid-requests/upstream-route';
+import { messagesNative, messagesNativePlan, MessagesNativeWriter } from './messages-native';
 
 const body = (fields: Partial<MessagesRequestDto>): MessagesRequestDto => ({ model: 'claude', max_tokens: 64000, messages: [{ role: 'user', content: 'hi' }], ...fields }) as MessagesRequestDto;
 
@@ -51,6 +52,18 @@ describe("the Messages request sent natively to Anthropic", () => {
     expect(plan.withSearch).toEqual({ tools: [tools![0], tools![1], { type: 'web_search_20250305', name: 'web_search', max_uses: 10 }], dropped: ['code_execution'] });
     expect(plan.withoutSearch).toEqual({ tools: [tools![0], tools![1]], dropped: ['web_search', 'code_execution'] });
     expect(plan.searches).toBe(10);
+  });
+
+  it('sends output_config.format natively only to a source that takes structured outputs; another Anthropic source gets the translation', () => {
+    const format = { type: 'json_schema' as const, schema: { type: 'object', properties: { answer: { type: 'string' } } } };
+    const options = { chatRequest: { max_tokens: 100 } as never, betaHeader: undefined, translatedDropped: [], dropped: () => undefined, sources: [] };
+    const structured = messagesNative({ ...options, body: body({ output_config: { format } }) });
+    const plain = messagesNative({ ...options, body: body({}) });
+    const source = (native?: string[]) => ({ definition: { kind: 'anthropic' }, native }) as unknown as UpstreamTarget;
+    expect(structured.takes(source(['web_search', 'structured_outputs']))).toBe(true);
+    expect(structured.takes(source(['web_search']))).toBe(false);
+    expect(plain.takes(source())).toBe(true);
+    expect(messagesNativePlan(body({ output_config: { format } }), { max_tokens: 100 }).body.output_config).toEqual({ format });
   });
 
   it('forwards only the tool types it knows: a server tool type it has never heard of is left out and named', () => {

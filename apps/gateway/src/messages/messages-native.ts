@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type MessagesBlock, type MessagesRequestDto, type MessagesTool } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, sourceDefinition, forwardedAnthropicBetas, type NativeEvent } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, sourceDefinition, forwardedAnthropicBetas, takesStructuredOutputs, type NativeEvent } from '@igw/providers';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
@@ -54,6 +54,10 @@ export function messagesFrontOf(
 //   are refused wherever they are (user turns, tool results, a document's `content` source,
 //   search results): the operator's files are shared by every client of the gateway.
 // - `anthropic-beta`: only betas that change how the model answers (forwardedAnthropicBetas).
+// - `output_config.format` (structured outputs) goes natively only to a source that takes it
+//   (catalogue `native: [structured_outputs]`); another Anthropic source is sent the chat
+//   translation, whose `response_format` its adapter asks as a forced tool call, answered as
+//   a text block of the JSON.
 
 /** Anthropic-defined tools the client runs: the model only asks for them, so they cost tokens alone. */
 const RUN_BY_CLIENT = /^(bash|text_editor|computer|memory)_\d{8}$/;
@@ -192,8 +196,9 @@ export function messagesNative(options: MessagesNativeOptions): NativeUpstream {
     options.dropped(dropped);
     return { body, beta };
   };
+  const structured = options.body.output_config?.format !== undefined;
   return {
-    takes: (target) => target.definition.kind === 'anthropic',
+    takes: (target) => target.definition.kind === 'anthropic' && (!structured || takesStructuredOutputs(target)),
     complete: (target, callOptions) => anthropicNativeMessage(target, requestFor(target), callOptions),
     stream: (target, callOptions) => anthropicNativeStream(target, requestFor(target), callOptions),
     answer: (body, meta, modelId) => ({ ...body, model: modelId, meta: { usage: meta } }),

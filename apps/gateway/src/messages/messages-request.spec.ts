@@ -123,6 +123,12 @@ describe('the Messages request as a chat request', () => {
     expect(thinking({ thinking: { type: 'adaptive' }, messages: toolLoop }, reasoner)).toEqual({ reasoning: undefined, reasoning_effort: 'medium' });
   });
 
+  it('asks output_config.format (structured outputs) as the chat response_format', () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    expect(chatRequestOf(body({ output_config: { format: { type: 'json_schema', schema } } }), gpt).response_format).toEqual({ type: 'json_schema', json_schema: { name: 'answer', schema } });
+    expect(chatRequestOf(body({ output_config: { effort: 'low' } }), gpt).response_format).toBeUndefined();
+  });
+
   it("lowers a max_tokens above the model's output limit to it", () => {
     const limited = { ...gpt, info: { outputMax: 16384 } };
     expect(chatRequestOf(body({ max_tokens: 64000 }), limited).max_tokens).toBe(16384);

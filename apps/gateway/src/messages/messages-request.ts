@@ -24,8 +24,13 @@ import { GatewayException } from '@igw/platform';
 // - `max_tokens` is a most, so one above the model's output limit is lowered to it (Claude Code
 //   asks for 32,000 or more whatever the model), where chat completions would refuse it.
 // - `metadata.user_id` becomes `user`; `top_k` is not sent (no chat adapter takes it).
+// - `output_config.format` (structured outputs, a JSON schema) becomes `response_format`
+//   {type: 'json_schema', json_schema: {name: 'answer', schema}}; the answer's JSON text comes
+//   back as a text block.
 
 const EFFORTS = new Set(['low', 'medium', 'high']);
+/** The `json_schema.name` of the response format an `output_config.format` becomes (OpenAI requires one). */
+export const MESSAGES_ANSWER_FORMAT_NAME = 'answer';
 /** Budgets up to these many tokens ask for that effort from a source that takes efforts only. */
 const EFFORT_BY_BUDGET: ReadonlyArray<[number, 'low' | 'medium']> = [
   [2048, 'low'],
@@ -81,6 +86,8 @@ export function chatRequestOf(body: MessagesRequestDto, model: MessagesTarget): 
   if (body.temperature !== undefined) request.temperature = body.temperature;
   if (body.top_p !== undefined) request.top_p = body.top_p;
   if (typeof body.metadata?.user_id === 'string' && body.metadata.user_id !== '') request.user = body.metadata.user_id;
+  const format = body.output_config?.format;
+  if (format !== undefined) request.response_format = { type: 'json_schema', json_schema: { name: MESSAGES_ANSWER_FORMAT_NAME, schema: format.schema } };
   return request as unknown as ChatCompletionRequestDto;
 }
 

@@ -54,13 +54,15 @@ export interface ModelPricing {
  * What a source serves in its provider's own API, beyond chat: `responses`, OpenAI's Responses
  * API (OpenAI and Azure OpenAI sources), called natively for `POST /v1/responses`;
  * `web_search`, the provider's own web search, which a native call may use (OpenAI's
- * `web_search` tool, Anthropic's `web_search_20250305` server tool). Anthropic sources serve
+ * `web_search` tool, Anthropic's `web_search_20250305` server tool); `structured_outputs`,
+ * Anthropic's structured outputs (`output_config.format`, on the models that take it): a
+ * JSON-schema answer is asked that way, not as a forced tool call. Anthropic sources serve
  * `POST /v1/messages` natively by their kind. `completions`, on a chat model's source: it also
  * serves OpenAI's legacy text completions (`POST /v1/completions`, fill-in-the-middle with
  * `suffix`; OpenAI-format servers such as vLLM), which have no translation to chat, so only such
  * sources (and every source of a `<family>/completions` model) take `POST /v1/completions`.
  */
-export const NATIVE_SOURCE_APIS = ['responses', 'web_search', 'completions'] as const;
+export const NATIVE_SOURCE_APIS = ['responses', 'web_search', 'structured_outputs', 'completions'] as const;
 export type NativeSourceApi = (typeof NATIVE_SOURCE_APIS)[number];
 
 export interface UpstreamSource {

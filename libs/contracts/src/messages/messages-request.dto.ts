@@ -160,11 +160,32 @@ export class MessagesMetadataDto {
   user_id?: string;
 }
 
+export const MESSAGES_OUTPUT_FORMAT_TYPES = ['json_schema'] as const;
+
+/** Structured outputs: the answer's text is JSON satisfying `schema`. */
+export class MessagesOutputFormatDto {
+  @ApiProperty({ enum: [...MESSAGES_OUTPUT_FORMAT_TYPES] })
+  @IsOneOf(MESSAGES_OUTPUT_FORMAT_TYPES)
+  type!: (typeof MESSAGES_OUTPUT_FORMAT_TYPES)[number];
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The JSON Schema the answer satisfies; sent as it is' })
+  @IsObjectField('a JSON Schema object')
+  schema!: Record<string, unknown>;
+}
+
 export class MessagesOutputConfigDto {
   @ApiPropertyOptional({ description: 'How much the model thinks with adaptive thinking (low, medium, high, max)' })
   @IsOptional()
   @IsStringField()
   effort?: string;
+
+  @ApiPropertyOptional({
+    type: MessagesOutputFormatDto,
+    description: "Structured outputs `{type: 'json_schema', schema}`: Anthropic's own where the source takes it, a forced tool call on other Anthropic sources, `response_format` on every other source",
+  })
+  @IsOptional()
+  @NestedObject(() => MessagesOutputFormatDto)
+  format?: MessagesOutputFormatDto;
 }
 
 /** `POST /v1/messages/count_tokens`: the Messages body without `max_tokens` and the generation settings. */

@@ -54,8 +54,17 @@ describe('the Messages request body', () => {
     ['tool_choice tool without a name', { tool_choice: { type: 'tool' } }, 'tool_choice.name: Expected a non-empty string (the tool to call; required with type tool). Received nothing'],
     ['a thinking budget below the minimum', { thinking: { type: 'enabled', budget_tokens: 100 } }, 'thinking.budget_tokens: Expected an integer of at least 1024. Received 100'],
     ['a temperature above 1', { temperature: 1.5 }, 'temperature: Expected a number from 0 to 1. Received 1.5'],
+    ['an output format that is not a JSON schema', { output_config: { format: { type: 'xml', schema: {} } } }, "output_config.format.type: Expected 'json_schema'. Received 'xml'"],
+    ['an output format without its schema', { output_config: { format: { type: 'json_schema' } } }, 'output_config.format.schema: Expected a JSON Schema object. Received nothing'],
   ])('refuses %s, naming the field', async (_case, change, expected) => {
     expect(await rejectionMessage(MessagesRequestDto, { ...claudeCodeBody, ...change })).toBe(`Body validation error! ${expected}`);
+  });
+
+  it('keeps output_config.format (structured outputs) as sent', async () => {
+    const output_config = { effort: 'low', format: { type: 'json_schema', schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false } } };
+    const body = await validatedBody(MessagesRequestDto, { ...claudeCodeBody, output_config });
+    expect(JSON.parse(JSON.stringify(body)).output_config).toEqual(output_config);
+    expect(JSON.parse(JSON.stringify(acceptDto(MessagesRequestDto, { ...claudeCodeBody, output_config }))).output_config).toEqual(output_config);
   });
 
   it('takes a count_tokens body without max_tokens', async () => {

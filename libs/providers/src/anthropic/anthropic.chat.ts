@@ -9,6 +9,7 @@ import {
   isAnthropicMessage,
   isReasoningExcluded,
   parseStreamEvent,
+  structuredAnswerTool,
   toAnthropicRequest,
 } from './anthropic.translate';
 import { ANTHROPIC_VERSION } from './anthropic.types';
@@ -28,6 +29,11 @@ export function anthropicHeaders(target: ProviderTarget): Record<string, string>
   return headers;
 }
 
+/** Whether the source takes Anthropic's structured outputs (`output_config.format`): its catalogue `native` says so. */
+export function takesStructuredOutputs(target: Pick<ProviderTarget, 'native'>): boolean {
+  return target.native?.includes('structured_outputs') === true;
+}
+
 /**
  * Anthropic's Messages API behind the gateway's OpenAI shape (translation rules in
  * anthropic.translate.ts). A request that cannot be expressed for Anthropic throws
@@ -35,7 +41,8 @@ export function anthropicHeaders(target: ProviderTarget): Record<string, string>
  */
 export class AnthropicChatAdapter implements ChatAdapter {
   async chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
-    const body = toAnthropicRequest(request, { stream: false });
+    const structuredOutputs = takesStructuredOutputs(target);
+    const body = toAnthropicRequest(request, { stream: false, structuredOutputs });
     const answer = await postJson<unknown>({
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: anthropicMessagesUrl(target.baseUrl),
@@ -46,7 +53,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
       limits: target.limits,
     });
     if (!isAnthropicMessage(answer)) throw new UpstreamProtocolError(target.provider, 'the answer is not an Anthropic message');
-    return fromAnthropicResponse(answer, { excludeReasoning: isReasoningExcluded(request) });
+    return fromAnthropicResponse(answer, { excludeReasoning: isReasoningExcluded(request), answerTool: structuredAnswerTool(request, structuredOutputs) });
   }
 
   /**
@@ -56,16 +63,17 @@ export class AnthropicChatAdapter implements ChatAdapter {
    * message_stop, so the connection can be reused.
    */
   async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
+    const structuredOutputs = takesStructuredOutputs(target);
     const call = {
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: anthropicMessagesUrl(target.baseUrl),
       headers: anthropicHeaders(target),
-      body: toAnthropicRequest(request, { stream: true }),
+      body: toAnthropicRequest(request, { stream: true, structuredOutputs }),
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       limits: target.limits,
     };
-    const translator = new AnthropicStreamTranslator(target.provider, { excludeReasoning: isReasoningExcluded(request) });
+    const translator = new AnthropicStreamTranslator(target.provider, { excludeReasoning: isReasoningExcluded(request), answerTool: structuredAnswerTool(request, structuredOutputs) });
     return openChunkStream(call, new AnthropicChunks(target.provider, translator), { awaitFirstChunks: true });
   }
 }

@@ -322,8 +322,8 @@ describe('toAnthropicRequest: parameters', () => {
     expect(translate({ stop }).stop_sequences).toEqual(expected);
   });
 
-  it('drops fields Anthropic does not know', () => {
-    const body = translate({ n: 2, logprobs: true, top_logprobs: 3, logit_bias: { 1: 2 }, seed: 1, frequency_penalty: 1, response_format: { type: 'json_object' } });
+  it('drops fields Anthropic does not know that leave what the model must produce as it is', () => {
+    const body = translate({ n: 2, logprobs: true, top_logprobs: 3, logit_bias: { 1: 2 }, seed: 1, frequency_penalty: 1, response_format: { type: 'text' } });
     expect(Object.keys(body).sort()).toEqual(['max_tokens', 'messages', 'model']);
   });
 

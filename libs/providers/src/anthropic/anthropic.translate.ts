@@ -29,7 +29,20 @@
 //   when to search, and sources always come back as annotations.
 // - `temperature` is clamped to Anthropic's 0–1. Custom (non-function) tools are skipped;
 //   `tool_choice` is dropped when no tools are left. Fields Anthropic has no equivalent for
-//   (n, logprobs, top_logprobs, logit_bias, response_format, seed, penalties, ...) are dropped.
+//   and that leave what the model must produce as it is (n, logprobs, top_logprobs,
+//   logit_bias, seed, penalties, ...) are dropped.
+// - Structured outputs (`response_format`; see structuredOutputPlan): a `json_schema` goes as
+//   Anthropic's own `output_config.format` {type: 'json_schema', schema} where the source
+//   declares `native: [structured_outputs]` in the catalogue (the models that take it). Else,
+//   and for `json_object` always (Anthropic's format takes a schema only), the answer is asked
+//   as a call of one tool whose input_schema is the schema (an open object for json_object; a
+//   schema whose value is not an object is wrapped as the tool input's `value`): forced with
+//   `tool_choice: {type: 'tool'}`, or, when the client's own tools may be called
+//   (tool_choice auto), offered beside them with `tool_choice: {type: 'any'}`. That call is
+//   answered as the message's content (its JSON text), never as a tool call, with finish
+//   reason `stop`; streamed, its input_json_deltas are content deltas. A request that also
+//   forces a tool of its own, or asks for web search, cannot be answered that way: a 400
+//   naming `response_format`.
 //
 // Response (Anthropic → OpenAI): text blocks joined into `content`, `tool_use` blocks into
 // `tool_calls`, thinking into the non-standard `message.reasoning_content` (streams:
@@ -99,19 +112,113 @@ export type OpenAiFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_fil
 export interface ResponseOptions {
   /** `reasoning.exclude`: leave thinking out of the answer. */
   excludeReasoning: boolean;
+  /** The tool asked for a structured answer, whose call is the answer's content (structuredOutputPlan). */
+  answerTool?: StructuredAnswerTool;
   /** Unix seconds for `created`; default now. */
   created?: number;
 }
 
 // ---- request ----------------------------------------------------------------------------
 
+export interface AnthropicRequestOptions {
+  stream: boolean;
+  /** The source takes Anthropic's structured outputs (`output_config.format`): catalogue `native: [structured_outputs]`. */
+  structuredOutputs?: boolean;
+}
+
+/** Name of the tool a structured answer is asked through, unless the schema's own name can be used. */
+export const ANTHROPIC_ANSWER_TOOL_NAME = 'json_answer';
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The tool whose call carries a structured answer. */
+export interface StructuredAnswerTool {
+  name: string;
+  /** The schema's value is the tool input's `value` (Anthropic tool inputs are objects). */
+  wrapped: boolean;
+}
+
+/** How a `response_format` reaches Anthropic: natively, or as a tool call whose input is the answer. */
+export type StructuredOutputPlan =
+  | { kind: 'native'; schema: Record<string, unknown> }
+  | { kind: 'tool'; tool: AnthropicTool; answer: StructuredAnswerTool };
+
+/**
+ * The way a chat request's `response_format` is sent to an Anthropic source (none for text).
+ * Throws AnthropicTranslationError for a format that cannot be.
+ */
+export function structuredOutputPlan(request: UpstreamChatRequest, structuredOutputs: boolean): StructuredOutputPlan | undefined {
+  const format = request.response_format;
+  if (format === undefined || format === null) return undefined;
+  if (!isRecord(format)) throw new AnthropicTranslationError('response_format must be an object', 'response_format');
+  if (format.type === 'text') return undefined;
+  if (format.type !== 'json_schema' && format.type !== 'json_object') {
+    throw new AnthropicTranslationError(`response_format.type ${JSON.stringify(format.type)} cannot be sent to Anthropic`, 'response_format.type');
+  }
+  const spec = format.type === 'json_schema' && isRecord(format.json_schema) ? format.json_schema : {};
+  const schema = isRecord(spec.schema) ? spec.schema : undefined;
+  if (schema !== undefined && structuredOutputs) return { kind: 'native', schema };
+
+  if (request.enable_search === true) {
+    throw new AnthropicTranslationError("response_format cannot be combined with enable_search on this model's Anthropic source: it has no structured outputs of its own, and the forced answer tool would leave the search out", 'response_format');
+  }
+  const clientTools = translateTools(request.tools, request.tool_choice) ?? [];
+  const choice = request.tool_choice;
+  const forcesOwnTool =
+    clientTools.length > 0 &&
+    (choice === 'required' || (isRecord(choice) && (choice.type === 'function' || (choice.type === 'allowed_tools' && isRecord(choice.allowed_tools) && choice.allowed_tools.mode === 'required'))));
+  if (forcesOwnTool) {
+    throw new AnthropicTranslationError("response_format cannot be combined with a tool_choice that forces a tool on this model's Anthropic source: it has no structured outputs of its own, and the answer is asked as a forced tool call", 'response_format');
+  }
+  const taken = new Set(clientTools.map((tool) => tool.name));
+  const name = typeof spec.name === 'string' && TOOL_NAME.test(spec.name) && !taken.has(spec.name) ? spec.name : ANTHROPIC_ANSWER_TOOL_NAME;
+  if (taken.has(name)) throw new AnthropicTranslationError(`response_format: a tool of the request is named ${JSON.stringify(name)}, the name the structured answer is asked through`, 'response_format');
+  const open = { type: 'object', additionalProperties: true };
+  const wrapped = schema !== undefined && !isObjectSchema(schema);
+  const inputSchema = schema === undefined ? open : wrapped ? wrappedSchema(schema) : schema;
+  const description =
+    typeof spec.description === 'string' && spec.description !== ''
+      ? spec.description
+      : 'Give your final answer by calling this tool: its input is the answer, as JSON satisfying this schema.';
+  return { kind: 'tool', tool: { name, description, input_schema: inputSchema }, answer: { name, wrapped } };
+}
+
+/** Whether a schema's values are objects (so it can be a tool's input_schema as it is). */
+function isObjectSchema(schema: Record<string, unknown>): boolean {
+  if (schema.type === 'object') return true;
+  return schema.type === undefined && schema.anyOf === undefined && schema.oneOf === undefined && schema.$ref === undefined && (isRecord(schema.properties) || Array.isArray(schema.required));
+}
+
+/** A tool input_schema holding the schema's value as `value`; its definitions stay at the root, where its `$ref`s point. */
+function wrappedSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $defs, definitions, $schema: _dialect, ...value } = schema;
+  const wrapper: Record<string, unknown> = { type: 'object', properties: { value }, required: ['value'], additionalProperties: false };
+  if ($defs !== undefined) wrapper.$defs = $defs;
+  if (definitions !== undefined) wrapper.definitions = definitions;
+  return wrapper;
+}
+
+/** The answer tool of a request sent to a source (what the answer is read through), if any. */
+export function structuredAnswerTool(request: UpstreamChatRequest, structuredOutputs: boolean): StructuredAnswerTool | undefined {
+  const plan = structuredOutputPlan(request, structuredOutputs);
+  return plan?.kind === 'tool' ? plan.answer : undefined;
+}
+
 /** The Anthropic request for an OpenAI-shaped chat request. Throws AnthropicTranslationError. */
-export function toAnthropicRequest(request: UpstreamChatRequest, options: { stream: boolean }): AnthropicMessagesRequest {
+export function toAnthropicRequest(request: UpstreamChatRequest, options: AnthropicRequestOptions): AnthropicMessagesRequest {
   const { system, messages } = translateMessages(request.messages);
   if (messages.length === 0) throw new AnthropicTranslationError('at least one user or assistant message is required', 'messages');
 
-  const tools = translateTools(request.tools, request.tool_choice);
-  const toolChoice = tools === undefined ? undefined : translateToolChoice(request.tool_choice, request.parallel_tool_calls);
+  const structured = structuredOutputPlan(request, options.structuredOutputs === true);
+  let tools = translateTools(request.tools, request.tool_choice);
+  let toolChoice = tools === undefined ? undefined : translateToolChoice(request.tool_choice, request.parallel_tool_calls);
+  if (structured?.kind === 'tool') {
+    // The client's tools stay callable (tool_choice any: some tool must be called, the answer's
+    // among them) unless the client said none: then the answer's tool is the only one.
+    const offered = toolChoice?.type === 'none' ? [] : (tools ?? []);
+    tools = [...offered, structured.tool];
+    const oneCall = toolChoice !== undefined && 'disable_parallel_tool_use' in toolChoice && toolChoice.disable_parallel_tool_use === true;
+    toolChoice = offered.length > 0 ? { type: 'any', ...(oneCall ? { disable_parallel_tool_use: true } : {}) } : { type: 'tool', name: structured.tool.name };
+  }
   const forcesTool = toolChoice?.type === 'any' || toolChoice?.type === 'tool';
 
   const limit = positiveInt(request.max_completion_tokens) ?? positiveInt(request.max_tokens);
@@ -137,6 +244,7 @@ export function toAnthropicRequest(request: UpstreamChatRequest, options: { stre
   const webSearch = webSearchTool(request);
   if (tools !== undefined || webSearch !== undefined) body.tools = [...(tools ?? []), ...(webSearch !== undefined ? [webSearch] : [])];
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
+  if (structured?.kind === 'native') body.output_config = { format: { type: 'json_schema', schema: structured.schema } };
   if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
   if (options.stream) body.stream = true;
   return body;
@@ -403,7 +511,11 @@ export function fromAnthropicResponse(response: AnthropicMessageResponse, option
       annotations.push(...urlCitations(block.citations, length, length + block.text.length));
       length += block.text.length;
     } else if (block.type === 'thinking') thinking.push(block.thinking);
-    else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    else if (block.type === 'tool_use' && block.name === options.answerTool?.name) {
+      const answer = answerText(block.input, options.answerTool);
+      texts.push(answer);
+      length += answer.length;
+    } else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
   }
   const message: UpstreamChatCompletion['choices'][number]['message'] = {
     role: 'assistant',
@@ -418,9 +530,21 @@ export function fromAnthropicResponse(response: AnthropicMessageResponse, option
     object: 'chat.completion',
     created: options.created ?? nowSeconds(),
     model: response.model,
-    choices: [{ index: 0, message, finish_reason: toFinishReason(response.stop_reason) }],
+    choices: [{ index: 0, message, finish_reason: answeredFinishReason(response.stop_reason, toolCalls.length > 0) }],
     usage: toOpenAiUsage(response.usage),
   };
+}
+
+/** The finish reason, a stop to call the answer's tool being the answer's end (`stop`) when no other tool was called. */
+function answeredFinishReason(stopReason: string | null | undefined, calledTools: boolean): OpenAiFinishReason {
+  const reason = toFinishReason(stopReason);
+  return reason === 'tool_calls' && !calledTools ? 'stop' : reason;
+}
+
+/** The JSON text of a structured answer given as the answer tool's input. */
+function answerText(input: unknown, tool: StructuredAnswerTool): string {
+  const value = tool.wrapped && isRecord(input) ? input.value : input;
+  return JSON.stringify(value ?? null);
 }
 
 /** An OpenAI `url_citation` annotation. */
@@ -484,6 +608,8 @@ export class AnthropicStreamTranslator {
   private usage: Partial<AnthropicUsage> = {};
   /** Anthropic content-block index → OpenAI tool-call index. */
   private readonly toolCalls = new Map<number, number>();
+  /** Content-block indexes of calls of the answer tool, and (wrapped answers) their input so far. */
+  private readonly answerBlocks = new Map<number, string>();
   /** Length of the content streamed so far (UTF-16), where the next text block starts. */
   private contentLength = 0;
   /** Open text blocks by content-block index: where each starts and the citations it got. */
@@ -523,6 +649,10 @@ export class AnthropicStreamTranslator {
     switch (event.type) {
       case 'content_block_start': {
         const block = event.content_block;
+        if (block.type === 'tool_use' && block.name === this.options.answerTool?.name) {
+          this.answerBlocks.set(event.index, '');
+          return [];
+        }
         if (block.type === 'tool_use') {
           const index = this.toolCalls.size;
           this.toolCalls.set(event.index, index);
@@ -535,9 +665,20 @@ export class AnthropicStreamTranslator {
         if (block.type === 'thinking') return this.thinking(block.thinking);
         return [];
       }
-      case 'content_block_stop':
+      case 'content_block_stop': {
         this.closeTextBlock(event.index);
-        return [];
+        const answer = this.answerBlocks.get(event.index);
+        if (answer === undefined || !this.options.answerTool?.wrapped) return [];
+        // A wrapped answer is whole only at its block's end: its JSON is the input's `value`.
+        this.answerBlocks.delete(event.index);
+        let input: unknown;
+        try {
+          input = JSON.parse(answer === '' ? '{}' : answer);
+        } catch {
+          throw new UpstreamProtocolError(this.provider, "the answer tool's input is not JSON");
+        }
+        return this.text(answerText(input, this.options.answerTool));
+      }
       case 'content_block_delta': {
         const delta = event.delta;
         if (delta.type === 'text_delta') return this.text(delta.text);
@@ -546,6 +687,14 @@ export class AnthropicStreamTranslator {
           const citation = delta.citation;
           if (isRecord(citation) && typeof citation.type === 'string') this.textBlocks.get(event.index)?.citations.push(citation as AnthropicCitation);
           return [];
+        }
+        if (delta.type === 'input_json_delta' && this.answerBlocks.has(event.index)) {
+          if (!delta.partial_json) return [];
+          if (this.options.answerTool?.wrapped) {
+            this.answerBlocks.set(event.index, this.answerBlocks.get(event.index)! + delta.partial_json);
+            return [];
+          }
+          return this.text(delta.partial_json);
         }
         if (delta.type === 'input_json_delta') {
           const index = this.toolCalls.get(event.index);
@@ -560,7 +709,7 @@ export class AnthropicStreamTranslator {
         }
         if (event.delta?.stop_reason === null || event.delta?.stop_reason === undefined || this.finishSent) return [];
         this.finishSent = true;
-        return [...this.annotationChunks(), this.chunk({}, toFinishReason(event.delta.stop_reason))];
+        return [...this.annotationChunks(), this.chunk({}, answeredFinishReason(event.delta.stop_reason, this.toolCalls.size > 0))];
       }
       case 'message_stop': {
         this.stopped = true;

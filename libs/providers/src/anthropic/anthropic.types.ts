@@ -159,6 +159,8 @@ export interface AnthropicMessagesRequest {
   tool_choice?: AnthropicToolChoice;
   thinking?: AnthropicThinkingConfig;
   metadata?: { user_id?: string };
+  /** Structured outputs: the answer's text is JSON satisfying the schema (the models that take it). */
+  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
 }
 
 // ---- response ---------------------------------------------------------------------------

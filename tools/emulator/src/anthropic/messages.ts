@@ -5,9 +5,12 @@
 //      "Tool said: <text of the tool results, joined by a space>";
 //   2. `tools` are given, `tool_choice` is not `none`, and either it forces a tool (`any`,
 //      `tool`) or the last user text contains the word "weather" → one `tool_use` block
-//      for the forced tool, else the first tool, with `input: {"location": "Paris"}`, and
-//      stop_reason "tool_use";
+//      for the forced tool, else the first tool, with an `input` satisfying its `input_schema`
+//      (../schema-values.ts: a `location` is "Paris"), seeded by the tool and the last user
+//      text, and stop_reason "tool_use";
 //   3. otherwise the OpenAI chat rule: "Hello from the emulator. You said: <last user text>".
+// Structured outputs: with `output_config.format` `{type: "json_schema", schema}` the text of
+// rules 1 and 3 is compact JSON satisfying the schema instead.
 // Whitespace is normalised to single spaces, so streamed words reassemble exactly.
 // Web search: with Anthropic's server tool in `tools` (`{type: "web_search_<yyyymmdd>", name,
 // max_uses?}`, no input_schema) and `tool_choice` not `none`, a text reply of rule 3 is
@@ -49,14 +52,14 @@
 // max_tokens, no temperature other than 1, no forced tool use).
 import type { RequestContext } from '../context';
 import { inlineDocumentFault } from '../documents';
-import { REPLY_PREFIX } from '../openai/chat';
+import { jsonAnswerText, REPLY_PREFIX, type JsonAnswerFormat } from '../openai/chat';
+import { answerSeed, toolArguments } from '../schema-values';
 import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, randomId, words } from '../util';
 
 export const TOOL_REPLY_PREFIX = 'Tool said: ';
 export const THINKING_TEXT = 'Considering the request.';
 export const THINKING_SIGNATURE = 'emulated';
-export const TOOL_INPUT: Readonly<Record<string, string>> = { location: 'Paris' };
 const MIN_THINKING_BUDGET = 1024;
 /** The one web page every emulated search finds and cites. */
 export const SEARCH_RESULT = { url: 'https://example.com/emulated-search', title: 'Emulated search result', citedText: 'Emulated page text.' } as const;
@@ -86,6 +89,8 @@ interface MessagesRequest {
   stream: boolean;
   /** The server-side web search tool, when the request carries one. */
   webSearch: { name: string } | undefined;
+  /** `output_config.format`: the JSON Schema the answer's text satisfies. */
+  format: JsonAnswerFormat | undefined;
 }
 
 export interface AnthropicUsage {
@@ -195,9 +200,11 @@ function buildReply(request: MessagesRequest, cacheRead: boolean, scripted?: Scr
     let text =
       scripted !== undefined && 'text' in scripted
         ? scripted.text
-        : toolResults.length > 0
-          ? TOOL_REPLY_PREFIX + toolResults.map((block) => contentText(block.content)).join(' ')
-          : REPLY_PREFIX + lastUserText(request.messages);
+        : request.format !== undefined
+          ? jsonAnswerText(request.format, lastUserText(request.messages))
+          : toolResults.length > 0
+            ? TOOL_REPLY_PREFIX + toolResults.map((block) => contentText(block.content)).join(' ')
+            : REPLY_PREFIX + lastUserText(request.messages);
     text = words(text).join(' ');
     const stop = earliestStop(text, request.stopSequences);
     if (stop !== undefined) text = text.slice(0, stop.index);
@@ -256,8 +263,10 @@ function textBlock(words: string[]): OutputBlock & { type: 'text' } {
 function toolToCall(request: MessagesRequest): { name: string; input: Record<string, unknown> } | undefined {
   const choice = request.toolChoice;
   if (request.tools.length === 0 || choice?.type === 'none') return undefined;
-  if (choice?.type === 'tool') return { name: choice.name, input: TOOL_INPUT };
-  if (choice?.type === 'any' || /\bweather\b/i.test(lastUserText(request.messages))) return { name: request.tools[0].name, input: TOOL_INPUT };
+  const prompt = lastUserText(request.messages);
+  const called = (tool: MessagesRequest['tools'][number]) => ({ name: tool.name, input: toolArguments(tool.input_schema, answerSeed(tool.name, tool.input_schema, prompt)) });
+  if (choice?.type === 'tool') return called(request.tools.find((tool) => tool.name === choice.name) ?? request.tools[0]);
+  if (choice?.type === 'any' || /\bweather\b/i.test(prompt)) return called(request.tools[0]);
   return undefined;
 }
 
@@ -490,7 +499,19 @@ function parseRequest(body: unknown, needsMaxTokens: boolean): MessagesRequest |
     }
   }
 
+  let format: JsonAnswerFormat | undefined;
+  if (body.output_config !== undefined) {
+    if (!isRecord(body.output_config)) return 'output_config: Input should be a valid dictionary';
+    const asked = body.output_config.format;
+    if (asked !== undefined && asked !== null) {
+      if (!isRecord(asked) || asked.type !== 'json_schema') return "output_config.format.type: Input should be 'json_schema'";
+      if (!isRecord(asked.schema)) return 'output_config.format.schema: Field required';
+      format = { kind: 'schema', schema: asked.schema };
+    }
+  }
+
   return {
+    format,
     model,
     maxTokens: typeof maxTokens === 'number' ? maxTokens : Number.MAX_SAFE_INTEGER,
     system,

@@ -80,7 +80,7 @@ async function expectError(res: Response, status: number, rpcStatus: string): Pr
 }
 
 const user = (text: string): unknown => ({ role: 'user', parts: [{ text }] });
-const weatherTools = [{ functionDeclarations: [{ name: 'get_weather', parameters: { type: 'object' } }, { name: 'get_time' }] }];
+const weatherTools = [{ functionDeclarations: [{ name: 'get_weather', parameters: { type: 'OBJECT', properties: { location: { type: 'STRING' } }, required: ['location'] } }, { name: 'get_time' }] }];
 
 describe('Gemini generateContent', () => {
   it('echoes the last user text with word-count usage', async () => {

@@ -10,7 +10,12 @@
 //      word "weather" (case-insensitive, whole word) → a functionCall for the first declaration.
 //   4. Otherwise "Hello from the emulator. You said: <last user text>", where the last user
 //      text is the text parts of the last user content that has text, joined by a space.
-// Function calls always get args {location: "Paris"}, finishReason STOP.
+// Function calls get args satisfying the declaration's `parameters` (or
+// `parametersJsonSchema`), made by ../schema-values.ts (a `location` is "Paris"; a
+// declaration without parameters gets {location: "Paris"}), finishReason STOP.
+// `generationConfig.responseMimeType: "application/json"` makes the text of rules 2 and 4
+// compact JSON: a value satisfying `responseJsonSchema` (else `responseSchema`, Gemini's
+// OpenAPI subset), or a JSON object when neither is given.
 // Text replies have their whitespace normalised to single spaces, then are cut, the
 // earliest limit winning:
 //   generationConfig.stopSequences: before the first occurrence of a sequence; STOP.
@@ -40,7 +45,8 @@
 // `@fail-after=<n>` counts every event as content.
 import type { RequestContext } from '../context';
 import { inlineDocumentFault } from '../documents';
-import { CITATION, REPLY_PREFIX, TOOL_ARGUMENTS, TOOL_REPLY_PREFIX } from '../openai/chat';
+import { CITATION, jsonAnswerText, REPLY_PREFIX, TOOL_REPLY_PREFIX, type JsonAnswerFormat } from '../openai/chat';
+import { answerSeed, toolArguments } from '../schema-values';
 import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, optionalPositiveInt, randomId, words } from '../util';
 
@@ -65,7 +71,11 @@ interface GenerateRequest {
   /** Top candidates per logprobs entry; undefined when logprobs are not requested. */
   topLogprobs: number | undefined;
   functions: string[];
+  /** Each declared function's parameters schema. */
+  parameters: Map<string, unknown>;
   mode: Mode;
+  /** `responseMimeType: application/json`, with its schema when one is given. */
+  format: JsonAnswerFormat | undefined;
   allowedFunctionNames: string[];
   search: boolean;
 }
@@ -207,17 +217,21 @@ function usage(prompt: number, candidatesTokens: number): UsageMetadata {
 }
 
 function decideReply(request: GenerateRequest): Reply {
-  const call = (name: string): Reply => ({ kind: 'call', name, args: JSON.parse(TOOL_ARGUMENTS) as Record<string, unknown> });
+  const lastUserText = lastUserTextOf(request);
+  const call = (name: string): Reply => {
+    const parameters = request.parameters.get(name);
+    return { kind: 'call', name, args: toolArguments(parameters, answerSeed(name, parameters, lastUserText)) };
+  };
   if (request.functions.length > 0 && request.mode === 'ANY') return call(request.allowedFunctionNames[0] ?? request.functions[0]);
 
   const lastContent = request.contents[request.contents.length - 1];
   const results = lastContent.parts.filter((part) => isRecord(part.functionResponse));
-  const lastUserText = lastUserTextOf(request);
+  const json = request.format !== undefined ? jsonAnswerText(request.format, lastUserText) : undefined;
   if (results.length > 0) {
-    return textReply(request, TOOL_REPLY_PREFIX + results.map((part) => functionResponseText(part.functionResponse)).join(' '), lastUserText);
+    return textReply(request, json ?? TOOL_REPLY_PREFIX + results.map((part) => functionResponseText(part.functionResponse)).join(' '), lastUserText);
   }
   if (request.functions.length > 0 && request.mode !== 'NONE' && WEATHER.test(lastUserText)) return call(request.functions[0]);
-  return textReply(request, REPLY_PREFIX + lastUserText, lastUserText);
+  return textReply(request, json ?? REPLY_PREFIX + lastUserText, lastUserText);
 }
 
 /** A turn a test scripted (../scripts.ts), in place of the rules above. */
@@ -364,13 +378,17 @@ function parseRequest(body: unknown, model: string): GenerateRequest | string {
   const topLogprobs = config.responseLogprobs === true ? ((top as number | undefined) ?? 0) : undefined;
 
   const functions: string[] = [];
+  const parameters = new Map<string, unknown>();
   let search = false;
   for (const tool of Array.isArray(body.tools) ? (body.tools as unknown[]) : []) {
     if (!isRecord(tool)) continue;
     if (isRecord(tool.googleSearch) || isRecord(tool.google_search)) search = true;
     const declarations = tool.functionDeclarations ?? tool.function_declarations;
     for (const declaration of Array.isArray(declarations) ? (declarations as unknown[]) : []) {
-      if (isRecord(declaration) && typeof declaration.name === 'string' && declaration.name !== '') functions.push(declaration.name);
+      if (isRecord(declaration) && typeof declaration.name === 'string' && declaration.name !== '') {
+        functions.push(declaration.name);
+        parameters.set(declaration.name, declaration.parametersJsonSchema ?? declaration.parameters_json_schema ?? declaration.parameters);
+      }
     }
   }
   let mode: Mode = 'AUTO';
@@ -383,7 +401,13 @@ function parseRequest(body: unknown, model: string): GenerateRequest | string {
     }
   }
 
+  const mimeType = config.responseMimeType ?? config.response_mime_type;
+  const schema = config.responseJsonSchema ?? config.response_json_schema ?? config.responseSchema ?? config.response_schema;
+  const format: JsonAnswerFormat | undefined = mimeType !== 'application/json' ? undefined : isRecord(schema) ? { kind: 'schema', schema } : { kind: 'object' };
+
   return {
+    format,
+    parameters,
     model,
     contents: parsedContents,
     systemText,

@@ -97,7 +97,7 @@ async function stream(body: Record<string, unknown>): Promise<Chunk[]> {
 }
 
 const user = (content: unknown): { role: string; content: unknown }[] => [{ role: 'user', content }];
-const weatherTool = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } };
+const weatherTool = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } };
 const timeTool = { type: 'function', function: { name: 'get_time' } };
 const grammarTool = { type: 'custom', custom: { name: 'city_grammar', description: 'A city name' } };
 

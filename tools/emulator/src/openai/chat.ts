@@ -11,10 +11,14 @@
 //      contains the word "weather" (case-insensitive, whole word): a call to the FIRST
 //      function tool, finish_reason "tool_calls".
 //   5. Otherwise "Hello from the emulator. You said: <text of the last user message>".
+// With `response_format` `json_schema` (or `json_object`), the text of rules 2 and 5 is
+// instead compact JSON: a value satisfying `json_schema.schema` (a JSON object with
+// `json_object`), made by ../schema-values.ts and seeded by the schema and the last user text.
 // Text replies have their whitespace normalised to single spaces (so streamed words
 // reassemble exactly). Tool calls: id `call_<24 random alphanumerics>`, function
-// arguments `{"location":"Paris"}` (custom tools: input `Paris`); `n` choices each get
-// their own call id.
+// arguments satisfying the function's `parameters` (a `location` is "Paris"; a function
+// without parameters gets `{"location":"Paris"}`), seeded by the tool and the last user
+// text (custom tools: input `Paris`); `n` choices each get their own call id.
 //
 // Text replies are then cut, the earliest limit winning:
 //   `stop` (string or array): the reply is cut before the first occurrence of a stop
@@ -78,13 +82,13 @@
 import type { RequestContext } from '../context';
 import { dataUrlParts, inlineDocumentFault } from '../documents';
 import type { ScriptedTurn } from '../scripts';
+import { anyJsonObject, answerSeed, toolArguments, valueForSchema } from '../schema-values';
 import { countWords, isRecord, optionalPositiveInt, randomId, words } from '../util';
 import { AUDIO_EXPIRY_SECONDS, audioDataPieces, audioTokens, emulatedAudio, parseAudioRequest, type AudioRequest } from './audio';
 
 export const REPLY_PREFIX = 'Hello from the emulator. You said: ';
 export const TOOL_REPLY_PREFIX = 'Tool said: ';
 export const REFUSAL = "I can't help with that.";
-export const TOOL_ARGUMENTS = '{"location":"Paris"}';
 export const CUSTOM_TOOL_INPUT = 'Paris';
 export const CITATION = { title: 'Emulated source', url: 'https://example.com/emulated' } as const;
 const SYSTEM_FINGERPRINT = 'fp_emulator';
@@ -118,7 +122,12 @@ export interface ChatUsage {
 interface Tool {
   type: 'function' | 'custom';
   name: string;
+  /** A function's `parameters` schema, as declared. */
+  parameters?: unknown;
 }
+
+/** What `response_format` asks the text of an answer to be: JSON satisfying a schema, or any JSON object. */
+export type JsonAnswerFormat = { kind: 'schema'; schema: unknown } | { kind: 'object' };
 
 type ToolChoice = { kind: 'none' } | { kind: 'auto' } | { kind: 'required' } | { kind: 'forced'; tool: Tool };
 
@@ -137,6 +146,8 @@ interface ChatRequest {
   search: boolean;
   /** Audio output (`modalities` with 'audio'), see ./audio.ts. */
   audio: AudioRequest | undefined;
+  /** `response_format` json_schema / json_object. */
+  format: JsonAnswerFormat | undefined;
 }
 
 interface ValidationError {
@@ -208,19 +219,39 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 
 function decideReply(request: ChatRequest): Reply {
   const { toolChoice, tools, messages } = request;
-  if (toolChoice.kind === 'forced') return toolCall(toolChoice.tool);
-  if (toolChoice.kind === 'required' && tools.length > 0) return toolCall(tools[0]);
+  const userText = lastUserText(messages);
+  if (toolChoice.kind === 'forced') return toolCall(toolChoice.tool, userText);
+  if (toolChoice.kind === 'required' && tools.length > 0) return toolCall(tools[0], userText);
 
   const last = messages[messages.length - 1];
-  if (last.role === 'tool') return textReply(request, TOOL_REPLY_PREFIX + messageText(last.content));
+  if (last.role === 'tool') return textReply(request, request.format !== undefined ? jsonAnswerText(request.format, userText) : TOOL_REPLY_PREFIX + messageText(last.content));
 
-  const userText = lastUserText(messages);
   if (REFUSE.test(userText)) return { kind: 'refusal', returned: words(REFUSAL) };
   if (toolChoice.kind !== 'none' && WEATHER.test(userText)) {
     const firstFunction = tools.find((tool) => tool.type === 'function');
-    if (firstFunction !== undefined) return toolCall(firstFunction);
+    if (firstFunction !== undefined) return toolCall(firstFunction, userText);
   }
-  return textReply(request, REPLY_PREFIX + userText);
+  return textReply(request, request.format !== undefined ? jsonAnswerText(request.format, userText) : REPLY_PREFIX + userText);
+}
+
+/** The JSON text answering a response format (compact: its words are the stream's pieces). */
+export function jsonAnswerText(format: JsonAnswerFormat, prompt: string): string {
+  const value = format.kind === 'schema' ? valueForSchema(format.schema, answerSeed(format.schema, prompt)) : anyJsonObject(answerSeed('json_object', prompt));
+  return JSON.stringify(value);
+}
+
+/** `response_format` of a chat request (Azure's and OpenAI's alike); undefined for text or none. */
+export function parseResponseFormat(value: unknown): JsonAnswerFormat | undefined | ValidationError {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) return { message: "Invalid type for 'response_format': expected an object.", param: 'response_format' };
+  if (value.type === 'text') return undefined;
+  if (value.type === 'json_object') return { kind: 'object' };
+  if (value.type === 'json_schema') {
+    const spec = value.json_schema;
+    if (!isRecord(spec) || typeof spec.name !== 'string' || spec.name === '') return { message: "Missing required parameter: 'response_format.json_schema.name'.", param: 'response_format.json_schema.name' };
+    return { kind: 'schema', schema: isRecord(spec.schema) ? spec.schema : {} };
+  }
+  return { message: "Invalid value for 'response_format.type': supported values are 'text', 'json_object' and 'json_schema'.", param: 'response_format.type' };
 }
 
 /** A turn a test scripted (../scripts.ts); a call of a tool the request does not declare is the message of a 400. */
@@ -232,8 +263,9 @@ function scriptedReply(request: ChatRequest, turn: ScriptedTurn): Reply | string
   return { kind: 'tool_call', tool, payload: JSON.stringify(args) };
 }
 
-function toolCall(tool: Tool): Reply {
-  return { kind: 'tool_call', tool, payload: tool.type === 'function' ? TOOL_ARGUMENTS : CUSTOM_TOOL_INPUT };
+function toolCall(tool: Tool, prompt: string): Reply {
+  const payload = tool.type === 'function' ? JSON.stringify(toolArguments(tool.parameters, answerSeed(tool.name, tool.parameters, prompt))) : CUSTOM_TOOL_INPUT;
+  return { kind: 'tool_call', tool, payload };
 }
 
 /** Applies `stop`, the content filter trigger and the token limit to a text reply. */
@@ -506,7 +538,9 @@ function parseRequest(body: unknown): ChatRequest | ValidationError {
   const search = isRecord(body.web_search_options) || body.enable_search === true;
   const audio = parseAudioRequest(body);
   if (audio !== undefined && 'message' in audio) return audio;
-  return { model, messages: objects, maxTokens, n, stream, includeUsage, tools, toolChoice, topLogprobs, stop, search, audio };
+  const format = parseResponseFormat(body.response_format);
+  if (format !== undefined && 'message' in format) return format;
+  return { model, messages: objects, maxTokens, n, stream, includeUsage, tools, toolChoice, topLogprobs, stop, search, audio, format };
 }
 
 function parseTools(value: unknown): Tool[] | ValidationError {
@@ -522,7 +556,7 @@ function parseTools(value: unknown): Tool[] | ValidationError {
     if (!isRecord(spec) || typeof spec.name !== 'string' || spec.name === '') {
       return { message: `Missing required parameter: 'tools[${i}].${tool.type}.name'.`, param: `tools[${i}].${tool.type}.name` };
     }
-    tools.push({ type: tool.type, name: spec.name });
+    tools.push(tool.type === 'function' && spec.parameters !== undefined ? { type: tool.type, name: spec.name, parameters: spec.parameters } : { type: tool.type, name: spec.name });
   }
   return tools;
 }

@@ -35,7 +35,7 @@ describe('emulator: POST /v1/responses', () => {
   });
 
   it('calls a namespaced function for the weather, and answers its output', async () => {
-    const tools = [{ type: 'namespace', name: 'fs', tools: [{ type: 'function', name: 'weather', parameters: { type: 'object' } }] }];
+    const tools = [{ type: 'namespace', name: 'fs', tools: [{ type: 'function', name: 'weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } }] }];
     const first = (await (await post('/v1/responses', { model: 'm', input: 'weather in Paris?', tools })).json()) as Answer;
     expect(first.output[0]).toMatchObject({ type: 'function_call', name: 'weather', namespace: 'fs', arguments: '{"location":"Paris"}' });
     const input = [{ role: 'user', content: 'weather in Paris?' }, first.output[0], { type: 'function_call_output', call_id: first.output[0].call_id, output: 'Sunny' }];

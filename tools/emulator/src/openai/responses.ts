@@ -7,8 +7,10 @@
 //      is not "none", and it forces one ({type: "function", name[, namespace]} → that one,
 //      "required" → the first) or the last user text contains the word "weather" → one
 //      `function_call` item {id: "fc_<24>", call_id: "call_<24>", name[, namespace],
-//      arguments: '{"location":"Paris"}', status: "completed"};
+//      arguments: <JSON satisfying the function's parameters, as in ./chat.ts>, status: "completed"};
 //   3. otherwise a message "Hello from the emulator. You said: <last user text>".
+// With `text.format` `json_schema` (or `json_object`) the message of rules 1 and 3 is compact
+// JSON satisfying `text.format.schema` (any JSON object), as ./chat.ts answers `response_format`.
 // A text reply with a `web_search` / `web_search_preview` tool (tool_choice not "none") is
 // "searched": a `web_search_call` item {id: "ws_<24>", status: "completed", action: {type:
 // "search", query: <last user text>}} comes first, and the text's part gets one `url_citation`
@@ -46,8 +48,9 @@
 // (a PDF's bytes not a PDF), `previous_response_id` (the emulator stores nothing), a
 // scripted call of a function the request does not declare.
 import type { RequestContext } from '../context';
-import { SEARCH_RESULT, THINKING_TEXT, TOOL_INPUT, TOOL_REPLY_PREFIX } from '../anthropic/messages';
-import { fileDataIssue, REPLY_PREFIX } from './chat';
+import { SEARCH_RESULT, THINKING_TEXT, TOOL_REPLY_PREFIX } from '../anthropic/messages';
+import { answerSeed, toolArguments } from '../schema-values';
+import { fileDataIssue, jsonAnswerText, REPLY_PREFIX, type JsonAnswerFormat } from './chat';
 import type { ScriptedTurn } from '../scripts';
 import { countWords, isRecord, randomId, words } from '../util';
 
@@ -58,7 +61,9 @@ interface ResponsesRequest {
   model: string;
   items: Item[];
   instructions: string;
-  functions: Array<{ name: string; namespace?: string }>;
+  functions: Array<{ name: string; namespace?: string; parameters?: unknown }>;
+  /** `text.format` json_schema / json_object. */
+  format: JsonAnswerFormat | undefined;
   webSearch: boolean;
   toolChoice: unknown;
   maxOutputTokens: number | undefined;
@@ -112,15 +117,20 @@ function parseRequest(body: unknown): ResponsesRequest | string {
     if (!isRecord(tool)) return `Invalid type for 'tools[${index}]': expected an object.`;
     if (tool.type === 'function' || tool.type === 'custom') {
       if (typeof tool.name !== 'string' || tool.name === '') return `Missing required parameter: 'tools[${index}].name'.`;
-      functions.push({ name: tool.name });
+      functions.push(tool.type === 'function' ? { name: tool.name, parameters: tool.parameters } : { name: tool.name });
     } else if (tool.type === 'namespace' && Array.isArray(tool.tools)) {
-      for (const inner of tool.tools as unknown[]) if (isRecord(inner) && typeof inner.name === 'string') functions.push({ name: inner.name, namespace: String(tool.name) });
+      for (const inner of tool.tools as unknown[]) if (isRecord(inner) && typeof inner.name === 'string') functions.push({ name: inner.name, namespace: String(tool.name), parameters: inner.parameters });
     } else if (typeof tool.type === 'string' && tool.type.startsWith('web_search')) webSearch = true;
   }
   const reasoningAsked = isRecord(body.reasoning) && body.reasoning.effort !== 'none' && (body.reasoning.effort !== undefined || body.reasoning.summary !== undefined);
   const include = Array.isArray(body.include) ? body.include : [];
   const max = body.max_output_tokens;
+  const textFormat = isRecord(body.text) && isRecord(body.text.format) ? body.text.format : undefined;
+  if (textFormat?.type === 'json_schema' && (typeof textFormat.name !== 'string' || textFormat.name === '')) return "Missing required parameter: 'text.format.name'.";
+  const format: JsonAnswerFormat | undefined =
+    textFormat?.type === 'json_schema' ? { kind: 'schema', schema: isRecord(textFormat.schema) ? textFormat.schema : {} } : textFormat?.type === 'json_object' ? { kind: 'object' } : undefined;
   return {
+    format,
     body,
     model: body.model,
     items,
@@ -158,7 +168,7 @@ function lastUserText(items: Item[]): string {
   return '';
 }
 
-function functionToCall(request: ResponsesRequest): { name: string; namespace?: string } | undefined {
+function functionToCall(request: ResponsesRequest): ResponsesRequest['functions'][number] | undefined {
   const choice = request.toolChoice;
   if (request.functions.length === 0 || choice === 'none') return undefined;
   if (isRecord(choice) && choice.type === 'function') {
@@ -197,7 +207,8 @@ function buildResponse(request: ResponsesRequest, scripted?: Turn): Record<strin
   const last = request.items[request.items.length - 1];
   const call = scripted !== undefined ? ('call' in scripted ? scripted.call : undefined) : last.type === 'function_call_output' ? undefined : functionToCall(request);
   if (call !== undefined) {
-    const args = scripted !== undefined && 'arguments' in scripted ? scripted.arguments : JSON.stringify(TOOL_INPUT);
+    const parameters = 'parameters' in call ? call.parameters : undefined;
+    const args = scripted !== undefined && 'arguments' in scripted ? scripted.arguments : JSON.stringify(toolArguments(parameters, answerSeed(call.name, parameters, lastUserText(request.items))));
     const item: Item = { id: `fc_${randomId(24)}`, type: 'function_call', status: 'completed', arguments: args, call_id: `call_${randomId(24)}`, name: call.name };
     if (call.namespace !== undefined) item.namespace = call.namespace;
     output.push(item);
@@ -206,7 +217,14 @@ function buildResponse(request: ResponsesRequest, scripted?: Turn): Record<strin
     const query = lastUserText(request.items);
     const searched = scripted === undefined && last.type !== 'function_call_output' && request.webSearch && request.toolChoice !== 'none';
     if (searched) output.push({ id: `ws_${randomId(24)}`, type: 'web_search_call', status: 'completed', action: { type: 'search', query } });
-    const replyText = scripted !== undefined && 'text' in scripted ? scripted.text : last.type === 'function_call_output' ? TOOL_REPLY_PREFIX + itemText(last) : REPLY_PREFIX + query;
+    const replyText =
+      scripted !== undefined && 'text' in scripted
+        ? scripted.text
+        : request.format !== undefined
+          ? jsonAnswerText(request.format, query)
+          : last.type === 'function_call_output'
+            ? TOOL_REPLY_PREFIX + itemText(last)
+            : REPLY_PREFIX + query;
     let replyWords = words(replyText);
     if (request.maxOutputTokens !== undefined) {
       const room = Math.max(0, request.maxOutputTokens - reasoningWords);
