@@ -7,6 +7,7 @@ import { DecisionsModule } from './decisions/decisions.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { GatewayCoreModule } from './gateway-core.module';
 import { GatewayRootController } from './gateway-root.controller';
+import { GeminiModule } from './gemini/gemini.module';
 import { MediaModule } from './media/media.module';
 import { MessagesModule } from './messages/messages.module';
 import { ModelsModule } from './models/models.module';
@@ -42,6 +43,7 @@ export class GatewayModule {
         DecisionsModule,
         MediaModule,
         ResponsesModule,
+        GeminiModule,
       ],
       controllers: [HealthController, MetricsController, GatewayRootController],
       providers: [
