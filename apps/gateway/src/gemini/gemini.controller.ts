@@ -25,8 +25,13 @@ import { geminiModelOf, geminiModelPage, generationMethodsOf } from './gemini-mo
 import { geminiFrontOf } from './gemini-native';
 import { promptOf } from './gemini-request';
 
-/** Both versions' paths of a `:method` route (`/v1/models/...` too: its colon keeps it apart from OpenAI's `/v1/models/{id}`). */
-const paths = (method: string) => [`v1beta/models/*model\\:${method}`, `v1/models/*model\\:${method}`];
+/**
+ * Both versions' paths of a `:method` route: `/v1beta/models/{model}:method`, and the model as
+ * the whole path (`/v1beta/google/gemini-2.5-flash:generateContent`, what `@ai-sdk/google` sends
+ * for an id with a slash); the same under `/v1`, where the colon keeps them apart from OpenAI's
+ * `GET /v1/models/{id}`.
+ */
+const paths = (method: string) => [`v1beta/*model\\:${method}`, `v1/*model\\:${method}`];
 const KEY = { credits: true, googApiKeyHeader: true } as const;
 
 const HELLO = [{ role: 'user', parts: [{ text: 'Say hello in five words.' }] }];
@@ -79,16 +84,15 @@ const EMBED_ERRORS: ErrorResponses = {
 };
 
 /**
- * The model a `:method` route names: the path between `/models/` and its last colon, decoded,
- * slashes kept (`google/gemini-2.5-flash`), a `models/` prefix dropped. Read from the URL (not
- * Express's params) so that the direct route and Express read the same.
+ * The model a `:method` route names: the path between its version (`/v1beta/`, `/v1/`) and its
+ * last colon, decoded, slashes kept (`google/gemini-2.5-flash`), a `models/` prefix dropped.
+ * Read from the URL (not Express's params) so that the direct route and Express read the same.
  */
 export function pathModelOf(request: Pick<IncomingMessage, 'url'>): string {
   const url = request.url ?? '';
   const queryAt = url.indexOf('?');
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
-  const start = path.indexOf('/models/') + '/models/'.length;
-  const raw = path.slice(start, path.lastIndexOf(':'));
+  const raw = path.slice(path.indexOf('/', 1) + 1, path.lastIndexOf(':'));
   let name: string;
   try {
     name = decodeURIComponent(raw);
