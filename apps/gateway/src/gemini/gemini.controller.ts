@@ -58,7 +58,13 @@ const GENERATE_ANSWER = {
   meta: { usage: { credits_used: 12.3, usd_spent: 0.00000615 } },
 };
 
-const MODEL_PARAM = { name: 'model', description: 'A catalogue model id or alias, slashes kept (`google/gemini-2.5-flash`); a `models/` prefix is accepted', example: 'gpt-4o-mini' };
+/** The path's model as Google names it, `models/<id>` (its `{model=models/*}`); Try it out sends it percent-encoded, which is read the same. */
+const MODEL_PARAM = {
+  name: 'model',
+  description: 'The model, `models/<catalogue id or alias>` as Google names it, slashes kept (`models/google/gemini-2.5-flash`); the id alone is taken too (`@ai-sdk/google` sends an id with a slash so)',
+  example: 'models/gpt-4o-mini',
+};
+const EMBEDDING_MODEL_PARAM = { ...MODEL_PARAM, example: 'models/text-embedding-3-small' };
 const KEY_HEADER = { name: 'x-goog-api-key', required: false, description: 'The API key (or `?key=`, or `Authorization: Bearer`)' };
 
 const GEMINI_401 = { description: API_KEY_ERRORS[401].description, messages: ErrorMessages.invalidApiKeyIn('x-goog-api-key: <API_KEY>', 'or as ?key=<API_KEY>') };
@@ -196,7 +202,7 @@ export class GeminiController {
   @GeminiErrorResponses(EMBED_ERRORS)
   @RequireApiKey(KEY)
   @ApiOperation({ summary: 'Embed one text (any embeddings model of the catalogue), billed by input tokens as /v1/embeddings is' })
-  @ApiParam({ ...MODEL_PARAM, example: 'text-embedding-3-small' })
+  @ApiParam(EMBEDDING_MODEL_PARAM)
   @ApiHeader(KEY_HEADER)
   @ApiBody({ type: GeminiEmbedContentRequestDto, examples: { one: { summary: 'One text, a short vector', value: { content: { parts: [{ text: 'The quick brown fox' }] }, outputDimensionality: 8 } } } })
   @ApiOkResponse({ example: { embedding: { values: [0.0123, -0.0456, 0.0789] }, meta: { usage: { credits_used: 0.8, usd_spent: 0.0000004 } } } })
@@ -210,7 +216,7 @@ export class GeminiController {
   @GeminiErrorResponses(EMBED_ERRORS)
   @RequireApiKey(KEY)
   @ApiOperation({ summary: "Embed several texts in one call (one billed request); each request's model, when given, must be the path's" })
-  @ApiParam({ ...MODEL_PARAM, example: 'text-embedding-3-small' })
+  @ApiParam(EMBEDDING_MODEL_PARAM)
   @ApiHeader(KEY_HEADER)
   @ApiBody({
     type: GeminiBatchEmbedContentsRequestDto,
@@ -251,7 +257,7 @@ export class GeminiController {
   @Get('v1beta/models/*model')
   @GeminiErrorResponses({ 404: MODEL_ENDPOINT_ERRORS[404] })
   @ApiOperation({ summary: "One chat or embedding model in Google's Model shape; id or alias, slashes unescaped, a `models/` prefix accepted" })
-  @ApiParam(MODEL_PARAM)
+  @ApiParam({ name: 'model', description: 'A catalogue id or alias (`google/gemini-2.5-flash`)', example: 'gpt-4o-mini' })
   @ApiOkResponse({ example: { name: 'models/openai/gpt-4o-mini', baseModelId: 'openai/gpt-4o-mini', version: '2024-07-18', displayName: 'GPT-4o mini', description: 'Small, fast and inexpensive', inputTokenLimit: 128000, outputTokenLimit: 16384, supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'] } })
   getModel(@PathId('model') name: string): unknown {
     const { model } = this.catalogue.resolveModel(name.replace(/^models\//, ''));
