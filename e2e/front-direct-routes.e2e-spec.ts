@@ -5,7 +5,7 @@ import { eventually } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 /**
- * The Responses and Messages APIs are served two ways, as chat completions are
+ * The Responses, Messages and Gemini APIs are served two ways, as chat completions are
  * (chat-direct-route.e2e-spec.ts): straight from Node's server (their direct routes, for
  * `application/json` bodies with a content-length) and through Express and Nest (every other
  * request; `application/vnd.igw+json` is a JSON type body-parser reads and the direct routes
@@ -38,6 +38,8 @@ describe('Responses and Messages APIs: direct routes and Express give the same a
       OPENAI_BASE_URL: `${emulator.url}/v1`,
       ANTHROPIC_API_KEY: 'k',
       ANTHROPIC_BASE_URL: emulator.url,
+      GEMINI_API_KEY: 'k',
+      GEMINI_BASE_URL: `${emulator.url}/v1beta`,
       // Nothing listens there: the unreachable upstream.
       MISTRAL_API_KEY: 'k',
       MISTRAL_BASE_URL: `http://127.0.0.1:${await findFreePort()}/v1`,
@@ -53,7 +55,7 @@ describe('Responses and Messages APIs: direct routes and Express give the same a
     await emulator?.close();
   });
 
-  type KeyAs = 'bearer' | 'x-api-key' | 'none';
+  type KeyAs = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'none';
 
   const send = async (pathname: string, rawBody: string, contentType: string, options: { token?: string; keyAs?: KeyAs; headers?: Record<string, string> } = {}): Promise<Answer> => {
     const token = options.token ?? key;
@@ -61,6 +63,7 @@ describe('Responses and Messages APIs: direct routes and Express give the same a
     const headers: Record<string, string> = { ...options.headers, 'content-type': contentType };
     if (keyAs === 'bearer') headers.authorization = `Bearer ${token}`;
     if (keyAs === 'x-api-key') headers['x-api-key'] = token;
+    if (keyAs === 'x-goog-api-key') headers['x-goog-api-key'] = token;
     const response = await fetch(`${harness.gateway}${pathname}`, { method: 'POST', headers, body: rawBody });
     const text = await response.text();
     const requestId = response.headers.get('x-request-id');
@@ -78,7 +81,8 @@ describe('Responses and Messages APIs: direct routes and Express give the same a
       .replace(/"timestamp":"[^"]+"/g, '"timestamp":"<time>"')
       .replace(/"(created_at|created)":\d+/g, '"$1":0')
       .replace(/\b(resp|msg|fc|rs|call)_[A-Za-z0-9_-]+/g, '$1_<id>')
-      .replace(/chatcmpl-[A-Za-z0-9-]+/g, 'chatcmpl-<id>');
+      .replace(/chatcmpl-[A-Za-z0-9-]+/g, 'chatcmpl-<id>')
+      .replace(/"responseId":"[^"]+"/g, '"responseId":"<id>"');
 
   const both = async (pathname: string, rawBody: string, options: Parameters<typeof send>[3] = {}) => {
     const [direct, express] = [await send(pathname, rawBody, DIRECT, options), await send(pathname, rawBody, THROUGH_EXPRESS, options)];
@@ -172,6 +176,40 @@ describe('Responses and Messages APIs: direct routes and Express give the same a
       const answer = await both('/v1/messages?beta=true', rawBody, { keyAs: 'x-api-key' });
       expect(answer.status).toBe(400);
       expect(jsonOf(answer)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' }, statusCode: 400, path: '/v1/messages' });
+    });
+  });
+
+  describe('the Gemini API', () => {
+    const generate = (extra: Record<string, unknown> = {}) => JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Count the words in this sentence' }] }], ...extra });
+
+    it('answers alike, whole, as events and as a streamed array, on an OpenAI and a Gemini model, the key in each of its places', async () => {
+      for (const model of ['mini', 'test/gemini']) {
+        const whole = await both(`/v1beta/models/${model}:generateContent`, generate({ systemInstruction: { parts: [{ text: 'Be brief.' }] } }), { keyAs: 'x-goog-api-key' });
+        expect(whole.status).toBe(200);
+        expect(jsonOf(whole)).toMatchObject({ candidates: [{ content: { role: 'model' }, finishReason: 'STOP' }] });
+        const events = await both(`/v1beta/models/${model}:streamGenerateContent?alt=sse&key=${key}`, generate(), { keyAs: 'none' });
+        expect([events.status, events.headers['content-type']]).toEqual([200, 'text/event-stream; charset=utf-8']);
+        expect(events.text).toMatch(/^data: \{"candidates"/);
+        const array = await both(`/v1/models/${model}:streamGenerateContent`, generate());
+        expect([array.status, array.headers['content-type']]).toEqual([200, 'application/json; charset=utf-8']);
+        expect(JSON.parse(array.text)).toEqual(expect.arrayContaining([expect.objectContaining({ usageMetadata: expect.any(Object) })]));
+      }
+    });
+
+    it("counts tokens and embeds alike, and refuses alike in Google's error shape", async () => {
+      const counted = await both('/v1beta/models/mini:countTokens', generate(), { keyAs: 'x-goog-api-key' });
+      expect([counted.status, Object.keys(jsonOf(counted))]).toEqual([200, ['totalTokens']]);
+      const embedded = await both('/v1beta/models/test/embed:batchEmbedContents', JSON.stringify({ requests: [{ content: { parts: [{ text: 'a' }] } }, { content: { parts: [{ text: 'b' }] } }] }), { keyAs: 'x-goog-api-key' });
+      expect([embedded.status, (jsonOf(embedded).embeddings as unknown[]).length]).toEqual([200, 2]);
+      for (const [rawBody, status, keyAs] of [
+        ['{"contents": [', 400, 'x-goog-api-key'],
+        [generate({ contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] }), 400, 'x-goog-api-key'],
+        [generate(), 401, 'x-api-key'],
+      ] as const) {
+        const refused = await both('/v1beta/models/mini:generateContent', rawBody, { keyAs });
+        expect(refused.status).toBe(status);
+        expect(jsonOf(refused)).toMatchObject({ error: { code: status, status: status === 400 ? 'INVALID_ARGUMENT' : 'UNAUTHENTICATED' }, statusCode: status, path: '/v1beta/models/mini:generateContent' });
+      }
     });
   });
 

@@ -179,6 +179,8 @@ describe("Anthropic's Messages API, end to end with the official Anthropic SDK",
     expect(unauthorized).toBeInstanceOf(AuthenticationError);
     expect((unauthorized as AuthenticationError).status).toBe(401);
     expect((unauthorized as AuthenticationError).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' }, statusCode: 401, path: '/v1/messages' });
+    // The header Anthropic's clients send is the one the message names.
+    expect((unauthorized as AuthenticationError).error).toMatchObject({ error: { message: expect.stringContaining('"x-api-key: <API_KEY>"') } });
 
     const unknown = await client.messages.create({ model: 'acme/nope', max_tokens: 10, messages: [{ role: 'user', content: PROMPT }] }).catch((caught: unknown) => caught);
     expect(unknown).toBeInstanceOf(NotFoundError);

@@ -9,7 +9,7 @@ const CHAT_MINI_CREATED = 1721260800;
 
 type Entry = OpenAI.Model & { aliases: string[]; type: string; info: Record<string, unknown>; tags: string[]; apis: string[]; pricing?: unknown };
 
-const CHAT_APIS = ['chat.completions', 'responses', 'messages'];
+const CHAT_APIS = ['chat.completions', 'responses', 'messages', 'generateContent'];
 
 /**
  * The catalogue as the official `openai` package reads it (`models.list()`, `models.retrieve(id)`):
@@ -58,7 +58,7 @@ describe("the catalogue in OpenAI's shape, through the official openai package",
     for await (const model of client.models.list()) entries.push(model as Entry);
     expect(entries.map((entry) => [entry.id, entry.apis])).toEqual([
       ['acme/chat-mini', CHAT_APIS],
-      ['acme/embed-small', ['embeddings']],
+      ['acme/embed-small', ['embeddings', 'embedContent']],
       ['anthropic/claude-test', CHAT_APIS],
       ['google/gemini-test', CHAT_APIS],
       ['plain', CHAT_APIS],

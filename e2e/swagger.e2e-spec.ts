@@ -151,6 +151,24 @@ describe('the OpenAPI documents (/docs-json)', () => {
     expect([path, response.status, text.slice(0, 300)]).toEqual([path, 200, expect.any(String)]);
   });
 
+  it("answers 200 to every example of the Gemini API's routes, on the path's example model and on a Gemini model, as Try it out sends them", async () => {
+    type WithParameters = Operation & { parameters: Array<{ name: string; example?: string; schema?: { example?: string } }> };
+    const geminiPaths = Object.keys(gatewayDoc.paths).filter((path) => path.startsWith('/v1beta/{model}:'));
+    expect(geminiPaths.length).toBe(5);
+    for (const path of geminiPaths) {
+      const operation = gatewayDoc.paths[path].post as WithParameters;
+      const model = operation.parameters.find((parameter) => parameter.name === 'model')!;
+      const models = [model.example ?? model.schema!.example!, ...(/embed/i.test(path) ? [] : ['models/google/gemini-2.5-flash'])];
+      for (const name of models) {
+        for (const [example, { value }] of Object.entries(operation.requestBody!.content['application/json'].examples!)) {
+          const url = `${app.gateway}${path.replace('{model}', encodeURIComponent(name))}${path.endsWith(':streamGenerateContent') ? '?alt=sse' : ''}`;
+          const response = await fetch(url, { method: 'POST', headers: { 'x-goog-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(value) });
+          expect([path, name, example, response.status, (await response.text()).slice(0, 200)]).toEqual([path, name, example, 200, expect.any(String)]);
+        }
+      }
+    }
+  });
+
   it('offers streaming, tools and the Azure path as more chat examples, each accepted', async () => {
     const chatOperation = gatewayDoc.paths['/v1/chat/completions'].post;
     expect(chatOperation.responses['200'].content!['application/json'].example).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant' } }] });

@@ -8,6 +8,7 @@ import { DecisionsModule } from './decisions/decisions.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { GatewayCoreModule } from './gateway-core.module';
 import { GatewayRootController } from './gateway-root.controller';
+import { GeminiModule } from './gemini/gemini.module';
 import { MediaModule } from './media/media.module';
 import { MessagesModule } from './messages/messages.module';
 import { ModelsModule } from './models/models.module';
@@ -46,6 +47,7 @@ export class GatewayModule {
         ResponsesModule,
         ModerationsModule,
         CompletionsModule,
+        GeminiModule,
       ],
       controllers: [HealthController, MetricsController, GatewayRootController],
       providers: [

@@ -32,3 +32,4 @@ export * from './media/transcription-request.dto';
 export * from './json/json-text';
 export * from './json/verbatim-json';
 export * from './messages/messages-request.dto';
+export * from './gemini/gemini-request.dto';

@@ -18,12 +18,13 @@ export {
   ANTHROPIC_SEARCH_MAX_USES,
   ANTHROPIC_THINKING_BUDGETS,
 } from './anthropic/anthropic.translate';
-export { GEMINI_THINKING_BUDGETS } from './google/gemini.translate';
+export { GEMINI_THINKING_BUDGETS, mapFinishReason as geminiChatFinishReason } from './google/gemini.translate';
 export * from './decisions/decisions.adapters';
 export { audioDurationSeconds, characterCount, speechContentType } from './media/audio-facts';
 export { imageDimensions, imageMimeType, parseSize } from './media/image-facts';
 export type { NativeAnswer, NativeEvent, NativeEventStream } from './native/native-call';
 export { anthropicNativeMessage, anthropicNativeStream, forwardedAnthropicBetas, type AnthropicNativeRequest } from './native/anthropic-messages.native';
+export { geminiNativeGenerate, geminiNativeStream } from './native/gemini-generate.native';
 export { openAiNativeResponse, openAiNativeResponseStream, responsesUsageOf } from './native/openai-responses.native';
 export { completionTexts, completionsUsageOf, openAiNativeCompletion, openAiNativeCompletionStream } from './native/openai-completions.native';
 export { moderationInputCount, type ModerationResult, type UpstreamModerationRequest, type UpstreamModerationResult } from './openai/openai.moderations';

@@ -25,7 +25,7 @@ const refusal = (run: () => void) => {
 describe('assertModelAnswers', () => {
   it('lets each API take the models GET /v1/models lists it for, decisions by capability or tag too', () => {
     const chat = model('openai/chat-completions');
-    for (const api of ['chat.completions', 'responses', 'messages'] as const) expect(refusal(() => assertModelAnswers(chat, api))).toBeUndefined();
+    for (const api of ['chat.completions', 'responses', 'messages', 'generateContent'] as const) expect(refusal(() => assertModelAnswers(chat, api))).toBeUndefined();
     expect(refusal(() => assertModelAnswers(model('openai/embeddings'), 'embeddings'))).toBeUndefined();
     expect(refusal(() => assertModelAnswers(model('openai/image-generations'), 'images.generations'))).toBeUndefined();
     expect(refusal(() => assertModelAnswers(model('openai/speech-to-text'), 'stt'))).toBeUndefined();

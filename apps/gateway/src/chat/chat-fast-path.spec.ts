@@ -4,6 +4,9 @@ import type { NextFunction, Request, Response } from 'express';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { ApiKeyAuthenticator, generateApiKey, startHttpApp } from '@igw/platform';
 import { gatewayDirectRoutes } from '../gateway.app';
+import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
+import { EmbeddingsService } from '../embeddings/embeddings.service';
+import { GeminiController } from '../gemini/gemini.controller';
 import { MessagesController } from '../messages/messages.controller';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { ResponsesController } from '../responses/responses.controller';
@@ -78,12 +81,15 @@ function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = 
   Module({
     imports: elsewhere ? [] : [ExtensionModule],
     // The gateway's other direct routes' controllers, as it composes them: each route is checked.
-    controllers: [ChatController, ResponsesController, MessagesController],
+    controllers: [ChatController, ResponsesController, MessagesController, GeminiController],
     providers: [
       { provide: ChatService, useValue: { complete: (_call: ChatCall, deliver: (completion: unknown) => void) => (deliver({ ok: true }), Promise.resolve()) } },
       { provide: PaidRequestPipeline, useValue: {} },
       // The Responses controller's stored responses are billing's: these routes are checked without them.
       { provide: StoredResponses, useValue: {} },
+      // The Gemini controller's embeddings and catalogue: its routes are checked without them.
+      { provide: EmbeddingsService, useValue: {} },
+      { provide: CatalogueSnapshotService, useValue: {} },
       { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } },
     ],
   })(ChatModule);

@@ -23,6 +23,8 @@ export interface ChatFront {
   bodyBytes?: number;
   /** The request's slot and first hold, when the front admitted it before its full cost was known. */
   firstHold?: RequestHold;
+  /** The content type of the stream, when it is not server-sent events (Google's streamed JSON array). */
+  streamContentType?: string;
   /** What an unstreamed answer waits for before it leaves (the Responses API keeps stored responses); returns the answer to send. */
   beforeAnswer?(answer: unknown): Promise<unknown>;
 }
@@ -84,7 +86,7 @@ export async function respondToChat(
 /** Answers with server-sent events (a 200 of text/event-stream), written as writeEvents does; for every streaming route. */
 export async function sendEventStream(events: AsyncGenerator<string>, response: ServerResponse, cancellation: Cancellation): Promise<void> {
   response.statusCode = 200;
-  response.setHeader('content-type', 'text/event-stream; charset=utf-8');
+  response.setHeader('content-type', front?.streamContentType ?? 'text/event-stream; charset=utf-8');
   response.setHeader('cache-control', 'no-cache, no-transform');
   response.setHeader('connection', 'keep-alive');
   response.setHeader('x-accel-buffering', 'no');

@@ -75,6 +75,8 @@ export interface NativeEventWriter {
   event(event: NativeEvent, meta: () => ChargedUsage | undefined): string | Promise<string>;
   /** The events of a failure half-way. */
   failure(message: string): string;
+  /** What closes a stream that ended well, after its last event (Google's JSON array its `]`). */
+  end?(): string;
 }
 
 /** A native answer, delivered as it is (the chat answer's translation does not apply). */
@@ -120,6 +122,8 @@ export async function* nativeStreamEvents(stream: NativeEventStream, options: Ch
     }
     upstreamOver = true;
     await tally.settle();
+    const closing = writer.end?.();
+    if (closing) yield closing;
   } catch (error) {
     upstreamOver = true;
     yield writer.failure(options.describeError(error));

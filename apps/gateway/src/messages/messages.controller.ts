@@ -1,18 +1,15 @@
-import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, MessagesCountTokensRequestDto, MessagesRequestDto } from '@igw/contracts';
-import { API_KEY_ERRORS, GatewayException, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
-import { chatPromptTexts, countAllOffLoop, INLINE_COUNT_BYTES, tokenCountPool, utf8Bytes } from '@igw/tokenizer';
+import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import type { Request, Response } from 'express';
 import { respondToChat } from '../chat/chat-responder';
 import { ChatService } from '../chat/chat.service';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { countPromptTokens } from '../tokens/prompt-token-count';
 import { MessagesErrorFilter, MessagesErrorResponses } from './messages-errors';
 import { promptOf } from './messages-request';
 import { messagesFrontOf } from './messages-native';
-
-/** The text one count_tokens request may count (4 MiB, about a million tokens of prose): counting is free, so it is bounded apart from BODY_LIMIT. */
-const COUNT_TOKENS_MAX_TEXT_BYTES = 4 * 1024 * 1024;
 
 const HELLO = [{ role: 'user', content: 'Say hello in five words.' }];
 
@@ -50,6 +47,7 @@ const MESSAGE_ANSWER = {
 const MESSAGES_ERRORS = {
   ...API_KEY_ERRORS,
   ...MODEL_ENDPOINT_ERRORS,
+  401: { description: API_KEY_ERRORS[401].description, messages: ErrorMessages.invalidApiKeyIn('x-api-key: <API_KEY>') },
   400: {
     description: 'An invalid body: the message names the first wrong field',
     messages: {
@@ -108,22 +106,7 @@ export class MessagesController {
     // Not billed, but tokenizer time: counted against the key's rate and requests in flight as a paid request is.
     const slot = await this.pipeline.admitUnpaid({ auth: request.context.auth!, requestId: request.context.requestId });
     try {
-      const { texts, fixedTokens } = chatPromptTexts(promptOf(body, model) as unknown as Parameters<typeof chatPromptTexts>[0]);
-      const bytes = utf8Bytes(texts);
-      if (bytes > COUNT_TOKENS_MAX_TEXT_BYTES) {
-        throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} messages: count_tokens counts at most ${COUNT_TOKENS_MAX_TEXT_BYTES} bytes of text (more than any model's context holds). Received ${bytes}`);
-      }
-      if (bytes <= INLINE_COUNT_BYTES) return { input_tokens: fixedTokens + (countAllOffLoop(texts) as number) };
-      // Counts that go to the token counting workers take at most as many tasks as there are workers, so paid requests' context checks never queue behind a flood of free counts.
-      if (this.countsInPool >= tokenCountPool.size) {
-        throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS, 'Too Many Requests: token counting is busy on this replica; retry shortly.', { headers: { 'retry-after': '1' } });
-      }
-      this.countsInPool += 1;
-      try {
-        return { input_tokens: fixedTokens + (await countAllOffLoop(texts)) };
-      } finally {
-        this.countsInPool -= 1;
-      }
+      return { input_tokens: await countPromptTokens(promptOf(body, model), { route: 'count_tokens', field: 'messages' }) };
     } finally {
       slot.release();
     }

@@ -136,6 +136,7 @@ export function genAiOperation(endpoint: string): string {
     case 'responses':
     case 'chat.completions':
     case 'messages':
+    case 'generateContent':
       return 'chat';
     case 'embeddings':
       return 'embeddings';

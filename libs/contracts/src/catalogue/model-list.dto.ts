@@ -14,7 +14,7 @@ export class ModelEntryDto {
     type: [String],
     description:
       'The APIs the model can be called through, each named after its path without /v1, slashes as dots: chat.completions, responses and messages for every chat model; embeddings, images.generations, stt, tts or decisions for the others (a chat model the catalogue marks as answering decisions lists decisions too)',
-    example: ['chat.completions', 'responses', 'messages'],
+    example: ['chat.completions', 'responses', 'messages', 'generateContent'],
   })
   apis!: string[];
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'With include=modalities: {input, output}, arrays of modality names' }) modalities?: { input: string[]; output: string[] };

@@ -52,6 +52,9 @@ export class ErrorBodyDto {
 export const ErrorMessages = {
   bodyValidationPrefix: 'Body validation error!',
   invalidApiKey: 'Unauthorized: a valid API key is required. Send it as "Authorization: Bearer <API_KEY>".',
+  /** The 401 of a route whose clients send the key in a header of their own (`x-api-key`, `x-goog-api-key`); Bearer is accepted there too. */
+  invalidApiKeyIn: (header: string, alsoAs?: string) =>
+    `Unauthorized: a valid API key is required. Send it as "${header}"${alsoAs ? ` ${alsoAs}` : ''} (or "Authorization: Bearer <API_KEY>").`,
   invalidAdminToken: 'Unauthorized: a valid admin token is required. Send it as "Authorization: Bearer <ADMIN_TOKEN>".',
   creditsExhausted:
     'Forbidden: this API key has no credits left. Top up your balance or update your payment method to continue.',

@@ -294,7 +294,7 @@ describe('projection', () => {
       type: 'openai/chat-completions',
       info: A.info,
       tags: ['playground:chat', 'tier:standard'],
-      apis: ['chat.completions', 'responses', 'messages'],
+      apis: ['chat.completions', 'responses', 'messages', 'generateContent'],
       modalities: { input: ['text', 'image'], output: ['text'] },
       capabilities: ['streaming', 'tools', 'vision'],
       pricing: A.pricing,

@@ -4,15 +4,16 @@ import type { QueryableModel } from './catalogue-query';
  * The APIs a catalogue entry can be called through, as `GET /v1/models` lists them in `apis`:
  * each named after its path without `/v1`, slashes as dots (`/v1/chat/completions` is
  * `chat.completions`, `/stt` is `stt`). A chat model answers the Chat Completions, Responses and
- * Messages fronts (all three run the chat pipeline); every other kind answers its own endpoint.
+ * Messages fronts and Google's generateContent (all four run the chat pipeline); an embeddings
+ * model answers embeddings and Google's embedContent; every other kind answers its own endpoint.
  */
-export const CHAT_APIS = ['chat.completions', 'responses', 'messages'] as const;
+export const CHAT_APIS = ['chat.completions', 'responses', 'messages', 'generateContent'] as const;
 
-export type ModelApi = (typeof CHAT_APIS)[number] | 'embeddings' | 'images.generations' | 'stt' | 'tts' | 'decisions' | 'moderations' | 'completions';
+export type ModelApi = (typeof CHAT_APIS)[number] | 'embeddings' | 'embedContent' | 'images.generations' | 'stt' | 'tts' | 'decisions' | 'moderations' | 'completions';
 
 const APIS_OF_KIND: Readonly<Record<string, readonly ModelApi[]>> = {
   'chat-completions': CHAT_APIS,
-  embeddings: ['embeddings'],
+  embeddings: ['embeddings', 'embedContent'],
   'image-generations': ['images.generations'],
   'speech-to-text': ['stt'],
   'text-to-speech': ['tts'],

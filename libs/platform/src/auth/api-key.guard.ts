@@ -23,8 +23,10 @@ export interface ApiKeyRequirements {
   active?: boolean;
   /** Also accept the key in the `Api-Key` header (the Azure-style path). */
   apiKeyHeader?: boolean;
-  /** Also accept the key in the `X-Api-Key` header (the Anthropic-style Messages API). */
+  /** Also accept the key in the `X-Api-Key` header (the Anthropic-style Messages API); a 401 names that header. */
   xApiKeyHeader?: boolean;
+  /** Also accept the key in the `X-Goog-Api-Key` header or the `key` query parameter (Google's Generative Language API); a 401 names that header. */
+  googApiKeyHeader?: boolean;
 }
 
 const API_KEY_REQUIREMENTS = 'igw:api-key-requirements';
@@ -79,7 +81,7 @@ export async function authenticateRequest(authenticator: ApiKeyAuthenticator, re
   const presented = presentedKey(request, requirements);
   // A key that cannot be one of ours is refused here, before any hash, cache entry or look-up.
   const auth = presented && isWellFormedApiKey(presented) ? await authenticator.authenticate(presented, request) : null;
-  if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, ErrorMessages.invalidApiKey);
+  if (!auth) throw new GatewayException(HttpStatus.UNAUTHORIZED, missingKeyMessage(requirements));
   const expiresAt = auth.rules?.expiresAt;
   if (expiresAt !== undefined && Date.parse(expiresAt) <= Date.now()) {
     throw new GatewayException(HttpStatus.UNAUTHORIZED, `Unauthorized: this API key expired at ${expiresAt} (the key's expiry rule). Ask an administrator for a new key or a later expiry.`);
@@ -98,7 +100,22 @@ function presentedKey(request: ServedRequest, requirements: ApiKeyRequirements):
   }
   if (requirements.apiKeyHeader) return headerKey(request.headers['api-key']);
   if (requirements.xApiKeyHeader) return headerKey(request.headers['x-api-key']);
+  if (requirements.googApiKeyHeader) return headerKey(request.headers['x-goog-api-key']) ?? queryKey(request.url);
   return undefined;
+}
+
+/** The 401 names the header the route's own clients send (the spec's Bearer wording elsewhere). */
+function missingKeyMessage(requirements: ApiKeyRequirements): string {
+  if (requirements.xApiKeyHeader) return ErrorMessages.invalidApiKeyIn('x-api-key: <API_KEY>');
+  if (requirements.googApiKeyHeader) return ErrorMessages.invalidApiKeyIn('x-goog-api-key: <API_KEY>', 'or as ?key=<API_KEY>');
+  return ErrorMessages.invalidApiKey;
+}
+
+/** `?key=` of the request's URL (Google's clients' other placement); never logged, the access log records the route only. */
+function queryKey(url: string | undefined): string | undefined {
+  const queryAt = url?.indexOf('?') ?? -1;
+  if (queryAt === -1 || !url!.includes('key=', queryAt)) return undefined;
+  return headerKey(new URLSearchParams(url!.slice(queryAt + 1)).get('key') ?? undefined);
 }
 
 function headerKey(header: string | string[] | undefined): string | undefined {

@@ -11,6 +11,7 @@ describe("the error body's OpenAI error object", () => {
     [400, 'Body validation error! Malformed JSON body: Unexpected end of JSON input', { type: 'invalid_request_error', code: null, param: null }],
     [400, 'Body validation error! JSON body nested too deeply: at most 128 levels of objects and arrays are accepted.', { type: 'invalid_request_error', code: null, param: null }],
     [401, ErrorMessages.invalidApiKey, { type: 'authentication_error', code: 'invalid_api_key', param: null }],
+    [401, ErrorMessages.invalidApiKeyIn('x-goog-api-key: <API_KEY>', 'or as ?key=<API_KEY>'), { type: 'authentication_error', code: 'invalid_api_key', param: null }],
     [401, 'Unauthorized: a valid admin token is required. Send it as "Authorization: Bearer <ADMIN_TOKEN>".', { type: 'authentication_error', code: 'invalid_admin_token', param: null }],
     [403, ErrorMessages.creditsExhausted, { type: 'permission_error', code: 'insufficient_quota', param: null }],
     [403, ErrorMessages.accountSuspended, { type: 'permission_error', code: 'account_suspended', param: null }],

@@ -30,6 +30,8 @@ function errorType(statusCode: number): string {
   return 'invalid_request_error';
 }
 
+/** What every 401 of a missing or wrong API key starts with, whichever header it names. */
+const API_KEY_REQUIRED = ErrorMessages.invalidApiKey.slice(0, ErrorMessages.invalidApiKey.indexOf(' Send it as'));
 const UNKNOWN_MODEL = /^Not Found: no model named /;
 /** The Responses API's previous_response_id naming no stored response, as OpenAI words and codes it. */
 const PREVIOUS_RESPONSE = /^Previous response with id '.*' not found\.$/;
@@ -37,7 +39,7 @@ const PREVIOUS_RESPONSE = /^Previous response with id '.*' not found\.$/;
 function errorCode(statusCode: number, message: string): string | null {
   switch (statusCode) {
     case 401:
-      return message === ErrorMessages.invalidApiKey ? 'invalid_api_key' : 'invalid_admin_token';
+      return message.startsWith(API_KEY_REQUIRED) ? 'invalid_api_key' : 'invalid_admin_token';
     case 403:
       if (message === ErrorMessages.creditsExhausted) return 'insufficient_quota';
       if (message === ErrorMessages.accountSuspended) return 'account_suspended';

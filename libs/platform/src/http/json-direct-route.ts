@@ -30,7 +30,7 @@ const JSON_UTF8 = /^application\/json\s*;\s*charset="?utf-8"?$/i;
  */
 export function jsonDirectRoute(options: JsonDirectRouteOptions): DirectRoute {
   const { apiKey, respond, bodyLimitBytes } = options;
-  const paths = new Set(options.paths);
+  const paths = pathMatcher(options.paths);
   const sendError = options.sendError ?? sendErrorResponse;
 
   async function serve(request: ServedRequest, response: ServerResponse): Promise<void> {
@@ -60,16 +60,38 @@ export function jsonDirectRoute(options: JsonDirectRouteOptions): DirectRoute {
 }
 
 /**
+ * The paths a route's list matches: each exactly, or, for a path with Express 5's wildcards
+ * (`/v1beta/models/*model\\:generateContent`, a `*name` taking one or more characters, slashes
+ * included; `\\:` a literal colon), every path that pattern matches as Express would (case aside).
+ */
+export function pathMatcher(paths: readonly string[]): ReadonlySet<string> | ((path: string) => boolean) {
+  const exact = new Set(paths.filter((path) => !path.includes('*')));
+  const patterns = paths.filter((path) => path.includes('*')).map(wildcardPattern);
+  if (patterns.length === 0) return exact;
+  return (path) => exact.has(path) || patterns.some((pattern) => pattern.test(path));
+}
+
+function wildcardPattern(path: string): RegExp {
+  if (/(^|[^\\]):[A-Za-z_]|[{}()]/.test(path)) throw new Error(`A direct route's path takes wildcards (*name) only, not parameters or optional parts: ${path}`);
+  const source = path
+    .split(/(\*[A-Za-z_$][\w$]*)/)
+    .map((piece) => (piece.startsWith('*') ? '(.+)' : piece.replace(/\\:/g, ':').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}$`);
+}
+
+/**
  * The requests a JSON direct route serves: `POST` to one of `paths` exactly (any query string;
  * a trailing slash or another case is Express's to judge), a UTF-8 JSON content type, no
  * content encoding, and a content-length within the limit. Every other request (chunked,
  * compressed, another JSON type, too large) goes to Express, which answers it as before.
  */
-export function claimsJsonRequest(request: Pick<ServedRequest, 'method' | 'url' | 'headers'>, paths: ReadonlySet<string>, bodyLimitBytes: number): boolean {
+export function claimsJsonRequest(request: Pick<ServedRequest, 'method' | 'url' | 'headers'>, paths: ReadonlySet<string> | ((path: string) => boolean), bodyLimitBytes: number): boolean {
   if (request.method !== 'POST') return false;
   const url = request.url ?? '';
   const queryAt = url.indexOf('?');
-  if (!paths.has(queryAt === -1 ? url : url.slice(0, queryAt))) return false;
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  if (typeof paths === 'function' ? !paths(path) : !paths.has(path)) return false;
   const { headers } = request;
   const type = headers['content-type'];
   if (type !== 'application/json' && !(type && JSON_UTF8.test(type))) return false;

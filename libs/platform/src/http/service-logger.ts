@@ -87,7 +87,7 @@ export class ServiceLogger extends ConsoleLogger {
         base: { pid: process.pid },
         timestamp: pino.stdTimeFunctions.isoTime,
         formatters: { level: (label) => ({ level: label }) },
-        redact: { paths: ['authorization', 'headers.authorization', 'headers["api-key"]', 'apiKey', 'adminToken', 'token'], censor: '[REDACTED]' },
+        redact: { paths: ['authorization', 'headers.authorization', 'headers["api-key"]', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'apiKey', 'adminToken', 'token'], censor: '[REDACTED]' },
       },
       pino.destination({ dest: 1, sync: false }),
     );

@@ -12,4 +12,9 @@ describe('redactSecrets', () => {
     );
     expect(redacted).not.toContain(key);
   });
+
+  it('replaces a key in a query string (Google clients send ?key=), whatever it looks like', () => {
+    expect(redactSecrets('POST /v1beta/models/m:generateContent?alt=sse&key=not-igw-shaped-secret failed')).toBe('POST /v1beta/models/m:generateContent?alt=sse&key=[REDACTED] failed');
+    expect(redactSecrets('GET /x?KEY=abc&monkey=banana')).toBe('GET /x?KEY=[REDACTED]&monkey=banana');
+  });
 });

@@ -5,6 +5,8 @@ export const REDACTED = '[REDACTED]';
 const API_KEY_ANYWHERE = /\b(igw_[A-Za-z0-9_-]{6})[A-Za-z0-9_-]{37}/g;
 /** A bearer credential of any kind (the token68 characters of RFC 7235). */
 const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
+/** A key in a query string (`?key=`, Google's clients' placement), whatever the key looks like. */
+const QUERY_KEY = /([?&]key=)[^&#\s"']+/gi;
 /** Secrets shorter than this are not looked for: they would match ordinary words. */
 const SHORTEST_SECRET = 8;
 
@@ -26,5 +28,6 @@ export function redactSecrets(text: string): string {
   for (const secret of knownSecrets) if (redacted.includes(secret)) redacted = redacted.split(secret).join(REDACTED);
   if (redacted.includes('igw_')) redacted = redacted.replace(API_KEY_ANYWHERE, `$1${REDACTED}`);
   if (/bearer/i.test(redacted)) redacted = redacted.replace(BEARER, `$1${REDACTED}`);
+  if (/key=/i.test(redacted)) redacted = redacted.replace(QUERY_KEY, `$1${REDACTED}`);
   return redacted;
 }
