@@ -1,21 +1,21 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, Req, Res, StreamableFile, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, Req, Res, StreamableFile } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, ImageGenerationRequestDto, ImageGenerationResultDto, MAX_EDIT_IMAGES, MULTIPART_NUMBER_FIELDS, OpenAiImageEditFormDto } from '@igw/contracts';
 import { ApiErrorResponses, GatewayException, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { Cancellation, imageMimeType, type UpstreamImageFile } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { HOSTED_IMAGES_PATH, HostedImages } from './hosted-images';
 import { ImagesService } from './images.service';
-import { MultipartUpload, type UploadedPart } from './multipart-upload';
+import { AcceptsUpload, type UploadedPart, type UploadPolicy } from './multipart-upload';
 
-const IMAGE_UPLOAD = MultipartUpload({
+const IMAGE_FORM: UploadPolicy = {
   files: [
     { name: 'image', maxCount: 1 },
     { name: 'image[]', maxCount: MAX_EDIT_IMAGES },
     { name: 'mask', maxCount: 1 },
   ],
   numberFields: MULTIPART_NUMBER_FIELDS.imageEdit,
-});
+};
 
 const EXAMPLE_RESULT = {
   created: 1764000000,
@@ -81,8 +81,7 @@ export class ImagesController {
   @Post('v1/images/edits')
   @HttpCode(HttpStatus.OK)
   @RequireApiKey()
-  @UseInterceptors(IMAGE_UPLOAD)
-  @ApiConsumes('multipart/form-data')
+  @AcceptsUpload(IMAGE_FORM)
   @ApiOperation({
     summary: "Edit images with a prompt (and optionally a mask), in OpenAI's shape (`client.images.edit`)",
     description:

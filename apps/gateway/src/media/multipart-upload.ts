@@ -1,6 +1,7 @@
-import { HttpStatus, Inject, Injectable, mixin, type CallHandler, type ExecutionContext, type NestInterceptor, type Type } from '@nestjs/common';
+import { applyDecorators, HttpStatus, Inject, Injectable, mixin, UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor, type Type } from '@nestjs/common';
+import { ApiConsumes } from '@nestjs/swagger';
 import { ErrorMessages } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, TakesMultipartBody, type ServiceSettings } from '@igw/platform';
 import { describeBytes, type MediaLease } from '@igw/providers';
 import type { Request, Response } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';
@@ -43,6 +44,11 @@ const FORM_OVERHEAD_BYTES = 1024 * 1024;
 const MAX_FIELD_BYTES = 128 * 1024;
 const MAX_FIELDS = 32;
 
+/** A route whose body is a multipart/form-data form: parsed by MultipartUpload, documented as such. */
+export function AcceptsUpload(policy: UploadPolicy): MethodDecorator {
+  return applyDecorators(TakesMultipartBody(), UseInterceptors(MultipartUpload(policy)), ApiConsumes('multipart/form-data'));
+}
+
 /**
  * Parses a multipart/form-data body with multer into `request.body` (text fields) and
  * `request.uploads` (files), after the key was checked (guards run first). The files together
@@ -69,10 +75,14 @@ export function MultipartUpload(policy: UploadPolicy): Type<NestInterceptor> {
       if (!/^multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
         return Promise.reject(new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} the body must be a multipart/form-data form (content-type: multipart/form-data; boundary=...)`));
       }
+      let closing = false;
       const tooLarge = () => {
         // The client may still be sending: the answer goes out, then the connection closes.
-        response.set('connection', 'close');
-        response.once('finish', () => request.socket.destroy());
+        if (!closing && !response.headersSent) {
+          closing = true;
+          response.set('connection', 'close');
+          response.once('finish', () => request.socket.destroy());
+        }
         return new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE, `Payload Too Large: the uploaded files are larger than the gateway's limit of ${describeBytes(maxBytes)} (MEDIA_FETCH_MAX_BYTES).`);
       };
       const declared = Number(request.headers['content-length']);
@@ -96,8 +106,9 @@ export function MultipartUpload(policy: UploadPolicy): Type<NestInterceptor> {
           limits: { fileSize: maxBytes, fieldSize: MAX_FIELD_BYTES, fields: MAX_FIELDS, files: policy.files.reduce((sum, field) => sum + field.maxCount, 0) },
         }).fields(policy.files.map((field) => ({ name: field.name, maxCount: field.maxCount })));
         parse(request, response, (error?: unknown) => {
-          if (error !== undefined && error !== null) return fail(uploadError(error, tooLarge));
+          // After a refusal already answered, multer's own report of it has no one to reach.
           if (settled) return;
+          if (error !== undefined && error !== null) return fail(uploadError(error, tooLarge));
           settled = true;
           request.body = numbersOf({ ...(request.body as Record<string, unknown>) }, policy.numberFields);
           request.uploads = partsOf(request.files as Record<string, Express.Multer.File[]> | undefined);

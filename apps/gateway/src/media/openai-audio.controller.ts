@@ -1,17 +1,17 @@
-import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res, StreamableFile, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res, StreamableFile } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, MULTIPART_NUMBER_FIELDS, OpenAiSpeechRequestDto, OpenAiTranscriptionFormDto } from '@igw/contracts';
 import { ApiErrorResponses, GatewayException, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { costHeaders } from './media-routing';
-import { MultipartUpload } from './multipart-upload';
+import { AcceptsUpload, type UploadPolicy } from './multipart-upload';
 import { openAiTranscript } from './openai-transcript';
 import { SpeechService } from './speech.service';
 import { TranscriptionService } from './transcription.service';
 
 /** The audio file of a transcription or translation form: one, in `file`. */
-const AUDIO_UPLOAD = MultipartUpload({ files: [{ name: 'file', maxCount: 1 }], numberFields: MULTIPART_NUMBER_FIELDS.transcription });
+const AUDIO_FORM: UploadPolicy = { files: [{ name: 'file', maxCount: 1 }], numberFields: MULTIPART_NUMBER_FIELDS.transcription };
 
 const COST_HEADERS = {
   'x-credits-used': { description: 'Credits charged', schema: { type: 'number', example: 400 } },
@@ -25,7 +25,7 @@ const SPEECH_ERRORS = {
     description: 'An invalid body: the message names the first wrong field',
     messages: {
       noInput: `${ErrorMessages.bodyValidationPrefix} input: Expected a non-empty string. Received nothing`,
-      sse: `${ErrorMessages.bodyValidationPrefix} stream_format: Expected one of 'audio'. Received 'sse'`,
+      sse: `${ErrorMessages.bodyValidationPrefix} stream_format: Expected 'audio' (the audio bytes in the answer): speech as server-sent events ('sse') is not served. Received 'sse'`,
     },
   },
 };
@@ -94,8 +94,7 @@ export class OpenAiAudioController {
   @Post('transcriptions')
   @HttpCode(HttpStatus.OK)
   @RequireApiKey()
-  @UseInterceptors(AUDIO_UPLOAD)
-  @ApiConsumes('multipart/form-data')
+  @AcceptsUpload(AUDIO_FORM)
   @ApiOperation({
     summary: "Speech to text of an uploaded file, in OpenAI's shape (json, text, srt, vtt, verbose_json)",
     description:
@@ -112,8 +111,7 @@ export class OpenAiAudioController {
   @Post('translations')
   @HttpCode(HttpStatus.OK)
   @RequireApiKey()
-  @UseInterceptors(AUDIO_UPLOAD)
-  @ApiConsumes('multipart/form-data')
+  @AcceptsUpload(AUDIO_FORM)
   @ApiOperation({
     summary: "Speech in any language to English text, in OpenAI's shape",
     description: 'On models whose source translates (Whisper on OpenAI-format sources); any other is a 400 naming the model. Billed as transcriptions are.',

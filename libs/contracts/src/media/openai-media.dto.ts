@@ -60,7 +60,9 @@ export class OpenAiSpeechRequestDto {
   @ApiPropertyOptional({ enum: ['audio'], default: 'audio', description: "`audio`: the audio bytes in the answer. OpenAI's `sse` (audio in server-sent events) is refused with a 400" })
   @NullMeansAbsent()
   @IsOptional()
-  @IsOneOf(['audio'])
+  @Checked('streamFormat', (value) =>
+    value === 'audio' ? [] : [`Expected 'audio' (the audio bytes in the answer): speech as server-sent events ('sse') is not served. Received ${typeof value === 'string' ? describeWrongValue(value) : describeWrongType(value)}`],
+  )
   stream_format?: 'audio';
 
   @ApiPropertyOptional({ description: PROVIDER_FIELD_DESCRIPTION, default: 'auto', nullable: true })
