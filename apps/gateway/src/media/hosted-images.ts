@@ -44,7 +44,7 @@ class MemoryHostedImageStore implements HostedImageStore {
 
   async get(id: string): Promise<HostedImage | undefined> {
     const kept = this.images.get(id);
-    return kept && kept.expiresAt > Date.now() ? kept : undefined;
+    return kept && kept.expiresAt > Date.now() ? { bytes: kept.bytes, mimeType: kept.mimeType } : undefined;
   }
 
   async sharedSecret(): Promise<string> {
