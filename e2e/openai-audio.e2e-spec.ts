@@ -50,7 +50,6 @@ describe("OpenAI's audio and image-edit routes, with the openai SDK", () => {
   }, 120_000);
 
   afterAll(async () => {
-    if (process.env.SHOW_OUTPUT) console.log(app?.process.output().slice(-6000));
     await app?.stop();
     await emulator?.close();
     if (folder) await rm(folder, { recursive: true, force: true });
