@@ -169,6 +169,10 @@ describe('POST /v1/audio/speech', () => {
   });
 });
 
+interface OpenAiError {
+  error: { message: string; param: string | null };
+}
+
 describe('POST /v1/audio/translations', () => {
   const wav = () => ({ bytes: makeWav({ seconds: 1.5, text: 'Bonjour tout le monde' }), name: 'speech.wav' });
 
@@ -183,11 +187,11 @@ describe('POST /v1/audio/translations', () => {
   it('refuses models other than Whisper, and the fields translations do not take, as OpenAI does', async () => {
     const other = await transcribe({ model: 'gpt-4o-mini-transcribe' }, wav(), 'translations');
     expect(other.status).toBe(400);
-    expect((await other.json()).error).toMatchObject({ param: 'model', message: expect.stringContaining('does not support translations') });
+    expect(((await other.json()) as OpenAiError).error).toMatchObject({ param: 'model', message: expect.stringContaining('does not support translations') });
     for (const [name, value] of [['language', 'fr'], ['timestamp_granularities[]', 'word']]) {
       const refused = await transcribe({ model: 'whisper-1', [name]: value }, wav(), 'translations');
       expect(refused.status).toBe(400);
-      expect((await refused.json()).error.param).toBe(name);
+      expect(((await refused.json()) as OpenAiError).error.param).toBe(name);
     }
   });
 });
@@ -198,17 +202,17 @@ describe('POST /v1/images/edits', () => {
   it('edits one image (GPT Image: base64 with usage) or several as image[], the size of the first', async () => {
     const one = await editImages({ model: 'gpt-image-1', prompt: 'add a hat' }, [{ field: 'image', bytes: image, name: 'a.png' }, { field: 'mask', bytes: makePng(512, 512, 0), name: 'mask.png' }]);
     expect(one.status).toBe(200);
-    const body = await one.json();
+    const body = (await one.json()) as { data: Array<{ b64_json: string }> };
     const png = Buffer.from(body.data[0].b64_json, 'base64');
     expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([512, 512]);
     expect(body).toMatchObject({ size: '512x512', usage: { input_tokens: expect.any(Number), output_tokens: 4160 } });
     const two = await editImages({ model: 'gpt-image-1', prompt: 'add a hat', n: '2' }, [{ field: 'image[]', bytes: image, name: 'a.png' }, { field: 'image[]', bytes: image, name: 'b.png' }]);
-    expect((await two.json()).data).toHaveLength(2);
+    expect(((await two.json()) as { data: unknown[] }).data).toHaveLength(2);
   });
 
   it('answers DALL·E 2 with URLs by default, and refuses dall-e-3, no image, a non-PNG and a mask of another size', async () => {
     const dalle2 = await editImages({ model: 'dall-e-2', prompt: 'x' }, [{ field: 'image', bytes: image, name: 'a.png' }]);
-    expect((await dalle2.json()).data[0].url).toMatch(/\/media\/images\/512x512\/\d+\.png$/);
+    expect(((await dalle2.json()) as { data: Array<{ url: string }> }).data[0].url).toMatch(/\/media\/images\/512x512\/\d+\.png$/);
     const refusals: Array<[Record<string, string>, Array<{ field: string; bytes: Buffer; name: string }>, string]> = [
       [{ model: 'dall-e-3', prompt: 'x' }, [{ field: 'image', bytes: image, name: 'a.png' }], 'model'],
       [{ model: 'gpt-image-1', prompt: 'x' }, [], 'image'],
@@ -218,7 +222,7 @@ describe('POST /v1/images/edits', () => {
     for (const [fields, files, param] of refusals) {
       const refused = await editImages(fields, files);
       expect(refused.status).toBe(400);
-      expect((await refused.json()).error.param).toBe(param);
+      expect(((await refused.json()) as OpenAiError).error.param).toBe(param);
     }
   });
 });
