@@ -53,6 +53,16 @@ describe('images kept for signed links', () => {
     await expect(hostedImages().read(link.id, link.expires, link.signature)).rejects.toMatchObject({ status: 403 });
   });
 
+  it('links under the Host the client called, or what a trusted proxy forwarded', () => {
+    const request = (remoteAddress: string, headers: Record<string, string>) => ({ socket: { remoteAddress }, headers }) as never;
+    const direct = hostedImages({ HOST: '0.0.0.0', PORT: 8080 });
+    expect(direct.originOf(request('10.0.0.5', { host: 'gateway.test:8080', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.test' }))).toBe('http://gateway.test:8080');
+    expect(direct.originOf(request('10.0.0.5', { host: 'bad host/<x>' }))).toBe('http://0.0.0.0:8080');
+    const proxied = hostedImages({ TRUSTED_PROXIES: '10.0.0.0/8' });
+    expect(proxied.originOf(request('10.0.0.5', { host: 'internal:8080', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' }))).toBe('https://api.example.com');
+    expect(proxied.originOf(request('192.0.2.1', { host: 'internal:8080', 'x-forwarded-proto': 'https' }))).toBe('http://internal:8080');
+  });
+
   it('keeps at most HOSTED_IMAGES_MAX_BYTES, dropping the oldest first, and refuses an image larger than MEDIA_FETCH_MAX_BYTES', async () => {
     const hosted = hostedImages({ MEDIA_URL_SECRET: SECRET });
     const links = [];

@@ -1,6 +1,7 @@
 import { HttpStatus, Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { GatewayException, SERVICE_SETTINGS, requestPathRedisOptions, type ServiceSettings } from '@igw/platform';
+import { GatewayException, SERVICE_SETTINGS, requestPathRedisOptions, trustedRanges, type ServiceSettings } from '@igw/platform';
 import { Redis } from 'ioredis';
+import type { IncomingMessage } from 'node:http';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 /** How long a signed image link works, and its image is kept. */
@@ -62,7 +63,8 @@ class RedisHostedImageStore implements HostedImageStore {
 
   constructor(url: string, private readonly prefix: string, commandTimeoutMs: number) {
     // Uploading an image of megabytes takes longer than a limits command: a few times the timeout.
-    this.redis = new Redis(url, { ...requestPathRedisOptions(commandTimeoutMs * 10), enableOfflineQueue: true });
+    // Connected on first use: a gateway whose clients never ask for links holds no connection for them.
+    this.redis = new Redis(url, { ...requestPathRedisOptions(commandTimeoutMs * 10), enableOfflineQueue: true, lazyConnect: true });
     this.redis.on('error', () => undefined);
   }
 
@@ -104,9 +106,11 @@ class RedisHostedImageStore implements HostedImageStore {
 export class HostedImages implements OnModuleDestroy {
   private readonly store: HostedImageStore;
   private secret?: Promise<string>;
+  private readonly isTrustedProxy?: (address: string) => boolean;
 
   constructor(@Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings) {
     const { env } = settings;
+    this.isTrustedProxy = trustedRanges(env.TRUSTED_PROXIES);
     this.store = env.REDIS_URL ? new RedisHostedImageStore(env.REDIS_URL, env.QUEUE_PREFIX, env.REDIS_COMMAND_TIMEOUT_MS) : new MemoryHostedImageStore(env.HOSTED_IMAGES_MAX_BYTES);
   }
 
@@ -130,15 +134,35 @@ export class HostedImages implements OnModuleDestroy {
     }
   }
 
+  /**
+   * The gateway's address as the client reached it, for the links: the `Host` it called (the
+   * gateway serves plain HTTP), or behind a proxy of TRUSTED_PROXIES what the proxy forwarded
+   * (`X-Forwarded-Proto`, `X-Forwarded-Host`). A host that is no host name falls back to HOST:PORT.
+   */
+  originOf(request: Pick<IncomingMessage, 'headers' | 'socket'>): string {
+    const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim();
+    const proxied = this.isTrustedProxy !== undefined && request.socket?.remoteAddress !== undefined && this.isTrustedProxy(request.socket.remoteAddress);
+    const forwardedProto = proxied ? first(request.headers['x-forwarded-proto']) : undefined;
+    const protocol = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : 'http';
+    const host = (proxied ? first(request.headers['x-forwarded-host']) : undefined) ?? request.headers.host;
+    const { HOST, PORT } = this.settings.env;
+    return `${protocol}://${host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : `${HOST}:${PORT}`}`;
+  }
+
   /** The image a link names: 403 for a signature that does not match, 404 once expired or gone. */
   async read(id: string, expires: string | undefined, signature: string | undefined): Promise<HostedImage> {
     const expiry = Number(expires);
-    if (!/^[0-9a-f]{32}$/.test(id) || !Number.isInteger(expiry) || typeof signature !== 'string' || !sameSignature(signature, signatureOf(await this.signingKey(), id, expiry))) {
+    const key = await this.signingKey().catch((error: unknown) => {
+      throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable: the store of image links did not answer; retry shortly.', { cause: error });
+    });
+    if (!/^[0-9a-f]{32}$/.test(id) || !Number.isInteger(expiry) || typeof signature !== 'string' || !sameSignature(signature, signatureOf(key, id, expiry))) {
       throw new GatewayException(HttpStatus.FORBIDDEN, 'Forbidden: this image link is not one the gateway signed (its id, expires or signature was changed).');
     }
     const gone = () => new GatewayException(HttpStatus.NOT_FOUND, `Not Found: this image link expired (links last ${HOSTED_IMAGE_TTL_SECONDS / 60} minutes); generate the image again.`);
     if (expiry * 1000 <= Date.now()) throw gone();
-    const image = await this.store.get(id);
+    const image = await this.store.get(id).catch((error: unknown) => {
+      throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable: the store of image links did not answer; retry shortly.', { cause: error });
+    });
     if (!image) throw gone();
     return image;
   }

@@ -156,7 +156,7 @@ export class ImagesController {
     response.on('close', () => {
       if (!response.writableFinished) cancellation.abort();
     });
-    return { requestId: request.context.requestId, context: request.context, auth: request.context.auth!, signal: cancellation, origin: `${request.protocol}://${request.get('host')}` };
+    return { requestId: request.context.requestId, context: request.context, auth: request.context.auth!, signal: cancellation, origin: this.hosted.originOf(request) };
   }
 }
 

@@ -8,7 +8,6 @@ import {
   audioDurationSeconds,
   transcriptionAdapterFor,
   type CancelSignal,
-  type ProviderKind,
   type UpstreamTranscriptionRequest,
   type UpstreamTranscriptionResult,
 } from '@igw/providers';
@@ -122,10 +121,7 @@ export class TranscriptionService {
     }
     const maxSeconds = job.maxSeconds ?? limit;
     const translating = job.request.task === 'translate';
-    const capability = translating
-      ? { name: 'speech translation', supports: (kind: ProviderKind) => transcriptionAdapterFor(kind) !== undefined }
-      : { name: 'speech-to-text', supports: (kind: ProviderKind) => transcriptionAdapterFor(kind) !== undefined };
-    const allTargets = mediaTargets(model, job.provider, this.settings, capability);
+    const allTargets = mediaTargets(model, job.provider, this.settings, { name: 'speech-to-text', supports: (kind) => transcriptionAdapterFor(kind) !== undefined });
     const targets = translating ? translatingTargets(model.id, allTargets) : allTargets;
     // Had after admission (beforeCall), so the steps after it read it with `!`.
     let audio: AudioInput | undefined;
