@@ -15,6 +15,8 @@ import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type
 const CREDITS_PER_CHARACTER = 20;
 const CREDITS_PER_SECOND = 200;
 const IMAGE_CREDITS = 60_000;
+/** Stable Image Core: $0.03 an image, whatever its size. */
+const STABILITY_CREDITS = 60_000;
 const MAX_BYTES = 200_000;
 const URL_SECRET = 'e2e-signing-key-for-image-links-0123456789';
 
@@ -243,7 +245,7 @@ describe("OpenAI's audio and image-edit routes, with the openai SDK", () => {
     const image = makePng(1024, 1024, 7);
     const mask = makePng(1024, 1024, 0);
 
-    it('edits an image with a mask, billed per image as the catalogue prices the model', async () => {
+    it('edits an image with a mask (OpenAI, Stability inpaint), billed per image as the catalogue prices the model', async () => {
       const { accountId, key } = await app.paidKey(1_000_000);
       const edited = await clientOf(key).images.edit({ model: 'image', image: await toFile(image, 'photo.png', { type: 'image/png' }), mask: await toFile(mask, 'mask.png', { type: 'image/png' }), prompt: 'Add a red hat', size: '1024x1024' });
       const bytes = Buffer.from(edited.data![0].b64_json!, 'base64');
@@ -259,12 +261,19 @@ describe("OpenAI's audio and image-edit routes, with the openai SDK", () => {
       // Two images at once go as image[].
       await clientOf(key).images.edit({ model: 'image', image: [await toFile(image, 'a.png', { type: 'image/png' }), await toFile(image, 'b.png', { type: 'image/png' })], prompt: 'Merge them' });
       expect(emulator.requests.at(-1)!.files!.map((file) => file.field)).toEqual(['image[]', 'image[]']);
-      await ledgerHas(accountId, 2);
+      // Stability inpaints: the image and mask go to its edit route, the answer is the image's size.
+      const inpainted = await clientOf(key).images.edit({ model: 'stability', image: await toFile(makePng(512, 512, 1), 'photo.png', { type: 'image/png' }), mask: await toFile(makePng(512, 512, 0), 'mask.png', { type: 'image/png' }), prompt: 'A door' });
+      const inpaintedBytes = Buffer.from(inpainted.data![0].b64_json!, 'base64');
+      expect([inpaintedBytes.readUInt32BE(16), inpaintedBytes.readUInt32BE(20)]).toEqual([512, 512]);
+      expect(emulator.requests.at(-1)!.path).toBe('/v2beta/stable-image/edit/inpaint');
+      expect(emulator.requests.at(-1)!.files!.map((file) => file.field)).toEqual(['image', 'mask']);
+      await ledgerHas(accountId, 3);
       expect((await ledger(accountId)).map((entry) => [entry.endpoint, entry.model, entry.units, entry.credits])).toEqual([
+        ['images.edits', 'test/stability', { images: 1 }, String(STABILITY_CREDITS)],
         ['images.edits', 'test/image', { images: 1 }, String(IMAGE_CREDITS)],
         ['images.edits', 'test/image', { images: 1 }, String(IMAGE_CREDITS)],
       ]);
-      expect(await app.balance(key)).toBe(1_000_000 - 2 * IMAGE_CREDITS);
+      expect(await app.balance(key)).toBe(1_000_000 - 2 * IMAGE_CREDITS - STABILITY_CREDITS);
     });
 
     it('refuses models whose sources cannot edit, and files that are not images, with a 400 naming them', async () => {
@@ -272,7 +281,7 @@ describe("OpenAI's audio and image-edit routes, with the openai SDK", () => {
       const client = clientOf(key);
       const png = await toFile(image, 'photo.png', { type: 'image/png' });
       await expect(client.images.edit({ model: 'dalle', image: png, prompt: 'x' })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("model: 'test/dalle' cannot edit images: dall-e-3 has no image edit API") });
-      await expect(client.images.edit({ model: 'stability', image: png, prompt: 'x' })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("model: no source of 'test/stability' offers image editing") });
+      await expect(client.images.edit({ model: 'stability', image: [png, png], prompt: 'x' })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('Stability edits one image at a time') });
       await expect(client.images.edit({ model: 'image', image: await toFile(Buffer.from('not an image'), 'photo.png'), prompt: 'x' })).rejects.toMatchObject({
         status: 400,
         message: expect.stringContaining("image: 'photo.png' is not a PNG, JPEG or WebP image"),

@@ -85,7 +85,7 @@ export class ImagesController {
   @ApiOperation({
     summary: "Edit images with a prompt (and optionally a mask), in OpenAI's shape (`client.images.edit`)",
     description:
-      'On models whose source edits: GPT Image and DALL·E 2 on OpenAI and Azure OpenAI; any other model is a 400 naming it. Billed per image as the catalogue prices the model (the size and quality asked for). The files together at most MEDIA_FETCH_MAX_BYTES.',
+      'On models whose source edits: GPT Image and DALL·E 2 on OpenAI and Azure OpenAI, Stable Image models through Stability\'s inpaint route (one image); any other model is a 400 naming it. Billed per image as the catalogue prices the model (the size and quality asked for). The files together at most MEDIA_FETCH_MAX_BYTES.',
   })
   @ApiBody({ type: OpenAiImageEditFormDto })
   @ApiOkResponse({ type: ImageGenerationResultDto, example: { ...EXAMPLE_RESULT, data: [{ b64_json: EXAMPLE_RESULT.output.choices[0].image_base64 }] } })

@@ -81,7 +81,7 @@ export class ImagesService {
 
   /**
    * POST /v1/images/edits on the sources whose API edits with the model (OpenAI and Azure:
-   * GPT Image, DALL·E 2); any other is the client's 400 naming the model. Billed as the
+   * GPT Image, DALL·E 2; Stability: inpaint); any other is the client's 400 naming the model. Billed as the
    * catalogue prices the model's images, the same hold and bill as a generation.
    */
   edit(call: ImageEditCall): Promise<ImageGenerationResultDto> {

@@ -1,4 +1,5 @@
 import { DeepgramTranscriptionAdapter } from '../deepgram/deepgram.transcription';
+import { StabilityImagesAdapter } from '../stability/stability.images';
 import { openAiEditRefusal, toOpenAiImageEditForm, toOpenAiImagesRequest } from './openai.images';
 import { toOpenAiSpeechRequest } from './openai.speech';
 import { OpenAiTranscriptionAdapter, toOpenAiTranscriptionFields } from './openai.transcription';
@@ -59,5 +60,14 @@ describe("OpenAI's media requests", () => {
     expect(openAiEditRefusal('gpt-image-1')).toBeUndefined();
     expect(openAiEditRefusal('dall-e-2')).toBeUndefined();
     expect(openAiEditRefusal('dall-e-3')).toBe('dall-e-3 has no image edit API (GPT Image and DALL·E 2 models edit)');
+  });
+});
+
+describe("Stability's edits", () => {
+  it('edit one image at a time, before anything is sent', async () => {
+    const target = { provider: 'stability', baseUrl: 'http://127.0.0.1:9', model: 'core' } as never;
+    await expect(new StabilityImagesAdapter().edit(target, { model: 'core', prompt: 'x', images: [png('a'), png('b')] }, { timeoutMs: 1_000 })).rejects.toMatchObject({
+      message: expect.stringContaining('Stability edits one image at a time'),
+    });
   });
 });
