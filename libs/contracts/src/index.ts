@@ -29,6 +29,7 @@ export * from './media/speech-request.dto';
 export * from './media/image-generation-request.dto';
 export * from './media/media-results';
 export * from './media/transcription-request.dto';
+export * from './media/openai-media.dto';
 export * from './json/json-text';
 export * from './json/verbatim-json';
 export * from './messages/messages-request.dto';

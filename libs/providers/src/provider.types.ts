@@ -184,6 +184,24 @@ export interface UpstreamImageRequest {
   /** Provider-specific options passed on as they are (OpenAI `style`, `background`; Stability `style_preset`). */
   options?: Record<string, string | number | boolean>;
   user?: string;
+  /**
+   * `url`: the client wants a link; an API that can answer one (DALL·E) is asked for it, and the
+   * others answer bytes as always. Absent: bytes, whatever the API's own default.
+   */
+  responseFormat?: 'url' | 'b64_json';
+}
+
+/** An image file sent to an edit: its bytes, type and the name a multipart upload gives it. */
+export interface UpstreamImageFile {
+  data: Buffer;
+  contentType: string;
+  filename: string;
+}
+
+/** An edit of one or more images (a prompt, and optionally a mask whose transparent pixels are redrawn). */
+export interface UpstreamImageEditRequest extends UpstreamImageRequest {
+  images: UpstreamImageFile[];
+  mask?: UpstreamImageFile;
 }
 
 /** One generated image: its bytes in base64, or (OpenAI `dall-e-*`) a URL to fetch them from. */
@@ -225,6 +243,12 @@ export interface UpstreamImageResult {
 /** One provider kind's image generation capability. */
 export interface ImagesAdapter {
   generate(target: ProviderTarget, request: UpstreamImageRequest, options: CallOptions): Promise<UpstreamImageResult>;
+  /**
+   * Why the API cannot edit images with `model` (e.g. `dall-e-3 has no edit API`), or undefined
+   * when it can; an adapter without `edit` edits nothing.
+   */
+  editRefusal?(model: string): string | undefined;
+  edit?(target: ProviderTarget, request: UpstreamImageEditRequest, options: CallOptions): Promise<UpstreamImageResult>;
 }
 
 /** Audio to transcribe: the bytes themselves (fetched by the gateway) and their type. */
@@ -241,6 +265,10 @@ export interface UpstreamTranscriptionRequest {
   prompt?: string;
   /** Ask for word timings (default true where it costs nothing). */
   words?: boolean;
+  /** Sampling temperature, where the API takes one (OpenAI, 0 to 1). */
+  temperature?: number;
+  /** `translate`: the speech in English, whatever its language (OpenAI's translations); default `transcribe`. */
+  task?: 'transcribe' | 'translate';
   /** Provider-specific options passed on as they are (Deepgram query parameters such as `smart_format`, `diarize`). */
   options?: Record<string, string | number | boolean>;
 }
@@ -268,6 +296,8 @@ export interface UpstreamTranscriptionResult {
 
 /** One provider kind's speech-to-text capability (pre-recorded audio). */
 export interface TranscriptionAdapter {
+  /** Why `model` cannot translate on this API, or undefined when it can (only OpenAI's Whisper does). */
+  translationRefusal(model: string): string | undefined;
   transcribe(target: ProviderTarget, request: UpstreamTranscriptionRequest, options: CallOptions): Promise<UpstreamTranscriptionResult>;
 }
 
@@ -284,7 +314,9 @@ export interface UpstreamSpeechRequest {
   format?: SpeechFormat;
   /** Playback speed where supported (OpenAI, 0.25 to 4). */
   speed?: number;
-  /** Provider-specific options passed on as they are (OpenAI `instructions`; Deepgram `sample_rate`). */
+  /** How to speak (OpenAI's gpt-4o-mini-tts), for adapters that `takeInstructions`. */
+  instructions?: string;
+  /** Provider-specific options passed on as they are (Deepgram `sample_rate`). */
   options?: Record<string, string | number | boolean>;
 }
 
@@ -300,5 +332,7 @@ export interface UpstreamSpeechResult {
 
 /** One provider kind's text-to-speech capability. */
 export interface SpeechAdapter {
+  /** Whether the API takes `instructions` (OpenAI's does; Deepgram's has no such field). */
+  readonly takesInstructions: boolean;
   synthesize(target: ProviderTarget, request: UpstreamSpeechRequest, options: CallOptions): Promise<UpstreamSpeechResult>;
 }

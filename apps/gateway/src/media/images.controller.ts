@@ -1,10 +1,21 @@
-import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ErrorMessages, ImageGenerationRequestDto, ImageGenerationResultDto } from '@igw/contracts';
-import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
-import { Cancellation } from '@igw/providers';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, Req, Res, StreamableFile } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ErrorMessages, ImageGenerationRequestDto, ImageGenerationResultDto, MAX_EDIT_IMAGES, MULTIPART_NUMBER_FIELDS, OpenAiImageEditFormDto } from '@igw/contracts';
+import { ApiErrorResponses, GatewayException, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
+import { Cancellation, imageMimeType, type UpstreamImageFile } from '@igw/providers';
 import type { Request, Response } from 'express';
+import { HOSTED_IMAGES_PATH, HostedImages } from './hosted-images';
 import { ImagesService } from './images.service';
+import { AcceptsUpload, type UploadedPart, type UploadPolicy } from './multipart-upload';
+
+const IMAGE_FORM: UploadPolicy = {
+  files: [
+    { name: 'image', maxCount: 1 },
+    { name: 'image[]', maxCount: MAX_EDIT_IMAGES },
+    { name: 'mask', maxCount: 1 },
+  ],
+  numberFields: MULTIPART_NUMBER_FIELDS.imageEdit,
+};
 
 const EXAMPLE_RESULT = {
   created: 1764000000,
@@ -42,10 +53,69 @@ const IMAGE_ERRORS = {
   },
 };
 
+const EDIT_ERRORS = {
+  ...IMAGE_ERRORS,
+  400: {
+    description: 'A bad field, no image, a file that is not a PNG, JPEG or WebP image, or a model whose sources cannot edit',
+    messages: {
+      noImage: `${ErrorMessages.bodyValidationPrefix} image: Expected one or more image files (image, or image[]). Received nothing`,
+      cannotEdit: `${ErrorMessages.bodyValidationPrefix} model: 'openai/dall-e-3' cannot edit images: dall-e-3 has no image edit API (GPT Image and DALL·E 2 models edit).`,
+    },
+  },
+  413: { description: 'The uploaded files together are larger than MEDIA_FETCH_MAX_BYTES (nothing sent upstream, nothing billed)', messages: "Payload Too Large: the uploaded files are larger than the gateway's limit of 25 MiB (MEDIA_FETCH_MAX_BYTES)." },
+};
+
+const HOSTED_ERRORS = {
+  403: { description: 'The link was changed: its id, expiry or signature is not what the gateway signed', messages: "Forbidden: this image link is not one the gateway signed (its id, expires or signature was changed)." },
+  404: { description: 'The link expired (after an hour), or its image is no longer kept', messages: 'Not Found: this image link expired (links last 60 minutes); generate the image again.' },
+};
+
 @ApiTags('images')
 @Controller()
 export class ImagesController {
-  constructor(private readonly images: ImagesService) {}
+  constructor(
+    private readonly images: ImagesService,
+    private readonly hosted: HostedImages,
+  ) {}
+
+  @Post('v1/images/edits')
+  @HttpCode(HttpStatus.OK)
+  @RequireApiKey()
+  @AcceptsUpload(IMAGE_FORM)
+  @ApiOperation({
+    summary: "Edit images with a prompt (and optionally a mask), in OpenAI's shape (`client.images.edit`)",
+    description:
+      'On models whose source edits: GPT Image and DALL·E 2 on OpenAI and Azure OpenAI, Stable Image models through Stability\'s inpaint route (one image); any other model is a 400 naming it. Billed per image as the catalogue prices the model (the size and quality asked for). The files together at most MEDIA_FETCH_MAX_BYTES.',
+  })
+  @ApiBody({ type: OpenAiImageEditFormDto })
+  @ApiOkResponse({ type: ImageGenerationResultDto, example: { ...EXAMPLE_RESULT, data: [{ b64_json: EXAMPLE_RESULT.output.choices[0].image_base64 }] } })
+  @ApiErrorResponses(EDIT_ERRORS)
+  edit(@Body() body: OpenAiImageEditFormDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<ImageGenerationResultDto> {
+    const uploads = request.uploads ?? {};
+    const images = [...(uploads.image ?? []), ...(uploads['image[]'] ?? [])].map((part) => imageFileOf(part, 'image'));
+    if (images.length === 0) throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} image: Expected one or more image files (image, or image[]). Received nothing`);
+    if (images.length > MAX_EDIT_IMAGES) throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} image: Expected at most ${MAX_EDIT_IMAGES} images. Received ${images.length}`);
+    const maskPart = uploads.mask?.[0];
+    const mask = maskPart ? imageFileOf(maskPart, 'mask') : undefined;
+    return this.images.edit({ ...this.callOf(request, response), body, images, mask });
+  }
+
+  @Get(`${HOSTED_IMAGES_PATH}/:id`)
+  @ApiOperation({
+    summary: 'An image the gateway keeps for a link (`response_format: "url"`): no API key, the signature is the credential',
+    description: 'The links come in image answers and last an hour. A changed link is a 403, an expired one a 404.',
+  })
+  @ApiParam({ name: 'id', description: 'The image id (32 hex digits)' })
+  @ApiQuery({ name: 'expires', description: 'Unix seconds the link expires at' })
+  @ApiQuery({ name: 'signature', description: 'HMAC-SHA256 of the id and expiry, base64url' })
+  @ApiProduces('image/png', 'image/jpeg', 'image/webp')
+  @ApiOkResponse({ description: 'The image bytes', schema: { type: 'string', format: 'binary' } })
+  @ApiErrorResponses(HOSTED_ERRORS)
+  async hostedImage(@Param('id') id: string, @Query('expires') expires: string | undefined, @Query('signature') signature: string | undefined, @Res({ passthrough: true }) response: Response): Promise<StreamableFile> {
+    const image = await this.hosted.read(id, expires, signature);
+    response.set({ 'cache-control': 'private, max-age=3600' });
+    return new StreamableFile(image.bytes, { type: image.mimeType, length: image.bytes.length });
+  }
 
   @Post('images/generations')
   @HttpCode(HttpStatus.OK)
@@ -76,12 +146,26 @@ export class ImagesController {
     return this.run(body, request, response, true);
   }
 
-  /** A client that goes away aborts the upstream call, unless it was already sent (upstream-billing.ts). */
   private run(body: ImageGenerationRequestDto, request: Request, response: Response, openAiShape: boolean): Promise<ImageGenerationResultDto> {
+    return this.images.generate({ ...this.callOf(request, response), body, openAiShape });
+  }
+
+  /** A client that goes away aborts the upstream call, unless it was already sent (upstream-billing.ts). */
+  private callOf(request: Request, response: Response) {
     const cancellation = new Cancellation();
     response.on('close', () => {
       if (!response.writableFinished) cancellation.abort();
     });
-    return this.images.generate({ requestId: request.context.requestId, context: request.context, auth: request.context.auth!, body, signal: cancellation, openAiShape });
+    return { requestId: request.context.requestId, context: request.context, auth: request.context.auth!, signal: cancellation, origin: this.hosted.originOf(request) };
   }
+}
+
+/** An uploaded image, judged by its bytes: anything but a PNG, JPEG or WebP is the client's 400 naming the field. */
+function imageFileOf(part: UploadedPart, field: 'image' | 'mask'): UpstreamImageFile {
+  const type = imageMimeType(part.bytes);
+  if (type === undefined || type === 'image/gif') {
+    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${field}: '${part.filename}' is not a PNG, JPEG or WebP image`);
+  }
+  const extension = type.slice('image/'.length).replace('jpeg', 'jpg');
+  return { data: part.bytes, contentType: type, filename: /\.[A-Za-z0-9]+$/.test(part.filename) ? part.filename : `${field}.${extension}` };
 }

@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import {
+  ErrorMessages,
   MAX_IMAGE_SIDE,
   MAX_IMAGE_STEPS,
   type AuthenticatedKey,
@@ -8,11 +9,26 @@ import {
   type ImageGenerationRequestDto,
   type ImageGenerationResultDto,
   type ImageMetaUsageDto,
+  type OpenAiImageDto,
+  type OpenAiImageEditFormDto,
 } from '@igw/contracts';
-import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { imagesAdapterFor, parseSize, type CancelSignal, type UpstreamImage, type UpstreamImageResult } from '@igw/providers';
+import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
+import {
+  imagesAdapterFor,
+  parseSize,
+  type CallOptions,
+  type CancelSignal,
+  type ImagesAdapter,
+  type ProviderKind,
+  type ProviderTarget,
+  type UpstreamImage,
+  type UpstreamImageFile,
+  type UpstreamImageRequest,
+  type UpstreamImageResult,
+} from '@igw/providers';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
-import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
+import { upstreamTimeoutMsOf, type UpstreamTarget } from '../paid-requests/upstream-route';
+import { HostedImages } from './hosted-images';
 import { cheaperOf, defaultQuality, imagePriceUnits, imageUnits } from './image-pricing';
 import { inlineImage } from './image-inline';
 import { MediaFetcher } from './media-fetcher';
@@ -25,8 +41,17 @@ export interface ImagesCall {
   auth: AuthenticatedKey;
   body: ImageGenerationRequestDto;
   signal: CancelSignal;
-  /** `/v1/images/generations`: add OpenAI's `data[i].b64_json` for the SDKs. */
+  /** `/v1/images/generations`: add OpenAI's `data[i].b64_json` (or `url`) for the SDKs. */
   openAiShape: boolean;
+  /** The gateway's address as the client reached it: where signed image links point. */
+  origin?: string;
+}
+
+/** POST /v1/images/edits: the form's fields and its image files. */
+export interface ImageEditCall extends Omit<ImagesCall, 'body' | 'openAiShape'> {
+  body: OpenAiImageEditFormDto;
+  images: UpstreamImageFile[];
+  mask?: UpstreamImageFile;
 }
 
 /**
@@ -42,13 +67,54 @@ export class ImagesService {
   constructor(
     private readonly pipeline: PaidRequestPipeline,
     private readonly fetcher: MediaFetcher,
+    private readonly hosted: HostedImages,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
-  async generate(call: ImagesCall): Promise<ImageGenerationResultDto> {
+  generate(call: ImagesCall): Promise<ImageGenerationResultDto> {
+    const { body } = call;
+    if (body.response_format === 'url' && !call.openAiShape) {
+      throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} response_format: 'url' is served on /v1/images/generations (OpenAI's shape); this route answers base64 in output.choices.`);
+    }
+    return this.run(call, 'images.generations', (adapter, target, request, options) => adapter.generate(target, request, options));
+  }
+
+  /**
+   * POST /v1/images/edits on the sources whose API edits with the model (OpenAI and Azure:
+   * GPT Image, DALL·E 2; Stability: inpaint); any other is the client's 400 naming the model. Billed as the
+   * catalogue prices the model's images, the same hold and bill as a generation.
+   */
+  edit(call: ImageEditCall): Promise<ImageGenerationResultDto> {
+    const { body } = call;
+    const generation: ImageGenerationRequestDto = {
+      model: body.model,
+      prompt: body.prompt,
+      n: body.n,
+      size: body.size,
+      quality: body.quality,
+      output_format: body.output_format,
+      response_format: body.response_format,
+      background: body.background,
+      user: body.user,
+      provider: body.provider,
+    };
+    return this.run({ ...call, body: generation, openAiShape: true }, 'images.edits', (adapter, target, request, options) =>
+      adapter.edit!(
+        target,
+        { ...request, images: call.images, mask: call.mask, options: { ...request.options, ...(body.input_fidelity !== undefined ? { input_fidelity: body.input_fidelity } : {}) } },
+        options,
+      ),
+    );
+  }
+
+  private async run(call: ImagesCall, endpoint: 'images.generations' | 'images.edits', send: ImageSend): Promise<ImageGenerationResultDto> {
     const { body } = call;
     const resolved = this.pipeline.resolveModel(body.model, 'images.generations');
-    const targets = mediaTargets(resolved.model, body.provider, this.settings, { name: 'image generation', supports: (kind) => imagesAdapterFor(kind) !== undefined });
+    const editing = endpoint === 'images.edits';
+    const capability = editing
+      ? { name: 'image editing', supports: (kind: ProviderKind) => imagesAdapterFor(kind)?.edit !== undefined }
+      : { name: 'image generation', supports: (kind: ProviderKind) => imagesAdapterFor(kind) !== undefined };
+    const targets = editing ? editingTargets(resolved.model.id, mediaTargets(resolved.model, body.provider, this.settings, capability, HttpStatus.BAD_REQUEST)) : mediaTargets(resolved.model, body.provider, this.settings, capability);
     const n = body.n ?? 1;
     const quality = body.quality ?? defaultQuality(resolved.model.pricing);
     const heldUnits = imagePriceUnits(resolved.model.pricing, { size: body.size, quality });
@@ -68,10 +134,11 @@ export class ImagesService {
       steps: body.steps !== undefined ? n * body.steps : undefined,
       megapixels: requestedSize ? (n * requestedSize.width * requestedSize.height) / 1e6 : undefined,
     });
-    const plan = { endpoint: 'images.generations', model: priced, catalogueRevision: resolved.revision, targets, ceiling };
+    const plan = { endpoint, fallbackGroup: 'images.generations', model: priced, catalogueRevision: resolved.revision, targets, ceiling };
     const { result, usage } = await this.pipeline.run(call, plan, {
       send: (target, signal) =>
-        imagesAdapterFor(target.definition.kind)!.generate(
+        send(
+          imagesAdapterFor(target.definition.kind)!,
           target,
           {
             model: target.model,
@@ -85,6 +152,7 @@ export class ImagesService {
             outputFormat: body.output_format,
             options: providerOptions(body),
             user: body.user,
+            responseFormat: body.response_format,
           },
           { timeoutMs: upstreamTimeoutMsOf(resolved.model, this.settings, target), signal },
         ),
@@ -112,18 +180,47 @@ export class ImagesService {
         return { result, usage };
       },
     });
-    const images = await Promise.all(result.images.map((image) => inlineImage(this.fetcher, image, call.signal, call.auth.keyId)));
-    const choices = images.map((image, index) => choiceOf(image, index));
+    const choices = await Promise.all(result.images.map((image, index) => this.choiceFor(call, image, index)));
     return {
       created: Math.floor(Date.now() / 1000),
       model: resolved.model.id,
       output: { choices },
-      ...(call.openAiShape
-        ? { data: choices.map((choice) => (choice.revised_prompt !== undefined ? { b64_json: choice.image_base64, revised_prompt: choice.revised_prompt } : { b64_json: choice.image_base64 })) }
-        : {}),
+      ...(call.openAiShape ? { data: choices.map(openAiImageOf) } : {}),
       meta: { usage },
     };
   }
+
+  /**
+   * One image as the client asked it: base64 (an upstream URL fetched and inlined), or with
+   * `url` the upstream's own link when it gave one, else a signed link to the bytes the gateway keeps.
+   */
+  private async choiceFor(call: ImagesCall, image: UpstreamImage, index: number): Promise<ImageChoiceDto> {
+    if (call.body.response_format === 'url') {
+      if (image.url) return choiceOf(image, index, { url: image.url });
+      const url = await this.hosted.host({ bytes: Buffer.from(image.base64 ?? '', 'base64'), mimeType: image.mimeType }, call.origin ?? '');
+      return choiceOf(image, index, { url });
+    }
+    const inlined = await inlineImage(this.fetcher, image, call.signal, call.auth.keyId);
+    return choiceOf(inlined, index, { image_base64: inlined.base64! });
+  }
+}
+
+type ImageSend = (adapter: ImagesAdapter, target: ProviderTarget, request: UpstreamImageRequest, options: CallOptions) => Promise<UpstreamImageResult>;
+
+/** Sources whose API edits with their model; none is the client's 400 naming the model. */
+function editingTargets(modelId: string, targets: readonly UpstreamTarget[]): readonly UpstreamTarget[] {
+  const refusals = targets.map((target) => imagesAdapterFor(target.definition.kind)!.editRefusal?.(target.model));
+  const usable = targets.filter((_, index) => refusals[index] === undefined);
+  if (usable.length === 0) {
+    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${modelId}' cannot edit images: ${[...new Set(refusals)].join('; ')}.`);
+  }
+  return usable;
+}
+
+function openAiImageOf(choice: ImageChoiceDto): OpenAiImageDto {
+  const image: OpenAiImageDto = choice.url !== undefined ? { url: choice.url } : { b64_json: choice.image_base64 };
+  if (choice.revised_prompt !== undefined) image.revised_prompt = choice.revised_prompt;
+  return image;
 }
 
 /** The whitelisted provider options, named as each API names them. */
@@ -135,8 +232,8 @@ function providerOptions(body: ImageGenerationRequestDto): Record<string, string
   return Object.keys(options).length > 0 ? options : undefined;
 }
 
-function choiceOf(image: UpstreamImage, index: number): ImageChoiceDto {
-  const choice: ImageChoiceDto = { index, image_base64: image.base64!, mime_type: image.mimeType };
+function choiceOf(image: UpstreamImage, index: number, content: { image_base64: string } | { url: string }): ImageChoiceDto {
+  const choice: ImageChoiceDto = { index, ...content, mime_type: image.mimeType };
   if (image.revisedPrompt !== undefined) choice.revised_prompt = image.revisedPrompt;
   if (image.finishReason !== undefined) choice.finish_reason = image.finishReason;
   if (image.seed !== undefined) choice.seed = image.seed;

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
-import { fetchMedia, MediaMemoryBudget, parseAllowlist, type AllowlistEntry, type CancelSignal, type FetchedMedia } from '@igw/providers';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { describeBytes, fetchMedia, MediaMemoryBudget, parseAllowlist, type AllowlistEntry, type CancelSignal, type FetchedMedia, type MediaLease } from '@igw/providers';
 
 /** Fetched bytes counted in the process's media budget until `release` (idempotent) gives them back. */
 export interface HeldMedia extends FetchedMedia {
@@ -30,6 +30,14 @@ export class MediaFetcher {
    * request no longer holds the bytes. `keyId` is the API key whose request the bytes serve:
    * its share of the budget is what they count against.
    */
+  /**
+   * A share of the same budget for bytes a client uploads (a multipart file): what a key's
+   * uploads and fetches hold together is bounded alike. Released once the request is over.
+   */
+  leaseUpload(keyId: string): MediaLease {
+    return this.budget.lease(keyId);
+  }
+
   async fetch(url: string, signal: CancelSignal, keyId: string): Promise<HeldMedia> {
     const { MEDIA_FETCH_MAX_BYTES, MEDIA_FETCH_TIMEOUT_MS } = this.settings.env;
     const lease = this.budget.lease(keyId);
@@ -58,4 +66,20 @@ function abortSignalOf(signal: CancelSignal): AbortSignal {
   if (signal.aborted) controller.abort(signal.reason);
   else signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
   return controller.signal;
+}
+
+/**
+ * A full media budget is not the client's mistake: the key's own share full is the key asking
+ * too much at once (429), the process's budget full is the gateway's state (503); both may be
+ * retried shortly. `what` completes "Service Unavailable: the ...", e.g. `audio at url`.
+ */
+export function mediaBudgetException(scope: 'holder' | 'process', env: ServiceSettings['env'], what: string, detail: string, cause?: unknown): GatewayException {
+  if (scope === 'holder') {
+    return new GatewayException(
+      HttpStatus.TOO_MANY_REQUESTS,
+      `Too Many Requests: this API key's requests hold ${describeBytes(keyShareBytes(env))} of fetched media, as much as one key may at once (MEDIA_IN_FLIGHT_KEY_SHARE); retry when one of them is over.`,
+      { cause, headers: { 'retry-after': '1' } },
+    );
+  }
+  return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: the ${what} ${detail}; try again shortly.`, { cause, headers: { 'retry-after': '1' } });
 }

@@ -15,6 +15,8 @@ export function mediaTargets(
   provider: string | undefined,
   settings: ServiceSettings,
   capability: { name: string; supports: (kind: ProviderKind) => boolean },
+  /** What a model none of whose sources offers the capability is: the catalogue's problem (503), or the client's when only some models of the kind have it (400). */
+  noSourceStatus: HttpStatus.SERVICE_UNAVAILABLE | HttpStatus.BAD_REQUEST = HttpStatus.SERVICE_UNAVAILABLE,
 ): readonly UpstreamTarget[] {
   const selected = selectSources(model, provider);
   const usable = selected.filter((source) => {
@@ -25,6 +27,9 @@ export function mediaTargets(
     const names = [...new Set(selected.map((source) => source.provider))].join(', ');
     const pinned = provider !== undefined && provider.toLowerCase() !== 'auto';
     if (pinned) throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} provider: ${names} offers no ${capability.name} API; pick another source of ${model.id}.`);
+    if (noSourceStatus === HttpStatus.BAD_REQUEST) {
+      throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: no source of '${model.id}' offers ${capability.name} (${names} has no ${capability.name} API).`);
+    }
     throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: no source of model '${model.id}' offers ${capability.name} (${names} has no ${capability.name} API).`);
   }
   return planTargets(model, usable, settings);

@@ -1,7 +1,7 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { codePointCount, ErrorMessages, type AuthenticatedKey, type SpeechRequestDto } from '@igw/contracts';
+import { codePointCount, ErrorMessages, type AuthenticatedKey, type OpenAiSpeechRequestDto, type SpeechRequestDto } from '@igw/contracts';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { speechAdapterFor, type CancelSignal } from '@igw/providers';
+import { speechAdapterFor, type CancelSignal, type SpeechFormat } from '@igw/providers';
 import type { ChargedUsage } from '../usage/usage-charging';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
@@ -39,21 +39,43 @@ export class SpeechService {
 
   async synthesize(call: SpeechCall): Promise<SpeechAnswer> {
     const { body } = call;
-    const { model, revision } = this.pipeline.resolveModel(body.model, 'tts');
     if (body.format !== undefined && body.encoding !== undefined && body.format !== body.encoding) {
       throw new GatewayException(
         HttpStatus.BAD_REQUEST,
         `${ErrorMessages.bodyValidationPrefix} encoding: Expected the same value as format ('${body.format}'), or only one of the two. Received '${body.encoding}'`,
       );
     }
-    const format = body.format ?? body.encoding ?? 'wav';
-    const targets = mediaTargets(model, body.provider, this.settings, { name: 'text-to-speech', supports: (kind) => speechAdapterFor(kind) !== undefined });
-    const characters = codePointCount(body.text);
+    return this.speak(call, { model: body.model, provider: body.provider, text: body.text, voice: body.voice, format: body.format ?? body.encoding ?? 'wav', speed: body.speed });
+  }
+
+  /** POST /v1/audio/speech: OpenAI's body, billed as /tts bills the same text. */
+  synthesizeOpenAi(call: Omit<SpeechCall, 'body'>, body: OpenAiSpeechRequestDto): Promise<SpeechAnswer> {
+    return this.speak(call, {
+      model: body.model,
+      provider: body.provider,
+      text: body.input,
+      voice: body.voice,
+      format: body.response_format ?? 'mp3',
+      speed: body.speed,
+      instructions: body.instructions,
+    });
+  }
+
+  private speak(call: Omit<SpeechCall, 'body'>, job: SpeechJob): Promise<SpeechAnswer> {
+    const { model, revision } = this.pipeline.resolveModel(job.model, 'tts');
+    const instructed = job.instructions !== undefined;
+    const allTargets = mediaTargets(model, job.provider, this.settings, { name: 'text-to-speech', supports: (kind) => speechAdapterFor(kind) !== undefined });
+    // Instructions change what is said aloud: never dropped, so only sources that take them may speak.
+    const targets = instructed ? allTargets.filter((target) => speechAdapterFor(target.definition.kind)!.takesInstructions) : allTargets;
+    if (targets.length === 0) {
+      throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} instructions: no source of '${model.id}' takes speaking instructions (OpenAI-format sources do); send the request without them.`);
+    }
+    const characters = codePointCount(job.text);
     return this.pipeline.run(call, { endpoint: 'tts', model, catalogueRevision: revision, targets, ceiling: { characters } }, {
       send: (target, signal) =>
         speechAdapterFor(target.definition.kind)!.synthesize(
           target,
-          { model: target.model, text: body.text, voice: body.voice, format, speed: body.speed },
+          { model: target.model, text: job.text, voice: job.voice, format: job.format, speed: job.speed, instructions: job.instructions },
           { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal },
         ),
       unreadUnits: () => ({ characters }),
@@ -63,4 +85,15 @@ export class SpeechService {
       },
     });
   }
+}
+
+/** What one speech request runs with, whichever route it came in by. */
+interface SpeechJob {
+  model: string;
+  provider?: string;
+  text: string;
+  voice?: string;
+  format: SpeechFormat;
+  speed?: number;
+  instructions?: string;
 }

@@ -6,16 +6,55 @@ import {
   MediaFetchFailedError,
   MediaFetchRefusedError,
   audioDurationSeconds,
-  describeBytes,
   transcriptionAdapterFor,
   type CancelSignal,
+  type UpstreamTranscriptionRequest,
   type UpstreamTranscriptionResult,
 } from '@igw/providers';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
-import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
-import { MediaFetcher, keyShareBytes, type HeldMedia } from './media-fetcher';
+import { upstreamTimeoutMsOf, type UpstreamTarget } from '../paid-requests/upstream-route';
+import { MediaFetcher, mediaBudgetException, type HeldMedia } from './media-fetcher';
+import type { UploadedPart } from './multipart-upload';
 import { mediaTargets } from './media-routing';
 import { audioSeconds, billableSeconds, billedAudioSeconds } from './transcription-billing';
+
+/** Audio to transcribe, held in the media budget until `release`. */
+interface AudioInput {
+  bytes: Buffer;
+  contentType?: string;
+  filename?: string;
+  release(): void;
+}
+
+/** What one transcription runs with, whichever route it came in by. */
+interface TranscriptionJob {
+  model: string;
+  provider?: string;
+  maxSeconds?: number;
+  /** The request field the audio came in: what a refusal of it names. */
+  field: 'url' | 'file';
+  audio(): Promise<AudioInput>;
+  request: Pick<UpstreamTranscriptionRequest, 'language' | 'prompt' | 'words' | 'temperature' | 'task'>;
+}
+
+/** An OpenAI-style upload to transcribe or translate. */
+export interface UploadTranscription {
+  model: string;
+  provider?: string;
+  file: UploadedPart;
+  task: 'transcribe' | 'translate';
+  request: Pick<UpstreamTranscriptionRequest, 'language' | 'prompt' | 'words' | 'temperature'>;
+}
+
+/** A transcription done and billed, before it is shaped for its route. */
+export interface AudioTranscription {
+  /** The catalogue id of the model. */
+  model: string;
+  result: UpstreamTranscriptionResult;
+  /** Seconds of audio (audioSeconds). */
+  duration: number;
+  usage: TranscriptionResultDto['meta']['usage'];
+}
 
 export interface TranscriptionCall {
   requestId: string;
@@ -48,41 +87,70 @@ export class TranscriptionService {
 
   async transcribe(call: TranscriptionCall): Promise<TranscriptionResultDto> {
     const { body } = call;
-    const { model, revision } = this.pipeline.resolveModel(body.model, 'stt');
+    const transcription = await this.run(call, {
+      model: body.model,
+      provider: body.provider,
+      maxSeconds: body.max_duration_seconds,
+      field: 'url',
+      audio: () => this.fetchAudio(body.url, call.signal, call.auth.keyId),
+      request: { language: body.language, prompt: body.prompt, words: body.words },
+    });
+    return resultOf(call, transcription);
+  }
+
+  /**
+   * POST /v1/audio/transcriptions and /translations: the audio uploaded with the request (its
+   * bytes already held in the media budget by the upload), billed as /stt bills a fetched file.
+   * A translation on a source whose model cannot translate is the client's 400.
+   */
+  transcribeUpload(call: Omit<TranscriptionCall, 'body'>, upload: UploadTranscription): Promise<AudioTranscription> {
+    return this.run(call, {
+      model: upload.model,
+      provider: upload.provider,
+      field: 'file',
+      audio: async () => ({ bytes: upload.file.bytes, contentType: upload.file.contentType, filename: upload.file.filename, release: () => undefined }),
+      request: { ...upload.request, task: upload.task },
+    });
+  }
+
+  private async run(call: Omit<TranscriptionCall, 'body'>, job: TranscriptionJob): Promise<AudioTranscription> {
+    const { model, revision } = this.pipeline.resolveModel(job.model, 'stt');
     const limit = this.settings.env.STT_MAX_AUDIO_SECONDS;
-    if (body.max_duration_seconds !== undefined && body.max_duration_seconds > limit) {
-      throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} max_duration_seconds: Expected an integer from 1 to ${limit}. Received ${body.max_duration_seconds}`);
+    if (job.maxSeconds !== undefined && job.maxSeconds > limit) {
+      throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} max_duration_seconds: Expected an integer from 1 to ${limit}. Received ${job.maxSeconds}`);
     }
-    const maxSeconds = body.max_duration_seconds ?? limit;
-    const targets = mediaTargets(model, body.provider, this.settings, { name: 'speech-to-text', supports: (kind) => transcriptionAdapterFor(kind) !== undefined });
-    // Fetched after admission (beforeCall), so the steps after it read it with `!`.
-    let audio: HeldMedia | undefined;
+    const maxSeconds = job.maxSeconds ?? limit;
+    const translating = job.request.task === 'translate';
+    const allTargets = mediaTargets(model, job.provider, this.settings, { name: 'speech-to-text', supports: (kind) => transcriptionAdapterFor(kind) !== undefined });
+    const targets = translating ? translatingTargets(model.id, allTargets) : allTargets;
+    // Had after admission (beforeCall), so the steps after it read it with `!`.
+    let audio: AudioInput | undefined;
     // The length read from the audio's bytes, when they carry one.
     let measuredSeconds: number | undefined;
     try {
       return await this.pipeline.run(call, { endpoint: 'stt', model, catalogueRevision: revision, targets, ceiling: { audio_seconds: maxSeconds } }, {
         beforeCall: async () => {
-          audio = await this.fetchAudio(body.url, call.signal, call.auth.keyId);
+          audio = await job.audio();
           measuredSeconds = await audioDurationSeconds(audio.bytes);
           if (measuredSeconds !== undefined && billableSeconds(measuredSeconds) > maxSeconds) {
             throw new GatewayException(
               HttpStatus.BAD_REQUEST,
-              `${ErrorMessages.bodyValidationPrefix} url: the audio lasts ${billableSeconds(measuredSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (max_duration_seconds, at most STT_MAX_AUDIO_SECONDS).`,
+              `${ErrorMessages.bodyValidationPrefix} ${job.field}: the audio lasts ${billableSeconds(measuredSeconds)} s, longer than the ${maxSeconds} s this request may transcribe (${job.field === 'url' ? 'max_duration_seconds, at most ' : ''}STT_MAX_AUDIO_SECONDS).`,
             );
           }
         },
         send: (target, signal) =>
           transcriptionAdapterFor(target.definition.kind)!.transcribe(
             target,
-            { model: target.model, audio: audio!.bytes, contentType: audio!.contentType ?? 'application/octet-stream', language: body.language, prompt: body.prompt, words: body.words },
+            { ...job.request, model: target.model, audio: audio!.bytes, contentType: audio!.contentType ?? 'application/octet-stream', filename: audio!.filename },
             { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal },
           ),
         unreadUnits: () => ({ audio_seconds: billedAudioSeconds(undefined, measuredSeconds, audio!.bytes.length, maxSeconds) }),
-        settle: (result, admitted) => {
+        settle: (result, admitted): AudioTranscription => {
           const duration = audioSeconds(result.durationSeconds, measuredSeconds, audio!.bytes.length);
           const billedSeconds = billedAudioSeconds(result.durationSeconds, measuredSeconds, audio!.bytes.length, maxSeconds);
           const usage = admitted.settle({ audio_seconds: billedSeconds });
-          return resultOf(call, model.id, result, duration, { ...usage, audio_seconds: billedSeconds });
+          return { model: model.id, result, duration, usage: { ...usage, audio_seconds: billedSeconds } };
         },
       });
     } finally {
@@ -105,25 +173,26 @@ export class TranscriptionService {
       if (error instanceof MediaFetchRefusedError || error instanceof MediaFetchFailedError) {
         throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} url: ${error.detail}`, { cause: error });
       }
-      if (error instanceof MediaBudgetExhaustedError && error.scope === 'holder') {
-        throw new GatewayException(
-          HttpStatus.TOO_MANY_REQUESTS,
-          `Too Many Requests: this API key's requests hold ${describeBytes(keyShareBytes(this.settings.env))} of fetched media, as much as one key may at once (MEDIA_IN_FLIGHT_KEY_SHARE); retry when one of them is over.`,
-          { cause: error, headers: { 'retry-after': '1' } },
-        );
-      }
-      if (error instanceof MediaBudgetExhaustedError) {
-        throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE, `Service Unavailable: the audio at url ${error.detail}; try again shortly.`, {
-          cause: error,
-          headers: { 'retry-after': '1' },
-        });
-      }
+      if (error instanceof MediaBudgetExhaustedError) throw mediaBudgetException(error.scope, this.settings.env, 'audio at url', error.detail, error);
       throw error;
     }
   }
 }
 
-function resultOf(call: TranscriptionCall, modelId: string, result: UpstreamTranscriptionResult, duration: number, usage: TranscriptionResultDto['meta']['usage']): TranscriptionResultDto {
+/**
+ * A translation goes only to sources whose model translates; none left is the client's 400
+ * naming the model (a catalogue entry routed to Deepgram or to a GPT-4o transcriber).
+ */
+function translatingTargets(modelId: string, targets: readonly UpstreamTarget[]): readonly UpstreamTarget[] {
+  const refusals = targets.map((target) => transcriptionAdapterFor(target.definition.kind)!.translationRefusal(target.model));
+  const usable = targets.filter((_, index) => refusals[index] === undefined);
+  if (usable.length === 0) {
+    throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${modelId}' cannot translate speech: ${[...new Set(refusals)].join('; ')}. Translations are served by Whisper models on OpenAI-format sources.`);
+  }
+  return usable;
+}
+
+function resultOf(call: TranscriptionCall, { model: modelId, result, duration, usage }: AudioTranscription): TranscriptionResultDto {
   return {
     metadata: { request_id: call.requestId, created: new Date().toISOString(), duration, channels: 1, model: modelId },
     results: {

@@ -141,6 +141,7 @@ export function genAiOperation(endpoint: string): string {
     case 'embeddings':
       return 'embeddings';
     case 'images.generations':
+    case 'images.edits':
       return 'generate_content';
     default:
       return endpoint;

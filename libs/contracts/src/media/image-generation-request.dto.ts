@@ -83,11 +83,15 @@ export class ImageGenerationRequestDto {
   @IsOneOf(IMAGE_OUTPUT_FORMATS)
   output_format?: (typeof IMAGE_OUTPUT_FORMATS)[number];
 
-  @ApiPropertyOptional({ enum: ['b64_json'], description: "Accepted for OpenAI clients; the gateway always answers base64 (an upstream URL is fetched by the gateway), so 'url' is refused" })
+  @ApiPropertyOptional({
+    enum: ['b64_json', 'url'],
+    default: 'b64_json',
+    description: "`url` (on /v1/images/generations and /v1/images/edits): each image as a link valid for an hour, the upstream's own when it answered one (DALL·E), else one the gateway signs and serves (GET /v1/images/hosted/{id}); base64 otherwise",
+  })
   @NullMeansAbsent()
   @IsOptional()
-  @IsOneOf(['b64_json'])
-  response_format?: 'b64_json';
+  @IsOneOf(['b64_json', 'url'])
+  response_format?: 'b64_json' | 'url';
 
   @ApiPropertyOptional({ enum: ['vivid', 'natural'], description: 'DALL·E 3 style' })
   @NullMeansAbsent()

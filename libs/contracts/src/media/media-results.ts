@@ -14,7 +14,8 @@ export class ImageMetaUsageDto extends MediaUsageDto {
 
 export class ImageChoiceDto {
   @ApiProperty({ example: 0 }) index!: number;
-  @ApiProperty({ description: 'The image bytes, base64-encoded', format: 'byte', example: 'iVBORw0KGgoAAAANSUhEUgAA...' }) image_base64!: string;
+  @ApiPropertyOptional({ description: 'The image bytes, base64-encoded (absent with `response_format: "url"`)', format: 'byte', example: 'iVBORw0KGgoAAAANSUhEUgAA...' }) image_base64?: string;
+  @ApiPropertyOptional({ description: 'With `response_format: "url"`: a link to the image, valid for an hour' }) url?: string;
   @ApiProperty({ example: 'image/png' }) mime_type!: string;
   @ApiPropertyOptional({ description: 'The prompt the provider actually used (DALL·E 3)' }) revised_prompt?: string;
   @ApiPropertyOptional({ description: 'Stability: SUCCESS, or CONTENT_FILTERED for a blurred image (still billed)' }) finish_reason?: string;
@@ -26,7 +27,8 @@ export class ImageOutputDto {
 }
 
 export class OpenAiImageDto {
-  @ApiProperty({ format: 'byte' }) b64_json!: string;
+  @ApiPropertyOptional({ format: 'byte' }) b64_json?: string;
+  @ApiPropertyOptional({ description: 'With `response_format: "url"`: a link valid for an hour' }) url?: string;
   @ApiPropertyOptional() revised_prompt?: string;
 }
 

@@ -122,6 +122,19 @@ export class Environment {
    * before the audio is fetched; a request may lower it with `max_duration_seconds`.
    */
   @Transform(toNumber) @IsInt() @Min(1) @Max(86_400) STT_MAX_AUDIO_SECONDS: number = 3_600;
+  /**
+   * The key that signs the image links the gateway serves (`response_format: "url"` for images
+   * whose upstream answered bytes), at least 32 characters; the same on every replica. Unset:
+   * with REDIS_URL, one generated once and kept in Redis beside the images (every replica reads
+   * it); without, one generated per process (standalone holds the images in its own memory).
+   */
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @MinLength(32, { message: 'MEDIA_URL_SECRET must be at least 32 characters' })
+  MEDIA_URL_SECRET?: string;
+  /**
+   * The image bytes one standalone gateway keeps for its signed links (256 MiB); past it the
+   * oldest go first. With REDIS_URL the images live in Redis for their hour, each at most MEDIA_FETCH_MAX_BYTES.
+   */
+  @Transform(toNumber) @IsInt() @Min(1_024) HOSTED_IMAGES_MAX_BYTES: number = 256 * 1024 * 1024;
   /** Longest a command to the limits' Redis may take; beyond it the gateway counts limits locally until Redis answers again. */
   @Transform(toNumber) @IsInt() @Min(10) REDIS_COMMAND_TIMEOUT_MS: number = 500;
   /**
@@ -205,7 +218,7 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Loaded
     throw new EnvironmentError(`Invalid configuration: ${(error as Error).message}`);
   }
   const providers = readProviderEnvironment(source);
-  registerLogSecrets([env.ADMIN_TOKEN, ...Object.entries(providers).filter(([name]) => name.endsWith('_API_KEY')).map(([, value]) => value), ...databasePasswords(env)]);
+  registerLogSecrets([env.ADMIN_TOKEN, env.MEDIA_URL_SECRET, ...Object.entries(providers).filter(([name]) => name.endsWith('_API_KEY')).map(([, value]) => value), ...databasePasswords(env)]);
   return { env, providers };
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { HttpStatus, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { HttpStatus, SetMetadata, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { ErrorMessages, exceedsJsonDepth, MAX_JSON_DEPTH } from '@igw/contracts';
 import express, { type Request, type Response } from 'express';
 import { from, switchMap, type Observable } from 'rxjs';
@@ -118,6 +118,14 @@ export function compressedBodyMessage(encoding: string): string {
   return `Unsupported body encoding: request bodies must not be compressed (Content-Encoding: ${encoding}). Send the JSON uncompressed.`;
 }
 
+const MULTIPART_ROUTE = 'igw:multipart-route';
+
+/**
+ * Marks a route whose body is a multipart/form-data upload it parses itself (an interceptor of
+ * its own, after the guards): the JSON reader leaves such a body unread instead of refusing it.
+ */
+export const TakesMultipartBody = (): MethodDecorator => SetMetadata(MULTIPART_ROUTE, true);
+
 /**
  * Reads every JSON body of the app's routes, with body-parser's JSON parser within
  * `limitBytes`. As an interceptor it runs after the route's guards: a request without a valid
@@ -136,6 +144,10 @@ export class JsonBodyInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
     if (!hasBody(request.headers)) return next.handle();
+    if (Reflect.getMetadata(MULTIPART_ROUTE, context.getHandler()) === true && request.is('multipart/form-data')) {
+      refuseEncodedBody(request.headers);
+      return next.handle();
+    }
     return from(this.read(request, http.getResponse<Response>())).pipe(switchMap(() => next.handle()));
   }
 

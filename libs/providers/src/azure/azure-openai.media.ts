@@ -16,14 +16,14 @@ function deploymentEndpoint(operation: string): OpenAiEndpoint {
 /** Azure OpenAI image generation (GPT Image, DALL·E deployments). */
 export class AzureOpenAiImagesAdapter extends OpenAiImagesAdapter {
   constructor() {
-    super(deploymentEndpoint('images/generations'));
+    super(deploymentEndpoint('images/generations'), deploymentEndpoint('images/edits'));
   }
 }
 
 /** Azure OpenAI transcriptions (Whisper, GPT-4o transcribe deployments). */
 export class AzureOpenAiTranscriptionAdapter extends OpenAiTranscriptionAdapter {
   constructor() {
-    super(deploymentEndpoint('audio/transcriptions'));
+    super(deploymentEndpoint('audio/transcriptions'), deploymentEndpoint('audio/translations'));
   }
 }
 

@@ -34,6 +34,8 @@ export function deepgramSpeakUrl(target: ProviderTarget, request: UpstreamSpeech
 
 /** Deepgram Aura: `POST {base}/v1/speak?model=...` with `{text}`, the audio bytes in the answer. */
 export class DeepgramSpeechAdapter implements SpeechAdapter {
+  readonly takesInstructions = false;
+
   async synthesize(target: ProviderTarget, request: UpstreamSpeechRequest, options: CallOptions): Promise<UpstreamSpeechResult> {
     const format = request.format ?? 'wav';
     const answer = await postJsonForBytes(

@@ -68,6 +68,10 @@ export function fromDeepgramListenResponse(provider: string, request: UpstreamTr
 
 /** Deepgram's pre-recorded API: the audio bytes as the body of `POST {base}/v1/listen`. */
 export class DeepgramTranscriptionAdapter implements TranscriptionAdapter {
+  translationRefusal(model: string): string | undefined {
+    return `Deepgram has no translation API (${model} transcribes only)`;
+  }
+
   async transcribe(target: ProviderTarget, request: UpstreamTranscriptionRequest, options: CallOptions): Promise<UpstreamTranscriptionResult> {
     const response = await postBytes<DeepgramListenResponse>({
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,

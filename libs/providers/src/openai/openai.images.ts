@@ -1,13 +1,12 @@
 import { imageDimensions, imageMimeType, parseSize } from '../media/image-facts';
-import type { CallOptions, ImagesAdapter, ProviderTarget, UpstreamImage, UpstreamImageRequest, UpstreamImageResult } from '../provider.types';
-import { postJson } from '../transport/http-client';
+import type { CallOptions, ImagesAdapter, ProviderTarget, UpstreamImage, UpstreamImageEditRequest, UpstreamImageRequest, UpstreamImageResult } from '../provider.types';
+import { postJson, postMultipart } from '../transport/http-client';
 import { UpstreamProtocolError } from '../upstream.errors';
 import type { OpenAiEndpoint } from './openai.chat';
 
-const OPENAI_IMAGES_ENDPOINT: OpenAiEndpoint = {
-  url: (target) => `${target.baseUrl}/images/generations`,
-  headers: (target): Record<string, string> => (target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
-};
+const bearer = (target: ProviderTarget): Record<string, string> => (target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {});
+const OPENAI_IMAGES_ENDPOINT: OpenAiEndpoint = { url: (target) => `${target.baseUrl}/images/generations`, headers: bearer };
+const OPENAI_IMAGE_EDITS_ENDPOINT: OpenAiEndpoint = { url: (target) => `${target.baseUrl}/images/edits`, headers: bearer };
 
 /** OpenAI's images answer, as far as the gateway reads it. */
 export interface OpenAiImagesResponse {
@@ -34,9 +33,32 @@ export function toOpenAiImagesRequest(request: UpstreamImageRequest): Record<str
   // OpenAI's own models take no steps (a 400); OpenAI-compatible diffusion servers do.
   if (request.steps !== undefined) body.steps = request.steps;
   if (request.user !== undefined) body.user = request.user;
-  if (takesResponseFormat(request.model)) body.response_format = 'b64_json';
+  if (takesResponseFormat(request.model)) body.response_format = request.responseFormat === 'url' ? 'url' : 'b64_json';
   else if (request.outputFormat !== undefined) body.output_format = request.outputFormat;
   return body;
+}
+
+/**
+ * The form of `POST /images/edits`: one image as `image`, several as `image[]` (GPT Image takes
+ * up to 16; DALL·E 2 one square PNG), the optional mask as `mask`.
+ */
+export function toOpenAiImageEditForm(request: UpstreamImageEditRequest): {
+  fields: Record<string, string | undefined>;
+  files: Array<{ field: string; filename: string; contentType: string; data: Buffer }>;
+} {
+  const { images, mask, ...generation } = request;
+  const body = toOpenAiImagesRequest(generation);
+  const fields = Object.fromEntries(Object.entries(body).map(([name, value]) => [name, String(value)]));
+  const field = images.length === 1 ? 'image' : 'image[]';
+  const files = images.map((image) => ({ field, filename: image.filename, contentType: image.contentType, data: image.data }));
+  if (mask) files.push({ field: 'mask', filename: mask.filename, contentType: mask.contentType, data: mask.data });
+  return { fields, files };
+}
+
+/** OpenAI edits with GPT Image and DALL·E 2 only. */
+export function openAiEditRefusal(model: string): string | undefined {
+  if (model.startsWith('dall-e') && !model.startsWith('dall-e-2')) return `${model} has no image edit API (GPT Image and DALL·E 2 models edit)`;
+  return undefined;
 }
 
 export function fromOpenAiImagesResponse(provider: string, request: UpstreamImageRequest, response: OpenAiImagesResponse): UpstreamImageResult {
@@ -74,7 +96,29 @@ function withOptional(image: UpstreamImage, revisedPrompt: string | undefined): 
 
 /** OpenAI's images API and servers that copy it: `POST {base}/images/generations`. */
 export class OpenAiImagesAdapter implements ImagesAdapter {
-  constructor(private readonly endpoint: OpenAiEndpoint = OPENAI_IMAGES_ENDPOINT) {}
+  constructor(
+    private readonly endpoint: OpenAiEndpoint = OPENAI_IMAGES_ENDPOINT,
+    private readonly editEndpoint: OpenAiEndpoint = OPENAI_IMAGE_EDITS_ENDPOINT,
+  ) {}
+
+  editRefusal(model: string): string | undefined {
+    return openAiEditRefusal(model);
+  }
+
+  async edit(target: ProviderTarget, request: UpstreamImageEditRequest, options: CallOptions): Promise<UpstreamImageResult> {
+    const form = toOpenAiImageEditForm(request);
+    const response = await postMultipart<OpenAiImagesResponse>({
+      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
+      url: this.editEndpoint.url(target),
+      headers: this.editEndpoint.headers(target),
+      fields: form.fields,
+      files: form.files,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      limits: target.limits,
+    });
+    return fromOpenAiImagesResponse(target.provider, request, response);
+  }
 
   async generate(target: ProviderTarget, request: UpstreamImageRequest, options: CallOptions): Promise<UpstreamImageResult> {
     const response = await postJson<OpenAiImagesResponse>({

@@ -22,11 +22,14 @@ export function toOpenAiSpeechRequest(request: UpstreamSpeechRequest): Record<st
     response_format: request.format ?? 'wav',
   };
   if (request.speed !== undefined) body.speed = request.speed;
+  if (request.instructions !== undefined) body.instructions = request.instructions;
   return body;
 }
 
 /** OpenAI's speech API and servers that copy it: `POST {base}/audio/speech`, the audio bytes in the answer. */
 export class OpenAiSpeechAdapter implements SpeechAdapter {
+  readonly takesInstructions = true;
+
   constructor(private readonly endpoint: OpenAiEndpoint = OPENAI_SPEECH_ENDPOINT) {}
 
   async synthesize(target: ProviderTarget, request: UpstreamSpeechRequest, options: CallOptions): Promise<UpstreamSpeechResult> {

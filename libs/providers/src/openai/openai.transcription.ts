@@ -11,10 +11,9 @@ import { postMultipart } from '../transport/http-client';
 import { UpstreamProtocolError } from '../upstream.errors';
 import type { OpenAiEndpoint } from './openai.chat';
 
-const OPENAI_TRANSCRIPTIONS_ENDPOINT: OpenAiEndpoint = {
-  url: (target) => `${target.baseUrl}/audio/transcriptions`,
-  headers: (target): Record<string, string> => (target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
-};
+const bearer = (target: ProviderTarget): Record<string, string> => (target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {});
+const OPENAI_TRANSCRIPTIONS_ENDPOINT: OpenAiEndpoint = { url: (target) => `${target.baseUrl}/audio/transcriptions`, headers: bearer };
+const OPENAI_TRANSLATIONS_ENDPOINT: OpenAiEndpoint = { url: (target) => `${target.baseUrl}/audio/translations`, headers: bearer };
 
 /** OpenAI's transcription answer (`json` or `verbose_json`), as far as the gateway reads it. */
 export interface OpenAiTranscriptionResponse {
@@ -36,16 +35,22 @@ function takesVerboseJson(model: string): boolean {
   return model.startsWith('whisper');
 }
 
+/**
+ * The form fields of a transcription or translation. A translation takes no `language` (its
+ * output is English) nor `timestamp_granularities[]` (OpenAI refuses both there).
+ */
 export function toOpenAiTranscriptionFields(request: UpstreamTranscriptionRequest): Record<string, string | string[] | undefined> {
   const verbose = takesVerboseJson(request.model);
+  const translating = request.task === 'translate';
   const options = Object.fromEntries(Object.entries(request.options ?? {}).map(([name, value]) => [name, String(value)]));
   return {
     ...options,
     model: request.model,
     response_format: verbose ? 'verbose_json' : 'json',
-    language: request.language,
+    language: translating ? undefined : request.language,
     prompt: request.prompt,
-    'timestamp_granularities[]': verbose && request.words !== false ? ['word', 'segment'] : undefined,
+    temperature: request.temperature === undefined ? undefined : String(request.temperature),
+    'timestamp_granularities[]': verbose && !translating && request.words !== false ? ['word', 'segment'] : undefined,
   };
 }
 
@@ -66,13 +71,22 @@ export function fromOpenAiTranscriptionResponse(provider: string, request: Upstr
 
 /** OpenAI's transcriptions API and servers that copy it (Groq): a multipart upload to `{base}/audio/transcriptions`. */
 export class OpenAiTranscriptionAdapter implements TranscriptionAdapter {
-  constructor(private readonly endpoint: OpenAiEndpoint = OPENAI_TRANSCRIPTIONS_ENDPOINT) {}
+  constructor(
+    private readonly endpoint: OpenAiEndpoint = OPENAI_TRANSCRIPTIONS_ENDPOINT,
+    private readonly translationEndpoint: OpenAiEndpoint = OPENAI_TRANSLATIONS_ENDPOINT,
+  ) {}
+
+  /** OpenAI translates with Whisper only (`whisper-1`); its GPT-4o transcribers have no translations route. */
+  translationRefusal(model: string): string | undefined {
+    return takesVerboseJson(model) ? undefined : `${model} does not translate (only Whisper models do)`;
+  }
 
   async transcribe(target: ProviderTarget, request: UpstreamTranscriptionRequest, options: CallOptions): Promise<UpstreamTranscriptionResult> {
+    const endpoint = request.task === 'translate' ? this.translationEndpoint : this.endpoint;
     const response = await postMultipart<OpenAiTranscriptionResponse>({
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
-      url: this.endpoint.url(target),
-      headers: this.endpoint.headers(target),
+      url: endpoint.url(target),
+      headers: endpoint.headers(target),
       fields: toOpenAiTranscriptionFields(request),
       files: [{ field: 'file', filename: request.filename ?? audioFilename(request.contentType, request.audio), contentType: request.contentType, data: request.audio }],
       timeoutMs: options.timeoutMs,

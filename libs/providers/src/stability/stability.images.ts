@@ -1,5 +1,5 @@
 import { imageDimensions, imageMimeType, parseSize } from '../media/image-facts';
-import type { CallOptions, ImagesAdapter, ProviderTarget, UpstreamImage, UpstreamImageRequest, UpstreamImageResult } from '../provider.types';
+import type { CallOptions, ImagesAdapter, ProviderTarget, UpstreamImage, UpstreamImageEditRequest, UpstreamImageRequest, UpstreamImageResult } from '../provider.types';
 import { postMultipart } from '../transport/http-client';
 import { RequestTranslationError, UpstreamProtocolError } from '../upstream.errors';
 
@@ -79,11 +79,45 @@ export function fromStabilityImageResponse(provider: string, request: UpstreamIm
  */
 export class StabilityImagesAdapter implements ImagesAdapter {
   async generate(target: ProviderTarget, request: UpstreamImageRequest, options: CallOptions): Promise<UpstreamImageResult> {
+    const url = `${target.baseUrl}/v2beta/stable-image/generate/${encodeURIComponent(stabilityRoute(request.model).path)}`;
+    return this.call(target, request, options, url, (index) => toStabilityFields(request, index), []);
+  }
+
+  /** Every Stable Image model edits through Stability's inpaint route (its own model), one image at a time. */
+  editRefusal(): string | undefined {
+    return undefined;
+  }
+
+  /**
+   * `POST {base}/v2beta/stable-image/edit/inpaint`: one image, redrawn where the mask (else the
+   * image's own transparency) says; `n` edits are `n` calls made together.
+   */
+  async edit(target: ProviderTarget, request: UpstreamImageEditRequest, options: CallOptions): Promise<UpstreamImageResult> {
+    if (request.images.length !== 1) throw new RequestTranslationError('Stability edits one image at a time: send one image', 'image');
+    const files = [
+      { field: 'image', filename: request.images[0].filename, contentType: request.images[0].contentType, data: request.images[0].data },
+      ...(request.mask ? [{ field: 'mask', filename: request.mask.filename, contentType: request.mask.contentType, data: request.mask.data }] : []),
+    ];
+    const fields = (index: number) => {
+      // The inpaint route takes no aspect ratio (the image's own) nor model.
+      const { aspect_ratio: _ratio, model: _model, ...rest } = toStabilityFields(request, index);
+      return rest;
+    };
+    return this.call(target, request, options, `${target.baseUrl}/v2beta/stable-image/edit/inpaint`, fields, files);
+  }
+
+  private async call(
+    target: ProviderTarget,
+    request: UpstreamImageRequest,
+    options: CallOptions,
+    url: string,
+    fieldsOf: (index: number) => Record<string, string | undefined>,
+    files: Array<{ field: string; filename: string; contentType: string; data: Buffer }>,
+  ): Promise<UpstreamImageResult> {
     const count = request.n ?? 1;
     if (!Number.isInteger(count) || count < 1 || count > STABILITY_MAX_IMAGES) {
       throw new RequestTranslationError(`n must be an integer from 1 to ${STABILITY_MAX_IMAGES} for Stability models`, 'n');
     }
-    const url = `${target.baseUrl}/v2beta/stable-image/generate/${encodeURIComponent(stabilityRoute(request.model).path)}`;
     const headers: Record<string, string> = target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {};
     const images = await Promise.all(
       Array.from({ length: count }, async (_, index) => {
@@ -91,8 +125,8 @@ export class StabilityImagesAdapter implements ImagesAdapter {
           provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
           url,
           headers,
-          fields: toStabilityFields(request, index),
-          files: [],
+          fields: fieldsOf(index),
+          files,
           timeoutMs: options.timeoutMs,
           signal: options.signal,
           limits: target.limits,

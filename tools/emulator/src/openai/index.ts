@@ -8,11 +8,11 @@ import { completions } from './completions';
 import { createResponse } from './responses';
 import { openAiDecisions, systemOne } from './decisions';
 import { embeddings } from './embeddings';
-import { imageGenerations } from './images';
+import { imageEdits, imageGenerations } from './images';
 import { listModels, retrieveModel } from './models';
 import { moderations } from './moderations';
 import { audioSpeech } from './speech';
-import { audioTranscriptions } from './transcriptions';
+import { audioTranscriptions, audioTranslations } from './transcriptions';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -37,6 +37,8 @@ export const openAIFormat: WireFormat = {
     { method: 'POST', path: '/v1/decisions', handle: openAiDecisions },
     { method: 'POST', path: '/v1/images/generations', handle: imageGenerations },
     { method: 'POST', path: '/v1/audio/transcriptions', handle: audioTranscriptions },
+    { method: 'POST', path: '/v1/audio/translations', handle: audioTranslations },
+    { method: 'POST', path: '/v1/images/edits', handle: imageEdits },
     { method: 'POST', path: '/v1/audio/speech', handle: audioSpeech },
     { method: 'GET', path: '/v1/models', handle: listModels },
     { method: 'GET', path: /^\/v1\/models\/(.+)$/, handle: retrieveModel },

@@ -1,8 +1,8 @@
 import { startEmulator, type RunningEmulator } from '../emulator';
-import { readWav, speechSeconds } from '../media/wav';
+import { makeWav, readWav, speechSeconds } from '../media/wav';
 import { makePng } from '../media/png';
 
-// OpenAI's media routes: /v1/images/generations, /v1/audio/transcriptions, /v1/audio/speech.
+// OpenAI's media routes: /v1/images/generations and /edits, /v1/audio/transcriptions and /translations, /v1/audio/speech.
 
 const KEY = 'sk-openai-media';
 const AUTH = { authorization: `Bearer ${KEY}` };
@@ -20,11 +20,18 @@ function postJson(path: string, body: unknown): Promise<Response> {
   return fetch(`${emulator.url}${path}`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
-function transcribe(fields: Record<string, string | string[]>, file?: { bytes: Buffer; name: string; type?: string }): Promise<Response> {
+function transcribe(fields: Record<string, string | string[]>, file?: { bytes: Buffer; name: string; type?: string }, route = 'transcriptions'): Promise<Response> {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) for (const item of Array.isArray(value) ? value : [value]) form.append(name, item);
   if (file) form.append('file', new Blob([file.bytes], { type: file.type ?? 'audio/wav' }), file.name);
-  return fetch(`${emulator.url}/v1/audio/transcriptions`, { method: 'POST', headers: AUTH, body: form });
+  return fetch(`${emulator.url}/v1/audio/${route}`, { method: 'POST', headers: AUTH, body: form });
+}
+
+function editImages(fields: Record<string, string>, files: Array<{ field: string; bytes: Buffer; name: string }>): Promise<Response> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  for (const file of files) form.append(file.field, new Blob([file.bytes], { type: 'image/png' }), file.name);
+  return fetch(`${emulator.url}/v1/images/edits`, { method: 'POST', headers: AUTH, body: form });
 }
 
 async function speech(body: Record<string, unknown>): Promise<{ status: number; type: string | null; bytes: Buffer }> {
@@ -159,5 +166,63 @@ describe('POST /v1/audio/speech', () => {
     const answer = await speech(body);
     expect(answer.status).toBe(400);
     expect((JSON.parse(answer.bytes.toString('utf8')) as { error: { param: string } }).error.param).toBe(param);
+  });
+});
+
+interface OpenAiError {
+  error: { message: string; param: string | null };
+}
+
+describe('POST /v1/audio/translations', () => {
+  const wav = () => ({ bytes: makeWav({ seconds: 1.5, text: 'Bonjour tout le monde' }), name: 'speech.wav' });
+
+  it("answers the English text Whisper heard, with task 'translate'", async () => {
+    const verbose = await transcribe({ model: 'whisper-1', response_format: 'verbose_json' }, wav(), 'translations');
+    expect(verbose.status).toBe(200);
+    expect(await verbose.json()).toMatchObject({ task: 'translate', language: 'english', duration: 1.5, text: 'Bonjour tout le monde' });
+    const text = await transcribe({ model: 'whisper-1', response_format: 'text' }, wav(), 'translations');
+    expect(await text.text()).toBe('Bonjour tout le monde\n');
+  });
+
+  it('refuses models other than Whisper, and the fields translations do not take, as OpenAI does', async () => {
+    const other = await transcribe({ model: 'gpt-4o-mini-transcribe' }, wav(), 'translations');
+    expect(other.status).toBe(400);
+    expect(((await other.json()) as OpenAiError).error).toMatchObject({ param: 'model', message: expect.stringContaining('does not support translations') });
+    for (const [name, value] of [['language', 'fr'], ['timestamp_granularities[]', 'word']]) {
+      const refused = await transcribe({ model: 'whisper-1', [name]: value }, wav(), 'translations');
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as OpenAiError).error.param).toBe(name);
+    }
+  });
+});
+
+describe('POST /v1/images/edits', () => {
+  const image = makePng(512, 512, 3);
+
+  it('edits one image (GPT Image: base64 with usage) or several as image[], the size of the first', async () => {
+    const one = await editImages({ model: 'gpt-image-1', prompt: 'add a hat' }, [{ field: 'image', bytes: image, name: 'a.png' }, { field: 'mask', bytes: makePng(512, 512, 0), name: 'mask.png' }]);
+    expect(one.status).toBe(200);
+    const body = (await one.json()) as { data: Array<{ b64_json: string }> };
+    const png = Buffer.from(body.data[0].b64_json, 'base64');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([512, 512]);
+    expect(body).toMatchObject({ size: '512x512', usage: { input_tokens: expect.any(Number), output_tokens: 4160 } });
+    const two = await editImages({ model: 'gpt-image-1', prompt: 'add a hat', n: '2' }, [{ field: 'image[]', bytes: image, name: 'a.png' }, { field: 'image[]', bytes: image, name: 'b.png' }]);
+    expect(((await two.json()) as { data: unknown[] }).data).toHaveLength(2);
+  });
+
+  it('answers DALL·E 2 with URLs by default, and refuses dall-e-3, no image, a non-PNG and a mask of another size', async () => {
+    const dalle2 = await editImages({ model: 'dall-e-2', prompt: 'x' }, [{ field: 'image', bytes: image, name: 'a.png' }]);
+    expect(((await dalle2.json()) as { data: Array<{ url: string }> }).data[0].url).toMatch(/\/media\/images\/512x512\/\d+\.png$/);
+    const refusals: Array<[Record<string, string>, Array<{ field: string; bytes: Buffer; name: string }>, string]> = [
+      [{ model: 'dall-e-3', prompt: 'x' }, [{ field: 'image', bytes: image, name: 'a.png' }], 'model'],
+      [{ model: 'gpt-image-1', prompt: 'x' }, [], 'image'],
+      [{ model: 'gpt-image-1', prompt: 'x' }, [{ field: 'image', bytes: Buffer.from('not a png'), name: 'a.png' }], 'image'],
+      [{ model: 'gpt-image-1', prompt: 'x' }, [{ field: 'image', bytes: image, name: 'a.png' }, { field: 'mask', bytes: makePng(256, 256, 0), name: 'm.png' }], 'mask'],
+    ];
+    for (const [fields, files, param] of refusals) {
+      const refused = await editImages(fields, files);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as OpenAiError).error.param).toBe(param);
+    }
   });
 });

@@ -5,6 +5,9 @@
 // for Whisper, token usage for the others (input = 10 audio tokens a second, output = words);
 // `verbose_json` adds `task`, `language`, `duration`, `segments` (one) and, with
 // `timestamp_granularities[]=word`, `words`.
+// POST /v1/audio/translations: the same form without `language` and `timestamp_granularities[]`
+// (refused, as OpenAI refuses them), Whisper models only (others: 400, as OpenAI answers); the
+// English text is what was heard (the emulator's speech is English), `task: 'translate'`.
 import type { RequestContext } from '../context';
 import { hear } from '../media/transcribe';
 import { words as splitWords } from '../util';
@@ -19,6 +22,14 @@ function field(ctx: RequestContext, name: string): string | undefined {
 }
 
 export function audioTranscriptions(ctx: RequestContext): void {
+  answerAudio(ctx, 'transcribe');
+}
+
+export function audioTranslations(ctx: RequestContext): void {
+  answerAudio(ctx, 'translate');
+}
+
+function answerAudio(ctx: RequestContext, task: 'transcribe' | 'translate'): void {
   if (!/^multipart\/form-data/i.test(ctx.req.headers['content-type'] ?? '')) {
     return ctx.error(400, "Invalid Content-Type header (expected multipart/form-data).");
   }
@@ -33,6 +44,12 @@ export function audioTranscriptions(ctx: RequestContext): void {
   const format = field(ctx, 'response_format') ?? 'json';
   if (!FORMATS.includes(format)) return ctx.error(400, `Invalid value for 'response_format': '${format}'.`, { param: 'response_format' });
   const whisper = model.startsWith('whisper');
+  if (task === 'translate') {
+    if (!whisper) return ctx.error(400, `Model '${model}' does not support translations. Use 'whisper-1'.`, { param: 'model' });
+    for (const name of ['language', 'timestamp_granularities[]']) {
+      if (field(ctx, name) !== undefined) return ctx.error(400, `Unrecognized request argument supplied: ${name}`, { param: name });
+    }
+  }
   if (!whisper && format !== 'json' && format !== 'text') {
     return ctx.error(400, `response_format '${format}' is not compatible with model '${model}'. Use 'json' or 'text' instead.`, { param: 'response_format' });
   }
@@ -58,8 +75,8 @@ export function audioTranscriptions(ctx: RequestContext): void {
       const wantsWords = Array.isArray(granularities) ? granularities.includes('word') : granularities === 'word';
       const segment = { id: 0, seek: 0, start: 0, end: heard.seconds, text: ` ${heard.text}`, tokens: [], temperature: 0, avg_logprob: -0.1, compression_ratio: 1, no_speech_prob: 0.01 };
       return ctx.json(200, {
-        task: 'transcribe',
-        language: languageName(field(ctx, 'language')),
+        task,
+        language: task === 'translate' ? 'english' : languageName(field(ctx, 'language')),
         duration: heard.seconds,
         text: heard.text,
         ...(wantsWords ? { words: heard.words } : {}),

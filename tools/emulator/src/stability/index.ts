@@ -10,6 +10,10 @@
 //     The image is a one-colour PNG (whatever output_format says) sized by the aspect ratio
 //     (1:1 → 1024x1024, 16:9 → 1344x768, ...), its colour from the seed, else the prompt.
 //     A prompt containing `emulate content filter` answers finish_reason CONTENT_FILTERED.
+//   POST /v2beta/stable-image/edit/inpaint  (multipart/form-data only)
+//     files: image (PNG, required), mask (PNG of the same size, optional: the image's alpha
+//     otherwise); fields: prompt (required), negative_prompt, seed, output_format, grow_mask,
+//     style_preset. Answers as generate does, a one-colour PNG of the image's size.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestContext } from '../context';
@@ -70,9 +74,34 @@ function generate(ctx: RequestContext): void {
   ctx.send(200, png, 'image/png', { 'finish-reason': finishReason, seed: String(seed) });
 }
 
+function inpaint(ctx: RequestContext): void {
+  if (!/^multipart\/form-data/i.test(ctx.req.headers['content-type'] ?? '')) return ctx.error(400, 'content-type: must be multipart/form-data');
+  const fields = (ctx.body ?? {}) as Record<string, string | string[]>;
+  const prompt = Array.isArray(fields.prompt) ? fields.prompt[0] : fields.prompt;
+  if (prompt === undefined || prompt.trim() === '') return ctx.error(400, 'prompt: is required');
+  const image = ctx.files.find((file) => file.field === 'image');
+  const size = image && pngSize(image.data);
+  if (!size) return ctx.error(400, 'image: is required and must be a PNG, JPEG or WebP');
+  const mask = ctx.files.find((file) => file.field === 'mask');
+  const maskSize = mask && pngSize(mask.data);
+  if (mask && (!maskSize || maskSize[0] !== size[0] || maskSize[1] !== size[1])) return ctx.error(400, 'mask: must be an image of the same size as image');
+  const seed = imageSeed(`${prompt}|inpaint|${image.data.length}`);
+  const png = makePng(size[0], size[1], seed);
+  if (/application\/json/i.test(ctx.req.headers.accept ?? '')) return ctx.json(200, { image: png.toString('base64'), finish_reason: 'SUCCESS', seed });
+  ctx.send(200, png, 'image/png', { 'finish-reason': 'SUCCESS', seed: String(seed) });
+}
+
+function pngSize(bytes: Buffer): [number, number] | undefined {
+  if (bytes.length < 24 || bytes.readUInt32BE(0) !== 0x89504e47 || bytes.toString('ascii', 12, 16) !== 'IHDR') return undefined;
+  return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
+}
+
 export const stabilityFormat: WireFormat = {
   name: 'stability',
-  routes: [{ method: 'POST', path: /^\/v2beta\/stable-image\/generate\/([^/]+)$/, handle: generate }],
+  routes: [
+    { method: 'POST', path: /^\/v2beta\/stable-image\/generate\/([^/]+)$/, handle: generate },
+    { method: 'POST', path: '/v2beta/stable-image/edit/inpaint', handle: inpaint },
+  ],
   ownsPath: (path) => path.startsWith('/v2beta/'),
   apiKeyOf(req: IncomingMessage): string | undefined {
     const header = req.headers.authorization;

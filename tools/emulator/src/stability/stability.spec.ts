@@ -1,6 +1,7 @@
 import { startEmulator, type RunningEmulator } from '../emulator';
+import { makePng } from '../media/png';
 
-// Stability's Stable Image route: /v2beta/stable-image/generate/{core|ultra|sd3}.
+// Stability's Stable Image routes: /v2beta/stable-image/generate/{core|ultra|sd3} and /edit/inpaint.
 
 const KEY = 'sk-stability';
 let emulator: RunningEmulator;
@@ -78,5 +79,32 @@ describe('POST /v2beta/stable-image/generate/{service}', () => {
     expect(await sd3.json()).toMatchObject({ name: 'internal_error', errors: [expect.stringContaining('@status=')] });
     const huge = await generate('core@huge-body=1', { prompt: 'p' });
     expect((await huge.arrayBuffer()).byteLength).toBeGreaterThanOrEqual(1024 * 1024);
+  });
+});
+
+describe('POST /v2beta/stable-image/edit/inpaint', () => {
+  const inpaint = (fields: Record<string, string>, files: Array<[string, Buffer]>) => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    for (const [field, bytes] of files) form.append(field, new Blob([bytes], { type: 'image/png' }), `${field}.png`);
+    return fetch(`${emulator.url}/v2beta/stable-image/edit/inpaint`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, accept: 'application/json' }, body: form });
+  };
+
+  it("answers an image of the input's size, with or without a mask", async () => {
+    for (const files of [[['image', makePng(640, 480, 1)]], [['image', makePng(640, 480, 1)], ['mask', makePng(640, 480, 0)]]] as Array<Array<[string, Buffer]>>) {
+      const response = await inpaint({ prompt: 'a door' }, files);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { image: string; finish_reason: string };
+      expect(body.finish_reason).toBe('SUCCESS');
+      expect(sizeOf(Buffer.from(body.image, 'base64'))).toEqual([640, 480]);
+    }
+  });
+
+  it('refuses no prompt, no image and a mask of another size with a 400', async () => {
+    expect((await inpaint({}, [['image', makePng(64, 64, 1)]])).status).toBe(400);
+    expect((await inpaint({ prompt: 'x' }, [])).status).toBe(400);
+    const response = await inpaint({ prompt: 'x' }, [['image', makePng(64, 64, 1)], ['mask', makePng(32, 32, 0)]]);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { errors: string[] }).errors[0]).toMatch(/^mask:/);
   });
 });

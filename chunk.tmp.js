@@ -1,0 +1,13 @@
+const { request: httpRequest } = require('node:http');
+const { makeWav } = require('./dist/tools/emulator/src/media/wav.js');
+const key = process.env.KEY; const audio = makeWav({ seconds: 20 });
+const boundary = 'b';
+const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="model"\r\n\r\nwhisper\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n`);
+const body = Buffer.concat([head, audio, Buffer.from(`\r\n--${boundary}--\r\n`)]);
+let sent = 0, answered = false;
+const upload = httpRequest('http://127.0.0.1:18090/v1/audio/transcriptions', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' } });
+upload.on('response', (r) => { answered = true; let t=''; r.on('data', c => t+=c); r.on('end', () => console.log('status', r.statusCode, sent, t.slice(0,80))); });
+upload.on('error', (e) => console.log('error', answered, e.code, sent));
+const next = () => { if (answered || sent >= body.length) return; const p = body.subarray(sent, sent + 16384); sent += p.length; upload.write(p, () => setTimeout(next, 2)); };
+next();
+setTimeout(async () => { const h = await fetch('http://127.0.0.1:18090/healthz').catch((e) => e); console.log('health', h.status ?? h.message); }, 2000);
