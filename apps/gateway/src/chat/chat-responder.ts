@@ -80,13 +80,13 @@ export async function respondToChat(
     return;
   }
   const events = await chat.openStream(call, front?.streamEvents);
-  await sendEventStream(events, response, cancellation);
+  await sendEventStream(events, response, cancellation, front?.streamContentType);
 }
 
-/** Answers with server-sent events (a 200 of text/event-stream), written as writeEvents does; for every streaming route. */
-export async function sendEventStream(events: AsyncGenerator<string>, response: ServerResponse, cancellation: Cancellation): Promise<void> {
+/** Answers with a stream of events (a 200 of text/event-stream unless the front streams another type, as Google's JSON array), written as writeEvents does; for every streaming route. */
+export async function sendEventStream(events: AsyncGenerator<string>, response: ServerResponse, cancellation: Cancellation, contentType = 'text/event-stream; charset=utf-8'): Promise<void> {
   response.statusCode = 200;
-  response.setHeader('content-type', front?.streamContentType ?? 'text/event-stream; charset=utf-8');
+  response.setHeader('content-type', contentType);
   response.setHeader('cache-control', 'no-cache, no-transform');
   response.setHeader('connection', 'keep-alive');
   response.setHeader('x-accel-buffering', 'no');

@@ -73,9 +73,6 @@ export class MessagesController {
     private readonly pipeline: PaidRequestPipeline,
   ) {}
 
-  /** count_tokens requests counting in the token counting workers now, in this process. */
-  private countsInPool = 0;
-
   // `/messages` too: the Vercel AI SDK's Anthropic provider posts to `<baseURL>/messages`, its default base ending in `/v1`.
   @Post(['v1/messages', 'messages'])
   @MessagesErrorResponses(MESSAGES_ERRORS)
