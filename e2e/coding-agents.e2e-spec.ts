@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Agent, OpenAIProvider, run, Runner, tool } from '@openai/agents';
@@ -11,6 +11,9 @@ import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } fro
 const ROOT = path.resolve(__dirname, '..');
 const CODEX = path.join(ROOT, 'node_modules/.bin/codex');
 const CLAUDE = path.join(ROOT, 'node_modules/.bin/claude');
+const GEMINI = path.join(ROOT, 'node_modules/.bin/gemini');
+/** The ledger's endpoint of a Gemini API call. */
+const GEMINI_ENDPOINT = 'generateContent';
 /** An agent's whole run (two model turns and a tool) takes about a second here; past this it is stuck. */
 const AGENT_RUN_MS = 45_000;
 /** A run at its limit, then the ledger's wait. */
@@ -51,18 +54,24 @@ function runAgent(binary: string, args: string[], cwd: string, env: NodeJS.Proce
   });
 }
 
-/** The upstream chat requests the emulator received for one upstream model since `since` requests (OpenAI and Anthropic formats name it in the body). */
+/** The upstream chat requests the emulator received for one upstream model since `since` requests (OpenAI and Anthropic formats name it in the body, Google's in the path). */
 function upstreamTurns(emulator: RunningEmulator, upstreamModel: string, since: number): RecordedRequest[] {
-  return emulator.requests.slice(since).filter((request) => (request.body as { model?: string } | undefined)?.model === upstreamModel);
+  return emulator.requests
+    .slice(since)
+    .filter((request) => (request.body as { model?: string } | undefined)?.model === upstreamModel || request.path.startsWith(`/v1beta/models/${upstreamModel}:`));
 }
 
 /**
  * The text of the tool result the request ends with (what the agent's tool returned), in the
- * OpenAI chat, Anthropic or OpenAI Responses format (there a `function_call_output` item
- * answering a `function_call` item of the same input).
+ * OpenAI chat, Anthropic, Google or OpenAI Responses format (there a `function_call_output`
+ * item answering a `function_call` item of the same input).
  */
 function endingToolResult(request: RecordedRequest): string | undefined {
-  const body = request.body as { messages?: Array<{ role: string; content: unknown }>; input?: unknown };
+  const body = request.body as { messages?: Array<{ role: string; content: unknown }>; input?: unknown; contents?: Array<{ parts?: Array<{ functionResponse?: { response?: unknown } }> }> };
+  if (Array.isArray(body.contents)) {
+    const response = body.contents.at(-1)?.parts?.find((part) => part.functionResponse !== undefined)?.functionResponse?.response;
+    return response === undefined ? undefined : JSON.stringify(response);
+  }
   if (Array.isArray(body.input)) {
     const items = body.input as Array<{ type?: string; call_id?: string; output?: unknown }>;
     const last = items.at(-1);
@@ -83,7 +92,8 @@ function endingToolResult(request: RecordedRequest): string | undefined {
  * upstreams played by the emulator (an OpenAI source taking the Responses API natively, an
  * OpenAI-format source it is translated for, and an Anthropic source), scripted to
  * answer the agent's first turn with the tool call that writes a file and the next one with a
- * final message: Codex CLI over the Responses API, Claude Code over the Messages API, and the
+ * final message: Codex CLI over the Responses API, Claude Code over the Messages API, the Gemini
+ * CLI over the Gemini API (natively to a Google source, translated to an OpenAI-format one), and the
  * OpenAI Agents SDK's tool loop. Each run must do the task (the file exists with the text),
  * exit 0 and leave one ledger row a turn on the key's account. A binary that cannot run fails
  * its test: nothing here is skipped.
@@ -202,6 +212,49 @@ describe('Coding agents through the gateway, against the emulator', () => {
     expect(rows.map(({ model, endpoint }) => ({ model, endpoint }))).toEqual([
       { model: catalogueId, endpoint: 'messages' },
       { model: catalogueId, endpoint: 'messages' },
+    ]);
+    expect(rows.every((row) => Number(row.credits) > 0)).toBe(true);
+  }, AGENT_TEST_MS);
+
+  it.each([
+    ['a Google source (natively)', 'google/agent-gemini', 'agent-gemini', '/v1beta/models/agent-gemini:streamGenerateContent?alt=sse'],
+    ['an OpenAI-format source', 'acme/agent-mini', 'agent-mini', '/v1/chat/completions'],
+  ])('the Gemini CLI (gemini -p, the Gemini API streamed) writes the file with its write_file tool on %s (%s)', async (_source, catalogueId, upstreamModel, upstreamPath) => {
+    const { key, accountId } = await harness.paidKey(20_000_000);
+    const home = await scratchDir('igw-gemini-home-');
+    const work = await scratchDir('igw-gemini-work-');
+    // No update checks, usage statistics or telemetry (each would reach Google), and the API key's auth chosen up front.
+    await mkdir(path.join(home, '.gemini'));
+    await writeFile(
+      path.join(home, '.gemini/settings.json'),
+      JSON.stringify({
+        general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+        privacy: { usageStatisticsEnabled: false },
+        telemetry: { enabled: false },
+        security: { auth: { selectedType: 'gemini-api-key' } },
+      }),
+    );
+    const since = emulator.requests.length;
+    emulator.script(upstreamModel, [{ toolCall: { name: 'write_file', arguments: { file_path: path.join(work, FILE), content: `${TEXT}\n` } } }, { text: FINAL }]);
+
+    const run = await runAgent(GEMINI, ['-m', catalogueId, '--approval-mode', 'yolo', '-p', TASK], work, {
+      HOME: home,
+      GOOGLE_GEMINI_BASE_URL: harness.gateway,
+      GEMINI_API_KEY: key,
+      // A headless run in a folder the CLI has not been told to trust exits 55.
+      GEMINI_CLI_TRUST_WORKSPACE: 'true',
+    });
+
+    expect({ code: run.code, signal: run.signal, stderr: run.code === 0 ? '' : run.stderr + run.stdout }).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(await readFile(path.join(work, FILE), 'utf8')).toBe(`${TEXT}\n`);
+    expect(run.stdout).toContain(FINAL);
+    const turns = upstreamTurns(emulator, upstreamModel, since);
+    expect(turns.map((turn) => turn.path)).toEqual([upstreamPath, upstreamPath]);
+    expect(endingToolResult(turns[1])).toBeDefined();
+    const rows = await ledgerRows(accountId, 2);
+    expect(rows.map(({ model, endpoint }) => ({ model, endpoint }))).toEqual([
+      { model: catalogueId, endpoint: GEMINI_ENDPOINT },
+      { model: catalogueId, endpoint: GEMINI_ENDPOINT },
     ]);
     expect(rows.every((row) => Number(row.credits) > 0)).toBe(true);
   }, AGENT_TEST_MS);
