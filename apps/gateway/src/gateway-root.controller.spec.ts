@@ -2,9 +2,12 @@ import { Module, type INestApplication } from '@nestjs/common';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { ApiKeyAuthenticator, generateApiKey, startHttpApp } from '@igw/platform';
 import { ChatController } from './chat/chat.controller';
+import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { ChatService } from './chat/chat.service';
+import { EmbeddingsService } from './embeddings/embeddings.service';
 import { gatewayDirectRoutes } from './gateway.app';
 import { GatewayRootController } from './gateway-root.controller';
+import { GeminiController } from './gemini/gemini.controller';
 import { MessagesController } from './messages/messages.controller';
 import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 import { ResponsesController } from './responses/responses.controller';
@@ -31,11 +34,13 @@ describe('the gateway root (HEAD / and GET /)', () => {
   beforeAll(async () => {
     class AppModule {}
     Module({
-      controllers: [GatewayRootController, ChatController, ResponsesController, MessagesController],
+      controllers: [GatewayRootController, ChatController, ResponsesController, MessagesController, GeminiController],
       providers: [
         { provide: PaidRequestPipeline, useValue: {} },
         // The Responses controller's stored responses are billing's: these routes are checked without them.
         { provide: StoredResponses, useValue: {} },
+        { provide: EmbeddingsService, useValue: {} },
+        { provide: CatalogueSnapshotService, useValue: {} },
         { provide: ChatService, useValue: { complete: (_call: unknown, deliver: (completion: unknown) => void) => (deliver({ ok: true }), Promise.resolve()) } },
         { provide: ApiKeyAuthenticator, useValue: { authenticate } },
       ],

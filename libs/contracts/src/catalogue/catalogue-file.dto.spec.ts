@@ -23,7 +23,7 @@ describe('a catalogue entry sent to the admin API', () => {
   it('is refused with every fault at once, by path, in the request bodies\' words', () => {
     expect(refusal({ ...entry(), type: 'chat', info: { name: 'Model' }, routing: { sources: [] } })).toBe(
       [
-        "Body validation error! type: Expected <family>/<endpoint-kind>, the endpoint kind one of chat-completions, embeddings, image-generations, speech-to-text, text-to-speech, decisions. Received 'chat'",
+        "Body validation error! type: Expected <family>/<endpoint-kind>, the endpoint kind one of chat-completions, embeddings, image-generations, speech-to-text, text-to-speech, decisions, moderations, completions. Received 'chat'",
         'info.developer: Expected a non-empty string. Received nothing',
         'info.description: Expected a non-empty string. Received nothing',
         'routing.sources: Expected a non-empty array of upstream sources. Received an empty array',
