@@ -268,6 +268,42 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
       fields: embeddingFields,
     },
     {
+      name: "Gemini's generateContent (direct route)",
+      method: 'POST',
+      url: () => `${harness.gateway}/v1beta/models/mini:generateContent`,
+      token: () => key,
+      base: () => ({
+        contents: [{ role: 'user', parts: [{ text: 'hello' }] }],
+        systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        tools: [{ functionDeclarations: [{ name: 'get_weather', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } } } }] }],
+        toolConfig: { functionCallingConfig: { mode: 'AUTO' } },
+        generationConfig: { temperature: 0.5, maxOutputTokens: 50, candidateCount: 1, thinkingConfig: { thinkingBudget: 0 }, responseMimeType: 'text/plain' },
+      }),
+      fields: [
+        '',
+        'contents',
+        'contents.0',
+        'contents.0.role',
+        'contents.0.parts',
+        'contents.0.parts.0',
+        'contents.0.parts.0.text',
+        'systemInstruction',
+        'tools',
+        'tools.0.functionDeclarations',
+        'tools.0.functionDeclarations.0.parameters',
+        'toolConfig.functionCallingConfig.mode',
+        'generationConfig',
+        'generationConfig.temperature',
+        'generationConfig.maxOutputTokens',
+        'generationConfig.candidateCount',
+        'generationConfig.thinkingConfig.thinkingBudget',
+        'generationConfig.responseMimeType',
+        'cachedContent',
+        'safetySettings',
+      ],
+      required: ['contents'],
+    },
+    {
       name: 'billing: create account',
       method: 'POST',
       url: () => `${harness.billing}/admin/v1/accounts`,
@@ -377,7 +413,7 @@ describe('every field of every endpoint, random values: 2xx or 4xx with the spec
   });
 });
 
-/** The spec's error body `{message, path, requestId, statusCode, timestamp}` and OpenAI's `error` beside it. */
+/** The spec's error body `{message, path, requestId, statusCode, timestamp}` and OpenAI's `error` beside it (Google's `{code, message, status}` on the Gemini routes). */
 function isSpecErrorBody(body: unknown, status: number, pathname: string): boolean {
   if (typeof body !== 'object' || body === null) return false;
   const fields = body as Record<string, unknown>;
@@ -391,6 +427,6 @@ function isSpecErrorBody(body: unknown, status: number, pathname: string): boole
     fields.statusCode === status &&
     !Number.isNaN(Date.parse(String(fields.timestamp))) &&
     error?.message === fields.message &&
-    typeof error.type === 'string'
+    (typeof error.type === 'string' || (pathname.startsWith('/v1beta/') && error.code === status && typeof error.status === 'string'))
   );
 }

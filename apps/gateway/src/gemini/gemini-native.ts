@@ -5,7 +5,7 @@ import { geminiNativeGenerate, geminiNativeStream, sourceDefinition, type Native
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import { setDroppedTools, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
-import { askedOf, chatRequestForNative, chatRequestOf, refuseUnservable } from './gemini-request';
+import { askedOf, chatRequestForNative, chatRequestOf, nullsAsAbsent, refuseUnservable } from './gemini-request';
 import { generateContentResponseOf } from './gemini-response';
 import { GeminiFrames, geminiStreamEvents, type GeminiStreamFraming } from './gemini-stream';
 
@@ -52,6 +52,7 @@ export interface GeminiFrontOptions {
  * with Google sources, the translation alone otherwise. Sets `x-gateway-dropped-tools`.
  */
 export function geminiFrontOf({ body, modelName, model, stream, response }: GeminiFrontOptions): { chatRequest: ChatCompletionRequestDto; front: ChatFront } {
+  nullsAsAbsent(body);
   refuseUnservable(body);
   const asked = askedOf(body);
   setDroppedTools(response, asked.droppedTools);

@@ -1,6 +1,6 @@
 import { GeminiGenerateContentRequestDto } from '@igw/contracts';
 import { plainToInstance } from 'class-transformer';
-import { chatRequestForNative, chatRequestOf, jsonSchemaOf, promptOf, refuseUnservable, type GeminiTarget } from './gemini-request';
+import { chatRequestForNative, chatRequestOf, jsonSchemaOf, nullsAsAbsent, promptOf, refuseUnservable, type GeminiTarget } from './gemini-request';
 
 const openAiModel: GeminiTarget = { type: 'openai/chat-completions', capabilities: ['tools'], info: { outputMax: 1000 } };
 const reasoningModel: GeminiTarget = { type: 'openai/chat-completions', capabilities: ['reasoning'], info: { outputMax: 1000 } };
@@ -189,5 +189,10 @@ describe("Google's GenerateContentRequest as the chat request", () => {
       type: 'array',
       items: { type: ['object', 'null'], properties: { n: { type: 'integer', format: 'int32' } } },
     });
+  });
+
+  it('reads a null field as one left out, as proto3 JSON does, in the request and its configs', () => {
+    const request = nullsAsAbsent(body({ contents: [{ parts: [{ text: 'x' }] }], systemInstruction: null, tools: null, generationConfig: { temperature: null, maxOutputTokens: 5, thinkingConfig: { thinkingBudget: null } }, toolConfig: { functionCallingConfig: null } }));
+    expect(chatRequestOf(request, 'm', googleModel, false)).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 5 });
   });
 });

@@ -78,6 +78,26 @@ export function chatRequestForNative(body: GeminiGenerateContentRequestDto, mode
   }
 }
 
+/**
+ * A null field of the request, or of its configs, as the field left out: proto3 JSON, which
+ * Google's API reads, has no null but the default. Validation lets a null optional field by,
+ * so the validated request (the gateway's own copy) loses them here, before anything reads it.
+ */
+export function nullsAsAbsent<T extends object>(body: T): T {
+  const drop = (value: unknown): void => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+    for (const [name, field] of Object.entries(value)) if (field === null) delete (value as Record<string, unknown>)[name];
+  };
+  const request = body as Record<string, unknown>;
+  drop(request);
+  drop(request.generationConfig);
+  drop((request.generationConfig as Record<string, unknown> | undefined)?.thinkingConfig);
+  drop(request.toolConfig);
+  drop((request.toolConfig as Record<string, unknown> | undefined)?.functionCallingConfig);
+  if (request.generateContentRequest !== undefined) nullsAsAbsent(request.generateContentRequest as object);
+  return body;
+}
+
 /** Refuses what no source may be sent through the gateway (the upstream account's cache). */
 export function refuseUnservable(body: GeminiGenerateContentRequestDto): void {
   if (body.cachedContent !== undefined) {

@@ -23,7 +23,7 @@ import { countPromptTokens } from '../tokens/prompt-token-count';
 import { GeminiErrorFilter, GeminiErrorResponses } from './gemini-errors';
 import { geminiModelOf, geminiModelPage, generationMethodsOf } from './gemini-models';
 import { geminiFrontOf } from './gemini-native';
-import { promptOf } from './gemini-request';
+import { nullsAsAbsent, promptOf } from './gemini-request';
 
 /**
  * Both versions' paths of a `:method` route: `/v1beta/models/{model}:method`, and the model as
@@ -184,6 +184,7 @@ export class GeminiController {
   async countTokens(@Body() body: GeminiCountTokensRequestDto, @Req() request: Request): Promise<{ totalTokens: number }> {
     const modelName = pathModelOf(request);
     const { model } = this.pipeline.resolveModel(modelName, 'generateContent');
+    nullsAsAbsent(body);
     const prompt = body.generateContentRequest ?? (body.contents !== undefined ? { contents: body.contents } : undefined);
     if (prompt === undefined) {
       throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} contents: Expected a non-empty array of contents, or a generateContentRequest. Received nothing`);
@@ -207,7 +208,7 @@ export class GeminiController {
   @ApiBody({ type: GeminiEmbedContentRequestDto, examples: { one: { summary: 'One text, a short vector', value: { content: { parts: [{ text: 'The quick brown fox' }] }, outputDimensionality: 8 } } } })
   @ApiOkResponse({ example: { embedding: { values: [0.0123, -0.0456, 0.0789] }, meta: { usage: { credits_used: 0.8, usd_spent: 0.0000004 } } } })
   async embedContent(@Body() body: GeminiEmbedContentRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
-    const answer = await this.embed(pathModelOf(request), [embeddedText(body.content)], body.outputDimensionality, request, response);
+    const answer = await this.embed(pathModelOf(request), [embeddedText(body.content)], nullsAsAbsent(body).outputDimensionality, request, response);
     sendJson(response, 200, { embedding: { values: answer.data[0].embedding }, meta: answer.meta });
   }
 
@@ -226,7 +227,7 @@ export class GeminiController {
   async batchEmbedContents(@Body() body: GeminiBatchEmbedContentsRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
     const modelName = pathModelOf(request);
     const { model } = this.pipeline.resolveModel(modelName, 'embedContent');
-    const dimensions = new Set(body.requests.map((item) => item.outputDimensionality));
+    const dimensions = new Set(body.requests.map((item) => nullsAsAbsent(item).outputDimensionality));
     body.requests.forEach((item, index) => {
       if (item.model !== undefined && this.pipeline.resolveModel(item.model.replace(/^models\//, ''), 'embedContent').model !== model) {
         throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} requests[${index}].model: Expected the path's model '${modelName}'. Received '${item.model}'`);
