@@ -34,3 +34,4 @@ export * from './balancing/deployment-store';
 export * from './balancing/redis-deployment-store';
 export * from './balancing/strategies';
 export * from './balancing/balancer';
+export * from './wire-api';

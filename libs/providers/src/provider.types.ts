@@ -1,3 +1,5 @@
+import type { CloudSettings } from './connections/cloud';
+import type { RequestAuthorizer } from './transport/http-client';
 import type { JsonSource } from '@igw/contracts';
 import type { CancelSignal } from './transport/cancellation';
 import type { ChunkStream } from './transport/chunk-stream';
@@ -19,6 +21,10 @@ export interface ProviderTarget {
   native?: readonly string[];
   /** Hears what the upstream's `x-ratelimit-*` headers say is left (OpenAI, Azure OpenAI). */
   onRateLimits?: (left: UpstreamRateLimits) => void;
+  /** A cloud connection's region or location (Bedrock, Vertex AI). */
+  cloud?: CloudSettings;
+  /** Authorizes each call of the connection (SigV4, a cloud token); passed to the transport as the call's `authorize`. */
+  authorize?: RequestAuthorizer;
 }
 
 /** An upstream's own account of its quota, from `x-ratelimit-remaining-*` and `x-ratelimit-reset-*`. */

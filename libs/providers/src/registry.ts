@@ -15,12 +15,15 @@ import { DeepgramSpeechAdapter } from './deepgram/deepgram.speech';
 import { DEEPGRAM_DEFAULT_BASE_URL, DeepgramTranscriptionAdapter } from './deepgram/deepgram.transcription';
 import { STABILITY_DEFAULT_BASE_URL, StabilityImagesAdapter } from './stability/stability.images';
 import { UpstreamUnavailableError } from './upstream.errors';
+import { BedrockChatAdapter } from './bedrock/bedrock.chat';
+import { VertexChatAdapter } from './vertex/vertex.chat';
 
 /**
  * Wire formats; each has one adapter folder. `deepgram` (speech) and `stability` (images) serve
- * media endpoints only.
+ * media endpoints only; `bedrock` and `vertex` are cloud platforms serving several families
+ * (wire-api.ts says which API each model is called through).
  */
-export type ProviderKind = 'openai' | 'azure-openai' | 'anthropic' | 'google' | 'deepgram' | 'stability';
+export type ProviderKind = 'openai' | 'azure-openai' | 'anthropic' | 'google' | 'deepgram' | 'stability' | 'bedrock' | 'vertex';
 
 export interface ProviderDefinition {
   /** The source key of catalogue entries and of `provider` pinning. */
@@ -62,6 +65,10 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
   provider('typesafe', 'openai'),
   provider('deepgram', 'deepgram', { defaultBaseUrl: DEEPGRAM_DEFAULT_BASE_URL, emulatorPath: '' }),
   provider('stability', 'stability', { defaultBaseUrl: STABILITY_DEFAULT_BASE_URL, emulatorPath: '' }),
+  // Configured by a region (BEDROCK_REGION) or location (VERTEX_LOCATION): their credentials come
+  // from the cloud's own chain (a pod's role), a key is optional (a Bedrock API key) or none.
+  provider('bedrock', 'bedrock', { variables: { apiKey: 'AWS_BEARER_TOKEN_BEDROCK', baseUrl: 'BEDROCK_BASE_URL' }, keyless: true, emulatorPath: '' }),
+  provider('vertex', 'vertex', { variables: { apiKey: 'VERTEX_API_KEY', baseUrl: 'VERTEX_BASE_URL' }, keyless: true, emulatorPath: '' }),
 ];
 
 /**
@@ -87,6 +94,8 @@ const CHAT_ADAPTERS: Record<ProviderKind, ChatAdapter> = {
   google: new GeminiChatAdapter(),
   deepgram: new NoChatAdapter('deepgram'),
   stability: new NoChatAdapter('stability'),
+  bedrock: new BedrockChatAdapter(),
+  vertex: new VertexChatAdapter(),
 };
 
 /** Kinds with an embeddings API; Anthropic has none. */

@@ -72,6 +72,8 @@ export function planRoute(sources: readonly CatalogueSource[], connections: Conn
     if (connection.timeoutMs !== undefined) target.timeoutMs = connection.timeoutMs;
     if (Object.keys(connection.headers).length > 0) target.headers = connection.headers;
     if (source.native !== undefined) target.native = source.native;
+    if (connection.cloud !== undefined) target.cloud = connection.cloud;
+    if (connection.authorize !== undefined) target.authorize = connection.authorize;
     targets.push(target);
   }
   return { targets, missing: missing.length > 1 ? [...new Set(missing)] : missing };

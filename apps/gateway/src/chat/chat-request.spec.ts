@@ -55,23 +55,23 @@ describe('chatCostCeilingUnits', () => {
   it('holds at least the model\'s context window as input for a request with a document, whose pages its bytes do not bound', () => {
     const file = { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=' } };
     const messages = [{ role: 'user', content: [{ type: 'text', text: 'summarise' }, file] }];
-    expect(chatCostCeilingUnits(model(), body({ messages, max_tokens: 10 } as never), 300, ['anthropic']).input_tokens).toBe(100_000);
+    expect(chatCostCeilingUnits(model(), body({ messages, max_tokens: 10 } as never), 300, ['anthropic-messages']).input_tokens).toBe(100_000);
     // A body larger than the window still holds its bytes.
-    expect(chatCostCeilingUnits(model(), body({ messages, max_tokens: 10 } as never), 250_000, ['anthropic']).input_tokens).toBe(250_000 + NON_TEXT_PART_TOKENS);
+    expect(chatCostCeilingUnits(model(), body({ messages, max_tokens: 10 } as never), 250_000, ['anthropic-messages']).input_tokens).toBe(250_000 + NON_TEXT_PART_TOKENS);
   });
 
   it('adds the reasoning budget per choice where the upstream may spend it beyond the output limit (Gemini)', () => {
     const gemini = model({ id: 'test/gemini', type: 'google/chat-completions' });
-    expect(chatCostCeilingUnits(gemini, body({ max_tokens: 1_000, reasoning: { max_tokens: 5_000 } }), 10, ['google']).output_tokens).toBe(6_000);
-    expect(chatCostCeilingUnits(gemini, body({ n: 2, max_tokens: 1_000, reasoning_effort: 'high' }), 10, ['google']).output_tokens).toBe(2 * (1_000 + 16_384));
+    expect(chatCostCeilingUnits(gemini, body({ max_tokens: 1_000, reasoning: { max_tokens: 5_000 } }), 10, ['gemini']).output_tokens).toBe(6_000);
+    expect(chatCostCeilingUnits(gemini, body({ n: 2, max_tokens: 1_000, reasoning_effort: 'high' }), 10, ['gemini']).output_tokens).toBe(2 * (1_000 + 16_384));
     // OpenAI and Anthropic count reasoning inside max_tokens: nothing more is held.
-    expect(chatCostCeilingUnits(model(), body({ max_tokens: 1_000, reasoning: { max_tokens: 5_000 } }), 10, ['openai', 'anthropic']).output_tokens).toBe(1_000);
+    expect(chatCostCeilingUnits(model(), body({ max_tokens: 1_000, reasoning: { max_tokens: 5_000 } }), 10, ['openai', 'anthropic-messages']).output_tokens).toBe(1_000);
   });
 
   it('holds the most web searches the request can run, per choice, only with search on', () => {
     expect(chatCostCeilingUnits(model(), body({ max_tokens: 10 }), 10, ['openai'])).not.toHaveProperty('web_search_calls');
-    expect(chatCostCeilingUnits(model(), body({ max_tokens: 10, enable_search: true }), 10, ['anthropic']).web_search_calls).toBe(10);
-    expect(chatCostCeilingUnits(model(), body({ max_tokens: 10, enable_search: true, search_options: { search_strategy: 'turbo' } }), 10, ['anthropic']).web_search_calls).toBe(1);
+    expect(chatCostCeilingUnits(model(), body({ max_tokens: 10, enable_search: true }), 10, ['anthropic-messages']).web_search_calls).toBe(10);
+    expect(chatCostCeilingUnits(model(), body({ max_tokens: 10, enable_search: true, search_options: { search_strategy: 'turbo' } }), 10, ['anthropic-messages']).web_search_calls).toBe(1);
     expect(chatCostCeilingUnits(model(), body({ n: 3, max_tokens: 10, web_search_options: {} }), 10, ['openai']).web_search_calls).toBe(30);
   });
 });
@@ -147,15 +147,15 @@ describe('prices that depend on the request', () => {
   });
 
   it('holds the prompt at the dearest input price the request may incur', () => {
-    expect(chatCostCeilingUnits(tiered, body({ max_tokens: 10 }), 500, ['anthropic'])).toEqual({ input_tokens: 500, output_tokens: 10 });
-    expect(chatCostCeilingUnits(tiered, cached('5m'), 500, ['anthropic'])).toMatchObject({ input_tokens: 0, cache_write_input_tokens: 500 });
-    expect(chatCostCeilingUnits(tiered, cached('1h'), 500, ['anthropic'])).toMatchObject({ input_tokens: 0, cache_write_1h_input_tokens: 500 });
+    expect(chatCostCeilingUnits(tiered, body({ max_tokens: 10 }), 500, ['anthropic-messages'])).toEqual({ input_tokens: 500, output_tokens: 10 });
+    expect(chatCostCeilingUnits(tiered, cached('5m'), 500, ['anthropic-messages'])).toMatchObject({ input_tokens: 0, cache_write_input_tokens: 500 });
+    expect(chatCostCeilingUnits(tiered, cached('1h'), 500, ['anthropic-messages'])).toMatchObject({ input_tokens: 0, cache_write_1h_input_tokens: 500 });
     // Over 200,000 tokens the prompt's own price (2) is above the five-minute writes' (1.25).
-    expect(chatCostCeilingUnits(tiered, cached('5m'), 300_000, ['anthropic'])).toMatchObject({ input_tokens: 300_000 });
+    expect(chatCostCeilingUnits(tiered, cached('5m'), 300_000, ['anthropic-messages'])).toMatchObject({ input_tokens: 300_000 });
   });
 
   it('holds a prompt that may pass a prompt-size threshold at the dearer prices', () => {
-    const units = chatCostCeilingUnits(tiered, body({ max_tokens: 1_000 }), 300_000, ['google']);
+    const units = chatCostCeilingUnits(tiered, body({ max_tokens: 1_000 }), 300_000, ['gemini']);
     // 300,000 × $2/M + 1,000 × $4/M.
     expect(priceUsage(tiered.pricing, units, 1).usd).toBe('0.604');
   });

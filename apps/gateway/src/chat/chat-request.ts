@@ -2,7 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import { CHAT_PRICE_DIMENSION, ErrorMessages, expectedOneOf, STANDARD_SERVICE_TIERS, type CatalogueModel, type ChatCompletionRequestDto, type JsonSource, type PriceUnit } from '@igw/contracts';
 import { normalizeToolSchemas, priceFor } from '@igw/domain';
 import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS, type UpstreamChatRequest } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS, type UpstreamChatRequest, type WireApi } from '@igw/providers';
 import { GatewayException, type Environment } from '@igw/platform';
 
 /** Fields the gateway reads itself and never forwards. */
@@ -171,8 +171,8 @@ export function assertPromptFitsContext(model: CatalogueModel, body: ChatComplet
   return whenCounted(verdicts, refuseIfTooLong);
 }
 
-/** The kinds of upstream a request may be sent to, for the ceiling's provider-specific parts. */
-export type SourceKinds = ReadonlyArray<string>;
+/** The APIs a request may be sent through (wireApiOf), for the ceiling's provider-specific parts. */
+export type SourceApis = ReadonlyArray<WireApi>;
 
 /**
  * The most the request can cost, in the units chat is priced by:
@@ -191,12 +191,12 @@ export function chatCostCeilingUnits(
   model: CatalogueModel,
   body: ChatCompletionRequestDto,
   bodyBytes: number,
-  sourceKinds: SourceKinds,
+  sourceApis: SourceApis,
 ): Record<string, number> & { input_tokens: number; output_tokens: number } {
   const choices = choiceCount(body);
   const explicit = body.max_completion_tokens ?? body.max_tokens;
   const limit = explicit ?? model.info.outputMax ?? model.info.contextLength ?? 0;
-  const reasoningBeyondLimit = sourceKinds.includes('google') || model.type.startsWith('google/') ? reasoningBudget(body) : 0;
+  const reasoningBeyondLimit = sourceApis.includes('gemini') || model.type.startsWith('google/') ? reasoningBudget(body) : 0;
   const fromBody = bodyBytes + nonTextParts(body.messages) * NON_TEXT_PART_TOKENS;
   // A document's pages cost what the provider's reading of them costs, which its bytes do not bound
   // (many pages drawn from one small stream, each read as text and as an image): the most it can

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, JsonSource, UsageDto } from '@igw/contracts';
 import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { chatAdapterFor, type CancelSignal, type ChunkStream, type NativeAnswer, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
+import { chatAdapterFor, wireApiOf, type CancelSignal, type ChunkStream, type NativeAnswer, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { chatPromptTexts, countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';
 import type { RequestHold } from '../limits/request-admission';
@@ -197,7 +197,7 @@ export class ChatService {
       model,
       call.body,
       call.bodyBytes,
-      targets.map((target) => target.definition.kind),
+      targets.map((target) => wireApiOf(target.definition.kind, target.model)),
     );
     // A native call may run what the chat request does not ask for (the provider's own web search).
     for (const [unit, most] of Object.entries(call.native?.extraCeiling ?? {})) ceiling[unit] = Math.max(ceiling[unit] ?? 0, most);

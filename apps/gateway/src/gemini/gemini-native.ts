@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionDto, type ChatCompletionRequestDto, type GeminiGenerateContentRequestDto } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { geminiNativeGenerate, geminiNativeStream, sourceDefinition, type NativeEvent } from '@igw/providers';
+import { geminiNativeGenerate, geminiNativeStream, sourceSpeaks, speaksGemini, type NativeEvent } from '@igw/providers';
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import { setDroppedTools, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
@@ -32,9 +32,9 @@ function refuse(path: string, why: string): never {
   throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
 }
 
-/** Whether some source of the model speaks the Gemini API (is of Google's kind). */
+/** Whether some source of the model speaks the Gemini API (Google's, or Vertex AI's Gemini). */
 export function hasGoogleSource(model: Pick<CatalogueModel, 'routing'>): boolean {
-  return model.routing.sources.some((source) => sourceDefinition(source.provider)?.kind === 'google');
+  return model.routing.sources.some((source) => sourceSpeaks(source, 'gemini'));
 }
 
 export interface GeminiFrontOptions {
@@ -94,7 +94,7 @@ function plain(value: unknown): unknown {
 function geminiNative(body: GeminiGenerateContentRequestDto, chatRequest: ChatCompletionRequestDto, untranslatable: string | undefined, framing: GeminiStreamFraming): NativeUpstream {
   const nativeBody = geminiNativeBody(body, chatRequest);
   return {
-    takes: (target) => target.definition.kind === 'google',
+    takes: speaksGemini,
     complete: (target, options) => geminiNativeGenerate(target, nativeBody, options),
     stream: (target, options) => geminiNativeStream(target, nativeBody, options),
     answer: (answer, meta, modelId) => ({ ...answer, modelVersion: modelId, meta: { usage: meta } }),

@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type MessagesBlock, type MessagesRequestDto, type MessagesTool } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, sourceDefinition, forwardedAnthropicBetas, takesStructuredOutputs, type NativeEvent } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, sourceSpeaks, speaksMessages, forwardedAnthropicBetas, takesStructuredOutputs, type NativeEvent } from '@igw/providers';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
@@ -148,9 +148,9 @@ function toolsFor(tools: MessagesTool[], webSearch: boolean): { tools: MessagesT
   return { tools: kept, dropped };
 }
 
-/** Whether some source of the model speaks the Messages API (is of Anthropic's kind). */
+/** Whether some source of the model speaks the Messages API (Anthropic's, or Claude on Bedrock or Vertex AI). */
 export function hasAnthropicSource(model: Pick<CatalogueModel, 'routing'>): boolean {
-  return model.routing.sources.some((source) => sourceDefinition(source.provider)?.kind === 'anthropic');
+  return model.routing.sources.some((source) => sourceSpeaks(source, 'anthropic-messages'));
 }
 
 /** Whether a source may run Anthropic's web search for a native call. */
@@ -179,7 +179,7 @@ export function messagesNative(options: MessagesNativeOptions): NativeUpstream {
   const beta = forwardedAnthropicBetas(options.betaHeader);
   const choice = options.body.tool_choice;
   if (choice?.type === 'tool') {
-    const searchAnywhere = options.sources.some((source) => sourceDefinition(source.provider)?.kind === 'anthropic' && source.native?.includes('web_search'));
+    const searchAnywhere = options.sources.some((source) => sourceSpeaks(source, 'anthropic-messages') && source.native?.includes('web_search'));
     const { dropped } = searchAnywhere ? plan.withSearch : plan.withoutSearch;
     if (dropped.includes(choice.name ?? '')) refuse('tool_choice.name', `forces ${JSON.stringify(choice.name)}, a tool this model's sources do not run through this gateway`);
   }
@@ -198,7 +198,7 @@ export function messagesNative(options: MessagesNativeOptions): NativeUpstream {
   };
   const structured = options.body.output_config?.format !== undefined;
   return {
-    takes: (target) => target.definition.kind === 'anthropic' && (!structured || takesStructuredOutputs(target)),
+    takes: (target) => speaksMessages(target) && (!structured || takesStructuredOutputs(target)),
     complete: (target, callOptions) => anthropicNativeMessage(target, requestFor(target), callOptions),
     stream: (target, callOptions) => anthropicNativeStream(target, requestFor(target), callOptions),
     answer: (body, meta, modelId) => ({ ...body, model: modelId, meta: { usage: meta } }),

@@ -13,6 +13,7 @@ import {
   toAnthropicRequest,
 } from './anthropic.translate';
 import { ANTHROPIC_VERSION } from './anthropic.types';
+import { messagesCallOf } from './messages-call';
 
 /**
  * `POST {baseUrl}/v1/messages`. The base URL is the API root (`https://api.anthropic.com`);
@@ -43,15 +44,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
   async chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
     const structuredOutputs = takesStructuredOutputs(target);
     const body = toAnthropicRequest(request, { stream: false, structuredOutputs });
-    const answer = await postJson<unknown>({
-      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
-      url: anthropicMessagesUrl(target.baseUrl),
-      headers: anthropicHeaders(target),
-      body,
-      timeoutMs: options.timeoutMs,
-      signal: options.signal,
-      limits: target.limits,
-    });
+    const answer = await postJson<unknown>(messagesCallOf(target, { body, stream: false }, options));
     if (!isAnthropicMessage(answer)) throw new UpstreamProtocolError(target.provider, 'the answer is not an Anthropic message');
     return fromAnthropicResponse(answer, { excludeReasoning: isReasoningExcluded(request), answerTool: structuredAnswerTool(request, structuredOutputs) });
   }
@@ -64,15 +57,7 @@ export class AnthropicChatAdapter implements ChatAdapter {
    */
   async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
     const structuredOutputs = takesStructuredOutputs(target);
-    const call = {
-      provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
-      url: anthropicMessagesUrl(target.baseUrl),
-      headers: anthropicHeaders(target),
-      body: toAnthropicRequest(request, { stream: true, structuredOutputs }),
-      timeoutMs: options.timeoutMs,
-      signal: options.signal,
-      limits: target.limits,
-    };
+    const call = messagesCallOf(target, { body: toAnthropicRequest(request, { stream: true, structuredOutputs }), stream: true }, options);
     const translator = new AnthropicStreamTranslator(target.provider, { excludeReasoning: isReasoningExcluded(request), answerTool: structuredAnswerTool(request, structuredOutputs) });
     return openChunkStream(call, new AnthropicChunks(target.provider, translator), { awaitFirstChunks: true });
   }

@@ -1,4 +1,6 @@
 import { PROVIDERS, type ProviderDefinition, type ProviderKind } from '../registry';
+import type { RequestAuthorizer } from '../transport/http-client';
+import { cloudAuthorizer, cloudBaseUrl, environmentCloudSettings, isCloudKind, type CloudSettings } from './cloud';
 
 /** Quotas of each deployment on a connection (Azure's and OpenAI's quotas are per deployment or model); absent = unbounded. */
 export interface DeploymentQuotas {
@@ -23,6 +25,10 @@ export interface Connection {
   origin: 'environment' | 'file';
   /** What the adapters and the demo know of its provider (for a file connection, made from its kind). */
   definition: ProviderDefinition;
+  /** A cloud platform's region or location and credentials (Bedrock, Vertex AI). */
+  cloud?: CloudSettings;
+  /** Authorizes each call (signs it, adds a cloud token), its credentials cached for the connection's life. */
+  authorize?: RequestAuthorizer;
 }
 
 /** Provider variables by name, e.g. { OPENAI_API_KEY: 'sk-...' } (from the environment). */
@@ -57,6 +63,8 @@ export class ConnectionSet {
   missing(name: string): string {
     const definition = PROVIDERS.find((candidate) => candidate.name === name.toLowerCase());
     if (!definition) return `a connection named "${name}" (unknown to this gateway: declare it in PROVIDERS_FILE)`;
+    if (definition.kind === 'bedrock') return 'BEDROCK_REGION';
+    if (definition.kind === 'vertex') return 'VERTEX_LOCATION';
     const hasAddress = Boolean(this.variables[definition.variables.baseUrl] || definition.defaultBaseUrl);
     return hasAddress ? definition.variables.apiKey : definition.variables.baseUrl;
   }
@@ -89,6 +97,13 @@ export function environmentConnections(variables: ProviderVariables): Connection
   for (const definition of PROVIDERS) {
     const apiKey = variables[definition.variables.apiKey] || undefined;
     const givenUrl = variables[definition.variables.baseUrl] || undefined;
+    if (isCloudKind(definition.kind)) {
+      const cloud = environmentCloudSettings(definition.kind, variables);
+      if (!cloud) continue;
+      const baseUrl = (givenUrl ?? cloudBaseUrl(cloud)).replace(/\/+$/, '');
+      connections.push({ name: definition.name, kind: definition.kind, baseUrl, apiKey, headers: NO_HEADERS, quotas: {}, origin: 'environment', definition, cloud, authorize: cloudAuthorizer(cloud, apiKey) });
+      continue;
+    }
     if (!apiKey && !givenUrl) continue;
     const baseUrl = (givenUrl ?? definition.defaultBaseUrl)?.replace(/\/+$/, '');
     if (!baseUrl || (!apiKey && !definition.keyless)) continue;

@@ -2,8 +2,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { findProvider, type ProviderDefinition, type ProviderKind } from '../registry';
 import { ConnectionSet, environmentConnections, type Connection, type ProviderVariables } from './connections';
+import { cloudAuthorizer, cloudBaseUrl, cloudFieldsOf, isCloudKind, readCloudSettings, type CloudSettings } from './cloud';
 
-const KINDS: readonly ProviderKind[] = ['openai', 'azure-openai', 'anthropic', 'google', 'deepgram', 'stability'];
+const KINDS: readonly ProviderKind[] = ['openai', 'azure-openai', 'anthropic', 'google', 'deepgram', 'stability', 'bedrock', 'vertex'];
 const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const FIELDS = new Set(['name', 'kind', 'baseUrl', 'apiKey', 'apiKeyFile', 'keyless', 'headers', 'rpm', 'tpm', 'maxConcurrent', 'timeoutSeconds']);
 /** A header value or key may name variables; nothing else is expanded. */
@@ -70,10 +71,33 @@ function readConnection(entry: unknown, where: string, environment: ProviderVari
   const fail = (field: string, problem: string): never => {
     throw new ProvidersFileError(`${at}.${field}: ${problem}`);
   };
-  for (const key of Object.keys(entry)) if (!FIELDS.has(key)) fail(key, `unknown field (known: ${[...FIELDS].join(', ')})`);
   const kind = entry.kind;
   if (typeof kind !== 'string' || !KINDS.includes(kind as ProviderKind)) fail('kind', `expected one of ${KINDS.join(', ')}`);
-  const baseUrl = entry.baseUrl;
+  const cloudKind = isCloudKind(kind as ProviderKind) ? (kind as CloudSettings['kind']) : undefined;
+  const known = cloudKind ? new Set([...FIELDS, ...cloudFieldsOf(cloudKind)]) : FIELDS;
+  for (const key of Object.keys(entry)) if (!known.has(key)) fail(key, `unknown field for kind ${String(kind)} (known: ${[...known].join(', ')})`);
+  const cloud = cloudKind
+    ? readCloudSettings(cloudKind, entry, {
+        fail,
+        expand: (field, value) => {
+          const expanded = expand(value, environment, (variable) => fail(field, `the environment has no ${variable}`));
+          if (expanded !== value) content.secrets.push(expanded);
+          return expanded;
+        },
+        readFile: (field, file) => {
+          try {
+            const text = readText(file);
+            content.keyFiles.push(file);
+            return text;
+          } catch (error) {
+            return fail(field, `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+          }
+        },
+        environment,
+      })
+    : undefined;
+  // A cloud connection's address follows from its region or location; baseUrl moves it (a VPC endpoint, a proxy).
+  const baseUrl = entry.baseUrl ?? (cloud && cloudBaseUrl(cloud));
   if (typeof baseUrl !== 'string' || !isHttpUrl(baseUrl)) fail('baseUrl', 'expected an http:// or https:// URL');
   const keyless = entry.keyless ?? false;
   if (typeof keyless !== 'boolean') fail('keyless', 'expected true or false');
@@ -95,7 +119,7 @@ function readConnection(entry: unknown, where: string, environment: ProviderVari
     }
     if (!apiKey) fail('apiKeyFile', `${file} is empty`);
     content.keyFiles.push(file);
-  } else if (!keyless) {
+  } else if (!keyless && !cloud) {
     fail('apiKey', 'a key is needed: apiKey: ${VARIABLE} or apiKeyFile: <path> (or keyless: true for a server that takes none)');
   }
   if (apiKey) content.secrets.push(apiKey);
@@ -139,6 +163,7 @@ function readConnection(entry: unknown, where: string, environment: ProviderVari
     ...(timeoutSeconds && { timeoutMs: timeoutSeconds * 1000 }),
     origin: 'file',
     definition,
+    ...(cloud && { cloud, authorize: cloudAuthorizer(cloud, apiKey) }),
   };
 }
 

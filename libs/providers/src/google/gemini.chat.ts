@@ -5,19 +5,22 @@ import type { SseEvent } from '../transport/sse';
 import { UpstreamHttpError, UpstreamProtocolError } from '../upstream.errors';
 import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest, translationContext } from './gemini.translate';
 import type { GeminiGenerateContentResponse } from './gemini.types';
+import { vertexGeminiUrl } from '../vertex/vertex.gemini';
 
 /** Where the Gemini API lives when the target names no address. */
 export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 
 /** `{baseUrl}/models/{model}:{method}`; a `models/` prefix on the model name is tolerated. */
 export function geminiUrl(target: ProviderTarget, method: 'generateContent' | 'streamGenerateContent' | 'batchEmbedContents'): string {
+  if (target.cloud?.kind === 'vertex') return vertexGeminiUrl(target, method);
   const base = (target.baseUrl || GEMINI_DEFAULT_BASE_URL).replace(/\/+$/, '');
   const model = target.model.replace(/^models\//, '');
   return `${base}/models/${encodeURIComponent(model)}:${method}`;
 }
 
-function headers(target: ProviderTarget): Record<string, string> {
-  return target.apiKey ? { 'x-goog-api-key': target.apiKey } : {};
+/** The Gemini API's key header; a Vertex AI call is authorized by its connection's token instead. */
+export function geminiHeaders(target: ProviderTarget): Record<string, string> {
+  return target.apiKey && target.cloud === undefined ? { 'x-goog-api-key': target.apiKey } : {};
 }
 
 /**
@@ -31,7 +34,7 @@ export class GeminiChatAdapter implements ChatAdapter {
     const response = await postJson<GeminiGenerateContentResponse>({
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: geminiUrl(target, 'generateContent'),
-      headers: headers(target),
+      headers: geminiHeaders(target), authorize: target.authorize,
       body,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
@@ -47,7 +50,7 @@ export class GeminiChatAdapter implements ChatAdapter {
     const call = {
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: `${geminiUrl(target, 'streamGenerateContent')}?alt=sse`,
-      headers: headers(target),
+      headers: geminiHeaders(target), authorize: target.authorize,
       body: toGeminiRequest(request),
       timeoutMs: options.timeoutMs,
       signal: options.signal,

@@ -1,4 +1,4 @@
-import { anthropicHeaders, anthropicMessagesUrl } from '../anthropic/anthropic.chat';
+import { messagesCallOf } from '../anthropic/messages-call';
 import { AnthropicStreamTranslator, isAnthropicMessage, parseStreamEvent, toOpenAiUsage } from '../anthropic/anthropic.translate';
 import type { AnthropicStreamEvent, AnthropicUsage } from '../anthropic/anthropic.types';
 import type { CallOptions, ProviderTarget } from '../provider.types';
@@ -49,12 +49,10 @@ export interface AnthropicNativeRequest {
 }
 
 function callOf(target: ProviderTarget, request: AnthropicNativeRequest, options: CallOptions, stream: boolean): JsonRequest {
-  const headers = anthropicHeaders(target);
-  if (request.beta !== undefined) headers['anthropic-beta'] = request.beta;
   const body: Record<string, unknown> = { ...request.body, model: target.model };
   if (stream) body.stream = true;
   else delete body.stream;
-  return { provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits, url: anthropicMessagesUrl(target.baseUrl), headers, body, timeoutMs: options.timeoutMs, signal: options.signal, limits: target.limits };
+  return messagesCallOf(target, { body, stream, ...(request.beta !== undefined && { beta: request.beta }) }, options);
 }
 
 /** `POST /v1/messages` with the client's own request: Anthropic's message as it came, and its usage. */

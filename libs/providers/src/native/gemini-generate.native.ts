@@ -1,4 +1,4 @@
-import { geminiUrl } from '../google/gemini.chat';
+import { geminiHeaders, geminiUrl } from '../google/gemini.chat';
 import { GeminiStreamTranslator, toOpenAiUsage, translationContext } from '../google/gemini.translate';
 import type { GeminiGenerateContentResponse } from '../google/gemini.types';
 import type { CallOptions, ProviderTarget } from '../provider.types';
@@ -18,7 +18,8 @@ function callOf(target: ProviderTarget, body: Record<string, unknown>, options: 
     extraHeaders: target.headers,
     onRateLimits: target.onRateLimits,
     url: stream ? `${geminiUrl(target, 'streamGenerateContent')}?alt=sse` : geminiUrl(target, 'generateContent'),
-    headers: target.apiKey ? { 'x-goog-api-key': target.apiKey } : {},
+    headers: geminiHeaders(target),
+    authorize: target.authorize,
     body,
     timeoutMs: options.timeoutMs,
     signal: options.signal,

@@ -29,6 +29,56 @@ export interface JsonRequest {
   extraHeaders?: Readonly<Record<string, string>>;
   /** Hears the answer's `x-ratelimit-*` headers, when it has any. */
   onRateLimits?: (left: UpstreamRateLimits) => void;
+  /**
+   * Authorizes the call once its body is encoded (SigV4 signs the bytes; a cloud token is fetched
+   * or taken from its cache): gives the headers to send in place of `headers` and `extraHeaders`.
+   */
+  authorize?: RequestAuthorizer;
+  /** The body already encoded (what `authorize` saw), sent as is in place of `body`. */
+  encodedBody?: string | Buffer;
+}
+
+/** A call as it will go out, for a RequestAuthorizer to sign. */
+export interface OutgoingRequest {
+  method: 'POST';
+  url: string;
+  /** Every header the gateway sets, lower-cased, the content type included. */
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+/**
+ * What an authorized call sends: every header, its authorization added, and the address when the
+ * credentials complete it (a Vertex AI project known only to the credential).
+ */
+export interface AuthorizedRequest {
+  headers: Record<string, string>;
+  url?: string;
+}
+
+/**
+ * Authorizes an outgoing call. Rejects with an Upstream*Error when no credentials can be had (the
+ * connection's problem, not the client's).
+ */
+export type RequestAuthorizer = (request: OutgoingRequest) => Promise<AuthorizedRequest>;
+
+/** The call with its body encoded and its headers authorized; a call without `authorize` is returned as it is. */
+async function authorized<C extends JsonRequest>(call: C, accept: string): Promise<C> {
+  if (call.authorize === undefined) return call;
+  const body = call.encodedBody ?? encodeJson(call.body, call.bodySources);
+  const headers = lowerCased({ 'content-type': 'application/json', accept, ...call.extraHeaders, ...call.headers });
+  const signed = await call.authorize({ method: 'POST', url: call.url, headers, body });
+  return { ...call, authorize: undefined, extraHeaders: undefined, headers: signed.headers, url: signed.url ?? call.url, encodedBody: body };
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  const lowered: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) lowered[name.toLowerCase()] = value;
+  return lowered;
+}
+
+function encodedBodyOf(call: JsonRequest): string | Buffer {
+  return call.encodedBody ?? encodeJson(call.body, call.bodySources);
 }
 
 /** A POST whose body is raw bytes (audio for Deepgram's `/v1/listen`), sent with its content type. */
@@ -68,8 +118,9 @@ interface WireCall extends Omit<JsonRequest, 'body' | 'bodySources'> {
 }
 
 /** POSTs JSON and returns the parsed JSON answer; maps every failure to an Upstream*Error. */
-export async function postJson<T>(call: JsonRequest): Promise<T> {
-  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, body: encodeJson(call.body, call.bodySources), contentType: 'application/json' }, 'application/json'));
+export async function postJson<T>(request: JsonRequest): Promise<T> {
+  const call = await authorized(request, 'application/json');
+  return parseJsonAnswer<T>(call, await exchangeOrThrow({ ...call, body: encodedBodyOf(call), contentType: 'application/json' }, 'application/json'));
 }
 
 /** POSTs raw bytes (with their content type) and returns the parsed JSON answer; failures as postJson's. */
@@ -88,8 +139,9 @@ export async function postMultipart<T>(call: MultipartRequest): Promise<T> {
  * POSTs JSON and returns the answer's bytes (text-to-speech audio), within `maxResponseBytes`.
  * `accept` says what the caller takes (default any); failures as postJson's.
  */
-export async function postJsonForBytes(call: JsonRequest, accept = '*/*'): Promise<BytesAnswer> {
-  const answer = await exchangeOrThrow({ ...call, body: encodeJson(call.body, call.bodySources), contentType: 'application/json' }, accept);
+export async function postJsonForBytes(request: JsonRequest, accept = '*/*'): Promise<BytesAnswer> {
+  const call = await authorized(request, accept);
+  const answer = await exchangeOrThrow({ ...call, body: encodedBodyOf(call), contentType: 'application/json' }, accept);
   return { body: answer.body, contentType: answer.contentType };
 }
 
@@ -303,6 +355,7 @@ function abortReason(signal: CancelSignal | undefined): Error {
  * UpstreamLimitExceededError; events read before a failure are handed out before it.
  */
 export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEvent[]>> {
+  if (call.authorize !== undefined) return authorized(call, 'text/event-stream').then(openEventBatches);
   const limits = call.limits ?? DEFAULT_UPSTREAM_LIMITS;
   const deadline = Date.now() + limits.maxStreamMs;
   const { origin, path } = endpointOf(call.url);
@@ -475,7 +528,7 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
         path,
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.extraHeaders, ...call.headers },
-        body: encodeJson(call.body, call.bodySources),
+        body: encodedBodyOf(call),
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
       },
