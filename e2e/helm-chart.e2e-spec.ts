@@ -159,6 +159,26 @@ const envNamed = (container: any, name: string) => (container.env ?? []).find((v
     expect(PROVIDER_VARIABLES).toEqual(expect.arrayContaining(['OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT', 'GEMINI_API_KEY', 'TYPESAFE_BASE_URL']));
   });
 
+  it("runs every pod as the release's ServiceAccount, annotated for IRSA and GKE Workload Identity when the values name a role, with no token mounted", () => {
+    for (const manifests of [defaults, production]) {
+      const [account] = ofKind(manifests, 'ServiceAccount');
+      expect(account.metadata.name).toBe('igw-inference-gateway');
+      expect(account.automountServiceAccountToken).toBe(false);
+      for (const { spec } of podSpecs(manifests)) {
+        expect(spec.serviceAccountName).toBe('igw-inference-gateway');
+        expect(spec.automountServiceAccountToken).toBe(false);
+      }
+    }
+    expect(ofKind(defaults, 'ServiceAccount')[0].metadata.annotations).toBeUndefined();
+    expect(ofKind(production, 'ServiceAccount')[0].metadata.annotations).toEqual({
+      'eks.amazonaws.com/role-arn': 'arn:aws:iam::123456789012:role/inference-gateway',
+      'iam.gke.io/gcp-service-account': 'inference-gateway@example-project.iam.gserviceaccount.com',
+    });
+    const existing = renderChart(HELM!, { set: { 'serviceAccount.create': false, 'serviceAccount.name': 'workload' } });
+    expect(ofKind(existing, 'ServiceAccount')).toEqual([]);
+    for (const { spec } of podSpecs(existing)) expect(spec.serviceAccountName).toBe('workload');
+  });
+
   it('migrates in a pre-install/pre-upgrade hook Job that runs the built migration command on DATABASE_URL', () => {
     for (const manifests of [defaults, production]) {
       const [job] = ofKind(manifests, 'Job');

@@ -84,6 +84,19 @@ optional key of the Secret: a provider whose key is absent is simply not configu
 - DEEPGRAM_BASE_URL
 - STABILITY_API_KEY
 - STABILITY_BASE_URL
+- AWS_BEARER_TOKEN_BEDROCK
+- BEDROCK_BASE_URL
+- VERTEX_API_KEY
+- VERTEX_BASE_URL
+{{- end -}}
+
+{{/* The ServiceAccount every pod of the release runs as. */}}
+{{- define "igw.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "igw.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
