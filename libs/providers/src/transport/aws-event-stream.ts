@@ -27,9 +27,12 @@ const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
   modelnotreadyexception: 503,
 };
 
-/** The HTTP status an AWS exception type stands for (`ThrottlingException` → 429); 500 for one not known. */
+/**
+ * The HTTP status an AWS exception type stands for (`ThrottlingException` → 429); 500 for one not
+ * known. Also read as `x-amzn-ErrorType` writes it: `ThrottlingException:http://…` or `aws#ThrottlingException`.
+ */
 export function awsExceptionStatus(type: string): number {
-  return EXCEPTION_STATUS[type.replace(/^.*[#:]/, '').toLowerCase()] ?? 500;
+  return EXCEPTION_STATUS[type.split(':')[0].replace(/^.*#/, '').toLowerCase()] ?? 500;
 }
 
 export interface AwsEventStreamOptions {
