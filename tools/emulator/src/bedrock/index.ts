@@ -11,7 +11,8 @@
 // API key. Errors are `{"message": "..."}` with the `x-amzn-ErrorType` header.
 // Model-name controls are read from the path's model id (`%40` for `@`): those of controls.ts
 // (`@status=429` answers ThrottlingException), and `@stream-exception=<type>` (e.g.
-// `throttlingException`), which makes a stream's first frame that exception.
+// `throttlingException`), which makes a stream's first frame that exception (a whole answer: its
+// HTTP error, ThrottlingException's 429).
 import type { IncomingMessage } from 'node:http';
 import type { RequestContext } from '../context';
 import { parseModelControls } from '../controls';
@@ -19,7 +20,14 @@ import type { ErrorResponse, RouterFailure, WireFormat } from '../format';
 import type { BedrockAccounts } from './auth';
 import { bedrockError, refuse } from './errors';
 import { converse, invokeModel } from './models';
+import { STREAM_EXCEPTION_MESSAGES } from './event-frames';
 import { answerSts } from './sts';
+
+/** The HTTP status of a stream exception answered whole (`throttlingException` → 429). */
+function awsExceptionStatus(type: string): number {
+  const statuses: Record<string, number> = { throttlingException: 429, validationException: 400, modelNotReadyException: 503, serviceUnavailableException: 503, internalServerException: 500, modelStreamErrorException: 424 };
+  return statuses[type] ?? 500;
+}
 
 export type { BedrockEmulatorOptions } from './auth';
 export { BedrockAccounts } from './auth';
@@ -46,7 +54,12 @@ export function bedrockFormat(accounts: BedrockAccounts): WireFormat {
       ctx.controls = { ...ctx.controls, ...controls };
       if (controls.delayMs !== undefined && !(await ctx.sleep(controls.delayMs))) return;
       if (controls.status !== undefined) return refuse(ctx, { status: controls.status, ...bedrockError(controls.status) });
-      const streamException = action.endsWith('stream') ? exception?.[1] : undefined;
+      const streamException = exception?.[1];
+      // A whole answer gets the exception as Bedrock answers it outside a stream: its HTTP error.
+      if (streamException !== undefined && !action.endsWith('stream')) {
+        const status = awsExceptionStatus(streamException);
+        return refuse(ctx, { status, type: streamException.charAt(0).toUpperCase() + streamException.slice(1), message: STREAM_EXCEPTION_MESSAGES[streamException] ?? bedrockError(status).message });
+      }
       if (action === 'invoke' || action === 'invoke-with-response-stream') return invokeModel(ctx, model, action === 'invoke-with-response-stream', streamException);
       return converse(ctx, model, action === 'converse-stream', streamException);
     },
