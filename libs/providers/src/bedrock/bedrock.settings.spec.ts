@@ -59,7 +59,7 @@ describe('cachedCredentials', () => {
 
   it('fetches once for concurrent calls and keeps the credentials until 5 minutes before they expire', async () => {
     let now = 0;
-    const provider = jest.fn(() => Promise.resolve(issued(now + 3_600_000)));
+    const provider = jest.fn((_options?: { forceRefresh?: boolean }) => Promise.resolve(issued(now + 3_600_000)));
     const credentials = cachedCredentials(settings, provider, () => now);
     await Promise.all([credentials(), credentials(), credentials()]);
     expect(provider).toHaveBeenCalledTimes(1);
@@ -69,6 +69,8 @@ describe('cachedCredentials', () => {
     now = 3_600_000 - 299_999;
     await credentials();
     expect(provider).toHaveBeenCalledTimes(2);
+    // A renewal is forced: the SDK's chain would otherwise hand back what it holds.
+    expect(provider.mock.calls).toEqual([[undefined], [{ forceRefresh: true }]]);
   });
 
   it('renews short-lived credentials at half their life', async () => {

@@ -175,7 +175,9 @@ export function cachedCredentials(settings: Pick<BedrockSettings, 'connection' |
   let held: { credentials: AwsCredentialIdentity; renewAt: number } | undefined;
   let refreshing: Promise<AwsCredentialIdentity> | undefined;
   const refresh = (): Promise<AwsCredentialIdentity> =>
-    (refreshing ??= provider()
+    // Forced: the SDK's default chain would hand back the credentials it holds while renewing
+    // them in the background, which leaves a renewal here to luck.
+    (refreshing ??= provider(held === undefined ? undefined : { forceRefresh: true })
       .then((credentials) => {
         const expiresAt = credentials.expiration?.getTime();
         const fetchedAt = now();
