@@ -1,3 +1,4 @@
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../../tools/emulator/src/emulator';
 import type { ProviderTarget, UpstreamChatChunk } from '../provider.types';
 import { UpstreamHttpError } from '../upstream.errors';

@@ -1,3 +1,5 @@
+// The frames are the emulator's, encoded as Bedrock encodes them (its tests may not import this lib).
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { chunkFrame, eventFrame, exceptionFrame } from '../../../../tools/emulator/src/bedrock/event-frames';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamProtocolError } from '../upstream.errors';
 import { AwsEventStreamParser, awsExceptionStatus } from './aws-event-stream';
