@@ -126,10 +126,11 @@ describe('emulated Bedrock', () => {
     const wrongExternalId = await post('/sts', form({ Action: 'AssumeRole', RoleArn: ROLE, RoleSessionName: 's', ExternalId: 'nope' }), { contentType: formType, credentials: staticKeys, service: 'sts' });
     expect(wrongExternalId.status).toBe(403);
 
-    for (const fields of [
+    const sessions: Array<Record<string, string>> = [
       { Action: 'AssumeRoleWithWebIdentity', RoleArn: ROLE, RoleSessionName: 's', WebIdentityToken: 'pod-token' },
       { Action: 'AssumeRole', RoleArn: ROLE, RoleSessionName: 's', ExternalId: 'ext-1' },
-    ]) {
+    ];
+    for (const fields of sessions) {
       const issued = await post('/sts', form(fields), { contentType: formType, ...(fields.Action === 'AssumeRole' && { credentials: staticKeys, service: 'sts' }) });
       const xml = await issued.text();
       expect(issued.status).toBe(200);
