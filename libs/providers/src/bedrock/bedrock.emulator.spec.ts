@@ -135,4 +135,16 @@ describe('Bedrock through the emulator', () => {
       delete process.env.AWS_ENDPOINT_URL_STS;
     }
   });
+
+  it('closes the upstream stream when its reader stops early', async () => {
+    for (const model of [`${CLAUDE}@chunk-delay=40`, `${NOVA}@chunk-delay=40`]) {
+      const stream = await adapter.stream(target(model), hello, options);
+      const reader = stream[Symbol.asyncIterator]();
+      await reader.next();
+      await reader.return?.();
+      const sent = emulator.requests[emulator.requests.length - 1];
+      for (let wait = 0; wait < 100 && !sent.ended; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(sent).toMatchObject({ ended: true, closedEarly: true });
+    }
+  });
 });

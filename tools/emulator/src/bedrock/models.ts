@@ -29,7 +29,8 @@ class BedrockAnswerContext extends RequestContext {
     private readonly shape: AnswerShape,
     private readonly streamException: string | undefined,
   ) {
-    super(parent.req, parent.res, parent.format, parent.path, body, parent.chunkDelayMs, parent.requestId);
+    // The router reads no controls from Bedrock's path: the route put them in `controls`.
+    super(parent.req, parent.res, parent.format, parent.path, body, parent.chunkDelayMs || (parent.controls.chunkDelayMs ?? 0), parent.requestId);
     this.params = parent.params;
   }
 
