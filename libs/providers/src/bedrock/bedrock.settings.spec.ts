@@ -1,7 +1,7 @@
 import type { AwsCredentialIdentity } from '@smithy/types';
 import { readProvidersFile } from '../connections/providers-file';
 import { UpstreamUnavailableError } from '../upstream.errors';
-import { cachedCredentials, type BedrockSettings } from './bedrock.settings';
+import { bedrockAuthorizer, cachedCredentials, environmentBedrockSettings, type BedrockSettings } from './bedrock.settings';
 
 const environment = { AWS_KEY_ID: 'AKIAFILEKEY000000001', AWS_SECRET: 'file-secret-value', EXTERNAL: 'ext-7' };
 const read = (text: string) => readProvidersFile('providers.yaml', environment, () => text);
@@ -99,5 +99,18 @@ describe('cachedCredentials', () => {
     expect((failure as Error).message).toContain('bedrock-east is unreachable: no AWS credentials for Bedrock from the default chain');
     expect((failure as Error).message).toContain('Could not load credentials from any providers');
     expect((failure as Error).message).not.toContain('secret');
+  });
+});
+
+describe('the built-in bedrock connection', () => {
+  it('is enabled by BEDROCK_REGION and takes its credentials from the default chain', () => {
+    expect(environmentBedrockSettings({})).toBeUndefined();
+    expect(environmentBedrockSettings({ BEDROCK_REGION: 'eu-central-1' })).toEqual({ kind: 'bedrock', region: 'eu-central-1', connection: 'bedrock', credentials: { kind: 'default-chain' } });
+  });
+
+  it('sends a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) as a bearer token, leaving the other headers as they are', async () => {
+    const authorize = bedrockAuthorizer(environmentBedrockSettings({ BEDROCK_REGION: 'us-east-1' })!, 'bedrock-api-key');
+    const request = { method: 'POST' as const, url: 'https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{}' };
+    await expect(authorize(request)).resolves.toEqual({ headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer bedrock-api-key' } });
   });
 });
