@@ -225,6 +225,15 @@ describe('Amazon Bedrock, end to end with a pod role (IRSA) and SigV4 the emulat
     expect(throttledCalls()).toBe(before + 1);
   });
 
+  it("quotes a ValidationException's reason to the client, and keeps an AccessDeniedException for the operator", async () => {
+    const invalid = await openai.chat.completions.create({ model: 'invalid-nova', messages: [{ role: 'user', content: PROMPT }] }).catch((error: unknown) => error);
+    expect(invalid).toMatchObject({ status: 400, message: expect.stringContaining('The input request is invalid.') });
+    const denied = await openai.chat.completions.create({ model: 'denied-nova', messages: [{ role: 'user', content: PROMPT }] }).catch((error: unknown) => error);
+    expect(denied).toMatchObject({ status: 502, message: expect.stringContaining("refused the gateway's credentials or account (403)") });
+    expect((denied as Error).message).not.toContain("You don't have access");
+    await eventually(async () => harness.process.output().includes("bedrock-east refused the gateway's own account (403): You don't have access to the model"), 5_000, 50);
+  });
+
   it('renews the role session before it expires, without a failed request', async () => {
     const issued = emulator.bedrock.issued.AssumeRoleWithWebIdentity;
     // One per connection at least so far, from the token file alone.
