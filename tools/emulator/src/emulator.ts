@@ -22,6 +22,7 @@ import { RequestContext } from './context';
 import { requestControls } from './controls';
 import { anthropicFormat } from './anthropic';
 import { azureFormat } from './azure';
+import { BedrockAccounts, bedrockFormat, type BedrockEmulatorOptions } from './bedrock';
 import type { Route, RouterFailure, WireFormat } from './format';
 import { geminiFormat } from './gemini';
 import { answerHostile, wantsHostileAnswer } from './hostile';
@@ -46,6 +47,8 @@ export interface EmulatorOptions {
    * OpenAI-compatible server without that API does.
    */
   withoutRoutes?: readonly string[];
+  /** Amazon Bedrock's accounts: the access keys, API keys, web identity token and roles it takes (bedrock/auth.ts). */
+  bedrock?: BedrockEmulatorOptions;
 }
 
 export interface RecordedRequest {
@@ -83,6 +86,8 @@ export interface RunningEmulator {
    * deterministic rules answer again.
    */
   script(model: string, turns: readonly ScriptedTurn[]): void;
+  /** Bedrock's accounts: what its STS issued so far (`issued`). */
+  bedrock: BedrockAccounts;
   close(): Promise<void>;
 }
 
@@ -150,7 +155,9 @@ interface EmulatorState {
 }
 
 export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const state: EmulatorState = { router: new Router(FORMATS, new Set(options.withoutRoutes)), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
+  // Bedrock's format is made per emulator: its accounts (keys, the sessions its STS issued) are the emulator's own.
+  const bedrock = new BedrockAccounts(options.bedrock);
+  const state: EmulatorState = { router: new Router([bedrockFormat(bedrock), ...FORMATS], new Set(options.withoutRoutes)), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
   const server = createServer({ noDelay: true }, (req, res) => {
     handle(state, req, res).catch(() => {
       // Unreachable in practice (handle() catches handler errors); never crash the process.
@@ -172,6 +179,7 @@ export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmu
         url: `http://${urlHost(address)}:${address.port}`,
         requests: state.requests,
         script: (model, turns) => state.scripts.add(model, turns),
+        bedrock,
         close: () => {
           closing ??= new Promise<void>((done) => {
             server.close(() => done());
@@ -197,6 +205,9 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   const form = body !== 'too_large' && body !== undefined && /^multipart\/form-data/i.test(contentType) ? parseMultipart(body, contentType) : undefined;
   if (form !== undefined) {
     parsed = form.fields;
+  } else if (body !== 'too_large' && body !== undefined && /^application\/x-www-form-urlencoded/i.test(contentType)) {
+    // AWS's query protocol (STS): the form's fields, as a multipart form's are.
+    parsed = Object.fromEntries(new URLSearchParams(body.toString('utf8')));
   } else if (body !== 'too_large' && body !== undefined && !BINARY_TYPE.test(contentType) && !/^multipart\//i.test(contentType)) {
     const text = body.toString('utf8');
     try {

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { encodeJson, type JsonSource } from '@igw/contracts';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
-import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
+import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import type { UpstreamRateLimits } from '../provider.types';
 import type { CancelSignal } from './cancellation';
+import { AwsEventStreamParser } from './aws-event-stream';
 import { SseEventTooLargeError, SseParser, type SseEvent } from './sse';
 import { DEFAULT_UPSTREAM_LIMITS, describeBytes, describeDuration, type UpstreamLimits } from './upstream-limits';
 
@@ -36,6 +37,11 @@ export interface JsonRequest {
   authorize?: RequestAuthorizer;
   /** The body already encoded (what `authorize` saw), sent as is in place of `body`. */
   encodedBody?: string | Buffer;
+  /**
+   * How a streamed answer (openEventBatches) is framed: server-sent events (the default), or
+   * AWS's binary event stream (Bedrock), whose frames are read into the same events.
+   */
+  framing?: 'sse' | 'aws-event-stream';
 }
 
 /** A call as it will go out, for a RequestAuthorizer to sign. */
@@ -355,12 +361,14 @@ function abortReason(signal: CancelSignal | undefined): Error {
  * UpstreamLimitExceededError; events read before a failure are handed out before it.
  */
 export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEvent[]>> {
-  if (call.authorize !== undefined) return authorized(call, 'text/event-stream').then(openEventBatches);
+  const awsFramed = call.framing === 'aws-event-stream';
+  const accept = awsFramed ? AWS_EVENT_STREAM_TYPE : 'text/event-stream';
+  if (call.authorize !== undefined) return authorized(call, accept).then(openEventBatches);
   const limits = call.limits ?? DEFAULT_UPSTREAM_LIMITS;
   const deadline = Date.now() + limits.maxStreamMs;
   const { origin, path } = endpointOf(call.url);
   const signal = call.signal;
-  const parser = new SseParser({ maxEventChars: limits.maxEventBytes });
+  const parser = awsFramed ? new AwsEventStreamParser(call.provider, { maxEventBytes: limits.maxEventBytes }) : new SseParser({ maxEventChars: limits.maxEventBytes });
   return new Promise<AsyncIterable<SseEvent[]>>((resolveOpen, rejectOpen) => {
     let abortCall: ((reason: Error) => void) | undefined;
     let resumeReading: (() => void) | undefined;
@@ -393,7 +401,10 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
     const translated = (error: unknown): Error =>
       error instanceof SseEventTooLargeError
         ? new UpstreamLimitExceededError(call.provider, `stream from ${call.provider} sent an event past the gateway's limit of ${describeBytes(limits.maxEventBytes)}`, true)
-        : translateTransportError(call, error);
+        : // An AWS event stream reports failures in its frames: those are the upstream's own words.
+          error instanceof UpstreamHttpError || error instanceof UpstreamProtocolError
+          ? error
+          : translateTransportError(call, error);
     const next = (): Promise<IteratorResult<SseEvent[]>> => {
       if (queue.length > 0) {
         const batch = queue;
@@ -527,7 +538,7 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
         origin,
         path,
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.extraHeaders, ...call.headers },
+        headers: { 'content-type': 'application/json', accept, ...call.extraHeaders, ...call.headers },
         body: encodedBodyOf(call),
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.timeoutMs,
@@ -536,6 +547,8 @@ export function openEventBatches(call: JsonRequest): Promise<AsyncIterable<SseEv
     );
   });
 }
+
+const AWS_EVENT_STREAM_TYPE = 'application/vnd.amazon.eventstream';
 
 /** Events read ahead of a slow reader at most (characters of data) before the connection is paused. */
 const QUEUED_CHARS_LIMIT = 1024 * 1024;

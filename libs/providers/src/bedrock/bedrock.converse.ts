@@ -1,0 +1,343 @@
+// Bedrock's Converse API, for every family but Anthropic's (Llama, Nova, Mistral, gpt-oss, ...),
+// behind the gateway's OpenAI shape.
+//
+// Request (OpenAI → Converse): system and developer messages become `system` text blocks; user
+// text and images (base64 data URLs: Converse takes image bytes, never a URL) become content
+// blocks; assistant tool_calls become `toolUse` blocks and tool messages `toolResult` blocks of a
+// user turn (consecutive turns of one role are merged, as Converse needs them alternating);
+// max_tokens, temperature, top_p and stop become `inferenceConfig`; function tools become
+// `toolConfig.tools[].toolSpec` and tool_choice auto / required / a function becomes
+// `toolChoice` auto / any / tool. What Converse cannot carry (an image URL, audio, `n` above 1,
+// tool_choice none with tools) is refused with BedrockTranslationError, a 400.
+//
+// Answer (Converse → OpenAI): text blocks joined into `content`, toolUse blocks into
+// `tool_calls`, reasoning text into `reasoning_content`; stopReason into finish_reason; usage
+// inputTokens / outputTokens / cacheReadInputTokens / cacheWriteInputTokens as
+// anthropic.translate.ts's toOpenAiUsage treats Anthropic's counts (cache reads and writes are
+// prompt tokens, reported in prompt_tokens_details). ConverseStream's events (messageStart,
+// contentBlockStart, contentBlockDelta, contentBlockStop, messageStop, metadata) become chunks,
+// the last one carrying the usage of `metadata`.
+import { randomBytes } from 'node:crypto';
+import { toOpenAiUsage } from '../anthropic/anthropic.translate';
+import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
+import type { EmitChunk } from '../transport/chunk-stream';
+import type { SseEvent } from '../transport/sse';
+import { base64DataUrl } from '../translation/file-part';
+import { RequestTranslationError, UpstreamProtocolError } from '../upstream.errors';
+
+/** The OpenAI-shaped request cannot be expressed for Bedrock's Converse API: the gateway answers 400. */
+export class BedrockTranslationError extends RequestTranslationError {
+  constructor(message: string, param?: string) {
+    super(message, param);
+    this.name = 'BedrockTranslationError';
+  }
+}
+
+export type ConverseContentBlock =
+  | { text: string }
+  | { image: { format: 'png' | 'jpeg' | 'gif' | 'webp'; source: { bytes: string } } }
+  | { toolUse: { toolUseId: string; name: string; input: unknown } }
+  | { toolResult: { toolUseId: string; content: Array<{ text: string }>; status?: 'success' | 'error' } }
+  | { reasoningContent: { reasoningText: { text: string; signature?: string } } };
+
+export interface ConverseMessage {
+  role: 'user' | 'assistant';
+  content: ConverseContentBlock[];
+}
+
+export interface ConverseRequest {
+  messages: ConverseMessage[];
+  system?: Array<{ text: string }>;
+  inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
+  toolConfig?: {
+    tools: Array<{ toolSpec: { name: string; description?: string; inputSchema: { json: Record<string, unknown> } } }>;
+    toolChoice?: { auto: Record<string, never> } | { any: Record<string, never> } | { tool: { name: string } };
+  };
+}
+
+export interface ConverseUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  cacheReadInputTokens?: number;
+  cacheWriteInputTokens?: number;
+}
+
+export interface ConverseResponse {
+  output: { message: ConverseMessage };
+  stopReason: string;
+  usage: ConverseUsage;
+}
+
+const IMAGE_FORMATS: Readonly<Record<string, 'png' | 'jpeg' | 'gif' | 'webp'>> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+
+export function toConverseRequest(request: UpstreamChatRequest): ConverseRequest {
+  if (typeof request.n === 'number' && request.n > 1) throw new BedrockTranslationError('Bedrock Converse answers one choice: n must be 1', 'n');
+  const system: Array<{ text: string }> = [];
+  const messages: ConverseMessage[] = [];
+  const append = (role: ConverseMessage['role'], blocks: ConverseContentBlock[]): void => {
+    if (blocks.length === 0) return;
+    const last = messages[messages.length - 1];
+    if (last !== undefined && last.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  request.messages.forEach((message: unknown, i) => {
+    const path = `messages[${i}]`;
+    if (!isRecord(message)) throw new BedrockTranslationError(`${path} must be an object`, path);
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        for (const block of contentBlocks(message.content, `${path}.content`, false)) if ('text' in block) system.push(block);
+        return;
+      case 'user':
+        append('user', contentBlocks(message.content, `${path}.content`, true));
+        return;
+      case 'assistant':
+        append('assistant', [...contentBlocks(message.content, `${path}.content`, false), ...toolUses(message.tool_calls, `${path}.tool_calls`)]);
+        return;
+      case 'tool':
+        append('user', [toolResult(message, path)]);
+        return;
+      default:
+        throw new BedrockTranslationError(`${path}.role ${JSON.stringify(message.role)} is not supported by Bedrock Converse`, `${path}.role`);
+    }
+  });
+  if (messages.length === 0) throw new BedrockTranslationError('at least one user or assistant message is required', 'messages');
+  if (messages[0].role !== 'user') throw new BedrockTranslationError('Bedrock Converse needs the conversation to begin with a user message', 'messages');
+  const converse: ConverseRequest = { messages };
+  if (system.length > 0) converse.system = system;
+  const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  if (typeof maxTokens === 'number') inference.maxTokens = maxTokens;
+  if (typeof request.temperature === 'number') inference.temperature = request.temperature;
+  if (typeof request.top_p === 'number') inference.topP = request.top_p;
+  const stop = typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop.filter((item): item is string => typeof item === 'string' && item !== '') : [];
+  if (stop.length > 0) inference.stopSequences = stop;
+  if (Object.keys(inference).length > 0) converse.inferenceConfig = inference;
+  const toolConfig = translateTools(request.tools, request.tool_choice);
+  if (toolConfig !== undefined) converse.toolConfig = toolConfig;
+  return converse;
+}
+
+function contentBlocks(content: unknown, path: string, allowImages: boolean): ConverseContentBlock[] {
+  if (content === undefined || content === null) return [];
+  if (typeof content === 'string') return content.trim() === '' ? [] : [{ text: content }];
+  if (!Array.isArray(content)) throw new BedrockTranslationError(`${path} must be a string or an array of parts`, path);
+  const blocks: ConverseContentBlock[] = [];
+  content.forEach((part: unknown, j) => {
+    const partPath = `${path}[${j}]`;
+    if (!isRecord(part)) throw new BedrockTranslationError(`${partPath} must be an object`, partPath);
+    if (part.type === 'text' && typeof part.text === 'string') {
+      if (part.text.trim() !== '') blocks.push({ text: part.text });
+    } else if (part.type === 'image_url' && allowImages) {
+      blocks.push(imageBlock(part.image_url, `${partPath}.image_url`));
+    } else if (part.type !== 'refusal') {
+      throw new BedrockTranslationError(`${partPath}: content part type ${JSON.stringify(part.type)} is not supported by Bedrock Converse`, partPath);
+    }
+  });
+  return blocks;
+}
+
+function imageBlock(image: unknown, path: string): ConverseContentBlock {
+  const url = isRecord(image) ? image.url : image;
+  if (typeof url !== 'string' || url === '') throw new BedrockTranslationError(`${path}.url must be a non-empty string`, path);
+  const data = base64DataUrl(url);
+  if (data === undefined) throw new BedrockTranslationError(`${path}.url: Bedrock Converse takes images as base64 data URLs only (data:image/png;base64,...), not links`, `${path}.url`);
+  const format = IMAGE_FORMATS[data.mediaType.toLowerCase()];
+  if (format === undefined) throw new BedrockTranslationError(`${path}.url: Bedrock Converse takes PNG, JPEG, GIF or WebP images, not ${data.mediaType}`, `${path}.url`);
+  return { image: { format, source: { bytes: data.data } } };
+}
+
+function toolUses(calls: unknown, path: string): ConverseContentBlock[] {
+  if (calls === undefined || calls === null) return [];
+  if (!Array.isArray(calls)) throw new BedrockTranslationError(`${path} must be an array`, path);
+  return calls.map((call: unknown, k): ConverseContentBlock => {
+    const callPath = `${path}[${k}]`;
+    if (!isRecord(call) || call.type !== 'function' || !isRecord(call.function)) throw new BedrockTranslationError(`${callPath}: only function tool calls can be sent to Bedrock`, callPath);
+    const { name, arguments: args } = call.function;
+    if (typeof call.id !== 'string' || call.id === '' || typeof name !== 'string' || name === '') throw new BedrockTranslationError(`${callPath} needs an id and a function name`, callPath);
+    return { toolUse: { toolUseId: call.id, name, input: toolInput(args, `${callPath}.function.arguments`) } };
+  });
+}
+
+function toolInput(args: unknown, path: string): Record<string, unknown> {
+  if (args === undefined || args === null || (typeof args === 'string' && args.trim() === '')) return {};
+  if (typeof args !== 'string') throw new BedrockTranslationError(`${path} must be a JSON string`, path);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    throw new BedrockTranslationError(`${path} is not valid JSON; Bedrock needs tool arguments as a JSON object`, path);
+  }
+  if (!isRecord(parsed)) throw new BedrockTranslationError(`${path} must encode a JSON object for Bedrock`, path);
+  return parsed;
+}
+
+function toolResult(message: Record<string, unknown>, path: string): ConverseContentBlock {
+  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') throw new BedrockTranslationError(`${path}.tool_call_id is required`, `${path}.tool_call_id`);
+  const texts = contentBlocks(message.content, `${path}.content`, false).filter((block): block is { text: string } => 'text' in block);
+  return { toolResult: { toolUseId: message.tool_call_id, content: texts.length > 0 ? texts : [{ text: '' }] } };
+}
+
+function translateTools(value: unknown, choice: unknown): ConverseRequest['toolConfig'] {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  if (choice === 'none') throw new BedrockTranslationError('Bedrock Converse has no tool_choice none: leave the tools out instead', 'tool_choice');
+  const tools: NonNullable<ConverseRequest['toolConfig']>['tools'] = [];
+  (value as unknown[]).forEach((tool, t) => {
+    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) throw new BedrockTranslationError(`tools[${t}]: only function tools can be sent to Bedrock`, `tools[${t}]`);
+    const { name, description, parameters } = tool.function;
+    if (typeof name !== 'string' || name === '') throw new BedrockTranslationError(`tools[${t}].function.name is required`, `tools[${t}].function.name`);
+    const spec: (typeof tools)[number]['toolSpec'] = { name, inputSchema: { json: isRecord(parameters) ? parameters : { type: 'object', properties: {} } } };
+    if (typeof description === 'string' && description !== '') spec.description = description;
+    tools.push({ toolSpec: spec });
+  });
+  const config: NonNullable<ConverseRequest['toolConfig']> = { tools };
+  if (choice === 'required') config.toolChoice = { any: {} };
+  else if (choice === 'auto') config.toolChoice = { auto: {} };
+  else if (isRecord(choice) && choice.type === 'function' && isRecord(choice.function) && typeof choice.function.name === 'string') config.toolChoice = { tool: { name: choice.function.name } };
+  else if (choice !== undefined && choice !== null) throw new BedrockTranslationError('tool_choice: only auto, required or a function can be sent to Bedrock Converse', 'tool_choice');
+  return config;
+}
+
+/** OpenAI finish_reason for a Converse stopReason. */
+export function converseFinishReason(stopReason: string | undefined): string {
+  switch (stopReason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'guardrail_intervened':
+    case 'content_filtered':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}
+
+/** Converse usage in the gateway's terms, cache reads and writes counted as Anthropic's are. */
+export function converseUsage(usage: ConverseUsage): UpstreamUsage {
+  return toOpenAiUsage({ input_tokens: usage.inputTokens ?? 0, output_tokens: usage.outputTokens ?? 0, cache_read_input_tokens: usage.cacheReadInputTokens ?? 0, cache_creation_input_tokens: usage.cacheWriteInputTokens ?? 0 });
+}
+
+export function isConverseResponse(value: unknown): value is ConverseResponse {
+  return isRecord(value) && isRecord(value.output) && isRecord(value.output.message) && Array.isArray(value.output.message.content) && isRecord(value.usage);
+}
+
+export function fromConverseResponse(response: ConverseResponse, model: string): UpstreamChatCompletion {
+  const texts: string[] = [];
+  const reasoning: string[] = [];
+  const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  for (const block of response.output.message.content) {
+    if ('text' in block && typeof block.text === 'string') texts.push(block.text);
+    else if ('toolUse' in block) toolCalls.push({ id: block.toolUse.toolUseId, type: 'function', function: { name: block.toolUse.name, arguments: JSON.stringify(block.toolUse.input ?? {}) } });
+    else if ('reasoningContent' in block && typeof block.reasoningContent?.reasoningText?.text === 'string') reasoning.push(block.reasoningContent.reasoningText.text);
+  }
+  const message: UpstreamChatCompletion['choices'][number]['message'] = { role: 'assistant', content: texts.length > 0 ? texts.join('') : toolCalls.length > 0 ? null : '' };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (reasoning.length > 0) message.reasoning_content = reasoning.join('');
+  return {
+    id: completionId(),
+    object: 'chat.completion',
+    created: nowSeconds(),
+    model,
+    choices: [{ index: 0, message, finish_reason: converseFinishReason(response.stopReason) }],
+    usage: converseUsage(response.usage),
+  };
+}
+
+/**
+ * ConverseStream's events, translated one by one. The finish reason (messageStop) and the usage
+ * (metadata) arrive apart: the finish chunk waits for the usage, so the last chunk carries both.
+ * A stream that ends before its metadata is a stream cut short.
+ */
+export class ConverseStreamTranslator {
+  private readonly id = completionId();
+  private readonly created = nowSeconds();
+  private started = false;
+  private finishReason: string | undefined;
+  private done = false;
+  /** Content-block index → OpenAI tool-call index. */
+  private readonly toolCalls = new Map<number, number>();
+
+  constructor(
+    private readonly provider: string,
+    private readonly model: string,
+  ) {}
+
+  read(event: SseEvent, emit: EmitChunk): boolean {
+    let data: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(event.data);
+      if (!isRecord(parsed)) throw new Error('not an object');
+      data = parsed;
+    } catch {
+      throw new UpstreamProtocolError(this.provider, `a ConverseStream event is not a JSON object (${event.event ?? 'unnamed'})`);
+    }
+    switch (event.event) {
+      case 'messageStart':
+        if (!this.started) {
+          this.started = true;
+          emit(this.chunk({ role: 'assistant', content: '' }));
+        }
+        return false;
+      case 'contentBlockStart': {
+        const start = isRecord(data.start) ? data.start.toolUse : undefined;
+        if (isRecord(start) && typeof start.name === 'string') {
+          const index = this.toolCalls.size;
+          this.toolCalls.set(Number(data.contentBlockIndex), index);
+          emit(this.chunk({ tool_calls: [{ index, id: String(start.toolUseId), type: 'function', function: { name: start.name, arguments: '' } }] }));
+        }
+        return false;
+      }
+      case 'contentBlockDelta': {
+        const delta = isRecord(data.delta) ? data.delta : {};
+        if (typeof delta.text === 'string') {
+          if (delta.text !== '') emit(this.chunk({ content: delta.text }));
+        } else if (isRecord(delta.toolUse) && typeof delta.toolUse.input === 'string') {
+          const index = this.toolCalls.get(Number(data.contentBlockIndex));
+          if (index === undefined) throw new UpstreamProtocolError(this.provider, 'a toolUse delta came for a block that is no tool call');
+          if (delta.toolUse.input !== '') emit(this.chunk({ tool_calls: [{ index, function: { arguments: delta.toolUse.input } }] }));
+        } else if (isRecord(delta.reasoningContent) && typeof delta.reasoningContent.text === 'string' && delta.reasoningContent.text !== '') {
+          emit(this.chunk({ reasoning_content: delta.reasoningContent.text }));
+        }
+        return false;
+      }
+      case 'contentBlockStop':
+        return false;
+      case 'messageStop':
+        this.finishReason = converseFinishReason(typeof data.stopReason === 'string' ? data.stopReason : undefined);
+        return false;
+      case 'metadata': {
+        if (!isRecord(data.usage)) throw new UpstreamProtocolError(this.provider, 'the ConverseStream metadata event carries no usage');
+        const chunk = this.chunk({}, this.finishReason ?? 'stop');
+        chunk.usage = converseUsage(data.usage as ConverseUsage);
+        emit(chunk);
+        this.done = true;
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  end(): void {
+    if (!this.done) throw new UpstreamProtocolError(this.provider, 'the ConverseStream ended before its metadata (usage)');
+  }
+
+  private chunk(delta: UpstreamChatChunk['choices'][number]['delta'], finishReason: string | null = null): UpstreamChatChunk {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  }
+}
+
+function completionId(): string {
+  return `chatcmpl-${randomBytes(12).toString('hex')}`;
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
