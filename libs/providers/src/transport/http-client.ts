@@ -572,10 +572,11 @@ function translateTransportError(call: { provider: string; timeoutMs: number }, 
  */
 function upstreamMessage(text: string): string {
   try {
-    const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string; err_msg?: string; errors?: unknown };
+    const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string; Message?: string; err_msg?: string; errors?: unknown };
     if (typeof body.error === 'string') return body.error;
     if (body.error?.message) return body.error.message;
     if (body.message) return body.message;
+    if (typeof body.Message === 'string' && body.Message) return body.Message;
     if (typeof body.err_msg === 'string' && body.err_msg) return body.err_msg;
     if (Array.isArray(body.errors) && body.errors.length > 0) return body.errors.map(String).join('; ');
   } catch {
