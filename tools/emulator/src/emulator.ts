@@ -32,6 +32,7 @@ import { parseMultipart } from './multipart';
 import { TurnScripts, type ScriptedTurn } from './scripts';
 import { stabilityFormat } from './stability';
 import { randomId } from './util';
+import { vertexFormat, VertexTokens, type ServiceAccountKey, type VertexEmulatorOptions } from './vertex';
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 (the default) picks a free port. */
@@ -46,6 +47,8 @@ export interface EmulatorOptions {
    * OpenAI-compatible server without that API does.
    */
   withoutRoutes?: readonly string[];
+  /** Vertex AI's token endpoint: how long its tokens live, the project of its service accounts. */
+  vertex?: VertexEmulatorOptions;
 }
 
 export interface RecordedRequest {
@@ -83,6 +86,12 @@ export interface RunningEmulator {
    * deterministic rules answer again.
    */
   script(model: string, turns: readonly ScriptedTurn[]): void;
+  /** Vertex AI's token endpoint (`POST /token`): the tokens it issued, the service accounts it trusts. */
+  vertex: {
+    tokens: VertexTokens;
+    /** A new service account's JSON key file, its `token_uri` this emulator's token endpoint. */
+    serviceAccount(): ServiceAccountKey;
+  };
   close(): Promise<void>;
 }
 
@@ -90,6 +99,9 @@ export type { ScriptedTurn } from './scripts';
 
 /** Formats in priority order; the last one is the fallback for unclaimed paths. */
 const FORMATS: readonly WireFormat[] = [anthropicFormat, geminiFormat, azureFormat, deepgramFormat, stabilityFormat, mediaFormat, openAIFormat];
+
+/** Form bodies (an OAuth token request), given to routes as an object of their fields. */
+const FORM_TYPE = /^application\/x-www-form-urlencoded/i;
 
 /** Bodies passed to routes as bytes, never parsed as JSON (Deepgram takes the audio itself as the body). */
 const BINARY_TYPE = /^(?:audio\/|video\/|image\/|application\/octet-stream)/i;
@@ -150,7 +162,10 @@ interface EmulatorState {
 }
 
 export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const state: EmulatorState = { router: new Router(FORMATS, new Set(options.withoutRoutes)), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
+  const tokens = new VertexTokens(options.vertex);
+  // Vertex AI's routes need this emulator's own token endpoint, so its format is made per emulator.
+  const formats = [vertexFormat(tokens), ...FORMATS];
+  const state: EmulatorState = { router: new Router(formats, new Set(options.withoutRoutes)), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
   const server = createServer({ noDelay: true }, (req, res) => {
     handle(state, req, res).catch(() => {
       // Unreachable in practice (handle() catches handler errors); never crash the process.
@@ -172,6 +187,7 @@ export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmu
         url: `http://${urlHost(address)}:${address.port}`,
         requests: state.requests,
         script: (model, turns) => state.scripts.add(model, turns),
+        vertex: { tokens, serviceAccount: () => tokens.serviceAccount(`http://${urlHost(address)}:${address.port}`) },
         close: () => {
           closing ??= new Promise<void>((done) => {
             server.close(() => done());
@@ -197,6 +213,8 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   const form = body !== 'too_large' && body !== undefined && /^multipart\/form-data/i.test(contentType) ? parseMultipart(body, contentType) : undefined;
   if (form !== undefined) {
     parsed = form.fields;
+  } else if (body !== 'too_large' && body !== undefined && FORM_TYPE.test(contentType)) {
+    parsed = Object.fromEntries(new URLSearchParams(body.toString('utf8')));
   } else if (body !== 'too_large' && body !== undefined && !BINARY_TYPE.test(contentType) && !/^multipart\//i.test(contentType)) {
     const text = body.toString('utf8');
     try {
