@@ -185,7 +185,11 @@ export function vertexAuthorizer(settings: VertexSettings, options: VertexAuthor
 }
 
 async function createClient(settings: VertexSettings, options: VertexAuthorizerOptions): Promise<{ auth: GoogleAuth; client: AuthClient }> {
-  const clientOptions = options.eagerRefreshThresholdMillis === undefined ? {} : { eagerRefreshThresholdMillis: options.eagerRefreshThresholdMillis };
+  const clientOptions = {
+    // Node's own fetch: gaxios would otherwise import node-fetch (an ES module) on the first token request.
+    transporterOptions: { fetchImplementation: (...args: Parameters<typeof fetch>) => fetch(...args) },
+    ...(options.eagerRefreshThresholdMillis !== undefined && { eagerRefreshThresholdMillis: options.eagerRefreshThresholdMillis }),
+  };
   const auth = new GoogleAuth({
     scopes: [CLOUD_PLATFORM_SCOPE],
     clientOptions,
