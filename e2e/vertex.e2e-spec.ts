@@ -16,7 +16,6 @@ const creditsFor = (input: number, output: number) => (input * 300_000 + output 
 const PROMPT = 'Count the words in this sentence';
 const REPLY = `Hello from the emulator. You said: ${PROMPT}`;
 const WEATHER = 'What is the weather in Paris?';
-const CLAUDE = 'claude-sonnet-4-5@20250929';
 const PROJECT = 'emulated-project';
 const LOCATION = 'us-east5';
 /**

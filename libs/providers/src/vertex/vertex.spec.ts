@@ -1,6 +1,9 @@
 // The registry first, as the library's index loads it: it builds every adapter, this one included.
 import '../registry';
+// The emulator plays Vertex AI's token endpoint and routes for the adapters' round trips.
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../../tools/emulator/src/emulator';
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import type { ServiceAccountKey } from '../../../../tools/emulator/src/vertex';
 import type { CloudSettingsContext } from '../connections/cloud';
 import { vertexToolSchema } from '../google/gemini.translate';
