@@ -60,7 +60,13 @@ describe('Vertex AI, end to end: Claude and Gemini with a service account', () =
     const providersFile = path.join(folder, 'providers.yaml');
     // No project: the gateway takes the service account's own.
     await writeFile(providersFile, stringify({ connections: [{ name: 'vertex-us', kind: 'vertex', location: LOCATION, baseUrl: emulator.url, credentialsFile }] }));
-    harness = await startStandaloneHarness({ CATALOGUE_FILE: path.join(__dirname, 'fixtures/vertex-catalogue.yaml'), PROVIDERS_FILE: providersFile });
+    harness = await startStandaloneHarness({
+      CATALOGUE_FILE: path.join(__dirname, 'fixtures/vertex-catalogue.yaml'),
+      PROVIDERS_FILE: providersFile,
+      // Should any path ask for the GCE metadata server, it stays on this machine and is told there is none.
+      GCE_METADATA_HOST: '127.0.0.1:9',
+      METADATA_SERVER_DETECTION: 'none',
+    });
     ({ key, accountId } = await harness.paidKey(CREDITS));
     openai = new OpenAI({ baseURL: `${harness.gateway}/v1`, apiKey: key, maxRetries: 0 });
     anthropic = new Anthropic({ baseURL: harness.gateway, apiKey: key, maxRetries: 0 });
@@ -154,7 +160,7 @@ describe('Vertex AI, end to end: Claude and Gemini with a service account', () =
     const weatherTool = { type: 'function' as const, name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] }, strict: false };
     const question: ResponseInputItem = { role: 'user', content: WEATHER };
     const called = await openai.responses.stream({ model, tools: [weatherTool], input: [question] }).finalResponse();
-    const call = called.output.find((item): item is ResponseFunctionToolCall => item.type === 'function_call');
+    const call = called.output.find((item) => item.type === 'function_call') as ResponseFunctionToolCall | undefined;
     expect(call).toMatchObject({ name: 'get_weather', arguments: '{"location":"Paris"}' });
     reported.push({ model: catalogueId, input: called.usage!.input_tokens, output: called.usage!.output_tokens });
     const answer = await openai.responses.stream({ model, tools: [weatherTool], input: [question, ...(called.output as ResponseInputItem[]), { type: 'function_call_output', call_id: call!.call_id, output: 'Sunny, 21 degrees' }] }).finalResponse();

@@ -44,12 +44,6 @@ export class GoogleCredential {
     return typeof project === 'string' && project !== '' ? project : undefined;
   }
 
-  /** The token endpoint the file names, when it is not Google's default one. */
-  get tokenUri(): string | undefined {
-    const uri = this.#json.token_uri;
-    return typeof uri === 'string' && uri !== '' && uri !== GOOGLE_TOKEN_URL ? uri : undefined;
-  }
-
   /** What google-auth-library is given. */
   reveal(): Record<string, unknown> {
     return this.#json;
@@ -196,7 +190,8 @@ async function createClient(settings: VertexSettings, options: VertexAuthorizerO
     ...(settings.credentials && { credentials: settings.credentials.reveal() }),
   });
   const client = await auth.getClient();
-  const tokenUri = settings.credentials?.tokenUri;
+  // The credential the library found: the connection's file, or ADC's (GOOGLE_APPLICATION_CREDENTIALS).
+  const tokenUri = customTokenUri(auth.jsonContent);
   if (tokenUri !== undefined) {
     client.transporter.interceptors.request.add({
       resolved: async (config) => {
@@ -206,6 +201,12 @@ async function createClient(settings: VertexSettings, options: VertexAuthorizerO
     });
   }
   return { auth, client };
+}
+
+/** The token endpoint a service account's key file names, when it is not Google's default one. */
+function customTokenUri(json: unknown): string | undefined {
+  const uri = (json as { type?: unknown; token_uri?: unknown } | null)?.token_uri;
+  return (json as { type?: unknown } | null)?.type === 'service_account' && typeof uri === 'string' && uri !== '' && uri !== GOOGLE_TOKEN_URL ? uri : undefined;
 }
 
 /** The connection's project, else the credential's, else GOOGLE_CLOUD_PROJECT; with ADC, whatever the environment's credentials know (the GKE metadata server). */

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 // The registry first, as the library's index loads it: it builds every adapter, this one included.
 import '../registry';
 // The emulator plays Vertex AI's token endpoint and routes for the adapters' round trips.
@@ -32,6 +35,10 @@ function context(files: Record<string, string> = {}, environment: Record<string,
     environment,
   };
 }
+
+// Should any path ask for the GCE metadata server, it stays on this machine and is told there is none.
+process.env.GCE_METADATA_HOST = '127.0.0.1:9';
+process.env.METADATA_SERVER_DETECTION = 'none';
 
 describe('Vertex AI settings', () => {
   it('reads project, location and a service-account credentials file', () => {
@@ -195,6 +202,24 @@ describe('Vertex AI against the emulator', () => {
     const signed = await vertexAuthorizer(settingsOf(key))({ ...request, url: `${emulator.url}/v1/projects/${PROJECT_FROM_CREDENTIALS}/locations/us-east5/publishers/google/models/m:generateContent` });
     expect(signed.url).toBe(`${emulator.url}/v1/projects/emulated-project/locations/us-east5/publishers/google/models/m:generateContent`);
     expect((await vertexAuthorizer(settingsOf(key))(request)).url).toBeUndefined();
+  });
+
+  it('takes Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS) and their project when the connection names no file', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'vertex-adc-'));
+    const saved = process.env.GOOGLE_APPLICATION_CREDENTIALS;
+    try {
+      process.env.GOOGLE_APPLICATION_CREDENTIALS = path.join(folder, 'adc.json');
+      await writeFile(process.env.GOOGLE_APPLICATION_CREDENTIALS, JSON.stringify(key));
+      const before = emulator.vertex.tokens.issued;
+      const signed = await vertexAuthorizer({ kind: 'vertex', location: 'us-east5' })({ ...request, url: `${emulator.url}/v1/projects/${PROJECT_FROM_CREDENTIALS}/locations/us-east5/x` });
+      expect(signed.url).toBe(`${emulator.url}/v1/projects/emulated-project/locations/us-east5/x`);
+      expect(signed.headers.authorization).toMatch(/^Bearer ya29\./);
+      expect(emulator.vertex.tokens.issued).toBe(before + 1);
+    } finally {
+      if (saved === undefined) delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
+      else process.env.GOOGLE_APPLICATION_CREDENTIALS = saved;
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it('fails with a clear error, holding no secret, when no project is known', async () => {
