@@ -24,7 +24,7 @@ const LOCATION = 'us-east5';
  */
 const TOKEN_LIFETIME_SECONDS = 302;
 const UPSTREAM = {
-  claude: new RegExp(`^/v1/projects/${PROJECT}/locations/${LOCATION}/publishers/anthropic/models/claude-sonnet-4-5%4020250929:(rawPredict|streamRawPredict)$`),
+  claude: new RegExp(`^/v1/projects/${PROJECT}/locations/${LOCATION}/publishers/anthropic/models/claude-sonnet-4-5@20250929:(rawPredict|streamRawPredict)$`),
   gemini: new RegExp(`^/v1/projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/gemini-2\\.5-flash:(generateContent|streamGenerateContent\\?alt=sse)$`),
 };
 const chatWeatherTool: OpenAI.ChatCompletionTool = {

@@ -99,7 +99,7 @@ describe('Vertex AI URLs', () => {
   it('sends Claude the Messages body without its model, with Vertex\'s anthropic_version, to rawPredict or streamRawPredict', () => {
     const claude = target('us-east5', 'my-project', CLAUDE);
     const whole = vertexMessagesCall(claude, { body: { model: CLAUDE, max_tokens: 10, messages: [], stream: false }, stream: false });
-    expect(whole.url).toBe('https://us-east5-aiplatform.googleapis.com/v1/projects/my-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5%4020250929:rawPredict');
+    expect(whole.url).toBe('https://us-east5-aiplatform.googleapis.com/v1/projects/my-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict');
     expect(whole.body).toEqual({ anthropic_version: 'vertex-2023-10-16', max_tokens: 10, messages: [], stream: false });
     const streamed = vertexMessagesCall(claude, { body: { model: CLAUDE, messages: [], stream: true }, stream: true, beta: 'context-1m-2025-08-07' });
     expect(streamed.url).toMatch(/:streamRawPredict$/);
@@ -247,7 +247,7 @@ describe('Vertex AI against the emulator', () => {
     const completion = await new VertexChatAdapter().chat(targetOf(CLAUDE), { model: CLAUDE, max_tokens: 100, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools }, OPTIONS);
     expect(completion.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { tool_calls: [{ function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } });
     const upstream = emulator.requests.at(-1)!;
-    expect(upstream.path).toBe('/v1/projects/emulated-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5%4020250929:rawPredict');
+    expect(upstream.path).toBe('/v1/projects/emulated-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict');
     expect(upstream.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16' });
     expect(upstream.body).not.toHaveProperty('model');
   });

@@ -24,7 +24,8 @@ export function vertexLocationUrl(target: ProviderTarget): string {
 /** `…/publishers/{publisher}/models/{model}:{method}`; a `publishers/…/models/` prefix on the model id is tolerated. */
 export function vertexModelUrl(target: ProviderTarget, publisher: VertexPublisher, method: string): string {
   const model = target.model.replace(/^publishers\/[^/]+\/models\//, '').replace(/^models\//, '');
-  return `${vertexLocationUrl(target)}/publishers/${publisher}/models/${encodeURIComponent(model)}:${method}`;
+  // `@` is a path character: Claude's versioned ids (`claude-sonnet-4-5@20250929`) go as Google's and Anthropic's own clients send them.
+  return `${vertexLocationUrl(target)}/publishers/${publisher}/models/${encodeURIComponent(model).replace(/%40/g, '@')}:${method}`;
 }
 
 /** Vertex AI's OpenAI-compatible endpoint (partner and open models, `meta/llama-3.3-70b-instruct-maas`): chat completions are under it. */
