@@ -126,27 +126,18 @@ export function environmentVertexSettings(variables: ProviderVariables): VertexS
   return { kind: 'vertex', location, ...(project && { project }) };
 }
 
-export interface VertexAuthorizerOptions {
-  /**
-   * How long before its expiry a token is replaced. google-auth-library's default, 5 minutes, is
-   * kept in production (Google's tokens live an hour); a test with shorter tokens sets less.
-   */
-  eagerRefreshThresholdMillis?: number;
-  /** The connection's name, for the errors. */
-  provider?: string;
-}
-
 /**
  * Adds a bearer token of the connection's Google credentials to each call. One google-auth-library
- * client per connection: it caches the token and fetches a new one only within the eager refresh
- * threshold of its expiry, so calls in between cost no token request.
+ * client per connection: it caches the token and fetches a new one only within its eager refresh
+ * threshold (5 minutes) of the token's expiry, so calls in between cost no token request.
+ * Failures name the `vertex` kind: the adapters name them after the calling connection (vertex.urls.ts).
  */
-export function vertexAuthorizer(settings: VertexSettings, options: VertexAuthorizerOptions = {}): RequestAuthorizer {
-  const provider = options.provider ?? 'vertex';
+export function vertexAuthorizer(settings: VertexSettings): RequestAuthorizer {
+  const provider = 'vertex';
   let client: Promise<{ auth: GoogleAuth; client: AuthClient }> | undefined;
   let project: Promise<string> | undefined;
   const clientOf = () =>
-    (client ??= createClient(settings, options).catch((error: unknown) => {
+    (client ??= createClient(settings).catch((error: unknown) => {
       // A failure to build the client (unreadable ADC) is tried again on the next call.
       client = undefined;
       throw error;
@@ -178,11 +169,10 @@ export function vertexAuthorizer(settings: VertexSettings, options: VertexAuthor
   };
 }
 
-async function createClient(settings: VertexSettings, options: VertexAuthorizerOptions): Promise<{ auth: GoogleAuth; client: AuthClient }> {
+async function createClient(settings: VertexSettings): Promise<{ auth: GoogleAuth; client: AuthClient }> {
   const clientOptions = {
     // Node's own fetch: gaxios would otherwise import node-fetch (an ES module) on the first token request.
     transporterOptions: { fetchImplementation: (...args: Parameters<typeof fetch>) => fetch(...args) },
-    ...(options.eagerRefreshThresholdMillis !== undefined && { eagerRefreshThresholdMillis: options.eagerRefreshThresholdMillis }),
   };
   const auth = new GoogleAuth({
     scopes: [CLOUD_PLATFORM_SCOPE],

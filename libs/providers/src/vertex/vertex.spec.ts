@@ -9,6 +9,7 @@ import { startEmulator, type RunningEmulator } from '../../../../tools/emulator/
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import type { ServiceAccountKey } from '../../../../tools/emulator/src/vertex';
 import type { CloudSettingsContext } from '../connections/cloud';
+import { readProvidersFile } from '../connections/providers-file';
 import { vertexToolSchema } from '../google/gemini.translate';
 import type { ProviderTarget, UpstreamChatChunk } from '../provider.types';
 import { chunksOf } from '../transport/chunk-stream.testing';
@@ -66,6 +67,16 @@ describe('Vertex AI settings', () => {
     }
     expect(error?.message).toContain(message);
     expect(error?.message).not.toContain('BEGIN PRIVATE KEY');
+  });
+
+  it('is a providers-file connection needing no key or address, its credentials file polled with the file', () => {
+    const key = JSON.stringify({ type: 'external_account', audience: '//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q', subject_token_type: 'urn:ietf:params:oauth:token-type:jwt', token_url: 'https://sts.googleapis.com/v1/token', credential_source: { file: '/var/run/token' } });
+    const files: Record<string, string> = { 'providers.yaml': 'connections:\n  - { name: vertex-eu, kind: vertex, location: europe-west4, project: my-project, credentialsFile: /keys/wif.json }\n', '/keys/wif.json': key };
+    const content = readProvidersFile('providers.yaml', {}, (file) => files[file]);
+    expect(content.connections[0]).toMatchObject({ name: 'vertex-eu', kind: 'vertex', baseUrl: 'https://europe-west4-aiplatform.googleapis.com', cloud: { kind: 'vertex', location: 'europe-west4', project: 'my-project' } });
+    expect((content.connections[0].cloud as VertexSettings).credentials?.type).toBe('external_account');
+    expect(content.connections[0].authorize).toEqual(expect.any(Function));
+    expect(content.keyFiles).toEqual(['/keys/wif.json']);
   });
 
   it('takes GOOGLE_CLOUD_PROJECT for the project a file entry and its credential leave out', () => {
