@@ -17,6 +17,7 @@ import { STABILITY_DEFAULT_BASE_URL, StabilityImagesAdapter } from './stability/
 import { UpstreamUnavailableError } from './upstream.errors';
 import { BedrockChatAdapter } from './bedrock/bedrock.chat';
 import { VertexChatAdapter } from './vertex/vertex.chat';
+import { VertexEmbeddingsAdapter } from './vertex/vertex.embeddings';
 
 /**
  * Wire formats; each has one adapter folder. `deepgram` (speech) and `stability` (images) serve
@@ -103,6 +104,7 @@ const EMBEDDINGS_ADAPTERS: Partial<Record<ProviderKind, EmbeddingsAdapter>> = {
   openai: new OpenAiEmbeddingsAdapter(),
   'azure-openai': new AzureOpenAiEmbeddingsAdapter(),
   google: new GeminiEmbeddingsAdapter(),
+  vertex: new VertexEmbeddingsAdapter(),
 };
 
 export function findProvider(name: string): ProviderDefinition | undefined {

@@ -33,6 +33,7 @@ import { parseMultipart } from './multipart';
 import { TurnScripts, type ScriptedTurn } from './scripts';
 import { stabilityFormat } from './stability';
 import { randomId } from './util';
+import { vertexFormat, VertexTokens, type ServiceAccountKey, type VertexEmulatorOptions } from './vertex';
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 (the default) picks a free port. */
@@ -49,6 +50,8 @@ export interface EmulatorOptions {
   withoutRoutes?: readonly string[];
   /** Amazon Bedrock's accounts: the access keys, API keys, web identity token and roles it takes (bedrock/auth.ts). */
   bedrock?: BedrockEmulatorOptions;
+  /** Vertex AI's token endpoint: how long its tokens live, the project of its service accounts. */
+  vertex?: VertexEmulatorOptions;
 }
 
 export interface RecordedRequest {
@@ -88,6 +91,12 @@ export interface RunningEmulator {
   script(model: string, turns: readonly ScriptedTurn[]): void;
   /** Bedrock's accounts: what its STS issued so far (`issued`). */
   bedrock: BedrockAccounts;
+  /** Vertex AI's token endpoint (`POST /token`): the tokens it issued, the service accounts it trusts. */
+  vertex: {
+    tokens: VertexTokens;
+    /** A new service account's JSON key file, its `token_uri` this emulator's token endpoint. */
+    serviceAccount(): ServiceAccountKey;
+  };
   close(): Promise<void>;
 }
 
@@ -95,6 +104,9 @@ export type { ScriptedTurn } from './scripts';
 
 /** Formats in priority order; the last one is the fallback for unclaimed paths. */
 const FORMATS: readonly WireFormat[] = [anthropicFormat, geminiFormat, azureFormat, deepgramFormat, stabilityFormat, mediaFormat, openAIFormat];
+
+/** Form bodies (an OAuth token request), given to routes as an object of their fields. */
+const FORM_TYPE = /^application\/x-www-form-urlencoded/i;
 
 /** Bodies passed to routes as bytes, never parsed as JSON (Deepgram takes the audio itself as the body). */
 const BINARY_TYPE = /^(?:audio\/|video\/|image\/|application\/octet-stream)/i;
@@ -155,9 +167,12 @@ interface EmulatorState {
 }
 
 export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  // Bedrock's format is made per emulator: its accounts (keys, the sessions its STS issued) are the emulator's own.
+  // Bedrock's and Vertex AI's formats are made per emulator: their accounts (keys, the sessions
+  // Bedrock's STS issued, Vertex AI's tokens) are the emulator's own.
   const bedrock = new BedrockAccounts(options.bedrock);
-  const state: EmulatorState = { router: new Router([bedrockFormat(bedrock), ...FORMATS], new Set(options.withoutRoutes)), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
+  const tokens = new VertexTokens(options.vertex);
+  const formats = [bedrockFormat(bedrock), vertexFormat(tokens), ...FORMATS];
+  const state: EmulatorState = { router: new Router(formats, new Set(options.withoutRoutes)), requests: [], apiKey: options.apiKey, scripts: new TurnScripts() };
   const server = createServer({ noDelay: true }, (req, res) => {
     handle(state, req, res).catch(() => {
       // Unreachable in practice (handle() catches handler errors); never crash the process.
@@ -180,6 +195,7 @@ export function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmu
         requests: state.requests,
         script: (model, turns) => state.scripts.add(model, turns),
         bedrock,
+        vertex: { tokens, serviceAccount: () => tokens.serviceAccount(`http://${urlHost(address)}:${address.port}`) },
         close: () => {
           closing ??= new Promise<void>((done) => {
             server.close(() => done());
@@ -205,8 +221,8 @@ async function handle(state: EmulatorState, req: IncomingMessage, res: ServerRes
   const form = body !== 'too_large' && body !== undefined && /^multipart\/form-data/i.test(contentType) ? parseMultipart(body, contentType) : undefined;
   if (form !== undefined) {
     parsed = form.fields;
-  } else if (body !== 'too_large' && body !== undefined && /^application\/x-www-form-urlencoded/i.test(contentType)) {
-    // AWS's query protocol (STS): the form's fields, as a multipart form's are.
+  } else if (body !== 'too_large' && body !== undefined && FORM_TYPE.test(contentType)) {
+    // AWS's query protocol (STS) and OAuth token requests: the form's fields, as a multipart form's are.
     parsed = Object.fromEntries(new URLSearchParams(body.toString('utf8')));
   } else if (body !== 'too_large' && body !== undefined && !BINARY_TYPE.test(contentType) && !/^multipart\//i.test(contentType)) {
     const text = body.toString('utf8');

@@ -622,3 +622,45 @@ export class GeminiStreamTranslator {
     return { ...this.base(), choices: [choice] };
   }
 }
+
+/** Keys of a JSON Schema that Vertex AI's function declarations refuse (`Unknown name "additionalProperties"`). */
+const VERTEX_REFUSED_SCHEMA_KEYS = new Set(['additionalProperties', '$schema']);
+/** Keys whose value is one schema, a list of schemas or a map of them, cleaned in turn. */
+const SUBSCHEMA_KEYS = new Set(['items', 'not']);
+const SUBSCHEMA_LIST_KEYS = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
+const SUBSCHEMA_MAP_KEYS = new Set(['properties', '$defs', 'definitions']);
+
+function isNullSchema(schema: unknown): boolean {
+  return isRecord(schema) && schema.type === 'null' && Object.keys(schema).every((key) => key === 'type' || key === 'description');
+}
+
+/**
+ * A tool's JSON Schema in the form Vertex AI's Gemini takes (its OpenAPI subset): no
+ * `additionalProperties` or `$schema` at any depth, and a value that may be null said with
+ * `nullable: true` (`anyOf [X, {type: null}]` becomes X, `type: [T, 'null']` becomes T).
+ * The schema given is left as it was.
+ */
+export function vertexToolSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(vertexToolSchema);
+  if (!isRecord(schema)) return schema;
+  let cleaned: JsonObject = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (VERTEX_REFUSED_SCHEMA_KEYS.has(key)) continue;
+    if (SUBSCHEMA_KEYS.has(key)) cleaned[key] = vertexToolSchema(value);
+    else if (SUBSCHEMA_LIST_KEYS.has(key) && Array.isArray(value)) cleaned[key] = value.map(vertexToolSchema);
+    else if (SUBSCHEMA_MAP_KEYS.has(key) && isRecord(value)) cleaned[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, vertexToolSchema(sub)]));
+    else cleaned[key] = value;
+  }
+  if (Array.isArray(cleaned.type) && cleaned.type.includes('null')) {
+    const types = cleaned.type.filter((type) => type !== 'null');
+    cleaned = { ...cleaned, type: types.length === 1 ? types[0] : types, nullable: true };
+  }
+  const anyOf = cleaned.anyOf;
+  if (Array.isArray(anyOf) && anyOf.some(isNullSchema)) {
+    const others = anyOf.filter((member) => !isNullSchema(member));
+    const { anyOf: _anyOf, ...rest } = cleaned;
+    // One schema besides null: that schema, nullable; its own keywords first, the outer ones (a description) kept.
+    cleaned = others.length === 1 && isRecord(others[0]) ? { ...others[0], ...rest, nullable: true } : { ...rest, anyOf: others, nullable: true };
+  }
+  return cleaned;
+}

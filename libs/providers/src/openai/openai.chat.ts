@@ -67,6 +67,7 @@ export class OpenAiChatAdapter implements ChatAdapter {
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: this.endpoint.url(target),
       headers: this.endpoint.headers(target),
+      authorize: target.authorize,
       body,
       bodySources: messagesJson && { messages: messagesJson },
       timeoutMs: options.timeoutMs,

@@ -1,14 +1,60 @@
+import { AnthropicChatAdapter } from '../anthropic/anthropic.chat';
+import { GeminiChatAdapter } from '../google/gemini.chat';
+import { vertexToolSchema } from '../google/gemini.translate';
+import { OpenAiChatAdapter } from '../openai/openai.chat';
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import type { ChunkStream } from '../transport/chunk-stream';
-import { UpstreamUnavailableError } from '../upstream.errors';
+import { wireApiOf } from '../wire-api';
+import { namedAuthorizer, vertexOpenAiBaseUrl } from './vertex.urls';
 
-/** Vertex AI: Gemini through generateContent, Claude through rawPredict (the Messages body), partner models through its OpenAI-compatible endpoint. */
+/** Vertex AI's OpenAI-compatible endpoint: the connection's token, never an API key. */
+const VERTEX_OPENAI = new OpenAiChatAdapter({
+  url: (target) => `${vertexOpenAiBaseUrl(target)}/chat/completions`,
+  headers: () => ({}),
+});
+
+/**
+ * Vertex AI: Gemini through generateContent, Claude through rawPredict (the Messages body), partner
+ * models through its OpenAI-compatible endpoint. Each family's own adapter does the work; the
+ * connection's settings decide the URLs (vertex.urls.ts) and its authorizer adds the token.
+ */
 export class VertexChatAdapter implements ChatAdapter {
-  async chat(target: ProviderTarget, _request: UpstreamChatRequest, _options: CallOptions): Promise<UpstreamChatCompletion> {
-    throw new UpstreamUnavailableError(target.provider, 'Vertex AI chat is not built yet');
+  constructor(
+    private readonly claude: ChatAdapter = new AnthropicChatAdapter(),
+    private readonly gemini: ChatAdapter = new GeminiChatAdapter(),
+    private readonly partners: ChatAdapter = VERTEX_OPENAI,
+  ) {}
+
+  chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
+    const { adapter, call } = this.route(target, request);
+    return adapter.chat(call.target, call.request, options);
   }
 
-  async stream(target: ProviderTarget, _request: UpstreamChatRequest, _options: CallOptions): Promise<ChunkStream> {
-    throw new UpstreamUnavailableError(target.provider, 'Vertex AI chat is not built yet');
+  stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
+    const { adapter, call } = this.route(target, request);
+    return adapter.stream(call.target, call.request, options);
   }
+
+  private route(target: ProviderTarget, request: UpstreamChatRequest): { adapter: ChatAdapter; call: { target: ProviderTarget; request: UpstreamChatRequest } } {
+    const named: ProviderTarget = { ...target, authorize: namedAuthorizer(target), apiKey: undefined };
+    switch (wireApiOf('vertex', target.model)) {
+      case 'anthropic-messages':
+        return { adapter: this.claude, call: { target: named, request } };
+      case 'gemini':
+        return { adapter: this.gemini, call: { target: named, request: withVertexToolSchemas(request) } };
+      default:
+        return { adapter: this.partners, call: { target: named, request } };
+    }
+  }
+}
+
+/** The request with its tools' parameters in the schema form Vertex AI's Gemini takes. */
+export function withVertexToolSchemas(request: UpstreamChatRequest): UpstreamChatRequest {
+  if (!Array.isArray(request.tools)) return request;
+  const tools = (request.tools as unknown[]).map((tool) => {
+    const fn = (tool as { function?: { parameters?: unknown } }).function;
+    if (fn === undefined || fn.parameters === undefined) return tool;
+    return { ...(tool as object), function: { ...fn, parameters: vertexToolSchema(fn.parameters) } };
+  });
+  return { ...request, tools };
 }

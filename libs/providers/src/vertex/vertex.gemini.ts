@@ -1,6 +1,7 @@
 import type { ProviderTarget } from '../provider.types';
+import { vertexModelUrl } from './vertex.urls';
 
 /** `{base}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:{method}`. */
-export function vertexGeminiUrl(_target: ProviderTarget, _method: string): string {
-  throw new Error('Vertex AI generateContent is not built yet');
+export function vertexGeminiUrl(target: ProviderTarget, method: string): string {
+  return vertexModelUrl(target, 'google', method);
 }
