@@ -67,9 +67,11 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
   provider('deepgram', 'deepgram', { defaultBaseUrl: DEEPGRAM_DEFAULT_BASE_URL, emulatorPath: '' }),
   provider('stability', 'stability', { defaultBaseUrl: STABILITY_DEFAULT_BASE_URL, emulatorPath: '' }),
   // Configured by a region (BEDROCK_REGION) or location (VERTEX_LOCATION): their credentials come
-  // from the cloud's own chain (a pod's role), a key is optional (a Bedrock API key) or none.
+  // from the cloud's own chain (a pod's role). Bedrock may take an API key instead; Vertex AI's
+  // credential is Application Default Credentials' file (GOOGLE_APPLICATION_CREDENTIALS, read by
+  // google-auth-library itself) or the metadata server, never a key.
   provider('bedrock', 'bedrock', { variables: { apiKey: 'AWS_BEARER_TOKEN_BEDROCK', baseUrl: 'BEDROCK_BASE_URL' }, keyless: true, emulatorPath: '' }),
-  provider('vertex', 'vertex', { variables: { apiKey: 'VERTEX_API_KEY', baseUrl: 'VERTEX_BASE_URL' }, keyless: true, emulatorPath: '' }),
+  provider('vertex', 'vertex', { variables: { apiKey: 'GOOGLE_APPLICATION_CREDENTIALS', baseUrl: 'VERTEX_BASE_URL' }, keyless: true, emulatorPath: '' }),
 ];
 
 /**

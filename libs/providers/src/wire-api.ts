@@ -1,5 +1,5 @@
+// Type imports only: the adapters the registry loads read this module.
 import type { ProviderKind } from './registry';
-import { sourceDefinition } from './connections/providers-file';
 
 /**
  * The API a source's requests are written in. Most kinds speak one; a cloud platform serves
@@ -42,8 +42,3 @@ export function speaksGemini(target: { definition: { kind: ProviderKind }; model
   return wireApiOf(target.definition.kind, target.model) === 'gemini';
 }
 
-/** Whether a catalogue source (its connection and model) is called through `api`; false for a connection this process does not know. */
-export function sourceSpeaks(source: { provider: string; model: string; deployment?: string }, api: WireApi): boolean {
-  const definition = sourceDefinition(source.provider);
-  return definition !== undefined && wireApiOf(definition.kind, source.deployment ?? source.model) === api;
-}

@@ -86,7 +86,7 @@ optional key of the Secret: a provider whose key is absent is simply not configu
 - STABILITY_BASE_URL
 - AWS_BEARER_TOKEN_BEDROCK
 - BEDROCK_BASE_URL
-- VERTEX_API_KEY
+- GOOGLE_APPLICATION_CREDENTIALS
 - VERTEX_BASE_URL
 {{- end -}}
 

@@ -4,15 +4,6 @@ import type { ProviderTarget } from '../provider.types';
 /** The Messages API version Bedrock's InvokeModel takes for Anthropic's models. */
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
-/**
- * Whether a Bedrock model id is one of Anthropic's (`anthropic.claude-…`, or under a cross-region
- * inference profile: `us.`, `eu.`, `apac.`, `global.`): wire-api.ts's rule, kept here too because
- * the adapter is loaded by the registry wire-api.ts itself depends on.
- */
-export function isBedrockAnthropicModel(model: string): boolean {
-  return /^(?:[a-z]{2,6}\.)?anthropic\./.test(model);
-}
-
 /** `{baseUrl}/model/{id}/{action}`: the model id (a `:` in `…-v1:0`, a profile's `us.` prefix) encoded as one path segment. */
 export function bedrockModelUrl(baseUrl: string, model: string, action: 'invoke' | 'invoke-with-response-stream' | 'converse' | 'converse-stream'): string {
   return `${baseUrl.replace(/\/+$/, '')}/model/${encodeURIComponent(model)}/${action}`;

@@ -30,6 +30,14 @@ export function isCloudKind(kind: ProviderKind): kind is CloudKind {
   return kind === 'bedrock' || kind === 'vertex';
 }
 
+/**
+ * Whether a cloud kind's connection may carry a key: a Bedrock API key replaces SigV4; Vertex AI
+ * calls always carry a token of the connection's Google credentials.
+ */
+export function cloudTakesApiKey(kind: CloudKind): boolean {
+  return kind === 'bedrock';
+}
+
 /** The providers-file fields of a cloud kind. */
 export function cloudFieldsOf(kind: CloudKind): readonly string[] {
   return kind === 'bedrock' ? BEDROCK_FIELDS : VERTEX_FIELDS;

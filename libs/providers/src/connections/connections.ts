@@ -1,6 +1,6 @@
 import { PROVIDERS, type ProviderDefinition, type ProviderKind } from '../registry';
 import type { RequestAuthorizer } from '../transport/http-client';
-import { cloudAuthorizer, cloudBaseUrl, environmentCloudSettings, isCloudKind, type CloudSettings } from './cloud';
+import { cloudAuthorizer, cloudBaseUrl, cloudTakesApiKey, environmentCloudSettings, isCloudKind, type CloudSettings } from './cloud';
 
 /** Quotas of each deployment on a connection (Azure's and OpenAI's quotas are per deployment or model); absent = unbounded. */
 export interface DeploymentQuotas {
@@ -101,7 +101,8 @@ export function environmentConnections(variables: ProviderVariables): Connection
       const cloud = environmentCloudSettings(definition.kind, variables);
       if (!cloud) continue;
       const baseUrl = (givenUrl ?? cloudBaseUrl(cloud)).replace(/\/+$/, '');
-      connections.push({ name: definition.name, kind: definition.kind, baseUrl, apiKey, headers: NO_HEADERS, quotas: {}, origin: 'environment', definition, cloud, authorize: cloudAuthorizer(cloud, apiKey) });
+      const key = cloudTakesApiKey(definition.kind) ? apiKey : undefined;
+      connections.push({ name: definition.name, kind: definition.kind, baseUrl, apiKey: key, headers: NO_HEADERS, quotas: {}, origin: 'environment', definition, cloud, authorize: cloudAuthorizer(cloud, key) });
       continue;
     }
     if (!apiKey && !givenUrl) continue;

@@ -51,6 +51,29 @@ connections:
     expect(() => read(text)).toThrow(message);
   });
 
+  it('reads cloud connections with no key and no address: the region or location gives the address, a cloud field of another kind is refused', () => {
+    const content = read(`
+connections:
+  - { name: bedrock-us, kind: bedrock, region: us-east-1 }
+  - { name: vertex-eu, kind: vertex, project: example-project, location: europe-west4 }
+  - { name: vertex-global, kind: vertex, location: global, baseUrl: "https://proxy.example/vertex" }
+`);
+    expect(content.connections.map(({ name, baseUrl, apiKey, cloud }) => ({ name, baseUrl, apiKey, cloud: cloud?.kind }))).toEqual([
+      { name: 'bedrock-us', baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com', apiKey: undefined, cloud: 'bedrock' },
+      { name: 'vertex-eu', baseUrl: 'https://europe-west4-aiplatform.googleapis.com', apiKey: undefined, cloud: 'vertex' },
+      { name: 'vertex-global', baseUrl: 'https://proxy.example/vertex', apiKey: undefined, cloud: 'vertex' },
+    ]);
+    for (const connection of content.connections) expect(typeof connection.authorize).toBe('function');
+    expect(() => read('connections:\n  - { name: a, kind: openai, baseUrl: "http://x", keyless: true, region: us-east-1 }')).toThrow('connections[0] (a).region: unknown field for kind openai');
+    expect(() => read('connections:\n  - { name: a, kind: bedrock, region: us-east-1, location: global }')).toThrow('connections[0] (a).location: unknown field for kind bedrock');
+  });
+
+  it('refuses a key on a Vertex AI connection: its calls carry a token of its Google credentials', () => {
+    for (const field of ['apiKey: "${AZURE_EASTUS_KEY}"', 'apiKeyFile: /run/key', 'keyless: true']) {
+      expect(() => read(`connections:\n  - { name: v, kind: vertex, location: us-central1, ${field} }`)).toThrow(/connections\[0\] \(v\)\.(apiKey|apiKeyFile|keyless): a Vertex AI connection is authorized by its Google credentials/);
+    }
+  });
+
   it('never quotes a key written in the file back', () => {
     expect(() => read('connections:\n  - { name: a, kind: openai, baseUrl: "http://x", apiKey: sk-live-secret-value }')).toThrow(expect.objectContaining({ message: expect.not.stringContaining('sk-live-secret-value') }));
   });

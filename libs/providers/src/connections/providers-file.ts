@@ -2,7 +2,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { findProvider, type ProviderDefinition, type ProviderKind } from '../registry';
 import { ConnectionSet, environmentConnections, type Connection, type ProviderVariables } from './connections';
-import { cloudAuthorizer, cloudBaseUrl, cloudFieldsOf, isCloudKind, readCloudSettings, type CloudSettings } from './cloud';
+import { wireApiOf, type WireApi } from '../wire-api';
+import { cloudAuthorizer, cloudBaseUrl, cloudFieldsOf, cloudTakesApiKey, isCloudKind, readCloudSettings, type CloudSettings } from './cloud';
 
 const KINDS: readonly ProviderKind[] = ['openai', 'azure-openai', 'anthropic', 'google', 'deepgram', 'stability', 'bedrock', 'vertex'];
 const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
@@ -102,6 +103,11 @@ function readConnection(entry: unknown, where: string, environment: ProviderVari
   const keyless = entry.keyless ?? false;
   if (typeof keyless !== 'boolean') fail('keyless', 'expected true or false');
   let apiKey: string | undefined;
+  if (cloudKind !== undefined && !cloudTakesApiKey(cloudKind)) {
+    for (const field of ['apiKey', 'apiKeyFile', 'keyless'] as const) {
+      if (entry[field] !== undefined) fail(field, 'a Vertex AI connection is authorized by its Google credentials (credentialsFile, or Application Default Credentials), never a key');
+    }
+  }
   if (entry.apiKey !== undefined && entry.apiKeyFile !== undefined) fail('apiKey', 'set apiKey or apiKeyFile, not both');
   if (entry.apiKey !== undefined) {
     if (typeof entry.apiKey !== 'string' || !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(entry.apiKey.trim())) {
@@ -327,4 +333,10 @@ export function connectionDirectoryFor(options: ConnectionDirectoryOptions): Con
     directories.set(options.variables, directory);
   }
   return directory;
+}
+
+/** Whether a catalogue source (its connection and model) is called through `api`; false for a connection this process does not know. */
+export function sourceSpeaks(source: { provider: string; model: string; deployment?: string }, api: WireApi): boolean {
+  const definition = sourceDefinition(source.provider);
+  return definition !== undefined && wireApiOf(definition.kind, source.deployment ?? source.model) === api;
 }
