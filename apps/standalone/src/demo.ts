@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PROVIDERS } from '@igw/providers';
+import { isCloudKind, PROVIDERS } from '@igw/providers';
 
 /** Demo mode: every provider without a key of its own is played by the local emulator. */
 export function emulatedProviders(configured: Record<string, string>, emulatorUrl: string): {
@@ -11,7 +11,9 @@ export function emulatedProviders(configured: Record<string, string>, emulatorUr
   const providers = { ...configured };
   const emulated: string[] = [];
   for (const definition of PROVIDERS) {
-    if (configured[definition.variables.apiKey]) continue;
+    // A cloud platform is configured by its region or location and reached with the machine's own
+    // identity: the demo plays the model makers' APIs, which serve the same models.
+    if (configured[definition.variables.apiKey] || isCloudKind(definition.kind)) continue;
     providers[definition.variables.apiKey] = 'emulator';
     providers[definition.variables.baseUrl] = `${emulatorUrl}${definition.emulatorPath}`;
     emulated.push(definition.name);

@@ -35,3 +35,4 @@ export * from './balancing/redis-deployment-store';
 export * from './balancing/strategies';
 export * from './balancing/balancer';
 export * from './wire-api';
+export { isCloudKind, type CloudSettings } from './connections/cloud';

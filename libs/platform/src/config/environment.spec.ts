@@ -1,3 +1,4 @@
+import { redactSecrets } from '../observability/secrets';
 import path from 'node:path';
 import { EnvironmentError, loadEnvironment, usageJournalDirectory } from './environment';
 
@@ -58,5 +59,26 @@ describe('loadEnvironment', () => {
       AZURE_OPENAI_API_KEY: 'az',
       AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com',
     });
+  });
+
+  it("collects the cloud platforms' variables, and redacts Bedrock's API key from the log", () => {
+    const { providers } = loadEnvironment({
+      BEDROCK_REGION: 'us-east-1',
+      AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key-value',
+      VERTEX_LOCATION: 'global',
+      VERTEX_PROJECT: 'example-project',
+      GOOGLE_CLOUD_PROJECT: 'fallback-project',
+      GOOGLE_APPLICATION_CREDENTIALS: '/var/run/google/adc.json',
+      AWS_SECRET_ACCESS_KEY: 'read by the AWS SDK itself',
+    });
+    expect(providers).toEqual({
+      BEDROCK_REGION: 'us-east-1',
+      AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key-value',
+      VERTEX_LOCATION: 'global',
+      VERTEX_PROJECT: 'example-project',
+      GOOGLE_CLOUD_PROJECT: 'fallback-project',
+      GOOGLE_APPLICATION_CREDENTIALS: '/var/run/google/adc.json',
+    });
+    expect(redactSecrets('signed with bedrock-api-key-value')).not.toContain('bedrock-api-key-value');
   });
 });

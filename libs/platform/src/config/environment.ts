@@ -218,7 +218,7 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Loaded
     throw new EnvironmentError(`Invalid configuration: ${(error as Error).message}`);
   }
   const providers = readProviderEnvironment(source);
-  registerLogSecrets([env.ADMIN_TOKEN, env.MEDIA_URL_SECRET, ...Object.entries(providers).filter(([name]) => name.endsWith('_API_KEY')).map(([, value]) => value), ...databasePasswords(env)]);
+  registerLogSecrets([env.ADMIN_TOKEN, env.MEDIA_URL_SECRET, ...Object.entries(providers).filter(([name]) => PROVIDER_SECRET.test(name)).map(([, value]) => value), ...databasePasswords(env)]);
   return { env, providers };
 }
 
@@ -234,11 +234,19 @@ function databasePasswords(env: Environment): string[] {
 }
 
 const PROVIDER_VARIABLE = /^[A-Z][A-Z0-9_]*_(API_KEY|BASE_URL|ENDPOINT)$/;
+/**
+ * The cloud platforms' variables (libs/providers: bedrock.settings.ts, vertex.settings.ts and the
+ * registry): a region or location turns their built-in connection on, a project places it, and
+ * Bedrock's API key and Google's credentials file follow the clouds' own names.
+ */
+const CLOUD_PROVIDER_VARIABLES = new Set(['BEDROCK_REGION', 'AWS_BEARER_TOKEN_BEDROCK', 'VERTEX_LOCATION', 'VERTEX_PROJECT', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_APPLICATION_CREDENTIALS']);
+/** Provider variables that hold a key (the log redacts their values). */
+const PROVIDER_SECRET = /_API_KEY$|^AWS_BEARER_TOKEN_BEDROCK$/;
 
 function readProviderEnvironment(source: NodeJS.ProcessEnv): Record<string, string> {
   const providers: Record<string, string> = {};
   for (const [name, value] of Object.entries(source)) {
-    if (value && PROVIDER_VARIABLE.test(name)) providers[name] = value;
+    if (value && (PROVIDER_VARIABLE.test(name) || CLOUD_PROVIDER_VARIABLES.has(name))) providers[name] = value;
   }
   return providers;
 }
