@@ -139,6 +139,50 @@ describe('postJson', () => {
   });
 });
 
+describe('an authorized call', () => {
+  it('sends the encoded body it authorized, with the headers and address the authorizer gave', async () => {
+    let received: { url?: string; headers: IncomingMessage['headers']; body: string } | undefined;
+    routes.set('/signed', (request, body, response) => {
+      received = { url: request.url, headers: request.headers, body };
+      response.setHeader('content-type', 'application/json');
+      response.end('{"ok":true}');
+    });
+    let seen: { url: string; headers: Record<string, string>; body: string } | undefined;
+    const answer = await postJson<{ ok: boolean }>(
+      call('/unsigned', {
+        extraHeaders: { 'X-Team': 'search' },
+        authorize: async (request) => {
+          seen = { url: request.url, headers: request.headers, body: String(request.body) };
+          return { headers: { ...request.headers, authorization: 'Signed abc' }, url: request.url.replace('/unsigned', '/signed') };
+        },
+      }),
+    );
+    expect(answer).toEqual({ ok: true });
+    expect(seen!.headers).toMatchObject({ 'content-type': 'application/json', accept: 'application/json', 'x-team': 'search', authorization: 'Bearer k' });
+    expect(received).toMatchObject({ url: '/signed', body: seen!.body, headers: expect.objectContaining({ authorization: 'Signed abc', 'x-team': 'search' }) });
+    expect(JSON.parse(received!.body)).toEqual({ model: 'm', messages: [{ role: 'user', content: 'é' }] });
+  });
+
+  it('fails the attempt when the credentials never come, within the call time, sending nothing', async () => {
+    let requests = 0;
+    routes.set('/never-authorized', (_request, _body, response) => {
+      requests++;
+      response.end('{}');
+    });
+    const never = () => new Promise<never>(() => undefined);
+    await expect(postJson(call('/never-authorized', { timeoutMs: 100, authorize: never }))).rejects.toThrow(UpstreamUnavailableError);
+    await expect(openEventBatches(call('/never-authorized', { timeoutMs: 100, authorize: never }))).rejects.toThrow("the connection's credentials did not come within 100 ms");
+    expect(requests).toBe(0);
+  });
+
+  it.each(signals)('stops waiting for credentials when the client leaves (%s)', async (_name, make) => {
+    const { signal, abort } = make();
+    const pending = postJson(call('/never-authorized', { timeoutMs: 60_000, signal, authorize: () => new Promise<never>(() => undefined) }));
+    setTimeout(abort, 20);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
+
 describe('openEventStream', () => {
   it.each(signals)('ends the stream with the abort reason when %s fires mid-stream, and closes the connection', async (_name, make) => {
     let upstreamClosed!: () => void;

@@ -73,8 +73,47 @@ async function authorized<C extends JsonRequest>(call: C, accept: string): Promi
   if (call.authorize === undefined) return call;
   const body = call.encodedBody ?? encodeJson(call.body, call.bodySources);
   const headers = lowerCased({ 'content-type': 'application/json', accept, ...call.extraHeaders, ...call.headers });
-  const signed = await call.authorize({ method: 'POST', url: call.url, headers, body });
+  const signed = await withinAuthorizeTime(call.authorize({ method: 'POST', url: call.url, headers, body }), call);
   return { ...call, authorize: undefined, extraHeaders: undefined, headers: signed.headers, url: signed.url ?? call.url, encodedBody: body };
+}
+
+/** The longest a call waits for its credentials (an STS or a metadata server answers in well under a second). */
+const AUTHORIZE_TIMEOUT_MS = 30_000;
+
+/**
+ * The authorization, or a failure once the call's time (at most AUTHORIZE_TIMEOUT_MS) is up or its
+ * client left: credentials that never come (an STS that hangs) fail the attempt, which falls
+ * back, rather than holding the request for its whole life.
+ */
+function withinAuthorizeTime<T>(pending: Promise<T>, call: JsonRequest): Promise<T> {
+  const signal = call.signal;
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const waitMs = Math.min(call.timeoutMs, AUTHORIZE_TIMEOUT_MS);
+    const settle = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      settle();
+      reject(abortReason(signal));
+    };
+    const timer = setTimeout(() => {
+      settle();
+      reject(new UpstreamUnavailableError(call.provider, `the connection's credentials did not come within ${waitMs} ms`));
+    }, waitMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    pending.then(
+      (value) => {
+        settle();
+        resolve(value);
+      },
+      (error: unknown) => {
+        settle();
+        reject(error);
+      },
+    );
+  });
 }
 
 function lowerCased(headers: Record<string, string>): Record<string, string> {
