@@ -4,11 +4,11 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { podRoleEnvironment } from './support/cloud-identity';
 import { eventually } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 const CLAUDE_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
-const ROLE_ARN = 'arn:aws:iam::123456789012:role/inference-gateway';
 const WEB_IDENTITY_TOKEN = 'eyJhbGciOiJSUzI1NiJ9.emulated-service-account-token.signature';
 /** The emulator's STS sessions last this long: the gateway renews them at half their life, several times a run. */
 const SESSION_SECONDS = 4;
@@ -42,8 +42,6 @@ describe('Amazon Bedrock, end to end with a pod role (IRSA) and SigV4 the emulat
   beforeAll(async () => {
     emulator = await startEmulator({ bedrock: { webIdentityToken: WEB_IDENTITY_TOKEN, sessionSeconds: SESSION_SECONDS } });
     folder = await mkdtemp(path.join(tmpdir(), 'igw-bedrock-'));
-    const tokenFile = path.join(folder, 'token');
-    await writeFile(tokenFile, WEB_IDENTITY_TOKEN);
     const providersFile = path.join(folder, 'providers.yaml');
     await writeFile(
       providersFile,
@@ -52,20 +50,7 @@ describe('Amazon Bedrock, end to end with a pod role (IRSA) and SigV4 the emulat
     harness = await startStandaloneHarness({
       CATALOGUE_FILE: path.join(__dirname, 'fixtures/bedrock-catalogue.yaml'),
       PROVIDERS_FILE: providersFile,
-      AWS_REGION: 'us-east-1',
-      AWS_ROLE_ARN: ROLE_ARN,
-      AWS_ROLE_SESSION_NAME: 'gateway',
-      AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile,
-      AWS_ENDPOINT_URL_STS: `${emulator.url}/sts`,
-      // Nothing else of the default chain may answer: no keys, no shared files, no instance metadata.
-      AWS_ACCESS_KEY_ID: undefined,
-      AWS_SECRET_ACCESS_KEY: undefined,
-      AWS_SESSION_TOKEN: undefined,
-      AWS_PROFILE: undefined,
-      AWS_BEARER_TOKEN_BEDROCK: undefined,
-      AWS_CONFIG_FILE: path.join(folder, 'no-config'),
-      AWS_SHARED_CREDENTIALS_FILE: path.join(folder, 'no-credentials'),
-      AWS_EC2_METADATA_DISABLED: 'true',
+      ...(await podRoleEnvironment(folder, emulator.url, WEB_IDENTITY_TOKEN)),
     });
     let key: string;
     ({ key, accountId } = await harness.paidKey(50_000_000));

@@ -5,6 +5,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
+import { podRoleEnvironment } from './support/cloud-identity';
 import { eventually } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
@@ -35,20 +36,12 @@ describe('The shipped catalogue on the built-in Bedrock and Vertex AI connection
   beforeAll(async () => {
     emulator = await startEmulator({ bedrock: { webIdentityToken: WEB_IDENTITY_TOKEN }, vertex: { project: PROJECT } });
     folder = await mkdtemp(path.join(tmpdir(), 'igw-clouds-'));
-    const tokenFile = path.join(folder, 'token');
-    await writeFile(tokenFile, WEB_IDENTITY_TOKEN);
     const googleCredentials = path.join(folder, 'adc.json');
     await writeFile(googleCredentials, JSON.stringify(emulator.vertex.serviceAccount()));
     harness = await startStandaloneHarness({
       BEDROCK_REGION: 'us-east-1',
       BEDROCK_BASE_URL: emulator.url,
-      AWS_REGION: 'us-east-1',
-      AWS_ROLE_ARN: 'arn:aws:iam::123456789012:role/inference-gateway',
-      AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile,
-      AWS_ENDPOINT_URL_STS: `${emulator.url}/sts`,
-      AWS_CONFIG_FILE: path.join(folder, 'no-config'),
-      AWS_SHARED_CREDENTIALS_FILE: path.join(folder, 'no-credentials'),
-      AWS_EC2_METADATA_DISABLED: 'true',
+      ...(await podRoleEnvironment(folder, emulator.url, WEB_IDENTITY_TOKEN)),
       VERTEX_LOCATION: LOCATION,
       VERTEX_PROJECT: PROJECT,
       VERTEX_BASE_URL: emulator.url,

@@ -77,6 +77,7 @@ import type {
   AnthropicUsage,
   AnthropicWebSearchTool,
 } from './anthropic.types';
+import { toolArgumentsObject } from '../translation/tool-arguments';
 
 /** `max_tokens` sent when the client gave no limit (Anthropic requires one). */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -364,16 +365,7 @@ function toolUses(calls: unknown, path: string): AnthropicToolUseBlock[] {
 }
 
 function toolInput(args: unknown, path: string): Record<string, unknown> {
-  if (args === undefined || args === null || (typeof args === 'string' && args.trim() === '')) return {};
-  if (typeof args !== 'string') throw new AnthropicTranslationError(`${path} must be a JSON string`, path);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
-    throw new AnthropicTranslationError(`${path} is not valid JSON; Anthropic needs tool arguments as a JSON object`, path);
-  }
-  if (!isRecord(parsed)) throw new AnthropicTranslationError(`${path} must encode a JSON object for Anthropic`, path);
-  return parsed;
+  return toolArgumentsObject(args, path, 'Anthropic', AnthropicTranslationError);
 }
 
 function toolResult(message: Record<string, unknown>, path: string): AnthropicToolResultBlock {

@@ -24,6 +24,7 @@ import type { EmitChunk } from '../transport/chunk-stream';
 import type { SseEvent } from '../transport/sse';
 import { base64DataUrl } from '../translation/file-part';
 import { RequestTranslationError, UpstreamProtocolError } from '../upstream.errors';
+import { toolArgumentsObject } from '../translation/tool-arguments';
 
 /** The OpenAI-shaped request cannot be expressed for Bedrock's Converse API: the gateway answers 400. */
 export class BedrockTranslationError extends RequestTranslationError {
@@ -161,16 +162,7 @@ function toolUses(calls: unknown, path: string): ConverseContentBlock[] {
 }
 
 function toolInput(args: unknown, path: string): Record<string, unknown> {
-  if (args === undefined || args === null || (typeof args === 'string' && args.trim() === '')) return {};
-  if (typeof args !== 'string') throw new BedrockTranslationError(`${path} must be a JSON string`, path);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
-    throw new BedrockTranslationError(`${path} is not valid JSON; Bedrock needs tool arguments as a JSON object`, path);
-  }
-  if (!isRecord(parsed)) throw new BedrockTranslationError(`${path} must encode a JSON object for Bedrock`, path);
-  return parsed;
+  return toolArgumentsObject(args, path, 'Bedrock', BedrockTranslationError);
 }
 
 function toolResult(message: Record<string, unknown>, path: string): ConverseContentBlock {
