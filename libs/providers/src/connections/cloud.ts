@@ -58,6 +58,6 @@ export function cloudBaseUrl(settings: CloudSettings): string {
 }
 
 /** How each call of the connection is authorized: made once per connection, so credentials are cached across calls. */
-export function cloudAuthorizer(settings: CloudSettings, apiKey: string | undefined): RequestAuthorizer {
-  return settings.kind === 'bedrock' ? bedrockAuthorizer(settings, apiKey) : vertexAuthorizer(settings);
+export function cloudAuthorizer(settings: CloudSettings, apiKey: string | undefined, connection: string): RequestAuthorizer {
+  return settings.kind === 'bedrock' ? bedrockAuthorizer(settings, apiKey) : vertexAuthorizer(settings, connection);
 }

@@ -102,7 +102,7 @@ export function environmentConnections(variables: ProviderVariables): Connection
       if (!cloud) continue;
       const baseUrl = (givenUrl ?? cloudBaseUrl(cloud)).replace(/\/+$/, '');
       const key = cloudTakesApiKey(definition.kind) ? apiKey : undefined;
-      connections.push({ name: definition.name, kind: definition.kind, baseUrl, apiKey: key, headers: NO_HEADERS, quotas: {}, origin: 'environment', definition, cloud, authorize: cloudAuthorizer(cloud, key) });
+      connections.push({ name: definition.name, kind: definition.kind, baseUrl, apiKey: key, headers: NO_HEADERS, quotas: {}, origin: 'environment', definition, cloud, authorize: cloudAuthorizer(cloud, key, definition.name) });
       continue;
     }
     if (!apiKey && !givenUrl) continue;

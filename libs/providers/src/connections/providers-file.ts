@@ -169,7 +169,7 @@ function readConnection(entry: unknown, where: string, environment: ProviderVari
     ...(timeoutSeconds && { timeoutMs: timeoutSeconds * 1000 }),
     origin: 'file',
     definition,
-    ...(cloud && { cloud, authorize: cloudAuthorizer(cloud, apiKey) }),
+    ...(cloud && { cloud, authorize: cloudAuthorizer(cloud, apiKey, name as string) }),
   };
 }
 

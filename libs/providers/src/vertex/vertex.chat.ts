@@ -5,7 +5,7 @@ import { OpenAiChatAdapter } from '../openai/openai.chat';
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import type { ChunkStream } from '../transport/chunk-stream';
 import { wireApiOf } from '../wire-api';
-import { namedAuthorizer, vertexOpenAiBaseUrl } from './vertex.urls';
+import { vertexOpenAiBaseUrl } from './vertex.urls';
 
 /** Vertex AI's OpenAI-compatible endpoint: the connection's token, never an API key. */
 const VERTEX_OPENAI = new OpenAiChatAdapter({
@@ -36,14 +36,13 @@ export class VertexChatAdapter implements ChatAdapter {
   }
 
   private route(target: ProviderTarget, request: UpstreamChatRequest): { adapter: ChatAdapter; call: { target: ProviderTarget; request: UpstreamChatRequest } } {
-    const named: ProviderTarget = { ...target, authorize: namedAuthorizer(target), apiKey: undefined };
     switch (wireApiOf('vertex', target.model)) {
       case 'anthropic-messages':
-        return { adapter: this.claude, call: { target: named, request } };
+        return { adapter: this.claude, call: { target, request } };
       case 'gemini':
-        return { adapter: this.gemini, call: { target: named, request: withVertexToolSchemas(request) } };
+        return { adapter: this.gemini, call: { target, request: withVertexToolSchemas(request) } };
       default:
-        return { adapter: this.partners, call: { target: named, request } };
+        return { adapter: this.partners, call: { target, request } };
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { CallOptions, EmbeddingsAdapter, ProviderTarget, UpstreamEmbeddingRequest, UpstreamEmbeddingResult } from '../provider.types';
 import { postJson } from '../transport/http-client';
 import { RequestTranslationError, UpstreamProtocolError } from '../upstream.errors';
-import { namedAuthorizer, vertexModelUrl } from './vertex.urls';
+import { vertexModelUrl } from './vertex.urls';
 
 /** Vertex AI's text embedding models take at most this many instances in one predict call. */
 export const VERTEX_MAX_INSTANCES = 250;
@@ -62,7 +62,7 @@ export class VertexEmbeddingsAdapter implements EmbeddingsAdapter {
           provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
           url: vertexModelUrl(target, 'google', 'predict'),
           headers: {},
-          authorize: namedAuthorizer(target),
+          authorize: target.authorize,
           body: batch,
           timeoutMs: options.timeoutMs,
           signal: options.signal,

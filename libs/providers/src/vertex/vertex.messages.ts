@@ -1,6 +1,6 @@
 import type { MessagesBody, MessagesWire } from '../anthropic/messages-call';
 import type { ProviderTarget } from '../provider.types';
-import { namedAuthorizer, vertexModelUrl } from './vertex.urls';
+import { vertexModelUrl } from './vertex.urls';
 
 /** The Messages API version Vertex AI's Claude models take in the body, in place of the `anthropic-version` header. */
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
@@ -15,6 +15,5 @@ export function vertexMessagesCall(target: ProviderTarget, messages: MessagesBod
     url: vertexModelUrl(target, 'anthropic', messages.stream ? 'streamRawPredict' : 'rawPredict'),
     headers,
     body: { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...body, stream: messages.stream },
-    authorize: namedAuthorizer(target),
   };
 }

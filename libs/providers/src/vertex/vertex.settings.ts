@@ -130,10 +130,10 @@ export function environmentVertexSettings(variables: ProviderVariables): VertexS
  * Adds a bearer token of the connection's Google credentials to each call. One google-auth-library
  * client per connection: it caches the token and fetches a new one only within its eager refresh
  * threshold (5 minutes) of the token's expiry, so calls in between cost no token request.
- * Failures name the `vertex` kind: the adapters name them after the calling connection (vertex.urls.ts).
+ * Failures are named after `connection`, the connection the authorizer is made for.
  */
-export function vertexAuthorizer(settings: VertexSettings): RequestAuthorizer {
-  const provider = 'vertex';
+export function vertexAuthorizer(settings: VertexSettings, connection = 'vertex'): RequestAuthorizer {
+  const provider = connection;
   let client: Promise<{ auth: GoogleAuth; client: AuthClient }> | undefined;
   let project: Promise<string> | undefined;
   const clientOf = () =>

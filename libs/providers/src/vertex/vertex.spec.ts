@@ -182,7 +182,7 @@ describe('Vertex AI against the emulator', () => {
   const settingsOf = (credential: object, project?: string): VertexSettings =>
     readVertexSettings({ location: 'us-east5', ...(project && { project }), credentialsFile: '/sa.json' }, context({ '/sa.json': JSON.stringify(credential) }));
 
-  function targetOf(model: string, settings = settingsOf(key), authorize = vertexAuthorizer(settings)): ProviderTarget {
+  function targetOf(model: string, settings = settingsOf(key), authorize = vertexAuthorizer(settings, 'vertex-test')): ProviderTarget {
     return { provider: 'vertex-test', model, baseUrl: emulator.url, cloud: settings, authorize };
   }
 

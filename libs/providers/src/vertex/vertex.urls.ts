@@ -1,5 +1,4 @@
 import type { ProviderTarget } from '../provider.types';
-import type { RequestAuthorizer } from '../transport/http-client';
 import { UpstreamUnavailableError } from '../upstream.errors';
 import { PROJECT_FROM_CREDENTIALS, type VertexSettings } from './vertex.settings';
 
@@ -31,20 +30,4 @@ export function vertexModelUrl(target: ProviderTarget, publisher: VertexPublishe
 /** Vertex AI's OpenAI-compatible endpoint (partner and open models, `meta/llama-3.3-70b-instruct-maas`): chat completions are under it. */
 export function vertexOpenAiBaseUrl(target: ProviderTarget): string {
   return `${vertexLocationUrl(target)}/endpoints/openapi`;
-}
-
-/**
- * The connection's authorizer with its failures named after the target's connection: it is made
- * from the settings alone and does not know the connection's name.
- */
-export function namedAuthorizer(target: ProviderTarget): RequestAuthorizer | undefined {
-  const authorize = target.authorize;
-  if (authorize === undefined) return undefined;
-  return (request) =>
-    authorize(request).catch((error: unknown) => {
-      if (error instanceof UpstreamUnavailableError && error.provider !== target.provider) {
-        throw new UpstreamUnavailableError(target.provider, error.message.replace(/^[^:]*is unreachable: /, ''));
-      }
-      throw error;
-    });
 }
