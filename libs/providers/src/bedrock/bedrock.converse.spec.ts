@@ -41,6 +41,9 @@ describe('toConverseRequest', () => {
     [{ messages: [{ role: 'user', content: 'hi' }], n: 2 }, 'n'],
     [{ messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 't' } }], tool_choice: 'none' }, 'tool_choice'],
     [{ messages: [{ role: 'assistant', content: 'hi' }] }, 'messages'],
+    [{ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object' } } } }, 'response_format'],
+    [{ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } }, 'response_format'],
+    [{ messages: [{ role: 'user', content: 'hi' }], enable_search: true }, 'enable_search'],
   ])('refuses what Converse cannot carry with a 400 naming the field (%#)', (request, param) => {
     expect(() => toConverseRequest({ model: 'm', ...request } as never)).toThrow(expect.objectContaining({ name: 'BedrockTranslationError', param }));
     expect(() => toConverseRequest({ model: 'm', ...request } as never)).toThrow(BedrockTranslationError);

@@ -8,7 +8,8 @@
 // max_tokens, temperature, top_p and stop become `inferenceConfig`; function tools become
 // `toolConfig.tools[].toolSpec` and tool_choice auto / required / a function becomes
 // `toolChoice` auto / any / tool. What Converse cannot carry (an image URL, audio, `n` above 1,
-// tool_choice none with tools) is refused with BedrockTranslationError, a 400.
+// tool_choice none with tools, a response_format other than text, enable_search) is refused with
+// BedrockTranslationError, a 400.
 //
 // Answer (Converse → OpenAI): text blocks joined into `content`, toolUse blocks into
 // `tool_calls`, reasoning text into `reasoning_content`; stopReason into finish_reason; usage
@@ -74,6 +75,10 @@ const IMAGE_FORMATS: Readonly<Record<string, 'png' | 'jpeg' | 'gif' | 'webp'>> =
 
 export function toConverseRequest(request: UpstreamChatRequest): ConverseRequest {
   if (typeof request.n === 'number' && request.n > 1) throw new BedrockTranslationError('Bedrock Converse answers one choice: n must be 1', 'n');
+  // What changes the answer the model must give has no Converse field: refused, never dropped.
+  const format = (request.response_format as { type?: unknown } | undefined)?.type;
+  if (format !== undefined && format !== 'text') throw new BedrockTranslationError(`response_format ${JSON.stringify(format)} cannot be sent to Bedrock Converse: this model's Bedrock source answers in text only`, 'response_format');
+  if (request.enable_search === true) throw new BedrockTranslationError('enable_search cannot be sent to Bedrock Converse: it has no web search', 'enable_search');
   const system: Array<{ text: string }> = [];
   const messages: ConverseMessage[] = [];
   const append = (role: ConverseMessage['role'], blocks: ConverseContentBlock[]): void => {
