@@ -8,5 +8,7 @@ import { ChatService } from './chat.service';
   imports: [GatewayCoreModule],
   controllers: [ChatController],
   providers: [ChatService],
+  // The fronts (Responses, Messages, Gemini) import this module: one ChatService for every chat API.
+  exports: [ChatService],
 })
 export class ChatModule {}

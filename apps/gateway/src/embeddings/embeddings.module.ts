@@ -8,5 +8,6 @@ import { EmbeddingsService } from './embeddings.service';
   imports: [GatewayCoreModule],
   controllers: [EmbeddingsController],
   providers: [EmbeddingsService],
+  exports: [EmbeddingsService],
 })
 export class EmbeddingsModule {}

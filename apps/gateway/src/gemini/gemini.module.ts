@@ -1,13 +1,12 @@
 import { Module } from '@nestjs/common';
-import { ChatService } from '../chat/chat.service';
-import { EmbeddingsService } from '../embeddings/embeddings.service';
+import { ChatModule } from '../chat/chat.module';
+import { EmbeddingsModule } from '../embeddings/embeddings.module';
 import { GatewayCoreModule } from '../gateway-core.module';
 import { GeminiController } from './gemini.controller';
 
 /** Google's Generative Language API: a front of the chat pipeline (ChatService) and of the embeddings service, over the shared PaidRequestPipeline. */
 @Module({
-  imports: [GatewayCoreModule],
+  imports: [GatewayCoreModule, ChatModule, EmbeddingsModule],
   controllers: [GeminiController],
-  providers: [ChatService, EmbeddingsService],
 })
 export class GeminiModule {}

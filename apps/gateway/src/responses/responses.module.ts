@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ChatService } from '../chat/chat.service';
+import { ChatModule } from '../chat/chat.module';
 import { GatewayCoreModule } from '../gateway-core.module';
 import { ResponsesController } from './responses.controller';
 import { StoredResponses } from './stored-responses';
@@ -7,8 +7,8 @@ import { StoredResponsesController } from './stored-responses.controller';
 
 /** OpenAI's Responses API: a front of the chat pipeline (ChatService over the shared PaidRequestPipeline), with stored responses kept by billing. */
 @Module({
-  imports: [GatewayCoreModule],
+  imports: [GatewayCoreModule, ChatModule],
   controllers: [ResponsesController, StoredResponsesController],
-  providers: [ChatService, StoredResponses],
+  providers: [StoredResponses],
 })
 export class ResponsesModule {}
