@@ -1,8 +1,5 @@
-import { applyDecorators, Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import { ErrorBodyDto } from '@igw/contracts';
-import { errorBodyExample, sendErrorResponse, type ErrorResponses, type ServedRequest } from '@igw/platform';
-import type { ServerResponse } from 'node:http';
+import type { ErrorBodyDto } from '@igw/contracts';
+import { ApiErrorResponses, ShapedErrorFilter, type ErrorResponses } from '@igw/platform';
 
 /** The google.rpc status name Google pairs with an HTTP status, as its SDKs and the Gemini CLI read it. */
 export function googleRpcStatus(status: number): string {
@@ -52,29 +49,12 @@ export function googleErrorBody(body: ErrorBodyDto): object {
   return { error, ...specFields };
 }
 
-/** Every error of the Gemini routes (guards, body reading and validation included) in Google's shape. */
-@Catch()
-export class GeminiErrorFilter implements ExceptionFilter {
-  catch(exception: unknown, host: ArgumentsHost): void {
-    const http = host.switchToHttp();
-    sendErrorResponse(http.getRequest<ServedRequest>(), http.getResponse<ServerResponse>(), exception, googleErrorBody);
+/** Every error of the Gemini routes in Google's shape. */
+export class GeminiErrorFilter extends ShapedErrorFilter {
+  protected shape(body: ErrorBodyDto): object {
+    return googleErrorBody(body);
   }
 }
 
-/**
- * Documents the error statuses of a Gemini route as ApiErrorResponses does, each example in
- * Google's shape. Listed above RequireApiKey, its 401 and 403 replace the key's own.
- */
-export function GeminiErrorResponses(errors: ErrorResponses) {
-  const example = (statusCode: number, message: string) => googleErrorBody(errorBodyExample(statusCode, message));
-  return applyDecorators(
-    ApiExtraModels(ErrorBodyDto),
-    ...Object.entries(errors).map(([status, { description, messages }]) => {
-      const statusCode = Number(status);
-      const schema = { $ref: getSchemaPath(ErrorBodyDto) };
-      if (typeof messages === 'string') return ApiResponse({ status: statusCode, description, schema, example: example(statusCode, messages) });
-      const examples = Object.fromEntries(Object.entries(messages).map(([name, message]) => [name, { summary: message, value: example(statusCode, message) }]));
-      return ApiResponse({ status: statusCode, description, schema, examples });
-    }),
-  );
-}
+/** Documents the error statuses of a Gemini route, each example in Google's shape. Listed above RequireApiKey, its 401 and 403 replace the key's own. */
+export const GeminiErrorResponses = (errors: ErrorResponses) => ApiErrorResponses(errors, googleErrorBody);

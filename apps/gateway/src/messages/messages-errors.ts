@@ -1,8 +1,5 @@
-import { applyDecorators, Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import { ErrorBodyDto } from '@igw/contracts';
-import { errorBodyExample, sendErrorResponse, type ErrorResponses, type ServedRequest } from '@igw/platform';
-import type { ServerResponse } from 'node:http';
+import type { ErrorBodyDto } from '@igw/contracts';
+import { ApiErrorResponses, ShapedErrorFilter, type ErrorResponses } from '@igw/platform';
 
 /** Anthropic's error type for an HTTP status, as its SDKs and Claude Code read it. */
 export function anthropicErrorType(status: number): string {
@@ -36,29 +33,12 @@ export function anthropicErrorBody(body: ErrorBodyDto): object {
   return { type: 'error', error: { type: anthropicErrorType(body.statusCode), message: body.message }, request_id: body.requestId, ...specFields };
 }
 
-/** Every error of the Messages routes (guards, body reading and validation included) in Anthropic's shape. */
-@Catch()
-export class MessagesErrorFilter implements ExceptionFilter {
-  catch(exception: unknown, host: ArgumentsHost): void {
-    const http = host.switchToHttp();
-    sendErrorResponse(http.getRequest<ServedRequest>(), http.getResponse<ServerResponse>(), exception, anthropicErrorBody);
+/** Every error of the Messages routes in Anthropic's shape. */
+export class MessagesErrorFilter extends ShapedErrorFilter {
+  protected shape(body: ErrorBodyDto): object {
+    return anthropicErrorBody(body);
   }
 }
 
-/**
- * Documents the error statuses of a Messages route as ApiErrorResponses does, each example in
- * the shape this route sends. Listed above RequireApiKey, its 401 and 403 replace the key's own.
- */
-export function MessagesErrorResponses(errors: ErrorResponses) {
-  const example = (statusCode: number, message: string) => anthropicErrorBody(errorBodyExample(statusCode, message));
-  return applyDecorators(
-    ApiExtraModels(ErrorBodyDto),
-    ...Object.entries(errors).map(([status, { description, messages }]) => {
-      const statusCode = Number(status);
-      const schema = { $ref: getSchemaPath(ErrorBodyDto) };
-      if (typeof messages === 'string') return ApiResponse({ status: statusCode, description, schema, example: example(statusCode, messages) });
-      const examples = Object.fromEntries(Object.entries(messages).map(([name, message]) => [name, { summary: message, value: example(statusCode, message) }]));
-      return ApiResponse({ status: statusCode, description, schema, examples });
-    }),
-  );
-}
+/** Documents the error statuses of a Messages route, each example in Anthropic's shape. Listed above RequireApiKey, its 401 and 403 replace the key's own. */
+export const MessagesErrorResponses = (errors: ErrorResponses) => ApiErrorResponses(errors, anthropicErrorBody);

@@ -99,3 +99,18 @@ function messageOf(exception: HttpException): string {
   if (typeof message === 'string') return message;
   return exception.message;
 }
+
+/**
+ * Every error of a route (guards, body reading and validation included) as sendErrorResponse
+ * renders it, in the error shape of the API the route speaks (Anthropic's, Google's): a front
+ * names its shape, and documents it with ApiErrorResponses' same `shape`.
+ */
+@Catch()
+export abstract class ShapedErrorFilter implements ExceptionFilter {
+  protected abstract shape(body: ErrorBodyDto): object;
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    sendErrorResponse(http.getRequest<ServedRequest>(), http.getResponse<ServerResponse>(), exception, (body) => this.shape(body));
+  }
+}

@@ -29,15 +29,17 @@ export function errorBodyExample(statusCode: number, message: string): ErrorBody
 /**
  * Documents error statuses with the error body schema and, per status, the body the caller
  * really gets: without it Swagger UI shows the schema's one example (a 400) under every status.
+ * A route that answers in another API's error shape (ShapedErrorFilter) documents it with the same `shape`.
  */
-export function ApiErrorResponses(errors: ErrorResponses) {
+export function ApiErrorResponses(errors: ErrorResponses, shape: (body: ErrorBodyDto) => object = (body) => body) {
+  const example = (statusCode: number, message: string) => shape(errorBodyExample(statusCode, message));
   return applyDecorators(
     ApiExtraModels(ErrorBodyDto),
     ...Object.entries(errors).map(([status, { description, messages }]) => {
       const statusCode = Number(status);
       const schema = { $ref: getSchemaPath(ErrorBodyDto) };
-      if (typeof messages === 'string') return ApiResponse({ status: statusCode, description, schema, example: errorBodyExample(statusCode, messages) });
-      const examples = Object.fromEntries(Object.entries(messages).map(([name, message]) => [name, { summary: message, value: errorBodyExample(statusCode, message) }]));
+      if (typeof messages === 'string') return ApiResponse({ status: statusCode, description, schema, example: example(statusCode, messages) });
+      const examples = Object.fromEntries(Object.entries(messages).map(([name, message]) => [name, { summary: message, value: example(statusCode, message) }]));
       return ApiResponse({ status: statusCode, description, schema, examples });
     }),
   );
