@@ -1,6 +1,5 @@
-import { HttpStatus } from '@nestjs/common';
-import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type GeminiGenerateContentRequestDto, type GeminiPromptDto, type GeminiRequestContent, type GeminiRequestPart } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import type { CatalogueModel, ChatCompletionRequestDto, GeminiGenerateContentRequestDto, GeminiPromptDto, GeminiRequestContent, GeminiRequestPart } from '@igw/contracts';
+import { cannotCarry, refuseField, translateForNative } from '../chat/front-translation';
 
 // Google's GenerateContentRequest → the gateway's internal (OpenAI-shaped) chat request, which
 // the chat pipeline runs as it runs chat completions. Google sources get the client's request
@@ -37,23 +36,6 @@ const EFFORT_BY_BUDGET: ReadonlyArray<[number, 'low' | 'medium']> = [
 const EFFORT_OF_LEVEL: Readonly<Record<string, 'low' | 'medium' | 'high'>> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high' };
 const AUDIO_FORMATS: Readonly<Record<string, string>> = { 'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/wave': 'wav', 'audio/mp3': 'mp3', 'audio/mpeg': 'mp3' };
 
-function refuse(path: string, why: string): never {
-  throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
-}
-
-/**
- * While a translation for a model with native sources runs (chatRequestForNative): the
- * refusals of parts the chat request cannot carry, which are left out of it rather than
- * refused. The translation is synchronous, so no other one runs meanwhile.
- */
-let leftOut: string[] | undefined;
-
-function cannotCarry(path: string, why: string): undefined {
-  if (leftOut === undefined) refuse(path, why);
-  leftOut.push(`${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
-  return undefined;
-}
-
 /** What the translation reads of the catalogue entry: its type (the source's format), whether it reasons, its output limit. */
 export type GeminiTarget = Pick<CatalogueModel, 'type' | 'capabilities'> & { info?: Pick<CatalogueModel['info'], 'outputMax'> };
 
@@ -69,13 +51,7 @@ export interface GeminiAsked {
  * translation cannot be sent it.
  */
 export function chatRequestForNative(body: GeminiGenerateContentRequestDto, modelName: string, model: GeminiTarget, stream: boolean): { request: ChatCompletionRequestDto; untranslatable?: string } {
-  leftOut = [];
-  try {
-    const request = chatRequestOf(body, modelName, model, stream);
-    return leftOut.length > 0 ? { request, untranslatable: leftOut[0] } : { request };
-  } finally {
-    leftOut = undefined;
-  }
+  return translateForNative(() => chatRequestOf(body, modelName, model, stream));
 }
 
 /**
@@ -101,7 +77,7 @@ export function nullsAsAbsent<T extends object>(body: T): T {
 /** Refuses what no source may be sent through the gateway (the upstream account's cache). */
 export function refuseUnservable(body: GeminiGenerateContentRequestDto): void {
   if (body.cachedContent !== undefined) {
-    refuse('cachedContent', "a cached content of the upstream account cannot be used through this gateway (it is shared by every client): send the contents themselves");
+    refuseField('cachedContent', "a cached content of the upstream account cannot be used through this gateway (it is shared by every client): send the contents themselves");
   }
 }
 
@@ -142,7 +118,7 @@ export function askedOf(body: GeminiPromptDto & Pick<GeminiGenerateContentReques
 function responseFormatOf(config: NonNullable<GeminiGenerateContentRequestDto['generationConfig']>): Record<string, unknown> | undefined {
   if (config.responseMimeType !== 'application/json') {
     if (config.responseSchema !== undefined || config.responseJsonSchema !== undefined) {
-      refuse('generationConfig.responseMimeType', `a response schema needs responseMimeType 'application/json'. Received ${config.responseMimeType === undefined ? 'nothing' : `'${config.responseMimeType}'`}`);
+      refuseField('generationConfig.responseMimeType', `a response schema needs responseMimeType 'application/json'. Received ${config.responseMimeType === undefined ? 'nothing' : `'${config.responseMimeType}'`}`);
     }
     return undefined;
   }
@@ -303,7 +279,7 @@ function pushUser(messages: ChatMessage[], content: GeminiRequestContent, path: 
 
 function toolMessage(response: { name: string; response?: unknown; id?: string }, path: string, calls: CallIds): ChatMessage {
   const id = calls.answered(response.name, response.id);
-  if (id === undefined) refuse(`${path}.name`, `a functionResponse for ${JSON.stringify(response.name)} answers no earlier functionCall of that name`);
+  if (id === undefined) refuseField(`${path}.name`, `a functionResponse for ${JSON.stringify(response.name)} answers no earlier functionCall of that name`);
   const result = response.response;
   // Google's convention is {output} or {error}, else any object: the tool message carries its JSON unless it is one string.
   const output = typeof result === 'object' && result !== null && typeof (result as Record<string, unknown>).output === 'string' && Object.keys(result).length === 1 ? ((result as Record<string, unknown>).output as string) : JSON.stringify(result ?? {});

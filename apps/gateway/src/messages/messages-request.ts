@@ -1,6 +1,5 @@
-import { HttpStatus } from '@nestjs/common';
-import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type MessagesBlock, type MessagesCountTokensRequestDto, type MessagesRequestDto, type MessagesTool } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import type { CatalogueModel, ChatCompletionRequestDto, MessagesBlock, MessagesCountTokensRequestDto, MessagesRequestDto, MessagesTool } from '@igw/contracts';
+import { cannotCarry, translateForNative } from '../chat/front-translation';
 
 // Anthropic's Messages request → the gateway's internal (OpenAI-shaped) chat request, which the
 // chat pipeline runs as it runs chat completions; the chat adapters take it from there.
@@ -40,24 +39,6 @@ const EFFORT_BY_BUDGET: ReadonlyArray<[number, 'low' | 'medium']> = [
 type ChatMessage = Record<string, unknown>;
 type ChatPart = Record<string, unknown>;
 
-function refuse(path: string, why: string): never {
-  throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
-}
-
-/**
- * While a translation for a model with native sources runs (chatRequestForNative): the
- * refusals of blocks the chat request cannot carry, which are left out of it rather than
- * refused. The translation is synchronous, so no other one runs meanwhile.
- */
-let leftOut: string[] | undefined;
-
-/** Refuses a block the chat request cannot carry, or (translating for native sources) leaves it out. */
-function cannotCarry(path: string, why: string): undefined {
-  if (leftOut === undefined) refuse(path, why);
-  leftOut.push(`${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
-  return undefined;
-}
-
 /**
  * The chat request for a model some of whose sources take the Messages request natively:
  * blocks the chat request cannot carry (documents by URL, server tool blocks, ...) are left out
@@ -65,13 +46,7 @@ function cannotCarry(path: string, why: string): undefined {
  * says why a source that needs the translation cannot be sent it.
  */
 export function chatRequestForNative(body: MessagesRequestDto, model: MessagesTarget): { request: ChatCompletionRequestDto; untranslatable?: string } {
-  leftOut = [];
-  try {
-    const request = chatRequestOf(body, model);
-    return leftOut.length > 0 ? { request, untranslatable: leftOut[0] } : { request };
-  } finally {
-    leftOut = undefined;
-  }
+  return translateForNative(() => chatRequestOf(body, model));
 }
 
 /** What the translation reads of the catalogue entry: its type (the source's format) and whether it reasons. */
