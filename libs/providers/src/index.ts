@@ -1,5 +1,6 @@
 export * from './provider.types';
 export * from './upstream.errors';
+export * from './provider-definition';
 export * from './registry';
 export * from './routing';
 export * from './transport/sse';

@@ -4,7 +4,7 @@ import { vertexToolSchema } from '../google/gemini.translate';
 import { OpenAiChatAdapter } from '../openai/openai.chat';
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import type { ChunkStream } from '../transport/chunk-stream';
-import { wireApiOf } from '../wire-api';
+import { vertexWireApi } from '../wire-api';
 import { vertexOpenAiBaseUrl } from './vertex.urls';
 
 /** Vertex AI's OpenAI-compatible endpoint: the connection's token, never an API key. */
@@ -36,7 +36,7 @@ export class VertexChatAdapter implements ChatAdapter {
   }
 
   private route(target: ProviderTarget, request: UpstreamChatRequest): { adapter: ChatAdapter; call: { target: ProviderTarget; request: UpstreamChatRequest } } {
-    switch (wireApiOf('vertex', target.model)) {
+    switch (vertexWireApi(target.model)) {
       case 'anthropic-messages':
         return { adapter: this.claude, call: { target, request } };
       case 'gemini':
