@@ -4,6 +4,7 @@ import { vertexToolSchema } from '../google/gemini.translate';
 import { OpenAiChatAdapter } from '../openai/openai.chat';
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import type { ChunkStream } from '../transport/chunk-stream';
+import { isFunctionTool } from '../translation/chat-tools';
 import { vertexWireApi } from '../wire-api';
 import { vertexOpenAiBaseUrl } from './vertex.urls';
 
@@ -49,11 +50,10 @@ export class VertexChatAdapter implements ChatAdapter {
 
 /** The request with its tools' parameters in the schema form Vertex AI's Gemini takes. */
 export function withVertexToolSchemas(request: UpstreamChatRequest): UpstreamChatRequest {
-  if (!Array.isArray(request.tools)) return request;
-  const tools = (request.tools as unknown[]).map((tool) => {
-    const fn = (tool as { function?: { parameters?: unknown } }).function;
-    if (fn === undefined || fn.parameters === undefined) return tool;
-    return { ...(tool as object), function: { ...fn, parameters: vertexToolSchema(fn.parameters) } };
+  if (!request.tools) return request;
+  const tools = request.tools.map((tool) => {
+    if (!isFunctionTool(tool) || tool.function.parameters === undefined || tool.function.parameters === null) return tool;
+    return { ...tool, function: { ...tool.function, parameters: vertexToolSchema(tool.function.parameters) as Record<string, unknown> } };
   });
   return { ...request, tools };
 }
