@@ -4,23 +4,23 @@ import type { DecideFailure, DecideJob, DecideReply, DecisionAnswer, DecisionUsa
 import { fallbacksTaken, registerLogSecrets, requestPathRedisOptions, SERVICE_SETTINGS, timedUpstreamAttempt, type ServiceSettings } from '@igw/platform';
 import {
   Cancellation,
-  chatAdapterFor,
   connectionDirectoryFor,
   decisionsAdapterFor,
   DeploymentBalancer,
   DeploymentsBusyError,
   InMemoryDeploymentStore,
   planRoute,
+  providerKind,
   RedisDeploymentStore,
   RequestTranslationError,
-  type BalancedCall,
-  type CancelSignal,
   timedOutAfterPromptSent,
   UpstreamHttpError,
   UpstreamLimitExceededError,
   UpstreamProtocolError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
+  type BalancedCall,
+  type CancelSignal,
   type RoutePlan,
 } from '@igw/providers';
 import { contentParts, LogprobFallback } from './fallback/logprob-fallback';
@@ -112,7 +112,7 @@ export class DecideService implements OnModuleDestroy {
             targets,
             async (target) => ({
               completion: await timedUpstreamAttempt('decisions', target.provider, () =>
-                chatAdapterFor(target.definition.kind).chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs }),
+                providerKind(target.definition.kind).chat.chat(target, { ...request, model: target.model }, { timeoutMs: job.upstreamTimeoutMs }),
               ).catch((error: unknown) => {
                 if (timedOutAfterPromptSent(error)) billed.abort();
                 throw error;

@@ -1,5 +1,5 @@
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
-import { findProvider, imagesAdapterFor, planRoute, speechAdapterFor, transcriptionAdapterFor, connectionsOfEnvironment } from '@igw/providers';
+import { connectionsOfEnvironment, findProvider, planRoute, providerKind } from '@igw/providers';
 import { emulatedProviders } from './demo';
 
 // Demo mode plays every provider without a key of its own through the emulator: the media
@@ -37,10 +37,10 @@ describe('emulatedProviders', () => {
     expect(plan.missing).toEqual([]);
     const [deepgram, openai, stability] = plan.targets;
     const options = { timeoutMs: 10_000 };
-    const spoken = await speechAdapterFor(deepgram.definition.kind)!.synthesize(deepgram, { model: 'aura-2', text: 'Demo mode works.' }, options);
-    const heard = await transcriptionAdapterFor(openai.definition.kind)!.transcribe(openai, { model: 'whisper-1', audio: spoken.audio, contentType: spoken.contentType }, options);
+    const spoken = await providerKind(deepgram.definition.kind).speech!.synthesize(deepgram, { model: 'aura-2', text: 'Demo mode works.' }, options);
+    const heard = await providerKind(openai.definition.kind).transcription!.transcribe(openai, { model: 'whisper-1', audio: spoken.audio, contentType: spoken.contentType }, options);
     expect(heard.transcript).toBe('Demo mode works.');
-    const image = await imagesAdapterFor(stability.definition.kind)!.generate(stability, { model: 'core', prompt: 'demo' }, options);
+    const image = await providerKind(stability.definition.kind).images!.generate(stability, { model: 'core', prompt: 'demo' }, options);
     expect(image.images[0]).toMatchObject({ mimeType: 'image/png', width: 1024, height: 1024 });
     expect(findProvider('deepgram')!.emulatorPath).toBe('');
   });

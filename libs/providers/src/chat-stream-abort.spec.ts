@@ -2,7 +2,8 @@
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
 import type { ProviderTarget } from './provider.types';
-import { chatAdapterFor, type ProviderKind } from './registry';
+import type { ProviderKind } from './provider-definition';
+import { providerKind } from './registry';
 import { Cancellation } from './transport/cancellation';
 
 let emulator: RunningEmulator;
@@ -37,7 +38,7 @@ describe.each<[ProviderKind, string, string]>([
     const marker = `${model}@endless-stream@chunk-delay=100`;
     const target: ProviderTarget = { provider: kind, model: marker, baseUrl: `${emulator.url}${basePath}`, apiKey: 'key' };
     const signal = new Cancellation();
-    const batches = await chatAdapterFor(kind).stream(target, { model: marker, messages: [{ role: 'user', content: 'go on forever' }] }, { timeoutMs: 10_000, signal });
+    const batches = await providerKind(kind).chat.stream(target, { model: marker, messages: [{ role: 'user', content: 'go on forever' }] }, { timeoutMs: 10_000, signal });
     const iterator = batches[Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     const recorded = emulator.requests.findLast((request) => decodeURIComponent(request.path).includes(marker) || JSON.stringify(request.body ?? '').includes(marker))!;

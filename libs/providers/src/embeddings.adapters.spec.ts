@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { ProviderTarget, UpstreamEmbeddingRequest } from './provider.types';
-import { embeddingsAdapterFor, findProvider } from './registry';
+import { findProvider, providerKind } from './registry';
 import { GEMINI_MAX_BATCH } from './google/gemini.embeddings';
 import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError } from './upstream.errors';
 
@@ -64,7 +64,7 @@ function load(file: string): Fixture {
 }
 
 function adapterOf(provider: string) {
-  const adapter = embeddingsAdapterFor(findProvider(provider)!.kind);
+  const adapter = providerKind(findProvider(provider)!.kind).embeddings;
   if (!adapter) throw new Error(`${provider} has no embeddings adapter`);
   return adapter;
 }
@@ -98,8 +98,8 @@ describe('embeddings adapters', () => {
   const google = (): ProviderTarget => ({ provider: 'google', model: 'models/gemini-embedding-001', baseUrl: `${base}/v1beta`, apiKey: 'k' });
 
   it('has none for Anthropic, which offers no embeddings API', () => {
-    expect(embeddingsAdapterFor('anthropic')).toBeUndefined();
-    for (const kind of ['openai', 'azure-openai', 'google'] as const) expect(embeddingsAdapterFor(kind)).toBeDefined();
+    expect(providerKind('anthropic').embeddings).toBeUndefined();
+    for (const kind of ['openai', 'azure-openai', 'google'] as const) expect(providerKind(kind).embeddings).toBeDefined();
   });
 
   it('refuses answers that do not give one vector per input', async () => {

@@ -1,5 +1,6 @@
 export * from './provider.types';
 export * from './upstream.errors';
+export * from './provider-definition';
 export * from './registry';
 export * from './routing';
 export * from './transport/sse';
@@ -26,7 +27,7 @@ export type { NativeAnswer, NativeEvent, NativeEventStream } from './native/nati
 export { anthropicNativeMessage, anthropicNativeStream, forwardedAnthropicBetas, type AnthropicNativeRequest } from './native/anthropic-messages.native';
 export { geminiNativeGenerate, geminiNativeStream } from './native/gemini-generate.native';
 export { openAiNativeResponse, openAiNativeResponseStream, responsesUsageOf } from './native/openai-responses.native';
-export { completionTexts, completionsUsageOf, openAiNativeCompletion, openAiNativeCompletionStream } from './native/openai-completions.native';
+export { completionTexts, completionsUsageOf, openAiNativeCompletion, openAiNativeCompletionStream, type UpstreamCompletionRequest } from './native/openai-completions.native';
 export { moderationInputCount, type ModerationResult, type UpstreamModerationRequest, type UpstreamModerationResult } from './openai/openai.moderations';
 export * from './connections/connections';
 export * from './connections/providers-file';

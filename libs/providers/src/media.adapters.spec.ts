@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { ProviderTarget } from './provider.types';
 import { isRetriableUpstreamError } from './fallback';
-import { chatAdapterFor, embeddingsAdapterFor, findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
+import { findProvider, providerKind } from './registry';
 import { RequestTranslationError, UpstreamHttpError, UpstreamProtocolError, UpstreamUnavailableError } from './upstream.errors';
 
 // Every media adapter against its golden exchange (`<kind>/__fixtures__/*.json`): what the
@@ -73,13 +73,13 @@ function load(file: string): Fixture {
 async function run(file: string, target: ProviderTarget, request: Fixture['request']): Promise<Record<string, unknown>> {
   const kind = findProvider(target.provider)!.kind;
   if (file.includes('/images-') || file.includes('/generate-')) {
-    return { ...(await imagesAdapterFor(kind)!.generate(target, request as never, OPTIONS)) };
+    return { ...(await providerKind(kind).images!.generate(target, request as never, OPTIONS)) };
   }
   if (file.includes('/transcription-') || file.includes('/listen')) {
     const { audioBase64, ...rest } = request;
-    return { ...(await transcriptionAdapterFor(kind)!.transcribe(target, { ...rest, audio: Buffer.from(audioBase64 ?? '', 'base64') } as never, OPTIONS)) };
+    return { ...(await providerKind(kind).transcription!.transcribe(target, { ...rest, audio: Buffer.from(audioBase64 ?? '', 'base64') } as never, OPTIONS)) };
   }
-  const { audio, ...result } = await speechAdapterFor(kind)!.synthesize(target, request as never, OPTIONS);
+  const { audio, ...result } = await providerKind(kind).speech!.synthesize(target, request as never, OPTIONS);
   return { ...result, audioBase64: audio.toString('base64') };
 }
 
@@ -128,62 +128,62 @@ describe('media adapters', () => {
   const target = (provider: string, model: string, suffix = ''): ProviderTarget => ({ provider, model, baseUrl: `${base}${suffix}`, apiKey: 'k' });
 
   it('exist for the kinds with such an API, and not for the others', () => {
-    expect(imagesAdapterFor('openai')).toBeDefined();
-    expect(imagesAdapterFor('stability')).toBeDefined();
-    expect(transcriptionAdapterFor('openai')).toBeDefined();
-    expect(transcriptionAdapterFor('deepgram')).toBeDefined();
-    expect(speechAdapterFor('openai')).toBeDefined();
-    expect(speechAdapterFor('deepgram')).toBeDefined();
-    for (const kind of ['anthropic', 'google', 'deepgram'] as const) expect(imagesAdapterFor(kind)).toBeUndefined();
+    expect(providerKind('openai').images).toBeDefined();
+    expect(providerKind('stability').images).toBeDefined();
+    expect(providerKind('openai').transcription).toBeDefined();
+    expect(providerKind('deepgram').transcription).toBeDefined();
+    expect(providerKind('openai').speech).toBeDefined();
+    expect(providerKind('deepgram').speech).toBeDefined();
+    for (const kind of ['anthropic', 'google', 'deepgram'] as const) expect(providerKind(kind).images).toBeUndefined();
     for (const kind of ['anthropic', 'google', 'stability'] as const) {
-      expect(transcriptionAdapterFor(kind)).toBeUndefined();
-      expect(speechAdapterFor(kind)).toBeUndefined();
+      expect(providerKind(kind).transcription).toBeUndefined();
+      expect(providerKind(kind).speech).toBeUndefined();
     }
   });
 
   it('sends no chat to a media-only provider: the attempt fails as an unusable source, before any request', async () => {
     for (const provider of ['deepgram', 'stability']) {
       const definition = findProvider(provider)!;
-      expect(embeddingsAdapterFor(definition.kind)).toBeUndefined();
-      const failure = await chatAdapterFor(definition.kind)
+      expect(providerKind(definition.kind).embeddings).toBeUndefined();
+      const failure = await providerKind(definition.kind).chat
         .chat(target(provider, 'm'), { model: 'm', messages: [] }, OPTIONS)
         .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(UpstreamUnavailableError);
       expect(isRetriableUpstreamError(failure)).toBe(true);
-      await expect(chatAdapterFor(definition.kind).stream(target(provider, 'm'), { model: 'm', messages: [] }, OPTIONS)).rejects.toThrow(/no chat completions API/);
+      await expect(providerKind(definition.kind).chat.stream(target(provider, 'm'), { model: 'm', messages: [] }, OPTIONS)).rejects.toThrow(/no chat completions API/);
     }
     expect(received).toHaveLength(0);
   });
 
   it("passes Deepgram's and Stability's error bodies on as the reason", async () => {
     reply = { status: 400, contentType: 'application/json', json: { err_code: 'Bad Request', err_msg: 'corrupt or unsupported data', request_id: 'r' } };
-    const listen = transcriptionAdapterFor('deepgram')!.transcribe(target('deepgram', 'nova-3'), { model: 'nova-3', audio: Buffer.from('x'), contentType: 'audio/wav' }, OPTIONS);
+    const listen = providerKind('deepgram').transcription!.transcribe(target('deepgram', 'nova-3'), { model: 'nova-3', audio: Buffer.from('x'), contentType: 'audio/wav' }, OPTIONS);
     await expect(listen).rejects.toBeInstanceOf(UpstreamHttpError);
     await expect(listen).rejects.toMatchObject({ status: 400, upstreamMessage: 'corrupt or unsupported data' });
     reply = { status: 403, contentType: 'application/json', json: { id: 'x', name: 'content_moderation', errors: ['prompt: flagged', 'try again'] } };
-    const generate = imagesAdapterFor('stability')!.generate(target('stability', 'core'), { model: 'core', prompt: 'p' }, OPTIONS);
+    const generate = providerKind('stability').images!.generate(target('stability', 'core'), { model: 'core', prompt: 'p' }, OPTIONS);
     await expect(generate).rejects.toMatchObject({ status: 403, upstreamMessage: 'prompt: flagged; try again' });
   });
 
   it('refuses a speech answer that is not audio, and an images answer without images', async () => {
     reply = { status: 200, contentType: 'application/json', json: { error: 'not audio' } };
-    await expect(speechAdapterFor('openai')!.synthesize(target('openai', 'tts-1', '/v1'), { model: 'tts-1', text: 'hi' }, OPTIONS)).rejects.toBeInstanceOf(UpstreamProtocolError);
+    await expect(providerKind('openai').speech!.synthesize(target('openai', 'tts-1', '/v1'), { model: 'tts-1', text: 'hi' }, OPTIONS)).rejects.toBeInstanceOf(UpstreamProtocolError);
     reply = { status: 200, contentType: 'audio/wav', base64: '' };
-    await expect(speechAdapterFor('deepgram')!.synthesize(target('deepgram', 'aura-2'), { model: 'aura-2', text: 'hi' }, OPTIONS)).rejects.toThrow(/no audio/);
+    await expect(providerKind('deepgram').speech!.synthesize(target('deepgram', 'aura-2'), { model: 'aura-2', text: 'hi' }, OPTIONS)).rejects.toThrow(/no audio/);
     reply = { status: 200, contentType: 'application/json', json: { data: [] } };
-    await expect(imagesAdapterFor('openai')!.generate(target('openai', 'gpt-image-1', '/v1'), { model: 'gpt-image-1', prompt: 'p' }, OPTIONS)).rejects.toBeInstanceOf(UpstreamProtocolError);
+    await expect(providerKind('openai').images!.generate(target('openai', 'gpt-image-1', '/v1'), { model: 'gpt-image-1', prompt: 'p' }, OPTIONS)).rejects.toBeInstanceOf(UpstreamProtocolError);
   });
 
   it('refuses an n Stability cannot serve before any call', async () => {
     for (const n of [0, 11, 1.5]) {
-      await expect(imagesAdapterFor('stability')!.generate(target('stability', 'core'), { model: 'core', prompt: 'p', n }, OPTIONS)).rejects.toBeInstanceOf(RequestTranslationError);
+      await expect(providerKind('stability').images!.generate(target('stability', 'core'), { model: 'core', prompt: 'p', n }, OPTIONS)).rejects.toBeInstanceOf(RequestTranslationError);
     }
     expect(received).toHaveLength(0);
   });
 
   it('makes n Stability calls for n images, one image each', async () => {
     reply = load('stability/__fixtures__/generate-core.json').upstream;
-    const result = await imagesAdapterFor('stability')!.generate(target('stability', 'sd3.5-large'), { model: 'sd3.5-large', prompt: 'p', n: 3 }, OPTIONS);
+    const result = await providerKind('stability').images!.generate(target('stability', 'sd3.5-large'), { model: 'sd3.5-large', prompt: 'p', n: 3 }, OPTIONS);
     expect(result.images).toHaveLength(3);
     expect(result.usage).toMatchObject({ images: 3, width: 4, height: 6 });
     expect(received.map((sent) => sent.path)).toEqual(Array(3).fill('/v2beta/stable-image/generate/sd3'));

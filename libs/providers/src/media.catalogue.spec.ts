@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
+import { findProvider, providerKind } from './registry';
 
 // Every media model the shipped catalogue routes must reach a provider this lib knows, with an
 // adapter for that endpoint kind: a source the gateway could never call would only surface as
@@ -16,13 +16,13 @@ interface Entry {
 const CATALOGUE = path.resolve(__dirname, '../../../apps/catalogue/data/catalogue.yaml');
 const models = (parse(readFileSync(CATALOGUE, 'utf8')) as { models: Entry[] }).models;
 
-const lookups = {
-  'image-generations': imagesAdapterFor,
-  'speech-to-text': transcriptionAdapterFor,
-  'text-to-speech': speechAdapterFor,
+const capabilities = {
+  'image-generations': 'images',
+  'speech-to-text': 'transcription',
+  'text-to-speech': 'speech',
 } as const;
 
-describe.each(Object.entries(lookups))('catalogue %s models', (endpoint, adapterFor) => {
+describe.each(Object.entries(capabilities))('catalogue %s models', (endpoint, capability) => {
   const entries = models.filter((model) => model.type.endsWith(`/${endpoint}`));
 
   it('route only to known providers with an adapter for them', () => {
@@ -31,7 +31,7 @@ describe.each(Object.entries(lookups))('catalogue %s models', (endpoint, adapter
       for (const source of entry.routing.sources) {
         const definition = findProvider(source.provider);
         expect({ id: entry.id, provider: source.provider, known: definition !== undefined }).toEqual({ id: entry.id, provider: source.provider, known: true });
-        expect({ id: entry.id, adapter: adapterFor(definition!.kind) !== undefined }).toEqual({ id: entry.id, adapter: true });
+        expect({ id: entry.id, adapter: providerKind(definition!.kind)[capability] !== undefined }).toEqual({ id: entry.id, adapter: true });
       }
     }
   });

@@ -7,7 +7,7 @@ import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src
 import { isRetriableUpstreamError } from './fallback';
 import { audioDurationSeconds } from './media/audio-facts';
 import type { ProviderTarget } from './provider.types';
-import { findProvider, imagesAdapterFor, speechAdapterFor, transcriptionAdapterFor } from './registry';
+import { findProvider, providerKind } from './registry';
 import { UpstreamHttpError, UpstreamLimitExceededError } from './upstream.errors';
 
 const KEY = 'media-key';
@@ -28,9 +28,9 @@ function target(provider: string, model: string): ProviderTarget {
 }
 
 const kind = (provider: string) => findProvider(provider)!.kind;
-const speechOf = (provider: string) => speechAdapterFor(kind(provider))!;
-const transcriptionOf = (provider: string) => transcriptionAdapterFor(kind(provider))!;
-const imagesOf = (provider: string) => imagesAdapterFor(kind(provider))!;
+const speechOf = (provider: string) => providerKind(kind(provider)).speech!;
+const transcriptionOf = (provider: string) => providerKind(kind(provider)).transcription!;
+const imagesOf = (provider: string) => providerKind(kind(provider)).images!;
 
 describe('speech and transcription round trips', () => {
   const text = 'The gateway speaks, and then it listens.';

@@ -1,6 +1,6 @@
 import type { CloudSettings } from './connections/cloud';
 import type { RequestAuthorizer } from './transport/http-client';
-import type { JsonSource } from '@igw/contracts';
+import type { ChatCompletionRequestDto, JsonSource } from '@igw/contracts';
 import type { CancelSignal } from './transport/cancellation';
 import type { ChunkStream } from './transport/chunk-stream';
 import type { UpstreamLimits } from './transport/upstream-limits';
@@ -73,13 +73,18 @@ export interface UpstreamChatCompletion {
   system_fingerprint?: string | null;
 }
 
+/** Fields of a chat request the gateway reads itself and never forwards. */
+export type GatewayChatField = 'provider' | 'stream' | 'stream_options' | 'normalize_tool_schemas';
+
 /**
- * The OpenAI-shaped chat request the gateway sends on (model already replaced by the source's).
- * `messagesJson` is not a field of it: it is the client's own JSON text of `messages`, when the
- * gateway kept it, which an adapter sending `messages` as they are sends in their place while
- * the two still agree (`JsonRequest.bodySources`).
+ * The chat request the gateway sends on: the validated body (model already replaced by the
+ * source's) without the gateway's own fields, so a translator reads typed fields and checks
+ * nothing the validation did. Like every optional field of a body, those here may be null as
+ * sent. `messagesJson` is not a field of it: it is the client's own JSON text of `messages`,
+ * when the gateway kept it, which an adapter sending `messages` as they are sends in their
+ * place while the two still agree (`JsonRequest.bodySources`).
  */
-export type UpstreamChatRequest = Record<string, unknown> & { model: string; messages: unknown[]; messagesJson?: JsonSource };
+export type UpstreamChatRequest = Omit<ChatCompletionRequestDto, GatewayChatField> & { messagesJson?: JsonSource };
 
 /** A streamed piece of a chat completion, in OpenAI's `chat.completion.chunk` shape. */
 export interface UpstreamChatChunk {

@@ -1,6 +1,6 @@
 import type { ProviderTarget } from './provider.types';
 import type { UpstreamLimits } from './transport/upstream-limits';
-import type { ProviderDefinition } from './registry';
+import type { ProviderDefinition } from './provider-definition';
 import type { ConnectionSet, DeploymentQuotas } from './connections/connections';
 
 export interface CatalogueSource {

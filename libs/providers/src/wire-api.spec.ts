@@ -1,4 +1,4 @@
-import { speaksGemini, speaksMessages, wireApiOf } from './wire-api';
+import { speaksGemini, speaksMessages, wireApiOf } from './registry';
 
 describe('wireApiOf: the API a source is called through', () => {
   it.each([

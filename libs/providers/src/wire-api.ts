@@ -1,6 +1,3 @@
-// Type imports only: the adapters the registry loads read this module.
-import type { ProviderKind } from './registry';
-
 /**
  * The API a source's requests are written in. Most kinds speak one; a cloud platform serves
  * several families under one kind, told apart by the model id: Bedrock serves Anthropic's models
@@ -16,29 +13,11 @@ const BEDROCK_ANTHROPIC = /^(?:[a-z]{2,6}\.)?anthropic\./;
 const VERTEX_CLAUDE = /^(?:publishers\/anthropic\/models\/)?claude-/;
 const VERTEX_GEMINI = /^(?:publishers\/google\/models\/)?gemini-/;
 
-export function wireApiOf(kind: ProviderKind, model: string): WireApi {
-  switch (kind) {
-    case 'anthropic':
-      return 'anthropic-messages';
-    case 'google':
-      return 'gemini';
-    case 'bedrock':
-      return BEDROCK_ANTHROPIC.test(model) ? 'anthropic-messages' : 'bedrock-converse';
-    case 'vertex':
-      if (VERTEX_CLAUDE.test(model)) return 'anthropic-messages';
-      return VERTEX_GEMINI.test(model) ? 'gemini' : 'openai';
-    default:
-      return 'openai';
-  }
+export function bedrockWireApi(model: string): WireApi {
+  return BEDROCK_ANTHROPIC.test(model) ? 'anthropic-messages' : 'bedrock-converse';
 }
 
-/** Whether the target takes Anthropic's Messages body (natively: `/v1/messages` as it came). */
-export function speaksMessages(target: { definition: { kind: ProviderKind }; model: string }): boolean {
-  return wireApiOf(target.definition.kind, target.model) === 'anthropic-messages';
+export function vertexWireApi(model: string): WireApi {
+  if (VERTEX_CLAUDE.test(model)) return 'anthropic-messages';
+  return VERTEX_GEMINI.test(model) ? 'gemini' : 'openai';
 }
-
-/** Whether the target takes Google's GenerateContentRequest (natively: the Gemini API as it came). */
-export function speaksGemini(target: { definition: { kind: ProviderKind }; model: string }): boolean {
-  return wireApiOf(target.definition.kind, target.model) === 'gemini';
-}
-

@@ -1,6 +1,6 @@
-import type { DecisionAnswer, DecisionQuestion, DecisionUsage } from '@igw/contracts';
+import type { ChatMessage, DecisionAnswer, DecisionQuestion, DecisionUsage } from '@igw/contracts';
 import { parseImageDataUrl, stateTexts } from '@igw/contracts';
-import { RequestTranslationError, timedOutAfterPromptSent, UpstreamProtocolError, type UpstreamChatCompletion } from '@igw/providers';
+import { RequestTranslationError, timedOutAfterPromptSent, UpstreamProtocolError, type UpstreamChatCompletion, type UpstreamChatRequest } from '@igw/providers';
 import { estimateChatPromptTokens } from '@igw/tokenizer';
 import { CHOICE_LABELS, combineRounds, labelDistribution, NOUL_LABELS, rounds, SCORE_LABELS, type TopLogprob } from './logprob-math';
 
@@ -48,7 +48,7 @@ export function questionPrompt(instructions: string, labelled: ReadonlyArray<{ l
 
 export interface FallbackCall {
   /** Sends one chat request (with fallback across the model's sources); says which provider answered. */
-  chat(request: Record<string, unknown> & { messages: unknown[] }): Promise<{ completion: UpstreamChatCompletion; provider: string }>;
+  chat(request: Omit<UpstreamChatRequest, 'model'>): Promise<{ completion: UpstreamChatCompletion; provider: string }>;
 }
 
 /** Calls of one decision in flight at once: 64 questions of 255 options would otherwise be ~900 at a time against one upstream. */
@@ -119,16 +119,16 @@ export class LogprobFallback {
 
   private async distribution(instructions: string, labelled: Array<{ label: string; meaning: string }>, labels: readonly string[]): Promise<number[]> {
     const prompt = questionPrompt(instructions, labelled);
-    const messages = [
+    const messages: ChatMessage[] = [
       { role: 'system', content: 'You judge content. Answer every question with a single label from its options.' },
       { role: 'user', content: [...this.content, { type: 'text', text: prompt }] },
     ];
     const { completion, provider } = await this.limited(() => this.caller.chat({ messages, ...FALLBACK_CALL })).catch((error: unknown) => {
-      if (timedOutAfterPromptSent(error)) this.usage.input_tokens += estimateChatPromptTokens({ messages: messages as never });
+      if (timedOutAfterPromptSent(error)) this.usage.input_tokens += estimateChatPromptTokens({ messages });
       throw error;
     });
     const usage = completion.usage;
-    this.usage.input_tokens += Number.isSafeInteger(usage?.prompt_tokens) ? usage!.prompt_tokens : estimateChatPromptTokens({ messages: messages as never });
+    this.usage.input_tokens += Number.isSafeInteger(usage?.prompt_tokens) ? usage!.prompt_tokens : estimateChatPromptTokens({ messages });
     this.usage.output_tokens += Number.isSafeInteger(usage?.completion_tokens) ? usage!.completion_tokens : 1;
     const top = topLogprobsOf(completion);
     const distribution = labelDistribution(top, labels);

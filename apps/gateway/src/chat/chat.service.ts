@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, ChatCompletionDto, ChatCompletionRequestDto, JsonSource, UsageDto } from '@igw/contracts';
 import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { chatAdapterFor, wireApiOf, type CancelSignal, type ChunkStream, type NativeAnswer, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
+import { providerKind, wireApiOf, type CancelSignal, type ChunkStream, type NativeAnswer, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { chatPromptTexts, countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';
 import type { RequestHold } from '../limits/request-admission';
@@ -84,7 +84,7 @@ export class ChatService {
           native,
           target,
           () => native!.complete(target, options).then((answer) => ({ native: answer })),
-          () => chatAdapterFor(target.definition.kind).chat(target, upstreamRequest(call.body, target.model, call.messagesJson), options),
+          () => providerKind(target.definition.kind).chat.chat(target, upstreamRequest(call.body, target.model, call.messagesJson), options),
         );
       }),
       settle: (result, admitted) => {
@@ -119,7 +119,7 @@ export class ChatService {
           native,
           target,
           () => native!.stream(target, options).then((stream) => ({ native: stream })),
-          () => chatAdapterFor(target.definition.kind).stream(target, upstreamRequest(call.body, target.model, call.messagesJson), options),
+          () => providerKind(target.definition.kind).chat.stream(target, upstreamRequest(call.body, target.model, call.messagesJson), options),
         );
       }),
     );

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, CompletionRequestDto } from '@igw/contracts';
 import { chatUnits } from '@igw/domain';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { completionTexts, openAiNativeCompletion, openAiNativeCompletionStream, type CancelSignal, type NativeEvent, type NativeEventStream, type UpstreamUsage } from '@igw/providers';
+import { completionTexts, openAiNativeCompletion, openAiNativeCompletionStream, type CancelSignal, type NativeEvent, type NativeEventStream, type UpstreamCompletionRequest, type UpstreamUsage } from '@igw/providers';
 import { countEachOffLoop, whenCounted, type EstimableChatPrompt } from '@igw/tokenizer';
 import { nativeStreamEvents, type NativeEventWriter } from '../chat/native-upstream';
 import type { ChatStreamOptions } from '../chat/chat-stream';
@@ -106,7 +106,7 @@ export class CompletionsService {
     return nativeStreamEvents(notingFirstEvent(opened.result, opened.admitted), options, new CompletionsStreamWriter(plan.model.id, options.includeUsage));
   }
 
-  private plan(call: CompletionsCall): { plan: CompletionsPlan; facts: PromptFacts; upstreamBody: Record<string, unknown> } {
+  private plan(call: CompletionsCall): { plan: CompletionsPlan; facts: PromptFacts; upstreamBody: UpstreamCompletionRequest } {
     const { body } = call;
     const { model, revision } = this.pipeline.resolveModel(body.model, 'completions');
     const prompts = promptList(body.prompt);
@@ -119,7 +119,7 @@ export class CompletionsService {
     // No prompt has more tokens than the body has bytes: a text has at most one per byte, a token id takes at least one.
     const ceiling = { input_tokens: call.bodyBytes, output_tokens: generatedChoices(body, prompts.length) * perChoice };
     // A null field means absent; `provider` is the gateway's own.
-    const upstreamBody = Object.fromEntries(Object.entries(body).filter(([field, value]) => value !== null && value !== undefined && field !== 'provider'));
+    const upstreamBody = Object.fromEntries(Object.entries(body).filter(([field, value]) => value !== null && value !== undefined && field !== 'provider')) as UpstreamCompletionRequest;
     return { plan: { endpoint: 'completions', model, catalogueRevision: revision, targets, ceiling, prompt: body.prompt }, facts: { prompts, texts, tokenIds }, upstreamBody };
   }
 }

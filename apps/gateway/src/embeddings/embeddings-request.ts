@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type EmbeddingInput } from '@igw/contracts';
 import { GatewayException } from '@igw/platform';
-import { embeddingsAdapterFor, sourceDefinition } from '@igw/providers';
+import { providerKind, sourceDefinition } from '@igw/providers';
 import { checkTokenBudgets, whenCounted, type BudgetCheck, type BudgetVerdict } from '@igw/tokenizer';
 
 /** Catalogue tag giving an embedding model's default vector length, e.g. `dimensions:1536`. */
@@ -77,7 +77,7 @@ type Sources = CatalogueModel['routing']['sources'];
 export function embeddingSources(model: CatalogueModel, selected: Sources, pinned: boolean): Sources {
   const refused = (source: Sources[number]) => {
     const definition = sourceDefinition(source.provider);
-    return definition !== undefined && embeddingsAdapterFor(definition.kind) === undefined;
+    return definition !== undefined && providerKind(definition.kind).embeddings === undefined;
   };
   const usable = selected.filter((source) => !refused(source));
   if (usable.length > 0) return usable;

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EmbeddingListDto, EmbeddingRequestDto } from '@igw/contracts';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { embeddingsAdapterFor, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
+import { providerKind, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
 import { countAllOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
@@ -52,7 +52,7 @@ export class EmbeddingsService {
       beforeCall: () => assertWithinContext(model, inputs),
       send: (target, signal) =>
         // embeddingSources kept only sources whose kind has an adapter.
-        embeddingsAdapterFor(target.definition.kind)!.embed(
+        providerKind(target.definition.kind).embeddings!.embed(
           target,
           // A null optional field (some clients send them) means absent.
           { model: target.model, input: inputs, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined },

@@ -14,8 +14,8 @@ import {
 } from '@igw/contracts';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import {
-  imagesAdapterFor,
   parseSize,
+  providerKind,
   type CallOptions,
   type CancelSignal,
   type ImagesAdapter,
@@ -112,8 +112,8 @@ export class ImagesService {
     const resolved = this.pipeline.resolveModel(body.model, 'images.generations');
     const editing = endpoint === 'images.edits';
     const capability = editing
-      ? { name: 'image editing', supports: (kind: ProviderKind) => imagesAdapterFor(kind)?.edit !== undefined }
-      : { name: 'image generation', supports: (kind: ProviderKind) => imagesAdapterFor(kind) !== undefined };
+      ? { name: 'image editing', supports: (kind: ProviderKind) => providerKind(kind).images?.edit !== undefined }
+      : { name: 'image generation', supports: (kind: ProviderKind) => providerKind(kind).images !== undefined };
     const targets = editing ? editingTargets(resolved.model.id, mediaTargets(resolved.model, body.provider, this.settings, capability, HttpStatus.BAD_REQUEST)) : mediaTargets(resolved.model, body.provider, this.settings, capability);
     const n = body.n ?? 1;
     const quality = body.quality ?? defaultQuality(resolved.model.pricing);
@@ -138,7 +138,7 @@ export class ImagesService {
     const { result, usage } = await this.pipeline.run(call, plan, {
       send: (target, signal) =>
         send(
-          imagesAdapterFor(target.definition.kind)!,
+          providerKind(target.definition.kind).images!,
           target,
           {
             model: target.model,
@@ -209,7 +209,7 @@ type ImageSend = (adapter: ImagesAdapter, target: ProviderTarget, request: Upstr
 
 /** Sources whose API edits with their model; none is the client's 400 naming the model. */
 function editingTargets(modelId: string, targets: readonly UpstreamTarget[]): readonly UpstreamTarget[] {
-  const refusals = targets.map((target) => imagesAdapterFor(target.definition.kind)!.editRefusal?.(target.model));
+  const refusals = targets.map((target) => providerKind(target.definition.kind).images!.editRefusal?.(target.model));
   const usable = targets.filter((_, index) => refusals[index] === undefined);
   if (usable.length === 0) {
     throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${modelId}' cannot edit images: ${[...new Set(refusals)].join('; ')}.`);

@@ -1,7 +1,7 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { codePointCount, ErrorMessages, type AuthenticatedKey, type OpenAiSpeechRequestDto, type SpeechRequestDto } from '@igw/contracts';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { speechAdapterFor, type CancelSignal, type SpeechFormat } from '@igw/providers';
+import { providerKind, type CancelSignal, type SpeechFormat } from '@igw/providers';
 import type { ChargedUsage } from '../usage/usage-charging';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
@@ -64,16 +64,16 @@ export class SpeechService {
   private speak(call: Omit<SpeechCall, 'body'>, job: SpeechJob): Promise<SpeechAnswer> {
     const { model, revision } = this.pipeline.resolveModel(job.model, 'tts');
     const instructed = job.instructions !== undefined;
-    const allTargets = mediaTargets(model, job.provider, this.settings, { name: 'text-to-speech', supports: (kind) => speechAdapterFor(kind) !== undefined });
+    const allTargets = mediaTargets(model, job.provider, this.settings, { name: 'text-to-speech', supports: (kind) => providerKind(kind).speech !== undefined });
     // Instructions change what is said aloud: never dropped, so only sources that take them may speak.
-    const targets = instructed ? allTargets.filter((target) => speechAdapterFor(target.definition.kind)!.takesInstructions) : allTargets;
+    const targets = instructed ? allTargets.filter((target) => providerKind(target.definition.kind).speech!.takesInstructions) : allTargets;
     if (targets.length === 0) {
       throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} instructions: no source of '${model.id}' takes speaking instructions (OpenAI-format sources do); send the request without them.`);
     }
     const characters = codePointCount(job.text);
     return this.pipeline.run(call, { endpoint: 'tts', model, catalogueRevision: revision, targets, ceiling: { characters } }, {
       send: (target, signal) =>
-        speechAdapterFor(target.definition.kind)!.synthesize(
+        providerKind(target.definition.kind).speech!.synthesize(
           target,
           { model: target.model, text: job.text, voice: job.voice, format: job.format, speed: job.speed, instructions: job.instructions },
           { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal },

@@ -2,11 +2,11 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { ErrorMessages, type AuthenticatedKey, type TranscriptionRequestDto, type TranscriptionResultDto, type TranscriptWordDto } from '@igw/contracts';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
 import {
+  audioDurationSeconds,
   MediaBudgetExhaustedError,
   MediaFetchFailedError,
   MediaFetchRefusedError,
-  audioDurationSeconds,
-  transcriptionAdapterFor,
+  providerKind,
   type CancelSignal,
   type UpstreamTranscriptionRequest,
   type UpstreamTranscriptionResult,
@@ -121,7 +121,7 @@ export class TranscriptionService {
     }
     const maxSeconds = job.maxSeconds ?? limit;
     const translating = job.request.task === 'translate';
-    const allTargets = mediaTargets(model, job.provider, this.settings, { name: 'speech-to-text', supports: (kind) => transcriptionAdapterFor(kind) !== undefined });
+    const allTargets = mediaTargets(model, job.provider, this.settings, { name: 'speech-to-text', supports: (kind) => providerKind(kind).transcription !== undefined });
     const targets = translating ? translatingTargets(model.id, allTargets) : allTargets;
     // Had after admission (beforeCall), so the steps after it read it with `!`.
     let audio: AudioInput | undefined;
@@ -140,7 +140,7 @@ export class TranscriptionService {
           }
         },
         send: (target, signal) =>
-          transcriptionAdapterFor(target.definition.kind)!.transcribe(
+          providerKind(target.definition.kind).transcription!.transcribe(
             target,
             { ...job.request, model: target.model, audio: audio!.bytes, contentType: audio!.contentType ?? 'application/octet-stream', filename: audio!.filename },
             { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal },
@@ -184,7 +184,7 @@ export class TranscriptionService {
  * naming the model (a catalogue entry routed to Deepgram or to a GPT-4o transcriber).
  */
 function translatingTargets(modelId: string, targets: readonly UpstreamTarget[]): readonly UpstreamTarget[] {
-  const refusals = targets.map((target) => transcriptionAdapterFor(target.definition.kind)!.translationRefusal(target.model));
+  const refusals = targets.map((target) => providerKind(target.definition.kind).transcription!.translationRefusal(target.model));
   const usable = targets.filter((_, index) => refusals[index] === undefined);
   if (usable.length === 0) {
     throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} model: '${modelId}' cannot translate speech: ${[...new Set(refusals)].join('; ')}. Translations are served by Whisper models on OpenAI-format sources.`);

@@ -1,7 +1,7 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { DEFAULT_MODERATION_MODEL, ErrorMessages, type AuthenticatedKey, type ModerationListDto, type ModerationRequestDto } from '@igw/contracts';
 import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
-import { moderationsAdapterFor, type CancelSignal, type UpstreamModerationResult } from '@igw/providers';
+import { providerKind, type CancelSignal, type UpstreamModerationResult } from '@igw/providers';
 import { countAllOffLoop, whenCounted } from '@igw/tokenizer';
 import { mediaTargets } from '../media/media-routing';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
@@ -40,12 +40,12 @@ export class ModerationsService {
     if (images > 0 && !(model.modalities?.input ?? []).includes('image')) {
       throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} input: '${model.id}' moderates text only; send images to a model whose modalities take them (omni-moderation-latest).`);
     }
-    const targets = mediaTargets(model, body.provider, this.settings, { name: 'moderation', supports: (kind) => moderationsAdapterFor(kind) !== undefined });
+    const targets = mediaTargets(model, body.provider, this.settings, { name: 'moderation', supports: (kind) => providerKind(kind).moderations !== undefined });
     const inputTokens = () => whenCounted(countAllOffLoop(texts), (tokens) => ({ input_tokens: tokens }));
     const ceiling = { input_tokens: texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0) };
     return this.pipeline.run(call, { endpoint: 'moderations', model, catalogueRevision: revision, targets, ceiling, prompt: body.input }, {
       send: (target, signal) =>
-        moderationsAdapterFor(target.definition.kind)!.moderate(target, { model: target.model, input: body.input }, { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal }),
+        providerKind(target.definition.kind).moderations!.moderate(target, { model: target.model, input: body.input }, { timeoutMs: upstreamTimeoutMsOf(model, this.settings, target), signal }),
       unreadUnits: inputTokens,
       settle: (result: UpstreamModerationResult, admitted) =>
         whenCounted(inputTokens(), (units) => ({ id: result.id, model: model.id, results: result.results, meta: { usage: admitted.settle(units) } })),

@@ -55,6 +55,7 @@
 // annotations in a late chunk of their own. Usage counts cache reads and writes
 // as prompt tokens and reports them in `prompt_tokens_details` (`cache_write_tokens` and, when
 // some were written for an hour, `cache_write_1h_tokens` are extra fields the gateway prices).
+import type { AssistantToolCall, CacheControlDto, ChatMessage, ChatTool, FileDataDto, ImageUrlDto, TextContent, ToolChoice, ToolMessageDto, UserContent } from '@igw/contracts';
 import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
 import type { SseEvent } from '../transport/sse';
 import { base64DataUrl, documentText, inlineDocumentOf } from '../translation/file-part';
@@ -77,6 +78,7 @@ import type {
   AnthropicUsage,
   AnthropicWebSearchTool,
 } from './anthropic.types';
+import { allowedToolNames, isFunctionTool } from '../translation/chat-tools';
 import { toolArgumentsObject } from '../translation/tool-arguments';
 
 /** `max_tokens` sent when the client gave no limit (Anthropic requires one). */
@@ -149,13 +151,8 @@ export type StructuredOutputPlan =
  */
 export function structuredOutputPlan(request: UpstreamChatRequest, structuredOutputs: boolean): StructuredOutputPlan | undefined {
   const format = request.response_format;
-  if (format === undefined || format === null) return undefined;
-  if (!isRecord(format)) throw new AnthropicTranslationError('response_format must be an object', 'response_format');
-  if (format.type === 'text') return undefined;
-  if (format.type !== 'json_schema' && format.type !== 'json_object') {
-    throw new AnthropicTranslationError(`response_format.type ${JSON.stringify(format.type)} cannot be sent to Anthropic`, 'response_format.type');
-  }
-  const spec = format.type === 'json_schema' && isRecord(format.json_schema) ? format.json_schema : {};
+  if (format === undefined || format === null || format.type === 'text') return undefined;
+  const spec = format.type === 'json_schema' ? (format.json_schema ?? {}) : {};
   const schema = isRecord(spec.schema) ? spec.schema : undefined;
   if (schema !== undefined && structuredOutputs) return { kind: 'native', schema };
 
@@ -166,11 +163,12 @@ export function structuredOutputPlan(request: UpstreamChatRequest, structuredOut
   const choice = request.tool_choice;
   const forcesOwnTool =
     clientTools.length > 0 &&
-    (choice === 'required' || (isRecord(choice) && (choice.type === 'function' || (choice.type === 'allowed_tools' && isRecord(choice.allowed_tools) && choice.allowed_tools.mode === 'required'))));
+    (choice === 'required' || (typeof choice === 'object' && choice !== null && (choice.type === 'function' || (choice.type === 'allowed_tools' && choice.allowed_tools.mode === 'required'))));
   if (forcesOwnTool) {
     throw new AnthropicTranslationError("response_format cannot be combined with a tool_choice that forces a tool on this model's Anthropic source: it has no structured outputs of its own, and the answer is asked as a forced tool call", 'response_format');
   }
   const taken = new Set(clientTools.map((tool) => tool.name));
+  // `json_schema` is forwarded as the client wrote it: its name and description are arbitrary JSON.
   const name = typeof spec.name === 'string' && TOOL_NAME.test(spec.name) && !taken.has(spec.name) ? spec.name : ANTHROPIC_ANSWER_TOOL_NAME;
   if (taken.has(name)) throw new AnthropicTranslationError(`response_format: a tool of the request is named ${JSON.stringify(name)}, the name the structured answer is asked through`, 'response_format');
   const open = { type: 'object', additionalProperties: true };
@@ -222,7 +220,7 @@ export function toAnthropicRequest(request: UpstreamChatRequest, options: Anthro
   }
   const forcesTool = toolChoice?.type === 'any' || toolChoice?.type === 'tool';
 
-  const limit = positiveInt(request.max_completion_tokens) ?? positiveInt(request.max_tokens);
+  const limit = request.max_completion_tokens ?? request.max_tokens ?? undefined;
   let maxTokens = limit ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
   let budget = forcesTool ? undefined : thinkingBudget(request);
   if (budget !== undefined) {
@@ -235,9 +233,9 @@ export function toAnthropicRequest(request: UpstreamChatRequest, options: Anthro
   if (system.length > 0) body.system = system;
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
 
-  const temperature = finiteNumber(request.temperature);
-  if (temperature !== undefined && budget === undefined) body.temperature = Math.min(1, Math.max(0, temperature));
-  const topP = finiteNumber(request.top_p);
+  const temperature = request.temperature ?? undefined;
+  if (temperature !== undefined && budget === undefined) body.temperature = Math.min(1, temperature);
+  const topP = request.top_p ?? undefined;
   if (topP !== undefined && (budget === undefined || topP >= 0.95)) body.top_p = topP;
 
   const stop = stopSequences(request.stop);
@@ -246,17 +244,17 @@ export function toAnthropicRequest(request: UpstreamChatRequest, options: Anthro
   if (tools !== undefined || webSearch !== undefined) body.tools = [...(tools ?? []), ...(webSearch !== undefined ? [webSearch] : [])];
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
   if (structured?.kind === 'native') body.output_config = { format: { type: 'json_schema', schema: structured.schema } };
-  if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
+  if (request.user) body.metadata = { user_id: request.user };
   if (options.stream) body.stream = true;
   return body;
 }
 
 /** Whether the client asked to leave reasoning out of the answer (`reasoning.exclude`). */
 export function isReasoningExcluded(request: UpstreamChatRequest): boolean {
-  return isRecord(request.reasoning) && request.reasoning.exclude === true;
+  return request.reasoning?.exclude === true;
 }
 
-function translateMessages(input: unknown[]): { system: AnthropicTextBlock[]; messages: AnthropicMessage[] } {
+function translateMessages(input: readonly ChatMessage[]): { system: AnthropicTextBlock[]; messages: AnthropicMessage[] } {
   const system: AnthropicTextBlock[] = [];
   const messages: AnthropicMessage[] = [];
   const append = (role: AnthropicMessage['role'], blocks: AnthropicRequestBlock[]): void => {
@@ -266,25 +264,22 @@ function translateMessages(input: unknown[]): { system: AnthropicTextBlock[]; me
     else messages.push({ role, content: blocks });
   };
 
-  input.forEach((message: unknown, i) => {
+  input.forEach((message, i) => {
     const path = `messages[${i}]`;
-    if (!isRecord(message)) throw new AnthropicTranslationError(`${path} must be an object`, path);
     switch (message.role) {
       case 'system':
       case 'developer':
         system.push(...textBlocks(message.content, `${path}.content`));
         return;
       case 'user':
-        append('user', contentBlocks(message.content, `${path}.content`, true));
+        append('user', contentBlocks(message.content, `${path}.content`));
         return;
       case 'assistant':
-        append('assistant', [...contentBlocks(message.content, `${path}.content`, false), ...toolUses(message.tool_calls, `${path}.tool_calls`)]);
+        append('assistant', [...textBlocks(message.content, `${path}.content`), ...toolUses(message.tool_calls, `${path}.tool_calls`)]);
         return;
       case 'tool':
         append('user', [toolResult(message, path)]);
         return;
-      default:
-        throw new AnthropicTranslationError(`${path}.role ${JSON.stringify(message.role)} is not supported for Anthropic`, `${path}.role`);
     }
   });
 
@@ -296,45 +291,42 @@ function translateMessages(input: unknown[]): { system: AnthropicTextBlock[]; me
   return { system, messages };
 }
 
-/** Text-only content (system, tool results): a string or text parts. */
-function textBlocks(content: unknown, path: string): AnthropicTextBlock[] {
-  return contentBlocks(content, path, false).filter((block): block is AnthropicTextBlock => block.type === 'text');
+/** Text-only content (system, assistant, tool results): a string or text parts. */
+function textBlocks(content: TextContent | null | undefined, path: string): AnthropicTextBlock[] {
+  return contentBlocks(content, path).filter((block): block is AnthropicTextBlock => block.type === 'text');
 }
 
-/** `allowMedia`: images and files are taken (user turns). */
-function contentBlocks(content: unknown, path: string, allowMedia: boolean): Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> {
+function contentBlocks(content: UserContent | null | undefined, path: string): Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return isBlank(content) ? [] : [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) throw new AnthropicTranslationError(`${path} must be a string or an array of parts`, path);
   const blocks: Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> = [];
-  content.forEach((part: unknown, j) => {
+  content.forEach((part, j) => {
     const partPath = `${path}[${j}]`;
-    if (!isRecord(part)) throw new AnthropicTranslationError(`${partPath} must be an object`, partPath);
-    if (part.type === 'text' && typeof part.text === 'string') {
-      if (!isBlank(part.text)) blocks.push(withCache<AnthropicTextBlock>({ type: 'text', text: part.text }, part.cache_control));
-    } else if (part.type === 'image_url' && allowMedia) {
-      blocks.push(withCache(imageBlock(part.image_url, `${partPath}.image_url`), part.cache_control));
-    } else if (part.type === 'file' && allowMedia) {
-      blocks.push(withCache(documentBlock(part.file, partPath), part.cache_control));
-    } else if (part.type === 'refusal') {
-      // An assistant refusal part carries no content for the model to continue from.
-    } else {
-      throw new AnthropicTranslationError(`${partPath}: content part type ${JSON.stringify(part.type)} is not supported for Anthropic`, partPath);
+    switch (part.type) {
+      case 'text':
+        if (!isBlank(part.text)) blocks.push(withCache<AnthropicTextBlock>({ type: 'text', text: part.text }, part.cache_control));
+        return;
+      case 'image_url':
+        blocks.push(withCache(imageBlock(part.image_url), part.cache_control));
+        return;
+      case 'file':
+        blocks.push(withCache(documentBlock(part.file, partPath), part.cache_control));
+        return;
+      default:
+        throw new AnthropicTranslationError(`${partPath}: content part type ${JSON.stringify(part.type)} is not supported for Anthropic`, partPath);
     }
   });
   return blocks;
 }
 
-function imageBlock(image: unknown, path: string): AnthropicImageBlock {
-  const url = isRecord(image) ? image.url : image;
-  if (typeof url !== 'string' || url === '') throw new AnthropicTranslationError(`${path}.url must be a non-empty string`, path);
-  const data = base64DataUrl(url);
+function imageBlock(image: ImageUrlDto): AnthropicImageBlock {
+  const data = base64DataUrl(image.url);
   if (data !== undefined) return { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } };
-  return { type: 'image', source: { type: 'url', url } };
+  return { type: 'image', source: { type: 'url', url: image.url } };
 }
 
 /** A chat `file` part as a document block: a PDF as its base64 data, plain text decoded (Anthropic reads text documents as text). */
-function documentBlock(file: unknown, path: string): AnthropicDocumentBlock {
+function documentBlock(file: FileDataDto, path: string): AnthropicDocumentBlock {
   const document = inlineDocumentOf(file, path, 'Anthropic');
   if ('refusal' in document) throw new AnthropicTranslationError(document.refusal, document.param);
   let block: AnthropicDocumentBlock;
@@ -348,44 +340,31 @@ function documentBlock(file: unknown, path: string): AnthropicDocumentBlock {
   return block;
 }
 
-function toolUses(calls: unknown, path: string): AnthropicToolUseBlock[] {
-  if (calls === undefined || calls === null) return [];
-  if (!Array.isArray(calls)) throw new AnthropicTranslationError(`${path} must be an array`, path);
-  return calls.map((call: unknown, k): AnthropicToolUseBlock => {
+function toolUses(calls: readonly AssistantToolCall[] | null | undefined, path: string): AnthropicToolUseBlock[] {
+  return (calls ?? []).map((call, k): AnthropicToolUseBlock => {
     const callPath = `${path}[${k}]`;
-    if (!isRecord(call) || call.type !== 'function' || !isRecord(call.function)) {
-      throw new AnthropicTranslationError(`${callPath}: only function tool calls can be sent to Anthropic`, callPath);
-    }
+    if (call.type !== 'function') throw new AnthropicTranslationError(`${callPath}: only function tool calls can be sent to Anthropic`, callPath);
     const { name, arguments: args } = call.function;
-    if (typeof call.id !== 'string' || call.id === '' || typeof name !== 'string' || name === '') {
-      throw new AnthropicTranslationError(`${callPath} needs an id and a function name`, callPath);
-    }
-    return { type: 'tool_use', id: call.id, name, input: toolInput(args, `${callPath}.function.arguments`) };
+    if (call.id === '' || name === '') throw new AnthropicTranslationError(`${callPath} needs an id and a function name`, callPath);
+    return { type: 'tool_use', id: call.id, name, input: toolArgumentsObject(args, `${callPath}.function.arguments`, 'Anthropic', AnthropicTranslationError) };
   });
 }
 
-function toolInput(args: unknown, path: string): Record<string, unknown> {
-  return toolArgumentsObject(args, path, 'Anthropic', AnthropicTranslationError);
-}
-
-function toolResult(message: Record<string, unknown>, path: string): AnthropicToolResultBlock {
-  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') {
-    throw new AnthropicTranslationError(`${path}.tool_call_id is required`, `${path}.tool_call_id`);
-  }
+function toolResult(message: ToolMessageDto, path: string): AnthropicToolResultBlock {
+  if (message.tool_call_id === '') throw new AnthropicTranslationError(`${path}.tool_call_id is required`, `${path}.tool_call_id`);
   const content = typeof message.content === 'string' ? message.content : textBlocks(message.content, `${path}.content`);
   return { type: 'tool_result', tool_use_id: message.tool_call_id, content };
 }
 
-function translateTools(value: unknown, choice: unknown): AnthropicTool[] | undefined {
-  if (!Array.isArray(value)) return undefined;
+function translateTools(value: readonly ChatTool[] | null | undefined, choice: ToolChoice | null | undefined): AnthropicTool[] | undefined {
+  if (value === undefined || value === null) return undefined;
   const allowed = allowedToolNames(choice);
   const tools: AnthropicTool[] = [];
-  for (const tool of value as unknown[]) {
-    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) continue;
+  for (const tool of value.filter(isFunctionTool)) {
     const { name, description, parameters } = tool.function;
-    if (typeof name !== 'string' || (allowed !== undefined && !allowed.has(name))) continue;
-    const translated: AnthropicTool = { name, input_schema: isRecord(parameters) ? parameters : { type: 'object', properties: {} } };
-    if (typeof description === 'string' && description !== '') translated.description = description;
+    if (allowed !== undefined && !allowed.has(name)) continue;
+    const translated: AnthropicTool = { name, input_schema: parameters ?? { type: 'object', properties: {} } };
+    if (description) translated.description = description;
     tools.push(withCache(translated, tool.cache_control));
   }
   return tools.length > 0 ? tools : undefined;
@@ -394,56 +373,39 @@ function translateTools(value: unknown, choice: unknown): AnthropicTool[] | unde
 /** Anthropic's server-side web search for `enable_search: true`. */
 function webSearchTool(request: UpstreamChatRequest): AnthropicWebSearchTool | undefined {
   if (request.enable_search !== true) return undefined;
-  const strategy = isRecord(request.search_options) ? request.search_options.search_strategy : undefined;
-  const maxUses = strategy === 'turbo' || strategy === 'max' || strategy === 'agent' ? ANTHROPIC_SEARCH_MAX_USES[strategy] : ANTHROPIC_DEFAULT_SEARCH_MAX_USES;
+  const strategy = request.search_options?.search_strategy;
+  const maxUses = strategy ? ANTHROPIC_SEARCH_MAX_USES[strategy] : ANTHROPIC_DEFAULT_SEARCH_MAX_USES;
   return { type: 'web_search_20250305', name: 'web_search', max_uses: maxUses };
 }
 
-/** `allowed_tools` limits the callable set: Anthropic only gets those tools. */
-function allowedToolNames(choice: unknown): Set<string> | undefined {
-  if (!isRecord(choice) || choice.type !== 'allowed_tools' || !isRecord(choice.allowed_tools) || !Array.isArray(choice.allowed_tools.tools)) return undefined;
-  const names = new Set<string>();
-  for (const tool of choice.allowed_tools.tools as unknown[]) {
-    if (isRecord(tool) && isRecord(tool.function) && typeof tool.function.name === 'string') names.add(tool.function.name);
-  }
-  return names;
-}
-
-function translateToolChoice(choice: unknown, parallel: unknown): AnthropicToolChoice | undefined {
-  let translated: AnthropicToolChoice | undefined;
+function translateToolChoice(choice: ToolChoice | null | undefined, parallel: boolean | null | undefined): AnthropicToolChoice | undefined {
+  let translated: AnthropicToolChoice;
   if (choice === undefined || choice === null || choice === 'auto') translated = { type: 'auto' };
   else if (choice === 'required') translated = { type: 'any' };
   else if (choice === 'none') return { type: 'none' };
-  else if (isRecord(choice) && choice.type === 'function' && isRecord(choice.function) && typeof choice.function.name === 'string') {
-    translated = { type: 'tool', name: choice.function.name };
-  } else if (isRecord(choice) && choice.type === 'allowed_tools' && isRecord(choice.allowed_tools)) {
-    translated = choice.allowed_tools.mode === 'required' ? { type: 'any' } : { type: 'auto' };
-  } else {
-    throw new AnthropicTranslationError('tool_choice: only auto, none, required, a function or allowed_tools can be sent to Anthropic', 'tool_choice');
-  }
+  else if (choice.type === 'function') translated = { type: 'tool', name: choice.function.name };
+  else if (choice.type === 'allowed_tools') translated = choice.allowed_tools.mode === 'required' ? { type: 'any' } : { type: 'auto' };
+  else throw new AnthropicTranslationError('tool_choice: only auto, none, required, a function or allowed_tools can be sent to Anthropic', 'tool_choice');
   if (parallel === false) return { ...translated, disable_parallel_tool_use: true };
   // `auto` is Anthropic's default: send it only when the client asked for it.
   return choice === undefined || choice === null ? undefined : translated;
 }
 
 function thinkingBudget(request: UpstreamChatRequest): number | undefined {
-  const reasoning = isRecord(request.reasoning) ? request.reasoning : {};
-  const explicit = positiveInt(reasoning.max_tokens);
-  if (explicit !== undefined) return Math.max(ANTHROPIC_MIN_THINKING_BUDGET, explicit);
-  const effort = reasoning.effort ?? request.reasoning_effort;
+  const explicit = request.reasoning?.max_tokens;
+  if (explicit !== undefined && explicit !== null) return Math.max(ANTHROPIC_MIN_THINKING_BUDGET, explicit);
+  const effort = request.reasoning?.effort ?? request.reasoning_effort;
   return effort === 'low' || effort === 'medium' || effort === 'high' ? ANTHROPIC_THINKING_BUDGETS[effort] : undefined;
 }
 
-function stopSequences(stop: unknown): string[] {
-  const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];
-  return list.filter((item): item is string => typeof item === 'string' && item !== '');
+function stopSequences(stop: string | string[] | null | undefined): string[] {
+  const list = typeof stop === 'string' ? [stop] : (stop ?? []);
+  return list.filter((item) => item !== '');
 }
 
-function withCache<T extends { cache_control?: AnthropicCacheControl }>(target: T, cacheControl: unknown): T {
-  if (!isRecord(cacheControl) || cacheControl.type !== 'ephemeral') return target;
-  const control: AnthropicCacheControl = { type: 'ephemeral' };
-  if (cacheControl.ttl === '5m' || cacheControl.ttl === '1h') control.ttl = cacheControl.ttl;
-  target.cache_control = control;
+function withCache<T extends { cache_control?: AnthropicCacheControl }>(target: T, cacheControl: CacheControlDto | null | undefined): T {
+  if (cacheControl === undefined || cacheControl === null) return target;
+  target.cache_control = cacheControl.ttl ? { type: 'ephemeral', ttl: cacheControl.ttl } : { type: 'ephemeral' };
   return target;
 }
 
@@ -768,14 +730,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function isBlank(text: string): boolean {
   return text.trim() === '';
-}
-
-function positiveInt(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
-function finiteNumber(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
 function nowSeconds(): number {

@@ -5,7 +5,7 @@ import { chunksOf } from '../transport/chunk-stream.testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../../tools/emulator/src/emulator';
 import { AZURE_API_VERSION, AzureOpenAiChatAdapter } from './azure-openai.chat';
-import type { ProviderTarget, UpstreamChatChunk } from '../provider.types';
+import type { ProviderTarget, UpstreamChatChunk, UpstreamChatRequest } from '../provider.types';
 import { UpstreamHttpError } from '../upstream.errors';
 
 const KEY = 'azure-adapter-key';
@@ -29,7 +29,7 @@ function target(overrides: Partial<ProviderTarget> = {}): ProviderTarget {
   return { provider: 'azure', model: 'gpt-4o-prod', baseUrl: emulator.url, apiKey: KEY, ...overrides };
 }
 
-const request = { model: 'gpt-4o-prod', messages: [{ role: 'user', content: 'How are you?' }] };
+const request: UpstreamChatRequest = { model: 'gpt-4o-prod', messages: [{ role: 'user', content: 'How are you?' }] };
 
 describe('AzureOpenAiChatAdapter against the emulator', () => {
   it('gets a completion through the deployment path with the api-key header', async () => {

@@ -5,7 +5,7 @@ import { postJson, type JsonRequest } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
 import { UpstreamProtocolError } from '../upstream.errors';
 import { ConverseStreamTranslator, fromConverseResponse, isConverseResponse, toConverseRequest } from './bedrock.converse';
-import { wireApiOf } from '../wire-api';
+import { bedrockWireApi } from '../wire-api';
 import { bedrockModelUrl } from './bedrock.messages';
 
 /**
@@ -16,7 +16,7 @@ export class BedrockChatAdapter implements ChatAdapter {
   private readonly anthropic = new AnthropicChatAdapter();
 
   async chat(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<UpstreamChatCompletion> {
-    if (wireApiOf('bedrock', target.model) === 'anthropic-messages') return this.anthropic.chat(target, request, options);
+    if (bedrockWireApi(target.model) === 'anthropic-messages') return this.anthropic.chat(target, request, options);
     const answer = await postJson<unknown>(converseCall(target, request, options, false));
     if (!isConverseResponse(answer)) throw new UpstreamProtocolError(target.provider, 'the answer is not a Converse response');
     return fromConverseResponse(answer, target.model);
@@ -28,7 +28,7 @@ export class BedrockChatAdapter implements ChatAdapter {
    * still fall back.
    */
   async stream(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions): Promise<ChunkStream> {
-    if (wireApiOf('bedrock', target.model) === 'anthropic-messages') return this.anthropic.stream(target, request, options);
+    if (bedrockWireApi(target.model) === 'anthropic-messages') return this.anthropic.stream(target, request, options);
     const call = converseCall(target, request, options, true);
     return openChunkStream(call, new ConverseChunks(new ConverseStreamTranslator(target.provider, target.model)), { awaitFirstChunks: true });
   }

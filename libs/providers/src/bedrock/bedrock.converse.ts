@@ -19,10 +19,12 @@
 // contentBlockStart, contentBlockDelta, contentBlockStop, messageStop, metadata) become chunks,
 // the last one carrying the usage of `metadata`.
 import { randomBytes } from 'node:crypto';
+import type { AssistantToolCall, ChatTool, ImageUrlDto, TextContent, ToolChoice, ToolMessageDto, UserContent } from '@igw/contracts';
 import { toOpenAiUsage } from '../anthropic/anthropic.translate';
 import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
 import type { EmitChunk } from '../transport/chunk-stream';
 import type { SseEvent } from '../transport/sse';
+import { isFunctionTool } from '../translation/chat-tools';
 import { base64DataUrl } from '../translation/file-part';
 import { RequestTranslationError, UpstreamProtocolError } from '../upstream.errors';
 import { toolArgumentsObject } from '../translation/tool-arguments';
@@ -74,9 +76,9 @@ export interface ConverseResponse {
 const IMAGE_FORMATS: Readonly<Record<string, 'png' | 'jpeg' | 'gif' | 'webp'>> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
 export function toConverseRequest(request: UpstreamChatRequest): ConverseRequest {
-  if (typeof request.n === 'number' && request.n > 1) throw new BedrockTranslationError('Bedrock Converse answers one choice: n must be 1', 'n');
+  if (request.n !== undefined && request.n !== null && request.n > 1) throw new BedrockTranslationError('Bedrock Converse answers one choice: n must be 1', 'n');
   // What changes the answer the model must give has no Converse field: refused, never dropped.
-  const format = (request.response_format as { type?: unknown } | undefined)?.type;
+  const format = request.response_format?.type;
   if (format !== undefined && format !== 'text') throw new BedrockTranslationError(`response_format ${JSON.stringify(format)} cannot be sent to Bedrock Converse: this model's Bedrock source answers in text only`, 'response_format');
   if (request.enable_search === true) throw new BedrockTranslationError('enable_search cannot be sent to Bedrock Converse: it has no web search', 'enable_search');
   const system: Array<{ text: string }> = [];
@@ -87,25 +89,22 @@ export function toConverseRequest(request: UpstreamChatRequest): ConverseRequest
     if (last !== undefined && last.role === role) last.content.push(...blocks);
     else messages.push({ role, content: blocks });
   };
-  request.messages.forEach((message: unknown, i) => {
+  request.messages.forEach((message, i) => {
     const path = `messages[${i}]`;
-    if (!isRecord(message)) throw new BedrockTranslationError(`${path} must be an object`, path);
     switch (message.role) {
       case 'system':
       case 'developer':
-        for (const block of contentBlocks(message.content, `${path}.content`, false)) if ('text' in block) system.push(block);
+        system.push(...textBlocks(message.content, `${path}.content`));
         return;
       case 'user':
-        append('user', contentBlocks(message.content, `${path}.content`, true));
+        append('user', contentBlocks(message.content, `${path}.content`));
         return;
       case 'assistant':
-        append('assistant', [...contentBlocks(message.content, `${path}.content`, false), ...toolUses(message.tool_calls, `${path}.tool_calls`)]);
+        append('assistant', [...textBlocks(message.content, `${path}.content`), ...toolUses(message.tool_calls, `${path}.tool_calls`)]);
         return;
       case 'tool':
         append('user', [toolResult(message, path)]);
         return;
-      default:
-        throw new BedrockTranslationError(`${path}.role ${JSON.stringify(message.role)} is not supported by Bedrock Converse`, `${path}.role`);
     }
   });
   if (messages.length === 0) throw new BedrockTranslationError('at least one user or assistant message is required', 'messages');
@@ -114,10 +113,10 @@ export function toConverseRequest(request: UpstreamChatRequest): ConverseRequest
   if (system.length > 0) converse.system = system;
   const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
   const maxTokens = request.max_completion_tokens ?? request.max_tokens;
-  if (typeof maxTokens === 'number') inference.maxTokens = maxTokens;
-  if (typeof request.temperature === 'number') inference.temperature = request.temperature;
-  if (typeof request.top_p === 'number') inference.topP = request.top_p;
-  const stop = typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop.filter((item): item is string => typeof item === 'string' && item !== '') : [];
+  if (maxTokens !== undefined && maxTokens !== null) inference.maxTokens = maxTokens;
+  if (request.temperature !== undefined && request.temperature !== null) inference.temperature = request.temperature;
+  if (request.top_p !== undefined && request.top_p !== null) inference.topP = request.top_p;
+  const stop = (typeof request.stop === 'string' ? [request.stop] : (request.stop ?? [])).filter((item) => item !== '');
   if (stop.length > 0) inference.stopSequences = stop;
   if (Object.keys(inference).length > 0) converse.inferenceConfig = inference;
   const toolConfig = translateTools(request.tools, request.tool_choice);
@@ -125,73 +124,66 @@ export function toConverseRequest(request: UpstreamChatRequest): ConverseRequest
   return converse;
 }
 
-function contentBlocks(content: unknown, path: string, allowImages: boolean): ConverseContentBlock[] {
+/** Text-only content (system, assistant, tool results): a string or text parts. */
+function textBlocks(content: TextContent | null | undefined, path: string): Array<{ text: string }> {
+  return contentBlocks(content, path).filter((block): block is { text: string } => 'text' in block);
+}
+
+function contentBlocks(content: UserContent | null | undefined, path: string): ConverseContentBlock[] {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return content.trim() === '' ? [] : [{ text: content }];
-  if (!Array.isArray(content)) throw new BedrockTranslationError(`${path} must be a string or an array of parts`, path);
   const blocks: ConverseContentBlock[] = [];
-  content.forEach((part: unknown, j) => {
+  content.forEach((part, j) => {
     const partPath = `${path}[${j}]`;
-    if (!isRecord(part)) throw new BedrockTranslationError(`${partPath} must be an object`, partPath);
-    if (part.type === 'text' && typeof part.text === 'string') {
+    if (part.type === 'text') {
       if (part.text.trim() !== '') blocks.push({ text: part.text });
-    } else if (part.type === 'image_url' && allowImages) {
+    } else if (part.type === 'image_url') {
       blocks.push(imageBlock(part.image_url, `${partPath}.image_url`));
-    } else if (part.type !== 'refusal') {
+    } else {
       throw new BedrockTranslationError(`${partPath}: content part type ${JSON.stringify(part.type)} is not supported by Bedrock Converse`, partPath);
     }
   });
   return blocks;
 }
 
-function imageBlock(image: unknown, path: string): ConverseContentBlock {
-  const url = isRecord(image) ? image.url : image;
-  if (typeof url !== 'string' || url === '') throw new BedrockTranslationError(`${path}.url must be a non-empty string`, path);
-  const data = base64DataUrl(url);
+function imageBlock(image: ImageUrlDto, path: string): ConverseContentBlock {
+  const data = base64DataUrl(image.url);
   if (data === undefined) throw new BedrockTranslationError(`${path}.url: Bedrock Converse takes images as base64 data URLs only (data:image/png;base64,...), not links`, `${path}.url`);
   const format = IMAGE_FORMATS[data.mediaType.toLowerCase()];
   if (format === undefined) throw new BedrockTranslationError(`${path}.url: Bedrock Converse takes PNG, JPEG, GIF or WebP images, not ${data.mediaType}`, `${path}.url`);
   return { image: { format, source: { bytes: data.data } } };
 }
 
-function toolUses(calls: unknown, path: string): ConverseContentBlock[] {
-  if (calls === undefined || calls === null) return [];
-  if (!Array.isArray(calls)) throw new BedrockTranslationError(`${path} must be an array`, path);
-  return calls.map((call: unknown, k): ConverseContentBlock => {
+function toolUses(calls: readonly AssistantToolCall[] | null | undefined, path: string): ConverseContentBlock[] {
+  return (calls ?? []).map((call, k): ConverseContentBlock => {
     const callPath = `${path}[${k}]`;
-    if (!isRecord(call) || call.type !== 'function' || !isRecord(call.function)) throw new BedrockTranslationError(`${callPath}: only function tool calls can be sent to Bedrock`, callPath);
+    if (call.type !== 'function') throw new BedrockTranslationError(`${callPath}: only function tool calls can be sent to Bedrock`, callPath);
     const { name, arguments: args } = call.function;
-    if (typeof call.id !== 'string' || call.id === '' || typeof name !== 'string' || name === '') throw new BedrockTranslationError(`${callPath} needs an id and a function name`, callPath);
-    return { toolUse: { toolUseId: call.id, name, input: toolInput(args, `${callPath}.function.arguments`) } };
+    if (call.id === '' || name === '') throw new BedrockTranslationError(`${callPath} needs an id and a function name`, callPath);
+    return { toolUse: { toolUseId: call.id, name, input: toolArgumentsObject(args, `${callPath}.function.arguments`, 'Bedrock', BedrockTranslationError) } };
   });
 }
 
-function toolInput(args: unknown, path: string): Record<string, unknown> {
-  return toolArgumentsObject(args, path, 'Bedrock', BedrockTranslationError);
-}
-
-function toolResult(message: Record<string, unknown>, path: string): ConverseContentBlock {
-  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') throw new BedrockTranslationError(`${path}.tool_call_id is required`, `${path}.tool_call_id`);
-  const texts = contentBlocks(message.content, `${path}.content`, false).filter((block): block is { text: string } => 'text' in block);
+function toolResult(message: ToolMessageDto, path: string): ConverseContentBlock {
+  if (message.tool_call_id === '') throw new BedrockTranslationError(`${path}.tool_call_id is required`, `${path}.tool_call_id`);
+  const texts = textBlocks(message.content, `${path}.content`);
   return { toolResult: { toolUseId: message.tool_call_id, content: texts.length > 0 ? texts : [{ text: '' }] } };
 }
 
-function translateTools(value: unknown, choice: unknown): ConverseRequest['toolConfig'] {
-  if (!Array.isArray(value) || value.length === 0) return undefined;
+function translateTools(value: readonly ChatTool[] | null | undefined, choice: ToolChoice | null | undefined): ConverseRequest['toolConfig'] {
+  if (value === undefined || value === null || value.length === 0) return undefined;
   if (choice === 'none') throw new BedrockTranslationError('Bedrock Converse has no tool_choice none: leave the tools out instead', 'tool_choice');
-  const tools: NonNullable<ConverseRequest['toolConfig']>['tools'] = [];
-  (value as unknown[]).forEach((tool, t) => {
-    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) throw new BedrockTranslationError(`tools[${t}]: only function tools can be sent to Bedrock`, `tools[${t}]`);
+  const tools: NonNullable<ConverseRequest['toolConfig']>['tools'] = value.map((tool, t) => {
+    if (!isFunctionTool(tool)) throw new BedrockTranslationError(`tools[${t}]: only function tools can be sent to Bedrock`, `tools[${t}]`);
     const { name, description, parameters } = tool.function;
-    if (typeof name !== 'string' || name === '') throw new BedrockTranslationError(`tools[${t}].function.name is required`, `tools[${t}].function.name`);
-    const spec: (typeof tools)[number]['toolSpec'] = { name, inputSchema: { json: isRecord(parameters) ? parameters : { type: 'object', properties: {} } } };
-    if (typeof description === 'string' && description !== '') spec.description = description;
-    tools.push({ toolSpec: spec });
+    const spec: NonNullable<ConverseRequest['toolConfig']>['tools'][number]['toolSpec'] = { name, inputSchema: { json: parameters ?? { type: 'object', properties: {} } } };
+    if (description) spec.description = description;
+    return { toolSpec: spec };
   });
   const config: NonNullable<ConverseRequest['toolConfig']> = { tools };
   if (choice === 'required') config.toolChoice = { any: {} };
   else if (choice === 'auto') config.toolChoice = { auto: {} };
-  else if (isRecord(choice) && choice.type === 'function' && isRecord(choice.function) && typeof choice.function.name === 'string') config.toolChoice = { tool: { name: choice.function.name } };
+  else if (typeof choice === 'object' && choice !== null && choice.type === 'function') config.toolChoice = { tool: { name: choice.function.name } };
   else if (choice !== undefined && choice !== null) throw new BedrockTranslationError('tool_choice: only auto, required or a function can be sent to Bedrock Converse', 'tool_choice');
   return config;
 }

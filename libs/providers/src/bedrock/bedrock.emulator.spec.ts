@@ -1,6 +1,7 @@
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../../tools/emulator/src/emulator';
-import type { ProviderTarget, UpstreamChatChunk } from '../provider.types';
+import type { ChatTool } from '@igw/contracts';
+import type { ProviderTarget, UpstreamChatChunk, UpstreamChatRequest } from '../provider.types';
 import { UpstreamHttpError } from '../upstream.errors';
 import { BedrockChatAdapter } from './bedrock.chat';
 import { bedrockAuthorizer, type BedrockSettings } from './bedrock.settings';
@@ -41,7 +42,7 @@ async function collect(stream: AsyncIterable<readonly { chunk: UpstreamChatChunk
   return chunks;
 }
 
-const hello = { model: 'x', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 50 };
+const hello: UpstreamChatRequest = { model: 'x', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 50 };
 
 describe('Bedrock through the emulator', () => {
   it('answers a Claude chat through InvokeModel, signed, with Anthropic usage', async () => {
@@ -62,8 +63,8 @@ describe('Bedrock through the emulator', () => {
   });
 
   it('answers Nova through Converse, streamed and not, with a tool call', async () => {
-    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } }];
-    const request = { model: 'x', messages: [{ role: 'user', content: 'What is the weather?' }], tools };
+    const tools: ChatTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } }];
+    const request: UpstreamChatRequest = { model: 'x', messages: [{ role: 'user', content: 'What is the weather?' }], tools };
     const answer = await adapter.chat(target(NOVA), request, options);
     expect(answer.choices[0].finish_reason).toBe('tool_calls');
     const call = (answer.choices[0].message.tool_calls as Array<{ id: string; function: { name: string; arguments: string } }>)[0];
@@ -72,7 +73,7 @@ describe('Bedrock through the emulator', () => {
     const args = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []).map((piece) => piece.function?.arguments ?? '').join('');
     expect(args).toBe('{"location":"Paris"}');
     expect(chunks[chunks.length - 1]).toMatchObject({ choices: [{ finish_reason: 'tool_calls' }], usage: { prompt_tokens: answer.usage!.prompt_tokens } });
-    const followUp = {
+    const followUp: UpstreamChatRequest = {
       model: 'x',
       tools,
       messages: [...request.messages, { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: call.function }] }, { role: 'tool', tool_call_id: call.id, content: 'Sunny' }],

@@ -1,5 +1,5 @@
 import type { RequestAuthorizer } from '../transport/http-client';
-import type { ProviderKind } from '../registry';
+import type { ProviderKind } from '../provider-definition';
 import type { ProviderVariables } from './connections';
 import { BEDROCK_FIELDS, bedrockAuthorizer, bedrockBaseUrl, environmentBedrockSettings, readBedrockSettings, type BedrockSettings } from '../bedrock/bedrock.settings';
 import { VERTEX_FIELDS, environmentVertexSettings, readVertexSettings, vertexAuthorizer, vertexBaseUrl, type VertexSettings } from '../vertex/vertex.settings';

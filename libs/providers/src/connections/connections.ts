@@ -1,4 +1,5 @@
-import { PROVIDERS, type ProviderDefinition, type ProviderKind } from '../registry';
+import type { ProviderDefinition, ProviderKind } from '../provider-definition';
+import { PROVIDERS } from '../registry';
 import type { RequestAuthorizer } from '../transport/http-client';
 import { cloudAuthorizer, cloudBaseUrl, cloudTakesApiKey, environmentCloudSettings, isCloudKind, type CloudSettings } from './cloud';
 

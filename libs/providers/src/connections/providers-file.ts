@@ -1,8 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { findProvider, type ProviderDefinition, type ProviderKind } from '../registry';
+import type { ProviderDefinition, ProviderKind } from '../provider-definition';
+import { findProvider, wireApiOf } from '../registry';
 import { ConnectionSet, environmentConnections, type Connection, type ProviderVariables } from './connections';
-import { wireApiOf, type WireApi } from '../wire-api';
+import type { WireApi } from '../wire-api';
 import { cloudAuthorizer, cloudBaseUrl, cloudFieldsOf, cloudTakesApiKey, isCloudKind, readCloudSettings, type CloudSettings } from './cloud';
 
 const KINDS: readonly ProviderKind[] = ['openai', 'azure-openai', 'anthropic', 'google', 'deepgram', 'stability', 'bedrock', 'vertex'];

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 // The emulator is a tool project; this spec drives the adapter against it in-process.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../../tools/emulator/src/emulator';
+import type { ChatMessage } from '@igw/contracts';
 import type { ProviderTarget, UpstreamChatChunk, UpstreamChatRequest } from '../provider.types';
 import { UpstreamHttpError, UpstreamUnavailableError } from '../upstream.errors';
 import { GeminiChatAdapter, geminiUrl, GEMINI_DEFAULT_BASE_URL } from './gemini.chat';
@@ -48,7 +49,7 @@ function target(overrides: Partial<ProviderTarget> = {}): ProviderTarget {
   return { provider: 'google', model: 'gemini-2.5-flash', baseUrl: `${emulator.url}/v1beta`, apiKey: KEY, ...overrides };
 }
 
-function chatRequest(messages: unknown[], extra: Record<string, unknown> = {}): UpstreamChatRequest {
+function chatRequest(messages: ChatMessage[], extra: Partial<UpstreamChatRequest> = {}): UpstreamChatRequest {
   return { model: 'gemini-2.5-flash', messages, ...extra };
 }
 
@@ -134,7 +135,7 @@ describe('GeminiChatAdapter against the emulator', () => {
   };
 
   it('round-trips a tool call: the call, then the tool result named after it', async () => {
-    const question = { role: 'user', content: 'What is the weather in Paris?' };
+    const question: ChatMessage = { role: 'user', content: 'What is the weather in Paris?' };
     const first = await adapter.chat(target(), chatRequest([question], { tools: [weatherTool] }), OPTIONS);
     expect(first.choices[0].finish_reason).toBe('tool_calls');
     const toolCalls = first.choices[0].message.tool_calls as Array<{ id: string; type: string; function: { name: string; arguments: string } }>;

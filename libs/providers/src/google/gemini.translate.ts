@@ -2,6 +2,8 @@
 // generateContent format: requests out, responses and stream events back. No I/O here;
 // ids and timestamps come from a TranslationContext so golden tests are deterministic.
 import { randomBytes } from 'node:crypto';
+import type { AssistantMessageDto, TextContent, ToolMessageDto, UserContent } from '@igw/contracts';
+import { allowedToolNames, isFunctionTool } from '../translation/chat-tools';
 import { base64DataUrl, inlineDocumentOf } from '../translation/file-part';
 import { RequestTranslationError } from '../upstream.errors';
 import type { UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamUsage } from '../provider.types';
@@ -53,10 +55,6 @@ function isRecord(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function finiteNumber(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Request: OpenAI chat completion request → GenerateContentRequest
 // ---------------------------------------------------------------------------------------------
@@ -74,9 +72,7 @@ export function toGeminiRequest(request: UpstreamChatRequest): GeminiGenerateCon
   /** tool_call_id → function name, from the assistant turns seen so far. */
   const toolNames = new Map<string, string>();
 
-  if (!Array.isArray(request.messages)) throw new GeminiTranslationError('messages must be an array');
   request.messages.forEach((message, i) => {
-    if (!isRecord(message)) throw new GeminiTranslationError(`messages[${i}] is not an object`);
     switch (message.role) {
       case 'system':
       case 'developer':
@@ -91,15 +87,6 @@ export function toGeminiRequest(request: UpstreamChatRequest): GeminiGenerateCon
       case 'tool':
         appendContent(contents, 'user', [toolResultPart(message, i, toolNames)]);
         break;
-      case 'function':
-        // Legacy OpenAI function result: the function name is on the message itself.
-        if (typeof message.name !== 'string' || message.name === '') {
-          throw new GeminiTranslationError(`messages[${i}]: a function message needs a name`);
-        }
-        appendContent(contents, 'user', [{ functionResponse: { name: message.name, response: { content: plainText(message.content) } } }]);
-        break;
-      default:
-      // Unknown roles carry nothing Gemini can use.
     }
   });
 
@@ -128,18 +115,17 @@ function appendContent(contents: GeminiContent[], role: GeminiRole, parts: Gemin
 }
 
 /** Non-empty text parts of an OpenAI content (a string or an array of parts). */
-function textParts(content: unknown): GeminiPart[] {
+function textParts(content: UserContent | null | undefined): GeminiPart[] {
   if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
-  if (!Array.isArray(content)) return [];
   const parts: GeminiPart[] = [];
-  for (const part of content as unknown[]) {
-    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string' && part.text !== '') parts.push({ text: part.text });
+  for (const part of content ?? []) {
+    if (part.type === 'text' && part.text !== '') parts.push({ text: part.text });
   }
   return parts;
 }
 
 /** A content's text: the string, or its text parts concatenated. */
-function plainText(content: unknown): string {
+function plainText(content: TextContent): string {
   return textParts(content)
     .map((part) => part.text)
     .join('');
@@ -150,13 +136,12 @@ function plainText(content: unknown): string {
  * files as inline data (a PDF or plain text given as a base64 data URL; anything else throws
  * GeminiTranslationError, translation/file-part.ts says what is taken).
  */
-function userParts(content: unknown, i: number): GeminiPart[] {
-  if (!Array.isArray(content)) return textParts(content);
+function userParts(content: UserContent, i: number): GeminiPart[] {
+  if (typeof content === 'string') return textParts(content);
   const parts: GeminiPart[] = [];
-  (content as unknown[]).forEach((part, j) => {
-    if (!isRecord(part)) return;
-    if (part.type === 'text' && typeof part.text === 'string' && part.text !== '') parts.push({ text: part.text });
-    if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
+  content.forEach((part, j) => {
+    if (part.type === 'text' && part.text !== '') parts.push({ text: part.text });
+    if (part.type === 'image_url') {
       const data = base64DataUrl(part.image_url.url);
       if (data) parts.push({ inlineData: { mimeType: data.mediaType, data: data.data } });
     }
@@ -169,21 +154,20 @@ function userParts(content: unknown, i: number): GeminiPart[] {
   return parts;
 }
 
-function assistantParts(message: JsonObject, i: number, toolNames: Map<string, string>): GeminiPart[] {
+function assistantParts(message: AssistantMessageDto, i: number, toolNames: Map<string, string>): GeminiPart[] {
   const parts = textParts(message.content);
-  const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
-  calls.forEach((call, j) => {
-    if (!isRecord(call) || (call.type !== undefined && call.type !== 'function') || !isRecord(call.function)) return;
+  (message.tool_calls ?? []).forEach((call, j) => {
+    if (call.type !== 'function') return;
     const name = call.function.name;
-    if (typeof name !== 'string' || name === '') throw new GeminiTranslationError(`messages[${i}].tool_calls[${j}]: the function has no name`);
+    if (name === '') throw new GeminiTranslationError(`messages[${i}].tool_calls[${j}]: the function has no name`);
     const part: GeminiPart = { functionCall: { name, args: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}]`) } };
     const signature = thoughtSignatureOf(call.extra_content);
     if (signature !== undefined) part.thoughtSignature = signature;
     parts.push(part);
-    if (typeof call.id === 'string') toolNames.set(call.id, name);
+    toolNames.set(call.id, name);
   });
   // Legacy single `function_call`.
-  if (isRecord(message.function_call) && typeof message.function_call.name === 'string') {
+  if (message.function_call) {
     const args = parseArguments(message.function_call.arguments, `messages[${i}].function_call`);
     parts.push({ functionCall: { name: message.function_call.name, args } });
   }
@@ -191,16 +175,15 @@ function assistantParts(message: JsonObject, i: number, toolNames: Map<string, s
 }
 
 /** `extra_content.google.thought_signature`, the opaque value Gemini wants echoed back. */
-function thoughtSignatureOf(extra: unknown): string | undefined {
+function thoughtSignatureOf(extra: Record<string, unknown> | null | undefined): string | undefined {
+  // Provider metadata the client echoes back as it got it: arbitrary JSON, checked here.
   if (!isRecord(extra) || !isRecord(extra.google)) return undefined;
   const signature = extra.google.thought_signature;
   return typeof signature === 'string' && signature !== '' ? signature : undefined;
 }
 
-function parseArguments(raw: unknown, where: string): Record<string, unknown> {
-  if (isRecord(raw)) return raw;
-  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return {};
-  if (typeof raw !== 'string') throw new GeminiTranslationError(`${where}: function arguments must be a JSON string`);
+function parseArguments(raw: string, where: string): Record<string, unknown> {
+  if (raw.trim() === '') return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -211,9 +194,9 @@ function parseArguments(raw: unknown, where: string): Record<string, unknown> {
   return parsed;
 }
 
-function toolResultPart(message: JsonObject, i: number, toolNames: Map<string, string>): GeminiPart {
+function toolResultPart(message: ToolMessageDto, i: number, toolNames: Map<string, string>): GeminiPart {
   const id = message.tool_call_id;
-  const name = (typeof id === 'string' ? toolNames.get(id) : undefined) ?? (typeof message.name === 'string' && message.name !== '' ? message.name : undefined);
+  const name = toolNames.get(id) ?? (message.name || undefined);
   if (name === undefined) {
     throw new GeminiTranslationError(`messages[${i}]: tool_call_id ${JSON.stringify(id)} matches no earlier assistant tool call`);
   }
@@ -222,24 +205,22 @@ function toolResultPart(message: JsonObject, i: number, toolNames: Map<string, s
 
 function translateTools(request: UpstreamChatRequest): { tools: GeminiTool[]; toolConfig?: GeminiToolConfig } {
   let declarations: GeminiFunctionDeclaration[] = [];
-  for (const tool of Array.isArray(request.tools) ? (request.tools as unknown[]) : []) {
-    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function) || typeof tool.function.name !== 'string') continue;
+  for (const tool of (request.tools ?? []).filter(isFunctionTool)) {
     const declaration: GeminiFunctionDeclaration = { name: tool.function.name };
-    if (typeof tool.function.description === 'string') declaration.description = tool.function.description;
-    if (isRecord(tool.function.parameters)) declaration.parameters = tool.function.parameters;
+    if (tool.function.description !== undefined && tool.function.description !== null) declaration.description = tool.function.description;
+    if (tool.function.parameters) declaration.parameters = tool.function.parameters;
     declarations.push(declaration);
   }
 
   let toolConfig: GeminiToolConfig | undefined;
-  if (declarations.length > 0) {
-    const choice = request.tool_choice;
+  const choice = request.tool_choice;
+  if (declarations.length > 0 && choice !== undefined && choice !== null) {
     if (choice === 'auto') toolConfig = { functionCallingConfig: { mode: 'AUTO' } };
     else if (choice === 'required') toolConfig = { functionCallingConfig: { mode: 'ANY' } };
     else if (choice === 'none') toolConfig = { functionCallingConfig: { mode: 'NONE' } };
-    else if (isRecord(choice) && choice.type === 'function' && isRecord(choice.function) && typeof choice.function.name === 'string') {
-      toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
-    } else if (isRecord(choice) && choice.type === 'allowed_tools' && isRecord(choice.allowed_tools)) {
-      const allowed = functionNames(choice.allowed_tools.tools);
+    else if (choice.type === 'function') toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
+    else if (choice.type === 'allowed_tools') {
+      const allowed = [...(allowedToolNames(choice) ?? [])];
       if (choice.allowed_tools.mode === 'required') {
         toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: allowed } };
       } else {
@@ -256,44 +237,30 @@ function translateTools(request: UpstreamChatRequest): { tools: GeminiTool[]; to
   return { tools, toolConfig };
 }
 
-function functionNames(tools: unknown): string[] {
-  const names: string[] = [];
-  for (const tool of Array.isArray(tools) ? (tools as unknown[]) : []) {
-    if (isRecord(tool) && isRecord(tool.function) && typeof tool.function.name === 'string') names.push(tool.function.name);
-  }
-  return names;
-}
-
 function translateGenerationConfig(request: UpstreamChatRequest): GeminiGenerationConfig {
   const config: GeminiGenerationConfig = {};
-  const temperature = finiteNumber(request.temperature);
-  if (temperature !== undefined) config.temperature = temperature;
-  const topP = finiteNumber(request.top_p);
-  if (topP !== undefined) config.topP = topP;
-  const maxTokens = finiteNumber(request.max_completion_tokens) ?? finiteNumber(request.max_tokens);
-  if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
-  const stop = (Array.isArray(request.stop) ? (request.stop as unknown[]) : [request.stop]).filter(
-    (sequence): sequence is string => typeof sequence === 'string' && sequence !== '',
-  );
+  const set = <K extends keyof GeminiGenerationConfig>(key: K, value: GeminiGenerationConfig[K] | null | undefined): void => {
+    if (value !== undefined && value !== null) config[key] = value;
+  };
+  set('temperature', request.temperature);
+  set('topP', request.top_p);
+  set('maxOutputTokens', request.max_completion_tokens ?? request.max_tokens);
+  const stop = (typeof request.stop === 'string' ? [request.stop] : (request.stop ?? [])).filter((sequence) => sequence !== '');
   if (stop.length > 0) config.stopSequences = stop;
-  const n = finiteNumber(request.n);
-  if (n !== undefined) config.candidateCount = n;
-  const seed = finiteNumber(request.seed);
-  if (seed !== undefined) config.seed = seed;
-  const presencePenalty = finiteNumber(request.presence_penalty);
-  if (presencePenalty !== undefined) config.presencePenalty = presencePenalty;
-  const frequencyPenalty = finiteNumber(request.frequency_penalty);
-  if (frequencyPenalty !== undefined) config.frequencyPenalty = frequencyPenalty;
+  set('candidateCount', request.n);
+  set('seed', request.seed);
+  set('presencePenalty', request.presence_penalty);
+  set('frequencyPenalty', request.frequency_penalty);
   if (request.logprobs === true) {
     config.responseLogprobs = true;
-    const top = finiteNumber(request.top_logprobs);
-    if (top !== undefined) config.logprobs = top;
+    set('logprobs', request.top_logprobs);
   }
   const format = request.response_format;
-  if (isRecord(format) && format.type === 'json_object') config.responseMimeType = 'application/json';
-  if (isRecord(format) && format.type === 'json_schema') {
+  if (format?.type === 'json_object') config.responseMimeType = 'application/json';
+  if (format?.type === 'json_schema') {
     config.responseMimeType = 'application/json';
-    if (isRecord(format.json_schema) && isRecord(format.json_schema.schema)) config.responseJsonSchema = format.json_schema.schema;
+    // `json_schema` is forwarded as the client wrote it: its `schema` is arbitrary JSON.
+    if (isRecord(format.json_schema?.schema)) config.responseJsonSchema = format.json_schema.schema;
   }
   const thinking = thinkingConfig(request);
   if (thinking !== undefined) config.thinkingConfig = thinking;
@@ -302,16 +269,13 @@ function translateGenerationConfig(request: UpstreamChatRequest): GeminiGenerati
 
 /** `reasoning.max_tokens`, else `reasoning.effort`, else `reasoning_effort`; `reasoning.exclude` hides thoughts. */
 function thinkingConfig(request: UpstreamChatRequest): GeminiThinkingConfig | undefined {
-  const reasoning = isRecord(request.reasoning) ? request.reasoning : {};
-  const budget = finiteNumber(reasoning.max_tokens) ?? effortBudget(reasoning.effort) ?? effortBudget(request.reasoning_effort);
+  const reasoning = request.reasoning;
+  const effort = reasoning?.effort ?? request.reasoning_effort;
+  const budget = reasoning?.max_tokens ?? (effort ? GEMINI_THINKING_BUDGETS[effort] : undefined);
   const config: GeminiThinkingConfig = {};
-  if (budget !== undefined) config.thinkingBudget = budget;
-  if (reasoning.exclude === true) config.includeThoughts = false;
+  if (budget !== undefined && budget !== null) config.thinkingBudget = budget;
+  if (reasoning?.exclude === true) config.includeThoughts = false;
   return Object.keys(config).length > 0 ? config : undefined;
-}
-
-function effortBudget(effort: unknown): number | undefined {
-  return typeof effort === 'string' && Object.hasOwn(GEMINI_THINKING_BUDGETS, effort) ? GEMINI_THINKING_BUDGETS[effort] : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

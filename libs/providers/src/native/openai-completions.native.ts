@@ -1,3 +1,4 @@
+import type { CompletionRequestDto } from '@igw/contracts';
 import type { CallOptions, ProviderTarget, UpstreamChatChunk, UpstreamUsage } from '../provider.types';
 import { postJson, type JsonRequest } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
@@ -12,11 +13,14 @@ import { openNativeStream, parsedEvent, type NativeAnswer, type NativeEvent, typ
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function callOf(target: ProviderTarget, body: Record<string, unknown>, options: CallOptions, stream: boolean): JsonRequest {
-  const sent: Record<string, unknown> = { ...body, model: target.model };
+/** The validated completions body without the gateway's own `provider`, its null fields left out (they mean absent). */
+export type UpstreamCompletionRequest = Omit<CompletionRequestDto, 'provider'>;
+
+function callOf(target: ProviderTarget, body: UpstreamCompletionRequest, options: CallOptions, stream: boolean): JsonRequest {
+  const sent = { ...body, model: target.model };
   if (stream) {
     sent.stream = true;
-    sent.stream_options = { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true };
+    sent.stream_options = { ...body.stream_options, include_usage: true };
   } else {
     delete sent.stream;
     delete sent.stream_options;
@@ -57,7 +61,7 @@ export function completionTexts(value: Record<string, unknown>): Array<{ index: 
 }
 
 /** A whole answer: `POST /completions` with the client's own request. */
-export async function openAiNativeCompletion(target: ProviderTarget, body: Record<string, unknown>, options: CallOptions): Promise<NativeAnswer & { usageReported: boolean }> {
+export async function openAiNativeCompletion(target: ProviderTarget, body: UpstreamCompletionRequest, options: CallOptions): Promise<NativeAnswer & { usageReported: boolean }> {
   const answer = await postJson<unknown>(callOf(target, body, options, false));
   if (!isRecord(answer) || !Array.isArray(answer.choices)) throw new UpstreamProtocolError(target.provider, 'the answer is not a text completion');
   const usage = completionsUsageOf(answer);
@@ -69,7 +73,7 @@ export async function openAiNativeCompletion(target: ProviderTarget, body: Recor
  * `echoed` is the text of each choice's prompt when the request asked for `echo` (choice index
  * to prompt): the echo is not generated, so a count of a stream cut short leaves it out.
  */
-export function openAiNativeCompletionStream(target: ProviderTarget, body: Record<string, unknown>, options: CallOptions, echoed?: (choice: number) => string | undefined): Promise<NativeEventStream> {
+export function openAiNativeCompletionStream(target: ProviderTarget, body: UpstreamCompletionRequest, options: CallOptions, echoed?: (choice: number) => string | undefined): Promise<NativeEventStream> {
   return openNativeStream(callOf(target, body, options, true), new CompletionsNativeEvents(target.provider, echoed));
 }
 

@@ -1,13 +1,15 @@
+import type { ChatMessage } from '@igw/contracts';
+import type { UpstreamChatRequest } from '../provider.types';
 import { chunksOf } from '../transport/chunk-stream.testing';
 // The OpenAI-format adapter against the emulator: what goes out for web search, per provider.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmulator, type RunningEmulator } from '../../../../tools/emulator/src/emulator';
 import { OpenAiChatAdapter, withSearchDialect } from './openai.chat';
 
-const messages = [{ role: 'user', content: 'What happened today?' }];
+const messages: ChatMessage[] = [{ role: 'user', content: 'What happened today?' }];
 
 describe('web search in the OpenAI wire format', () => {
-  it.each([
+  it.each<[string, Partial<UpstreamChatRequest>, Partial<UpstreamChatRequest>]>([
     ['openai', { enable_search: true }, { web_search_options: {} }],
     ['openai', { enable_search: true, search_options: { search_strategy: 'turbo', enable_source: true } }, { web_search_options: { search_context_size: 'low' } }],
     ['azure', { enable_search: true, search_options: { search_strategy: 'max' } }, { web_search_options: { search_context_size: 'high' } }],
@@ -34,7 +36,7 @@ describe('web search in the OpenAI wire format', () => {
     it('sends web_search_options to OpenAI, streamed or not, and gets url_citation annotations back', async () => {
       const adapter = new OpenAiChatAdapter();
       const target = { provider: 'openai', model: 'gpt-4o-search-preview', baseUrl: `${emulator.url}/v1`, apiKey: 'k' };
-      const request = { model: target.model, messages, enable_search: true, search_options: { search_strategy: 'max' } };
+      const request: UpstreamChatRequest = { model: target.model, messages, enable_search: true, search_options: { search_strategy: 'max' } };
       const completion = await adapter.chat(target, request, { timeoutMs: 5_000 });
       expect(emulator.requests.at(-1)!.body).toEqual({ model: target.model, messages, web_search_options: { search_context_size: 'high' }, stream: false });
       expect(completion.choices[0].message.annotations).toEqual([expect.objectContaining({ type: 'url_citation' })]);

@@ -1,3 +1,4 @@
+import type { SEARCH_STRATEGIES } from '@igw/contracts';
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import { openChunkStream, type ChunkStream, type ChunkTranslator, type EmitChunk } from '../transport/chunk-stream';
 import { postJson, type JsonRequest } from '../transport/http-client';
@@ -17,7 +18,7 @@ const OPENAI_ENDPOINT: OpenAiEndpoint = {
 
 /** Providers whose API searches the web through `web_search_options` and refuses fields it does not know. */
 const WEB_SEARCH_OPTIONS_PROVIDERS = new Set(['openai', 'azure', 'openrouter']);
-const SEARCH_CONTEXT_SIZE = { turbo: 'low', max: 'high', agent: 'high' } as const;
+const SEARCH_CONTEXT_SIZE = { turbo: 'low', max: 'high', agent: 'high' } as const satisfies Record<(typeof SEARCH_STRATEGIES)[number], string>;
 
 /**
  * The spec's `enable_search` / `search_options` in the dialect of the provider: OpenAI, Azure
@@ -28,10 +29,7 @@ const SEARCH_CONTEXT_SIZE = { turbo: 'low', max: 'high', agent: 'high' } as cons
  */
 export function withSearchDialect(provider: string, request: UpstreamChatRequest): UpstreamChatRequest {
   if (!WEB_SEARCH_OPTIONS_PROVIDERS.has(provider) || (request.enable_search === undefined && request.search_options === undefined)) return request;
-  const { enable_search: enabled, search_options: options, ...rest } = request as UpstreamChatRequest & {
-    enable_search?: boolean;
-    search_options?: { search_strategy?: keyof typeof SEARCH_CONTEXT_SIZE };
-  };
+  const { enable_search: enabled, search_options: options, ...rest } = request;
   if (enabled !== true || rest.web_search_options !== undefined) return rest;
   const strategy = options?.search_strategy;
   return { ...rest, web_search_options: strategy ? { search_context_size: SEARCH_CONTEXT_SIZE[strategy] } : {} };
@@ -59,10 +57,9 @@ export class OpenAiChatAdapter implements ChatAdapter {
   }
 
   private call(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions, stream: boolean): JsonRequest {
-    const { messagesJson, ...body } = withSearchDialect(target.provider, request);
-    body.stream = stream;
+    const { messagesJson, ...fields } = withSearchDialect(target.provider, request);
     // Usage is always requested, so a stream is billed exactly like a non-streamed answer.
-    if (stream) body.stream_options = { include_usage: true };
+    const body = stream ? { ...fields, stream, stream_options: { include_usage: true } } : { ...fields, stream };
     return {
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: this.endpoint.url(target),

@@ -2,6 +2,7 @@
 // base64 data URL, and a `file` part's document. Sources that take OpenAI's format get the part
 // as sent; the others need the bytes inline, so a file id (a file of the operator's provider
 // account) or anything but a base64 data URL of an accepted media type cannot be sent to them.
+import type { FileDataDto } from '@igw/contracts';
 
 /** Document media types the non-OpenAI chat sources take inline. */
 export const INLINE_DOCUMENT_TYPES = ['application/pdf', 'text/plain'] as const;
@@ -36,13 +37,12 @@ const ACCEPTED = `a base64 data URL of a PDF or plain text (data:application/pdf
  * The document a chat `file` part (`{type: 'file', file: {file_data, filename}}` at `path`)
  * carries, or why `provider` cannot be sent it.
  */
-export function inlineDocumentOf(file: unknown, path: string, provider: string): InlineDocument | FileRefusal {
-  const record = typeof file === 'object' && file !== null && !Array.isArray(file) ? (file as Record<string, unknown>) : {};
+export function inlineDocumentOf(file: FileDataDto, path: string, provider: string): InlineDocument | FileRefusal {
   const dataPath = `${path}.file.file_data`;
-  if (record.file_id !== undefined && record.file_id !== null) {
+  if (file.file_id !== undefined && file.file_id !== null) {
     return { param: `${path}.file.file_id`, refusal: `a file id cannot be sent to ${provider}; send the file itself as file_data, ${ACCEPTED}` };
   }
-  const parsed = typeof record.file_data === 'string' ? base64DataUrl(record.file_data) : undefined;
+  const parsed = file.file_data ? base64DataUrl(file.file_data) : undefined;
   if (parsed === undefined) return { param: dataPath, refusal: `Expected ${ACCEPTED}` };
   const mediaType = parsed.mediaType.toLowerCase();
   if (!(INLINE_DOCUMENT_TYPES as readonly string[]).includes(mediaType)) {
@@ -50,7 +50,7 @@ export function inlineDocumentOf(file: unknown, path: string, provider: string):
   }
   if (parsed.data === '' || !BASE64.test(parsed.data) || parsed.data.length % 4 !== 0) return { param: dataPath, refusal: `the data after "base64," is not non-empty base64` };
   const document: InlineDocument = { mediaType: mediaType as InlineDocumentType, data: parsed.data };
-  if (typeof record.filename === 'string' && record.filename !== '') document.filename = record.filename;
+  if (file.filename) document.filename = file.filename;
   return document;
 }
 

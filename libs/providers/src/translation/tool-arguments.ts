@@ -5,12 +5,11 @@ export type TranslationRefusal = new (message: string, param?: string) => Reques
 
 /**
  * A chat tool call's `arguments` (a JSON string) as the object a tool use carries in Anthropic's
- * Messages and Bedrock's Converse; absent or blank is `{}`. Anything else is refused by `refusal`,
+ * Messages and Bedrock's Converse; blank is `{}`. Anything else is refused by `refusal`,
  * naming `path` and the API (`upstream`) that needs an object.
  */
-export function toolArgumentsObject(args: unknown, path: string, upstream: string, refusal: TranslationRefusal): Record<string, unknown> {
-  if (args === undefined || args === null || (typeof args === 'string' && args.trim() === '')) return {};
-  if (typeof args !== 'string') throw new refusal(`${path} must be a JSON string`, path);
+export function toolArgumentsObject(args: string, path: string, upstream: string, refusal: TranslationRefusal): Record<string, unknown> {
+  if (args.trim() === '') return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(args);

@@ -4,7 +4,8 @@ import { vertexToolSchema } from '../google/gemini.translate';
 import { OpenAiChatAdapter } from '../openai/openai.chat';
 import type { CallOptions, ChatAdapter, ProviderTarget, UpstreamChatCompletion, UpstreamChatRequest } from '../provider.types';
 import type { ChunkStream } from '../transport/chunk-stream';
-import { wireApiOf } from '../wire-api';
+import { isFunctionTool } from '../translation/chat-tools';
+import { vertexWireApi } from '../wire-api';
 import { vertexOpenAiBaseUrl } from './vertex.urls';
 
 /** Vertex AI's OpenAI-compatible endpoint: the connection's token, never an API key. */
@@ -36,7 +37,7 @@ export class VertexChatAdapter implements ChatAdapter {
   }
 
   private route(target: ProviderTarget, request: UpstreamChatRequest): { adapter: ChatAdapter; call: { target: ProviderTarget; request: UpstreamChatRequest } } {
-    switch (wireApiOf('vertex', target.model)) {
+    switch (vertexWireApi(target.model)) {
       case 'anthropic-messages':
         return { adapter: this.claude, call: { target, request } };
       case 'gemini':
@@ -49,11 +50,10 @@ export class VertexChatAdapter implements ChatAdapter {
 
 /** The request with its tools' parameters in the schema form Vertex AI's Gemini takes. */
 export function withVertexToolSchemas(request: UpstreamChatRequest): UpstreamChatRequest {
-  if (!Array.isArray(request.tools)) return request;
-  const tools = (request.tools as unknown[]).map((tool) => {
-    const fn = (tool as { function?: { parameters?: unknown } }).function;
-    if (fn === undefined || fn.parameters === undefined) return tool;
-    return { ...(tool as object), function: { ...fn, parameters: vertexToolSchema(fn.parameters) } };
+  if (!request.tools) return request;
+  const tools = request.tools.map((tool) => {
+    if (!isFunctionTool(tool) || tool.function.parameters === undefined || tool.function.parameters === null) return tool;
+    return { ...tool, function: { ...tool.function, parameters: vertexToolSchema(tool.function.parameters) as Record<string, unknown> } };
   });
   return { ...request, tools };
 }
