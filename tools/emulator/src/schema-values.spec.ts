@@ -53,7 +53,10 @@ describe('valueForSchema', () => {
   it('makes text that streams word by word: single spaces, none at either end', () => {
     fc.assert(
       fc.property(schema, fc.integer(), (type, seed) => {
-        const text = JSON.stringify(valueForSchema(z.toJSONSchema(type), seed));
+        const jsonSchema = z.toJSONSchema(type);
+        // An enum or a literal the schema fixes is written as it is, its own spacing included.
+        fc.pre(!/\s{2}|[^\S ]/.test(JSON.stringify(jsonSchema)));
+        const text = JSON.stringify(valueForSchema(jsonSchema, seed));
         expect(text.trim().split(/\s+/).join(' ')).toBe(text);
       }),
       { numRuns: 200 },
