@@ -1,4 +1,4 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, ValidateNested, type ValidationArguments } from 'class-validator';
 import {
   AudioContentPartDto,
@@ -11,7 +11,7 @@ import {
   type UserContent,
 } from './chat-content.dto';
 import { AssistantToolCalls, CustomToolCallDto, FunctionToolCallDto, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
-import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant } from '../validation/field-validators';
+import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant, VariantModels, variantsSchema, type FieldDoc } from '../validation/field-validators';
 import { acceptDto } from '../validation/dto-acceptor';
 import { describeWrongType } from '../validation/validation-issues';
 
@@ -81,13 +81,7 @@ export class AssistantMessageDto extends ChatMessageDto {
   @IsStringField()
   refusal?: string | null;
 
-  @ApiPropertyOptional({
-    type: 'array',
-    description: 'Calls the assistant made; `extra_content` of each is forwarded unchanged',
-    items: { oneOf: [{ $ref: getSchemaPath(FunctionToolCallDto) }, { $ref: getSchemaPath(CustomToolCallDto) }], discriminator: { propertyName: 'type' } },
-  })
-  @IsOptional()
-  @AssistantToolCalls()
+  @AssistantToolCalls({ optional: true, description: 'Calls the assistant made; `extra_content` of each is forwarded unchanged' })
   tool_calls?: AssistantToolCall[];
 
   @ApiPropertyOptional({ type: ToolCallFunctionDto, deprecated: true, description: 'The older single function call (use tool_calls)' })
@@ -130,31 +124,12 @@ export function acceptChatMessage(message: unknown): ChatMessage | undefined {
 }
 
 /** `messages`: a non-empty array; each item becomes its role's class, an unknown role fails on `role`. */
-export function ChatMessages(): PropertyDecorator {
+export function ChatMessages(doc: FieldDoc): PropertyDecorator {
   return composeDecorators(
+    ApiProperty({ items: variantsSchema('role', MESSAGE_VARIANTS) }),
+    VariantModels(MESSAGE_VARIANTS),
     ArrayOfVariants('role', MESSAGE_VARIANTS, unknownVariant('role', CHAT_ROLES)),
-    IsArrayField({ items: 'messages', nonEmpty: true, ofObjects: MESSAGE_ITEM }),
+    IsArrayField({ items: 'messages', nonEmpty: true, ofObjects: MESSAGE_ITEM }, doc),
     ValidateNested({ each: true, message: (args: ValidationArguments) => `Expected ${MESSAGE_ITEM}. Received ${describeWrongType(args.value)}` }),
   );
-}
-
-export function messagesSchema(): ApiPropertyOptions {
-  return {
-    type: 'array',
-    minItems: 1,
-    description: 'The conversation; items by role',
-    items: {
-      oneOf: [SystemMessageDto, UserMessageDto, AssistantMessageDto, ToolMessageDto].map((type) => ({ $ref: getSchemaPath(type) })),
-      discriminator: {
-        propertyName: 'role',
-        mapping: {
-          system: getSchemaPath(SystemMessageDto),
-          developer: getSchemaPath(SystemMessageDto),
-          user: getSchemaPath(UserMessageDto),
-          assistant: getSchemaPath(AssistantMessageDto),
-          tool: getSchemaPath(ToolMessageDto),
-        },
-      },
-    },
-  };
 }

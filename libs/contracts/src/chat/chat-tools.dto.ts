@@ -2,6 +2,10 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type A
 import { IsOptional, ValidateIf, ValidateNested, type ValidationArguments } from 'class-validator';
 import { CacheControlDto } from './chat-content.dto';
 import {
+  documentedField,
+  VariantModels,
+  variantsSchema,
+  type FieldDoc,
   ArrayOfVariants,
   Checked,
   composeDecorators,
@@ -148,19 +152,17 @@ export function toolListIssues(value: unknown): string[] {
 }
 
 /** A tool list: at most 128 items, each a function tool, a custom tool or any object with a non-empty `type`. */
-export function ToolList(): PropertyDecorator {
-  return Checked('toolList', (value) => toolListIssues(value));
+export function ToolList(doc: FieldDoc): PropertyDecorator {
+  return documentedField(toolListSchema(), doc, VariantModels(TOOL_VARIANTS), Checked('toolList', (value) => toolListIssues(value)));
 }
 
-export function toolListSchema(description: string): ApiPropertyOptions {
+function toolListSchema(): ApiPropertyOptions {
   return {
     type: 'array',
     maxItems: MAX_TOOLS,
-    description,
     items: {
       oneOf: [
-        { $ref: getSchemaPath(FunctionToolDto) },
-        { $ref: getSchemaPath(CustomToolDto) },
+        ...variantsSchema('type', TOOL_VARIANTS).oneOf,
         {
           type: 'object',
           description: 'Any other tool: an object with a non-empty string `type`, forwarded unchanged',
@@ -241,10 +243,14 @@ export type AssistantToolCall = FunctionToolCallDto | CustomToolCallDto;
 export const TOOL_CALL_TYPES = ['function', 'custom'] as const;
 
 /** An assistant message's `tool_calls`: each call becomes its class by `type`; an unknown type fails. */
-export function AssistantToolCalls(): PropertyDecorator {
+export function AssistantToolCalls(doc: FieldDoc): PropertyDecorator {
+  const variants = { function: FunctionToolCallDto, custom: CustomToolCallDto };
+  const { oneOf, discriminator } = variantsSchema('type', variants);
   return composeDecorators(
-    ArrayOfVariants('type', { function: FunctionToolCallDto, custom: CustomToolCallDto }, unknownVariant('type', TOOL_CALL_TYPES)),
-    IsArrayField({ items: 'tool calls', ofObjects: 'a tool call object' }),
+    ApiProperty({ items: { oneOf, discriminator: { propertyName: discriminator.propertyName } } }),
+    VariantModels(variants),
+    ArrayOfVariants('type', variants, unknownVariant('type', TOOL_CALL_TYPES)),
+    IsArrayField({ items: 'tool calls', ofObjects: 'a tool call object' }, doc),
     ValidateNested({ each: true, message: (args: ValidationArguments) => `Expected a tool call object. Received ${describeWrongType(args.value)}` }),
   );
 }
@@ -298,8 +304,7 @@ export class AllowedToolsDto {
   @IsOneOf(ALLOWED_TOOLS_MODES)
   mode!: (typeof ALLOWED_TOOLS_MODES)[number];
 
-  @ApiProperty(toolListSchema('The tools the model may call (tool definitions, e.g. {type: "function", function: {name}})'))
-  @ToolList()
+  @ToolList({ description: 'The tools the model may call (tool definitions, e.g. {type: "function", function: {name}})' })
   tools!: ChatTool[];
 }
 
@@ -335,19 +340,7 @@ export function toolChoiceIssues(value: unknown): string[] {
 }
 
 /** `tool_choice`: a mode string, or an object that becomes its class by `type` (undeclared fields dropped). */
-export function ToolChoiceField(): PropertyDecorator {
-  return composeDecorators(ObjectOfVariants('type', TOOL_CHOICE_VARIANTS), Checked('toolChoice', (value) => toolChoiceIssues(value)));
-}
-
-export function toolChoiceSchema(): ApiPropertyOptions {
-  return {
-    description:
-      "`none` (no tool; the default without tools), `auto` (the model picks; the default with tools), `required` (at least one tool call), or an object forcing a function, a custom tool, or limiting the callable set",
-    oneOf: [
-      { type: 'string', enum: [...TOOL_CHOICE_MODES] },
-      { $ref: getSchemaPath(ToolChoiceFunctionDto) },
-      { $ref: getSchemaPath(ToolChoiceCustomDto) },
-      { $ref: getSchemaPath(ToolChoiceAllowedToolsDto) },
-    ],
-  };
+export function ToolChoiceField(doc: FieldDoc): PropertyDecorator {
+  const schema = { oneOf: [{ type: 'string', enum: [...TOOL_CHOICE_MODES] }, ...variantsSchema('type', TOOL_CHOICE_VARIANTS).oneOf] };
+  return documentedField(schema, doc, VariantModels(TOOL_CHOICE_VARIANTS), ObjectOfVariants('type', TOOL_CHOICE_VARIANTS), Checked('toolChoice', (value) => toolChoiceIssues(value)));
 }

@@ -300,7 +300,8 @@ export function NullMeansAbsent(): PropertyDecorator {
 /** A nested object validated against its class (undeclared fields inside it are dropped). */
 export function NestedObject(type: () => DtoClass, expected = 'an object', doc?: FieldDoc): PropertyDecorator {
   return documentedField(
-    { type },
+    // Swagger resolves a type function only when it is named `type`, as this property's arrow is.
+    { type: () => type() },
     doc,
     ObjectOf(type),
     objectCheck(expected),
