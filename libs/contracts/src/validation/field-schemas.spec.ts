@@ -1,6 +1,6 @@
-import { DECORATORS } from '@nestjs/swagger';
 import { getMetadataStorage, type ValidationArguments } from 'class-validator';
 import * as contracts from '../index';
+import { documentedClasses, isClass, schemaOf, type AnyClass, type PropertySchema } from './dto-schemas.testing';
 
 // Every field checked by a field decorator, in every request DTO the contracts export and the
 // classes they document (nested types, variants, extra models), is documented with the bounds
@@ -8,66 +8,14 @@ import * as contracts from '../index';
 // it states none), so a bound the validator enforces and the document leaves out, or states
 // wrongly, fails here whichever way the two were written.
 
-type Schema = {
-  type?: unknown;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  minItems?: number;
-  maxItems?: number;
-  items?: { type?: unknown };
-  /** Swagger's own array form (`type: [String]`): `type` is then the items' type. */
-  isArray?: boolean;
-};
-type AnyClass = abstract new (...args: never[]) => object;
+type Schema = PropertySchema;
 
 const FIELD_CHECKS = ['isNumberField', 'isStringField', 'isOneOf', 'isArrayField', 'isBooleanField'] as const;
 type FieldCheck = (typeof FIELD_CHECKS)[number];
 
-function isClass(value: unknown): value is AnyClass {
-  return typeof value === 'function' && value.prototype !== undefined && value.name !== '' && value.name !== 'type';
-}
-
-/** The classes a schema names: a property's type (lazy or not) and the class's extra models. */
-function documentedClasses(type: AnyClass): AnyClass[] {
-  const found: AnyClass[] = [...((Reflect.getMetadata(DECORATORS.API_EXTRA_MODELS, type) as AnyClass[] | undefined) ?? [])];
-  for (const key of propertyKeys(type)) {
-    const declared = schemaOf(type, key)?.type;
-    const resolved = typeof declared === 'function' && declared.name === 'type' ? (declared as () => unknown)() : declared;
-    if (isClass(resolved) && ![String, Number, Boolean, Object, Array].includes(resolved as never)) found.push(resolved);
-  }
-  const parent = Object.getPrototypeOf(type) as unknown;
-  if (isClass(parent)) found.push(parent);
-  return found;
-}
-
-function propertyKeys(type: AnyClass): string[] {
-  const keys = (Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES_ARRAY, type.prototype) as string[] | undefined) ?? [];
-  return keys.map((key) => key.slice(1));
-}
-
-function schemaOf(type: AnyClass, key: string): Schema | undefined {
-  return Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES, type.prototype, key) as Schema | undefined;
-}
-
 const requestDtos = Object.entries(contracts)
   .filter(([name, value]) => name.endsWith('RequestDto') && isClass(value))
   .map(([, value]) => value as AnyClass);
-
-function allDocumented(): AnyClass[] {
-  const seen = new Set<AnyClass>();
-  const pending = [...requestDtos];
-  while (pending.length > 0) {
-    const type = pending.pop()!;
-    if (seen.has(type)) continue;
-    seen.add(type);
-    pending.push(...documentedClasses(type));
-  }
-  return [...seen];
-}
 
 interface Field {
   type: AnyClass;
@@ -148,7 +96,7 @@ function disagreements({ accepts, check }: Field, schema: Schema): string[] {
 }
 
 describe('the OpenAPI schema of every request field checked by a field decorator', () => {
-  const classes = allDocumented();
+  const classes = documentedClasses(requestDtos);
   const fields = classes.flatMap(fieldChecks);
 
   it('covers the request DTOs and the classes they document', () => {
