@@ -1,5 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, ValidateNested, type ValidationArguments } from 'class-validator';
+import { ValidateNested, type ValidationArguments } from 'class-validator';
 import {
   AudioContentPartDto,
   contentSchema,
@@ -29,17 +29,14 @@ export abstract class ChatMessageDto {
   abstract content?: UserContent | null;
 
   // Typed `string` for readers; like every optional field, null is accepted and forwarded as sent.
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Name of the participant (of the tool, for tool messages)' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, nullable: true, description: 'Name of the participant (of the tool, for tool messages)' })
   name?: string;
 }
 
 /** `system`, or `developer` (the same role under OpenAI's newer name). */
 @ApiExtraModels(TextContentPartDto)
 export class SystemMessageDto extends ChatMessageDto {
-  @ApiProperty({ enum: ['system', 'developer'], description: '`developer` is accepted as `system` (OpenAI\'s newer name for it)' })
-  @IsOneOf(['system', 'developer'])
+  @IsOneOf(['system', 'developer'], { description: '`developer` is accepted as `system` (OpenAI\'s newer name for it)' })
   override role!: 'system' | 'developer';
 
   @ApiProperty(contentSchema('text'))
@@ -49,7 +46,6 @@ export class SystemMessageDto extends ChatMessageDto {
 
 @ApiExtraModels(TextContentPartDto, ImageContentPartDto, AudioContentPartDto, FileContentPartDto)
 export class UserMessageDto extends ChatMessageDto {
-  @ApiProperty({ enum: ['user'] })
   @IsOneOf(['user'])
   override role!: 'user';
 
@@ -68,7 +64,6 @@ export function hasToolCalls(message: object): boolean {
 
 @ApiExtraModels(TextContentPartDto, FunctionToolCallDto, CustomToolCallDto)
 export class AssistantMessageDto extends ChatMessageDto {
-  @ApiProperty({ enum: ['assistant'] })
   @IsOneOf(['assistant'])
   override role!: 'assistant';
 
@@ -76,23 +71,18 @@ export class AssistantMessageDto extends ChatMessageDto {
   @MessageContent({ parts: 'text', optionalWhen: hasToolCalls, requiredNote: ' (required unless tool_calls or function_call is given)' })
   override content?: TextContent | null;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'A refusal the assistant gave' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, nullable: true, description: 'A refusal the assistant gave' })
   refusal?: string | null;
 
   @AssistantToolCalls({ optional: true, description: 'Calls the assistant made; `extra_content` of each is forwarded unchanged' })
   tool_calls?: AssistantToolCall[];
 
-  @ApiPropertyOptional({ type: ToolCallFunctionDto, deprecated: true, description: 'The older single function call (use tool_calls)' })
-  @IsOptional()
-  @NestedObject(() => ToolCallFunctionDto)
+  @NestedObject(() => ToolCallFunctionDto, undefined, { optional: true, deprecated: true, description: 'The older single function call (use tool_calls)' })
   function_call?: ToolCallFunctionDto;
 }
 
 @ApiExtraModels(TextContentPartDto)
 export class ToolMessageDto extends ChatMessageDto {
-  @ApiProperty({ enum: ['tool'] })
   @IsOneOf(['tool'])
   override role!: 'tool';
 
@@ -100,8 +90,7 @@ export class ToolMessageDto extends ChatMessageDto {
   @MessageContent({ parts: 'text' })
   override content!: TextContent;
 
-  @ApiProperty({ description: 'Id of the tool call this message answers' })
-  @IsStringField({ expected: 'a string (the id of the tool call this message answers)' })
+  @IsStringField({ expected: 'a string (the id of the tool call this message answers)' }, { description: 'Id of the tool call this message answers' })
   tool_call_id!: string;
 }
 

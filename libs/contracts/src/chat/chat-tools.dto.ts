@@ -1,5 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
-import { IsOptional, ValidateIf, ValidateNested, type ValidationArguments } from 'class-validator';
+import { ValidateIf, ValidateNested, type ValidationArguments } from 'class-validator';
 import { CacheControlDto } from './chat-content.dto';
 import {
   documentedField,
@@ -35,38 +35,29 @@ export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 export const FUNCTION_NAME_RULE = { pattern: FUNCTION_NAME_PATTERN, patternText: '1-64 letters, digits, underscores or dashes' };
 
 export class FunctionDefinitionDto {
-  @ApiProperty({ description: 'Letters, digits, underscores and dashes; at most 64 characters', pattern: FUNCTION_NAME_PATTERN.source, maxLength: 64 })
-  @IsStringField(FUNCTION_NAME_RULE)
+  // The pattern bounds the length; maxLength says so to clients that do not read patterns.
+  @ApiProperty({ maxLength: 64 })
+  @IsStringField(FUNCTION_NAME_RULE, { description: 'Letters, digits, underscores and dashes; at most 64 characters' })
   name!: string;
 
-  @ApiPropertyOptional({ description: 'What the function does; the model reads it to decide when to call it' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'What the function does; the model reads it to decide when to call it' })
   description?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The arguments as a JSON Schema object' })
-  @IsOptional()
-  @IsObjectField('a JSON Schema object')
+  @IsObjectField('a JSON Schema object', { optional: true, description: 'The arguments as a JSON Schema object' })
   parameters?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'boolean', nullable: true, description: 'When true the model follows the schema exactly (a subset of JSON Schema is supported)' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, nullable: true, description: 'When true the model follows the schema exactly (a subset of JSON Schema is supported)' })
   strict?: boolean | null;
 }
 
 export class FunctionToolDto {
-  @ApiProperty({ enum: ['function'] })
   @IsOneOf(['function'])
   type!: 'function';
 
-  @ApiProperty({ type: FunctionDefinitionDto })
-  @NestedObject(() => FunctionDefinitionDto)
+  @NestedObject(() => FunctionDefinitionDto, undefined)
   function!: FunctionDefinitionDto;
 
-  @ApiPropertyOptional({ type: CacheControlDto })
-  @IsOptional()
-  @NestedObject(() => CacheControlDto)
+  @NestedObject(() => CacheControlDto, undefined, { optional: true })
   cache_control?: CacheControlDto;
 }
 
@@ -74,18 +65,15 @@ export const GRAMMAR_SYNTAXES = ['lark', 'regex'] as const;
 export const CUSTOM_TOOL_FORMAT_TYPES = ['text', 'grammar'] as const;
 
 export class GrammarDto {
-  @ApiProperty({ description: 'The grammar' })
-  @IsStringField()
+  @IsStringField({}, { description: 'The grammar' })
   definition!: string;
 
-  @ApiProperty({ enum: [...GRAMMAR_SYNTAXES] })
   @IsOneOf(GRAMMAR_SYNTAXES)
   syntax!: (typeof GRAMMAR_SYNTAXES)[number];
 }
 
 export class CustomToolFormatDto {
-  @ApiProperty({ enum: [...CUSTOM_TOOL_FORMAT_TYPES], description: '`text`: unconstrained text; `grammar`: input follows `grammar`' })
-  @IsOneOf(CUSTOM_TOOL_FORMAT_TYPES)
+  @IsOneOf(CUSTOM_TOOL_FORMAT_TYPES, { description: '`text`: unconstrained text; `grammar`: input follows `grammar`' })
   type!: (typeof CUSTOM_TOOL_FORMAT_TYPES)[number];
 
   @ApiPropertyOptional({ type: GrammarDto, description: 'Required when type is grammar' })
@@ -95,33 +83,24 @@ export class CustomToolFormatDto {
 }
 
 export class CustomToolDefinitionDto {
-  @ApiProperty({ description: 'Name of the tool' })
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { description: 'Name of the tool' })
   name!: string;
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true })
   description?: string;
 
-  @ApiPropertyOptional({ type: CustomToolFormatDto, description: 'Input format; unconstrained text when absent' })
-  @IsOptional()
-  @NestedObject(() => CustomToolFormatDto)
+  @NestedObject(() => CustomToolFormatDto, undefined, { optional: true, description: 'Input format; unconstrained text when absent' })
   format?: CustomToolFormatDto;
 }
 
 export class CustomToolDto {
-  @ApiProperty({ enum: ['custom'] })
   @IsOneOf(['custom'])
   type!: 'custom';
 
-  @ApiProperty({ type: CustomToolDefinitionDto })
-  @NestedObject(() => CustomToolDefinitionDto)
+  @NestedObject(() => CustomToolDefinitionDto, undefined)
   custom!: CustomToolDefinitionDto;
 
-  @ApiPropertyOptional({ type: CacheControlDto })
-  @IsOptional()
-  @NestedObject(() => CacheControlDto)
+  @NestedObject(() => CacheControlDto, undefined, { optional: true })
   cache_control?: CacheControlDto;
 }
 
@@ -182,60 +161,46 @@ function toolListSchema(): ApiPropertyOptions {
 const EXTRA_CONTENT_DOC = 'Opaque provider metadata of the call (e.g. a thought signature); echoed back unchanged on the next turn';
 
 export class ToolCallFunctionDto {
-  @ApiProperty({ description: 'Name of the function called' })
-  @IsStringField()
+  @IsStringField({}, { description: 'Name of the function called' })
   name!: string;
 
-  @ApiProperty({ description: 'The arguments as a JSON string (as generated; may be invalid JSON)' })
-  @IsStringField()
+  @IsStringField({}, { description: 'The arguments as a JSON string (as generated; may be invalid JSON)' })
   arguments!: string;
 }
 
 export class FunctionToolCallDto {
-  @ApiProperty({ description: 'Id of the call; tool messages answer it by tool_call_id' })
-  @IsStringField()
+  @IsStringField({}, { description: 'Id of the call; tool messages answer it by tool_call_id' })
   id!: string;
 
-  @ApiProperty({ enum: ['function'] })
   @IsOneOf(['function'])
   type!: 'function';
 
-  @ApiProperty({ type: ToolCallFunctionDto })
-  @NestedObject(() => ToolCallFunctionDto)
+  @NestedObject(() => ToolCallFunctionDto, undefined)
   function!: ToolCallFunctionDto;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: EXTRA_CONTENT_DOC })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: EXTRA_CONTENT_DOC })
   extra_content?: Record<string, unknown>;
 }
 
 export class ToolCallCustomDto {
-  @ApiProperty({ description: 'Name of the custom tool called' })
-  @IsStringField()
+  @IsStringField({}, { description: 'Name of the custom tool called' })
   name!: string;
 
-  @ApiProperty({ description: 'The input the model generated for the tool' })
-  @IsStringField()
+  @IsStringField({}, { description: 'The input the model generated for the tool' })
   input!: string;
 }
 
 export class CustomToolCallDto {
-  @ApiProperty({ description: 'Id of the call; tool messages answer it by tool_call_id' })
-  @IsStringField()
+  @IsStringField({}, { description: 'Id of the call; tool messages answer it by tool_call_id' })
   id!: string;
 
-  @ApiProperty({ enum: ['custom'] })
   @IsOneOf(['custom'])
   type!: 'custom';
 
-  @ApiProperty({ type: ToolCallCustomDto })
-  @NestedObject(() => ToolCallCustomDto)
+  @NestedObject(() => ToolCallCustomDto, undefined)
   custom!: ToolCallCustomDto;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: EXTRA_CONTENT_DOC })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: EXTRA_CONTENT_DOC })
   extra_content?: Record<string, unknown>;
 }
 
@@ -264,24 +229,20 @@ export const TOOL_CHOICE_TYPES = ['function', 'custom', 'allowed_tools'] as cons
 export const ALLOWED_TOOLS_MODES = ['auto', 'required'] as const;
 
 export class NamedToolDto {
-  @ApiProperty({ description: 'Name of the tool' })
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { description: 'Name of the tool' })
   name!: string;
 }
 
 export class ToolChoiceFunctionDto {
-  @ApiProperty({ enum: ['function'] })
   @IsOneOf(['function'])
   type!: 'function';
 
-  @ApiProperty({ type: NamedToolDto, description: 'The function the model must call' })
-  @NestedObject(() => NamedToolDto)
+  @NestedObject(() => NamedToolDto, undefined, { description: 'The function the model must call' })
   function!: NamedToolDto;
 }
 
 @ApiExtraModels(NamedToolDto)
 export class ToolChoiceCustomDto {
-  @ApiProperty({ enum: ['custom'] })
   @IsOneOf(['custom'])
   type!: 'custom';
 
@@ -300,8 +261,7 @@ export class ToolChoiceCustomDto {
 
 @ApiExtraModels(FunctionToolDto, CustomToolDto)
 export class AllowedToolsDto {
-  @ApiProperty({ enum: [...ALLOWED_TOOLS_MODES], description: '`auto`: the model may call one of the tools; `required`: it must' })
-  @IsOneOf(ALLOWED_TOOLS_MODES)
+  @IsOneOf(ALLOWED_TOOLS_MODES, { description: '`auto`: the model may call one of the tools; `required`: it must' })
   mode!: (typeof ALLOWED_TOOLS_MODES)[number];
 
   @ToolList({ description: 'The tools the model may call (tool definitions, e.g. {type: "function", function: {name}})' })
@@ -309,12 +269,10 @@ export class AllowedToolsDto {
 }
 
 export class ToolChoiceAllowedToolsDto {
-  @ApiProperty({ enum: ['allowed_tools'] })
   @IsOneOf(['allowed_tools'])
   type!: 'allowed_tools';
 
-  @ApiProperty({ type: AllowedToolsDto })
-  @NestedObject(() => AllowedToolsDto)
+  @NestedObject(() => AllowedToolsDto, undefined)
   allowed_tools!: AllowedToolsDto;
 }
 
