@@ -139,7 +139,8 @@ export class MessagesThinkingDto {
   @IsOneOf(MESSAGES_THINKING_TYPES)
   type!: (typeof MESSAGES_THINKING_TYPES)[number];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: MESSAGES_MIN_THINKING_BUDGET, description: 'Required with type enabled' })
+  // Optional in the document, yet not IsOptional: ValidateIf requires it with type enabled.
+  @ApiPropertyOptional({ description: 'Required with type enabled' })
   @ValidateIf((thinking: MessagesThinkingDto) => thinking.type === 'enabled' || thinking.budget_tokens !== undefined)
   @IsNumberField({ integer: true, min: MESSAGES_MIN_THINKING_BUDGET })
   budget_tokens?: number;
@@ -165,12 +166,10 @@ export class MessagesOutputConfigDto {
   @IsStringField({}, { optional: true, description: 'How much the model thinks with adaptive thinking (low, medium, high, max)' })
   effort?: string;
 
-  @ApiPropertyOptional({
-    type: MessagesOutputFormatDto,
+  @NestedObject(() => MessagesOutputFormatDto, undefined, {
+    optional: true,
     description: "Structured outputs `{type: 'json_schema', schema}`: Anthropic's own where the source takes it, a forced tool call on other Anthropic sources, `response_format` on every other source",
   })
-  @IsOptional()
-  @NestedObject(() => MessagesOutputFormatDto)
   format?: MessagesOutputFormatDto;
 }
 
