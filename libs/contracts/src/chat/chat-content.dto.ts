@@ -1,9 +1,9 @@
-import { getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
+import type { ApiPropertyOptions } from '@nestjs/swagger';
 import type { ValidationArguments } from 'class-validator';
 import {
   ArrayOfVariants,
   Checked,
-  composeDecorators,
+  documentedField,
   eachItemIssues,
   instanceIssues,
   isRecord,
@@ -11,7 +11,10 @@ import {
   IsStringField,
   NestedObject,
   unknownVariant,
+  VariantModels,
+  variantsSchema,
   type DtoClass,
+  type FieldDoc,
 } from '../validation/field-validators';
 import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
 
@@ -143,9 +146,12 @@ const partRules = {
  * classes (undeclared fields inside them are dropped); each is checked with its exact path,
  * e.g. `messages[0].content[1].cache_control.ttl`.
  */
-export function MessageContent(rule: ContentRule): PropertyDecorator {
+export function MessageContent(rule: ContentRule, doc?: FieldDoc): PropertyDecorator {
   const parts = partRules[rule.parts];
-  return composeDecorators(
+  return documentedField(
+    contentSchema(rule),
+    doc,
+    VariantModels(parts.variants),
     ArrayOfVariants('type', parts.variants, parts.fallback),
     Checked('messageContent', (value: unknown, args: ValidationArguments, firstOnly) => {
       if (value === undefined || value === null) {
@@ -163,17 +169,12 @@ export function MessageContent(rule: ContentRule): PropertyDecorator {
   );
 }
 
-/** Swagger schema of a content field. */
-export function contentSchema(parts: 'text' | 'user', nullable = false): ApiPropertyOptions {
-  const items =
-    parts === 'text'
-      ? { $ref: getSchemaPath(TextContentPartDto) }
-      : {
-          oneOf: [TextContentPartDto, ImageContentPartDto, AudioContentPartDto, FileContentPartDto].map((type) => ({ $ref: getSchemaPath(type) })),
-          discriminator: { propertyName: 'type' },
-        };
+/** The schema of a content field: a string or parts of the role's classes; null is documented where content may be left out. */
+function contentSchema(rule: ContentRule): ApiPropertyOptions {
+  const { oneOf } = variantsSchema('type', partRules[rule.parts].variants);
+  const items = oneOf.length === 1 ? oneOf[0] : { oneOf, discriminator: { propertyName: 'type' } };
   return {
     oneOf: [{ type: 'string' }, { type: 'array', items }],
-    ...(nullable ? { nullable: true } : {}),
+    ...(rule.optionalWhen ? { required: false, nullable: true } : {}),
   };
 }

@@ -1,16 +1,7 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { ValidateNested, type ValidationArguments } from 'class-validator';
-import {
-  AudioContentPartDto,
-  contentSchema,
-  FileContentPartDto,
-  ImageContentPartDto,
-  MessageContent,
-  TextContentPartDto,
-  type TextContent,
-  type UserContent,
-} from './chat-content.dto';
-import { AssistantToolCalls, CustomToolCallDto, FunctionToolCallDto, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
+import { MessageContent, type TextContent, type UserContent } from './chat-content.dto';
+import { AssistantToolCalls, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
 import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant, VariantModels, variantsSchema, type FieldDoc } from '../validation/field-validators';
 import { acceptDto } from '../validation/dto-acceptor';
 import { describeWrongType } from '../validation/validation-issues';
@@ -34,23 +25,19 @@ export abstract class ChatMessageDto {
 }
 
 /** `system`, or `developer` (the same role under OpenAI's newer name). */
-@ApiExtraModels(TextContentPartDto)
 export class SystemMessageDto extends ChatMessageDto {
   @IsOneOf(['system', 'developer'], { description: '`developer` is accepted as `system` (OpenAI\'s newer name for it)' })
   override role!: 'system' | 'developer';
 
-  @ApiProperty(contentSchema('text'))
   @MessageContent({ parts: 'text' })
   override content!: TextContent;
 }
 
-@ApiExtraModels(TextContentPartDto, ImageContentPartDto, AudioContentPartDto, FileContentPartDto)
 export class UserMessageDto extends ChatMessageDto {
   @IsOneOf(['user'])
   override role!: 'user';
 
-  @ApiProperty({ ...contentSchema('user'), description: 'A string, or parts: text, image_url, input_audio, file' })
-  @MessageContent({ parts: 'user' })
+  @MessageContent({ parts: 'user' }, { description: 'A string, or parts: text, image_url, input_audio, file' })
   override content!: UserContent;
 }
 
@@ -62,13 +49,11 @@ export function hasToolCalls(message: object): boolean {
   return callsGiven || (legacy !== undefined && legacy !== null);
 }
 
-@ApiExtraModels(TextContentPartDto, FunctionToolCallDto, CustomToolCallDto)
 export class AssistantMessageDto extends ChatMessageDto {
   @IsOneOf(['assistant'])
   override role!: 'assistant';
 
-  @ApiPropertyOptional({ ...contentSchema('text', true), description: 'Required unless tool_calls or function_call is given' })
-  @MessageContent({ parts: 'text', optionalWhen: hasToolCalls, requiredNote: ' (required unless tool_calls or function_call is given)' })
+  @MessageContent({ parts: 'text', optionalWhen: hasToolCalls, requiredNote: ' (required unless tool_calls or function_call is given)' }, { description: 'Required unless tool_calls or function_call is given' })
   override content?: TextContent | null;
 
   @IsStringField({}, { optional: true, nullable: true, description: 'A refusal the assistant gave' })
@@ -81,12 +66,10 @@ export class AssistantMessageDto extends ChatMessageDto {
   function_call?: ToolCallFunctionDto;
 }
 
-@ApiExtraModels(TextContentPartDto)
 export class ToolMessageDto extends ChatMessageDto {
   @IsOneOf(['tool'])
   override role!: 'tool';
 
-  @ApiProperty(contentSchema('text'))
   @MessageContent({ parts: 'text' })
   override content!: TextContent;
 
