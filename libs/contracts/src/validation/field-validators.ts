@@ -134,7 +134,7 @@ export function stringIssues(value: unknown, rule: StringRule = {}): string[] {
   return [];
 }
 
-export function stringSchema(rule: StringRule): ApiPropertyOptions {
+function stringSchema(rule: StringRule): ApiPropertyOptions {
   return { type: 'string', ...(rule.nonEmpty ? { minLength: 1 } : {}), ...(rule.maxLength !== undefined ? { maxLength: rule.maxLength } : {}), ...(rule.pattern ? { pattern: rule.pattern.source } : {}) };
 }
 
@@ -178,7 +178,7 @@ function rangeText(rule: NumberRule): string {
 }
 
 /** An integer is bounded by the safe integers even where the rule sets no bound. */
-export function numberSchema(rule: NumberRule): ApiPropertyOptions {
+function numberSchema(rule: NumberRule): ApiPropertyOptions {
   const minimum = rule.min ?? (rule.integer ? Number.MIN_SAFE_INTEGER : undefined);
   const maximum = rule.max ?? (rule.integer ? Number.MAX_SAFE_INTEGER : undefined);
   return { type: rule.integer ? 'integer' : 'number', ...(minimum !== undefined ? { minimum } : {}), ...(maximum !== undefined ? { maximum } : {}) };
@@ -254,7 +254,7 @@ export function arrayIssues(value: unknown, rule: ArrayRule): string[] {
   return issues;
 }
 
-export function arraySchema(rule: ArrayRule): ApiPropertyOptions {
+function arraySchema(rule: ArrayRule): ApiPropertyOptions {
   // Items of objects are described by their classes, where the field's decorator knows them.
   return { type: 'array', ...(rule.ofStrings ? { items: { type: 'string' } } : {}), ...(rule.nonEmpty ? { minItems: 1 } : {}), ...(rule.max !== undefined ? { maxItems: rule.max } : {}) };
 }
