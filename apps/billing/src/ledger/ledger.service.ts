@@ -59,7 +59,7 @@ export class LedgerService {
             events.map((event) => event.catalogueRevision),
             events.map((event) => JSON.stringify(event.prices ?? null)),
             events.map((event) => event.occurredAt),
-            events.map((event) => wellFormedClientRequestId(event.clientRequestId) ?? null),
+            events.map((event) => wellFormedClientRequestId(sentClientRequestId(event)) ?? null),
             events.map((event) => event.deployment ?? null),
           ],
         );
@@ -175,7 +175,7 @@ export class LedgerService {
           event.catalogueRevision,
           JSON.stringify(event.prices ?? null),
           event.occurredAt,
-          wellFormedClientRequestId(event.clientRequestId) ?? null,
+          wellFormedClientRequestId(sentClientRequestId(event)) ?? null,
           event.deployment ?? null,
         ],
       );
@@ -217,4 +217,9 @@ function usageEventProblemSafely(candidate: unknown, creditsPerUsd: number, now:
 function negate(decimal: string): string {
   if (/^0(\.0*)?$/.test(decimal)) return decimal;
   return decimal.startsWith('-') ? decimal.slice(1) : `-${decimal}`;
+}
+
+/** The event's client request id when it is a string; whether it is well formed is for `wellFormedClientRequestId`. */
+function sentClientRequestId(event: UsageEvent): string | undefined {
+  return typeof event.clientRequestId === 'string' ? event.clientRequestId : undefined;
 }

@@ -1,20 +1,8 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import type { ValidationArguments } from 'class-validator';
 import { IsOptional, ValidateIf } from 'class-validator';
-import { AssistantMessageDto, ChatMessages, messagesSchema, SystemMessageDto, ToolMessageDto, UserMessageDto, type ChatMessage } from './chat-messages.dto';
-import {
-  CustomToolDto,
-  FunctionToolDto,
-  ToolChoiceAllowedToolsDto,
-  ToolChoiceCustomDto,
-  ToolChoiceField,
-  ToolChoiceFunctionDto,
-  toolChoiceSchema,
-  ToolList,
-  toolListSchema,
-  type ChatTool,
-  type ToolChoice,
-} from './chat-tools.dto';
+import { ChatMessages, type ChatMessage } from './chat-messages.dto';
+import { ToolChoiceField, ToolList, type ChatTool, type ToolChoice } from './chat-tools.dto';
 import {
   arrayIssues,
   Checked,
@@ -71,52 +59,38 @@ function sibling(object: object, name: string): string {
 }
 
 export class StreamOptionsDto {
-  @ApiProperty({ description: 'Send a last chunk with the usage of the whole request' })
-  @IsBooleanField()
+  @IsBooleanField({ description: 'Send a last chunk with the usage of the whole request' })
   include_usage!: boolean;
 }
 
 export class SearchOptionsDto {
-  @ApiPropertyOptional({ description: 'Always search, instead of letting the model decide' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, description: 'Always search, instead of letting the model decide' })
   forced_search?: boolean;
 
-  @ApiPropertyOptional({ enum: SEARCH_STRATEGIES })
-  @IsOptional()
-  @IsOneOf(SEARCH_STRATEGIES)
+  @IsOneOf(SEARCH_STRATEGIES, { optional: true })
   search_strategy?: (typeof SEARCH_STRATEGIES)[number];
 
-  @ApiPropertyOptional({ description: 'Return the sources found' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, description: 'Return the sources found' })
   enable_source?: boolean;
 }
 
 export class ReasoningDto {
-  @ApiPropertyOptional({ enum: [...REASONING_OBJECT_EFFORTS], description: 'Not together with max_tokens' })
-  @IsOptional()
-  @IsOneOf(REASONING_OBJECT_EFFORTS)
+  @IsOneOf(REASONING_OBJECT_EFFORTS, { optional: true, description: 'Not together with max_tokens' })
   effort?: (typeof REASONING_OBJECT_EFFORTS)[number];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Token budget of the reasoning; not together with effort' })
-  @IsOptional()
   @Checked('reasoningBudgetOrEffort', (_value, args) =>
     isRecord(args.object) && args.object.effort !== undefined && args.object.effort !== null
       ? [`Expected either reasoning.effort or reasoning.max_tokens, not both. Received ${sibling(args.object, 'effort')}`]
       : [],
   )
-  @IsNumberField(CHAT_REQUEST_RULES.reasoning_max_tokens)
+  @IsNumberField(CHAT_REQUEST_RULES.reasoning_max_tokens, { optional: true, description: 'Token budget of the reasoning; not together with effort' })
   max_tokens?: number;
 
-  @ApiPropertyOptional({ description: 'Leave the reasoning out of the response' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, description: 'Leave the reasoning out of the response' })
   exclude?: boolean;
 }
 
 export class ResponseFormatDto {
-  @ApiProperty({ enum: RESPONSE_FORMAT_TYPES })
   @IsOneOf(RESPONSE_FORMAT_TYPES)
   type!: (typeof RESPONSE_FORMAT_TYPES)[number];
 
@@ -147,96 +121,62 @@ export function logitBiasIssues(value: unknown): readonly string[] {
  * never forwarded. Defaults (stream false, provider auto, enable_search false) are documented,
  * not filled in, so what goes upstream is what the client sent.
  */
-@ApiExtraModels(
-  SystemMessageDto,
-  UserMessageDto,
-  AssistantMessageDto,
-  ToolMessageDto,
-  FunctionToolDto,
-  CustomToolDto,
-  ToolChoiceFunctionDto,
-  ToolChoiceCustomDto,
-  ToolChoiceAllowedToolsDto,
-)
 export class ChatCompletionRequestDto {
-  @ApiProperty({ description: 'A catalogue model id or alias', example: 'gpt-4o-mini', maxLength: 256 })
-  @IsStringField(CHAT_REQUEST_RULES.model)
+  @IsStringField(CHAT_REQUEST_RULES.model, { description: 'A catalogue model id or alias', example: 'gpt-4o-mini' })
   model!: string;
 
-  @ApiPropertyOptional({
+  @IsStringField(CHAT_REQUEST_RULES.provider, {
+    optional: true,
     description: 'Provider routing override, case-insensitive: `auto` (every source, by tier and weight), `fallback`, or a connection one of its sources names (its deployments alone)',
     default: 'auto',
     example: 'auto',
   })
-  @IsOptional()
-  @IsStringField(CHAT_REQUEST_RULES.provider)
   provider?: string;
 
-  @ApiProperty(messagesSchema())
-  @ChatMessages()
+  @ChatMessages({ description: 'The conversation; items by role' })
   messages!: ChatMessage[];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Upper bound on generated tokens, visible and reasoning' })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.max_completion_tokens)
+  @IsNumberField(CHAT_REQUEST_RULES.max_completion_tokens, { optional: true, description: 'Upper bound on generated tokens, visible and reasoning' })
   max_completion_tokens?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Maximum generated tokens' })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.max_tokens)
+  @IsNumberField(CHAT_REQUEST_RULES.max_tokens, { optional: true, description: 'Maximum generated tokens' })
   max_tokens?: number;
 
-  @ApiPropertyOptional({ default: false, description: 'Answer with server-sent events' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, default: false, description: 'Answer with server-sent events' })
   stream?: boolean;
 
-  @ApiPropertyOptional({ type: StreamOptionsDto, description: 'Only with stream: true' })
-  @IsOptional()
   @Checked('streamOptionsNeedStream', (_value, args) =>
     isRecord(args.object) && args.object.stream === true ? [] : [`Expected stream: true alongside stream_options. Received ${sibling(args.object, 'stream')}`],
   )
-  @NestedObject(() => StreamOptionsDto)
+  @NestedObject(() => StreamOptionsDto, undefined, { optional: true, description: 'Only with stream: true' })
   stream_options?: StreamOptionsDto;
 
-  @ApiPropertyOptional({ default: false, description: 'Turn on web search' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, default: false, description: 'Turn on web search' })
   enable_search?: boolean;
 
-  @ApiPropertyOptional({ type: SearchOptionsDto })
-  @IsOptional()
-  @NestedObject(() => SearchOptionsDto)
+  @NestedObject(() => SearchOptionsDto, undefined, { optional: true })
   search_options?: SearchOptionsDto;
 
-  @ApiPropertyOptional(toolListSchema('At most 128: function tools, custom tools, or any object with a non-empty string type (forwarded unchanged)'))
-  @IsOptional()
-  @ToolList()
+  @ToolList({ optional: true, description: 'At most 128: function tools, custom tools, or any object with a non-empty string type (forwarded unchanged)' })
   tools?: ChatTool[];
 
-  @ApiPropertyOptional(toolChoiceSchema())
-  @IsOptional()
-  @ToolChoiceField()
+  @ToolChoiceField({
+    optional: true,
+    description:
+      "`none` (no tool; the default without tools), `auto` (the model picks; the default with tools), `required` (at least one tool call), or an object forcing a function, a custom tool, or limiting the callable set",
+  })
   tool_choice?: ToolChoice;
 
-  @ApiPropertyOptional({ description: 'Normalize tool function JSON schemas for compatibility' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, description: 'Normalize tool function JSON schemas for compatibility' })
   normalize_tool_schemas?: boolean;
 
-  @ApiPropertyOptional({ description: 'Allow parallel function calling' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, description: 'Allow parallel function calling' })
   parallel_tool_calls?: boolean;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 2, description: 'Sampling temperature; change this or top_p, not both' })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.temperature)
+  @IsNumberField(CHAT_REQUEST_RULES.temperature, { optional: true, description: 'Sampling temperature; change this or top_p, not both' })
   temperature?: number;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0.01, maximum: 1, description: 'Nucleus sampling' })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.top_p)
+  @IsNumberField(CHAT_REQUEST_RULES.top_p, { optional: true, description: 'Nucleus sampling' })
   top_p?: number;
 
   @ApiPropertyOptional({
@@ -258,98 +198,62 @@ export class ChatCompletionRequestDto {
   @Checked('logitBias', (value) => logitBiasIssues(value))
   logit_bias?: Record<string, number> | null;
 
-  @ApiPropertyOptional({ type: 'boolean', nullable: true, description: 'Return log probabilities of the output tokens' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, nullable: true, description: 'Return log probabilities of the output tokens' })
   logprobs?: boolean | null;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 20, nullable: true, description: 'Most likely tokens to return at each position; requires logprobs: true' })
-  @IsOptional()
   @Checked('topLogprobsNeedLogprobs', (_value, args: ValidationArguments) =>
     isRecord(args.object) && args.object.logprobs === true ? [] : [`Expected logprobs: true alongside top_logprobs. Received ${sibling(args.object, 'logprobs')}`],
   )
-  @IsNumberField(CHAT_REQUEST_RULES.top_logprobs)
+  @IsNumberField(CHAT_REQUEST_RULES.top_logprobs, { optional: true, nullable: true, description: 'Most likely tokens to return at each position; requires logprobs: true' })
   top_logprobs?: number | null;
 
-  @ApiPropertyOptional({ enum: REASONING_EFFORTS })
-  @IsOptional()
-  @IsOneOf(REASONING_EFFORTS)
+  @IsOneOf(REASONING_EFFORTS, { optional: true })
   reasoning_effort?: (typeof REASONING_EFFORTS)[number];
 
-  @ApiPropertyOptional({ type: ReasoningDto })
-  @IsOptional()
-  @NestedObject(() => ReasoningDto)
+  @NestedObject(() => ReasoningDto, undefined, { optional: true })
   reasoning?: ReasoningDto;
 
   // ---- OpenAI fields our upstreams understand: lightly checked, forwarded as sent ----
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 128, description: 'How many choices to generate' })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.n)
+  @IsNumberField(CHAT_REQUEST_RULES.n, { optional: true, description: 'How many choices to generate' })
   n?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: 'Best-effort deterministic sampling' })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.seed)
+  @IsNumberField(CHAT_REQUEST_RULES.seed, { optional: true, description: 'Best-effort deterministic sampling' })
   seed?: number;
 
-  @ApiPropertyOptional({ description: 'An id of the end user' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'An id of the end user' })
   user?: string;
 
-  @ApiPropertyOptional({ type: ResponseFormatDto })
-  @IsOptional()
-  @NestedObject(() => ResponseFormatDto)
+  @NestedObject(() => ResponseFormatDto, undefined, { optional: true })
   response_format?: ResponseFormatDto;
 
-  @ApiPropertyOptional({ type: 'number', minimum: -2, maximum: 2 })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.penalty)
+  @IsNumberField(CHAT_REQUEST_RULES.penalty, { optional: true })
   presence_penalty?: number;
 
-  @ApiPropertyOptional({ type: 'number', minimum: -2, maximum: 2 })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.penalty)
+  @IsNumberField(CHAT_REQUEST_RULES.penalty, { optional: true })
   frequency_penalty?: number;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "Key-value pairs attached to the request; refused unless the operator allows them (ALLOW_UPSTREAM_METADATA), as they land in the operator's provider account" })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: "Key-value pairs attached to the request; refused unless the operator allows them (ALLOW_UPSTREAM_METADATA), as they land in the operator's provider account" })
   metadata?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: "Whether the upstream stores the completion; true is refused unless the operator allows it (ALLOW_UPSTREAM_STORE), as it is stored in the operator's provider account" })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, description: "Whether the upstream stores the completion; true is refused unless the operator allows it (ALLOW_UPSTREAM_STORE), as it is stored in the operator's provider account" })
   store?: boolean;
 
-  @ApiPropertyOptional({ example: 'auto', description: "Upstream processing tier, e.g. auto, default, flex, priority; billed at the catalogue's price for the tier, and refused when the model has none" })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, example: 'auto', description: "Upstream processing tier, e.g. auto, default, flex, priority; billed at the catalogue's price for the tier, and refused when the model has none" })
   service_tier?: string;
 
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string' }, example: ['text'], description: 'Output modalities, e.g. text, audio' })
-  @IsOptional()
-  @IsArrayField({ items: 'strings', ofStrings: true })
+  @IsArrayField({ items: 'strings', ofStrings: true }, { optional: true, example: ['text'], description: 'Output modalities, e.g. text, audio' })
   modalities?: string[];
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Audio output settings, e.g. {voice, format}' })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: 'Audio output settings, e.g. {voice, format}' })
   audio?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Predicted output, e.g. {type: "content", content}' })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: 'Predicted output, e.g. {type: "content", content}' })
   prediction?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "OpenAI's web search settings" })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: "OpenAI's web search settings" })
   web_search_options?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ example: 'medium', description: 'Answer length, e.g. low, medium, high' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, example: 'medium', description: 'Answer length, e.g. low, medium, high' })
   verbosity?: string;
 }

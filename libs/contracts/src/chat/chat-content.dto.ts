@@ -1,10 +1,9 @@
-import { ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
+import type { ApiPropertyOptions } from '@nestjs/swagger';
 import type { ValidationArguments } from 'class-validator';
-import { IsOptional } from 'class-validator';
 import {
   ArrayOfVariants,
   Checked,
-  composeDecorators,
+  documentedField,
   eachItemIssues,
   instanceIssues,
   isRecord,
@@ -12,7 +11,10 @@ import {
   IsStringField,
   NestedObject,
   unknownVariant,
+  VariantModels,
+  variantsSchema,
   type DtoClass,
+  type FieldDoc,
 } from '../validation/field-validators';
 import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
 
@@ -22,112 +24,82 @@ export const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;
 
 /** Prompt-caching hint on a text part or a tool (spec: `cache_control`). */
 export class CacheControlDto {
-  @ApiProperty({ enum: [...CACHE_CONTROL_TYPES], description: 'Always `ephemeral`' })
-  @IsOneOf(CACHE_CONTROL_TYPES)
+  @IsOneOf(CACHE_CONTROL_TYPES, { description: 'Always `ephemeral`' })
   type!: 'ephemeral';
 
-  @ApiPropertyOptional({ enum: [...CACHE_TTLS], description: 'How long the cached prefix lives; `1h` is refused where the catalogue has no price for one-hour cache writes', default: '5m' })
-  @IsOptional()
-  @IsOneOf(CACHE_TTLS)
+  @IsOneOf(CACHE_TTLS, { optional: true, description: 'How long the cached prefix lives; `1h` is refused where the catalogue has no price for one-hour cache writes', default: '5m' })
   ttl?: (typeof CACHE_TTLS)[number];
 }
 
 export class TextContentPartDto {
-  @ApiProperty({ enum: ['text'] })
   @IsOneOf(['text'])
   type!: 'text';
 
-  @ApiProperty({ description: 'The text' })
-  @IsStringField()
+  @IsStringField({}, { description: 'The text' })
   text!: string;
 
-  @ApiPropertyOptional({ type: CacheControlDto })
-  @IsOptional()
-  @NestedObject(() => CacheControlDto)
+  @NestedObject(() => CacheControlDto, undefined, { optional: true })
   cache_control?: CacheControlDto;
 }
 
 export class ImageUrlDto {
-  @ApiProperty({ description: 'An https address or a `data:image/...;base64,` URL' })
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { description: 'An https address or a `data:image/...;base64,` URL' })
   url!: string;
 
-  @ApiPropertyOptional({ enum: [...IMAGE_DETAILS], default: 'auto' })
-  @IsOptional()
-  @IsOneOf(IMAGE_DETAILS)
+  @IsOneOf(IMAGE_DETAILS, { optional: true, default: 'auto' })
   detail?: (typeof IMAGE_DETAILS)[number];
 }
 
 export class ImageContentPartDto {
-  @ApiProperty({ enum: ['image_url'] })
   @IsOneOf(['image_url'])
   type!: 'image_url';
 
-  @ApiProperty({ type: ImageUrlDto })
-  @NestedObject(() => ImageUrlDto)
+  @NestedObject(() => ImageUrlDto, undefined)
   image_url!: ImageUrlDto;
 
-  @ApiPropertyOptional({ type: CacheControlDto })
-  @IsOptional()
-  @NestedObject(() => CacheControlDto)
+  @NestedObject(() => CacheControlDto, undefined, { optional: true })
   cache_control?: CacheControlDto;
 }
 
 export class InputAudioDto {
-  @ApiProperty({ description: 'Base64-encoded audio' })
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { description: 'Base64-encoded audio' })
   data!: string;
 
-  @ApiProperty({ description: 'Encoding of the audio, e.g. wav or mp3', example: 'wav' })
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { description: 'Encoding of the audio, e.g. wav or mp3', example: 'wav' })
   format!: string;
 }
 
 export class AudioContentPartDto {
-  @ApiProperty({ enum: ['input_audio'] })
   @IsOneOf(['input_audio'])
   type!: 'input_audio';
 
-  @ApiProperty({ type: InputAudioDto })
-  @NestedObject(() => InputAudioDto)
+  @NestedObject(() => InputAudioDto, undefined)
   input_audio!: InputAudioDto;
 
-  @ApiPropertyOptional({ type: CacheControlDto })
-  @IsOptional()
-  @NestedObject(() => CacheControlDto)
+  @NestedObject(() => CacheControlDto, undefined, { optional: true })
   cache_control?: CacheControlDto;
 }
 
 export class FileDataDto {
-  @ApiPropertyOptional({ description: 'Base64-encoded file content (a `data:` URL); this or file_id is required. A PDF or plain text reaches every chat source (Anthropic as a document block, Gemini as inline data); other media types only OpenAI-format sources' })
-  @IsOptional()
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { optional: true, description: 'Base64-encoded file content (a `data:` URL); this or file_id is required. A PDF or plain text reaches every chat source (Anthropic as a document block, Gemini as inline data); other media types only OpenAI-format sources' })
   file_data?: string;
 
-  @ApiPropertyOptional({ description: "Id of a file uploaded to the operator's provider account; this or file_data is required. Refused unless the operator allows it (ALLOW_UPSTREAM_FILE_IDS)" })
-  @IsOptional()
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { optional: true, description: "Id of a file uploaded to the operator's provider account; this or file_data is required. Refused unless the operator allows it (ALLOW_UPSTREAM_FILE_IDS)" })
   file_id?: string;
 
-  @ApiPropertyOptional({ description: 'Name of the file' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'Name of the file' })
   filename?: string;
 }
 
 export class FileContentPartDto {
-  @ApiProperty({ enum: ['file'] })
   @IsOneOf(['file'])
   type!: 'file';
 
-  @ApiProperty({ type: FileDataDto })
-  @NestedObject(() => FileDataDto)
+  @NestedObject(() => FileDataDto, undefined)
   @Checked('fileDataOrId', (value) => (isRecord(value) && !hasFileDataOrId(value) ? ['Expected file_data or file_id. Received neither'] : []))
   file!: FileDataDto;
 
-  @ApiPropertyOptional({ type: CacheControlDto })
-  @IsOptional()
-  @NestedObject(() => CacheControlDto)
+  @NestedObject(() => CacheControlDto, undefined, { optional: true })
   cache_control?: CacheControlDto;
 }
 
@@ -174,9 +146,12 @@ const partRules = {
  * classes (undeclared fields inside them are dropped); each is checked with its exact path,
  * e.g. `messages[0].content[1].cache_control.ttl`.
  */
-export function MessageContent(rule: ContentRule): PropertyDecorator {
+export function MessageContent(rule: ContentRule, doc?: FieldDoc): PropertyDecorator {
   const parts = partRules[rule.parts];
-  return composeDecorators(
+  return documentedField(
+    contentSchema(rule),
+    doc,
+    VariantModels(parts.variants),
     ArrayOfVariants('type', parts.variants, parts.fallback),
     Checked('messageContent', (value: unknown, args: ValidationArguments, firstOnly) => {
       if (value === undefined || value === null) {
@@ -194,17 +169,12 @@ export function MessageContent(rule: ContentRule): PropertyDecorator {
   );
 }
 
-/** Swagger schema of a content field. */
-export function contentSchema(parts: 'text' | 'user', nullable = false): ApiPropertyOptions {
-  const items =
-    parts === 'text'
-      ? { $ref: getSchemaPath(TextContentPartDto) }
-      : {
-          oneOf: [TextContentPartDto, ImageContentPartDto, AudioContentPartDto, FileContentPartDto].map((type) => ({ $ref: getSchemaPath(type) })),
-          discriminator: { propertyName: 'type' },
-        };
+/** The schema of a content field: a string or parts of the role's classes; null is documented where content may be left out. */
+function contentSchema(rule: ContentRule): ApiPropertyOptions {
+  const { oneOf } = variantsSchema('type', partRules[rule.parts].variants);
+  const items = oneOf.length === 1 ? oneOf[0] : { oneOf, discriminator: { propertyName: 'type' } };
   return {
     oneOf: [{ type: 'string' }, { type: 'array', items }],
-    ...(nullable ? { nullable: true } : {}),
+    ...(rule.optionalWhen ? { required: false, nullable: true } : {}),
   };
 }

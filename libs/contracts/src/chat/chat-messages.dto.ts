@@ -1,17 +1,8 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
-import { IsOptional, ValidateNested, type ValidationArguments } from 'class-validator';
-import {
-  AudioContentPartDto,
-  contentSchema,
-  FileContentPartDto,
-  ImageContentPartDto,
-  MessageContent,
-  TextContentPartDto,
-  type TextContent,
-  type UserContent,
-} from './chat-content.dto';
-import { AssistantToolCalls, CustomToolCallDto, FunctionToolCallDto, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
-import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant } from '../validation/field-validators';
+import { ApiProperty } from '@nestjs/swagger';
+import { ValidateNested, type ValidationArguments } from 'class-validator';
+import { MessageContent, type TextContent, type UserContent } from './chat-content.dto';
+import { AssistantToolCalls, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
+import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant, VariantModels, variantsSchema, type FieldDoc } from '../validation/field-validators';
 import { acceptDto } from '../validation/dto-acceptor';
 import { describeWrongType } from '../validation/validation-issues';
 
@@ -29,32 +20,24 @@ export abstract class ChatMessageDto {
   abstract content?: UserContent | null;
 
   // Typed `string` for readers; like every optional field, null is accepted and forwarded as sent.
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Name of the participant (of the tool, for tool messages)' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, nullable: true, description: 'Name of the participant (of the tool, for tool messages)' })
   name?: string;
 }
 
 /** `system`, or `developer` (the same role under OpenAI's newer name). */
-@ApiExtraModels(TextContentPartDto)
 export class SystemMessageDto extends ChatMessageDto {
-  @ApiProperty({ enum: ['system', 'developer'], description: '`developer` is accepted as `system` (OpenAI\'s newer name for it)' })
-  @IsOneOf(['system', 'developer'])
+  @IsOneOf(['system', 'developer'], { description: '`developer` is accepted as `system` (OpenAI\'s newer name for it)' })
   override role!: 'system' | 'developer';
 
-  @ApiProperty(contentSchema('text'))
   @MessageContent({ parts: 'text' })
   override content!: TextContent;
 }
 
-@ApiExtraModels(TextContentPartDto, ImageContentPartDto, AudioContentPartDto, FileContentPartDto)
 export class UserMessageDto extends ChatMessageDto {
-  @ApiProperty({ enum: ['user'] })
   @IsOneOf(['user'])
   override role!: 'user';
 
-  @ApiProperty({ ...contentSchema('user'), description: 'A string, or parts: text, image_url, input_audio, file' })
-  @MessageContent({ parts: 'user' })
+  @MessageContent({ parts: 'user' }, { description: 'A string, or parts: text, image_url, input_audio, file' })
   override content!: UserContent;
 }
 
@@ -66,48 +49,31 @@ export function hasToolCalls(message: object): boolean {
   return callsGiven || (legacy !== undefined && legacy !== null);
 }
 
-@ApiExtraModels(TextContentPartDto, FunctionToolCallDto, CustomToolCallDto)
 export class AssistantMessageDto extends ChatMessageDto {
-  @ApiProperty({ enum: ['assistant'] })
   @IsOneOf(['assistant'])
   override role!: 'assistant';
 
-  @ApiPropertyOptional({ ...contentSchema('text', true), description: 'Required unless tool_calls or function_call is given' })
-  @MessageContent({ parts: 'text', optionalWhen: hasToolCalls, requiredNote: ' (required unless tool_calls or function_call is given)' })
+  @MessageContent({ parts: 'text', optionalWhen: hasToolCalls, requiredNote: ' (required unless tool_calls or function_call is given)' }, { description: 'Required unless tool_calls or function_call is given' })
   override content?: TextContent | null;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'A refusal the assistant gave' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, nullable: true, description: 'A refusal the assistant gave' })
   refusal?: string | null;
 
-  @ApiPropertyOptional({
-    type: 'array',
-    description: 'Calls the assistant made; `extra_content` of each is forwarded unchanged',
-    items: { oneOf: [{ $ref: getSchemaPath(FunctionToolCallDto) }, { $ref: getSchemaPath(CustomToolCallDto) }], discriminator: { propertyName: 'type' } },
-  })
-  @IsOptional()
-  @AssistantToolCalls()
+  @AssistantToolCalls({ optional: true, description: 'Calls the assistant made; `extra_content` of each is forwarded unchanged' })
   tool_calls?: AssistantToolCall[];
 
-  @ApiPropertyOptional({ type: ToolCallFunctionDto, deprecated: true, description: 'The older single function call (use tool_calls)' })
-  @IsOptional()
-  @NestedObject(() => ToolCallFunctionDto)
+  @NestedObject(() => ToolCallFunctionDto, undefined, { optional: true, deprecated: true, description: 'The older single function call (use tool_calls)' })
   function_call?: ToolCallFunctionDto;
 }
 
-@ApiExtraModels(TextContentPartDto)
 export class ToolMessageDto extends ChatMessageDto {
-  @ApiProperty({ enum: ['tool'] })
   @IsOneOf(['tool'])
   override role!: 'tool';
 
-  @ApiProperty(contentSchema('text'))
   @MessageContent({ parts: 'text' })
   override content!: TextContent;
 
-  @ApiProperty({ description: 'Id of the tool call this message answers' })
-  @IsStringField({ expected: 'a string (the id of the tool call this message answers)' })
+  @IsStringField({ expected: 'a string (the id of the tool call this message answers)' }, { description: 'Id of the tool call this message answers' })
   tool_call_id!: string;
 }
 
@@ -130,31 +96,12 @@ export function acceptChatMessage(message: unknown): ChatMessage | undefined {
 }
 
 /** `messages`: a non-empty array; each item becomes its role's class, an unknown role fails on `role`. */
-export function ChatMessages(): PropertyDecorator {
+export function ChatMessages(doc: FieldDoc): PropertyDecorator {
   return composeDecorators(
+    ApiProperty({ items: variantsSchema('role', MESSAGE_VARIANTS) }),
+    VariantModels(MESSAGE_VARIANTS),
     ArrayOfVariants('role', MESSAGE_VARIANTS, unknownVariant('role', CHAT_ROLES)),
-    IsArrayField({ items: 'messages', nonEmpty: true, ofObjects: MESSAGE_ITEM }),
+    IsArrayField({ items: 'messages', nonEmpty: true, ofObjects: MESSAGE_ITEM }, doc),
     ValidateNested({ each: true, message: (args: ValidationArguments) => `Expected ${MESSAGE_ITEM}. Received ${describeWrongType(args.value)}` }),
   );
-}
-
-export function messagesSchema(): ApiPropertyOptions {
-  return {
-    type: 'array',
-    minItems: 1,
-    description: 'The conversation; items by role',
-    items: {
-      oneOf: [SystemMessageDto, UserMessageDto, AssistantMessageDto, ToolMessageDto].map((type) => ({ $ref: getSchemaPath(type) })),
-      discriminator: {
-        propertyName: 'role',
-        mapping: {
-          system: getSchemaPath(SystemMessageDto),
-          developer: getSchemaPath(SystemMessageDto),
-          user: getSchemaPath(UserMessageDto),
-          assistant: getSchemaPath(AssistantMessageDto),
-          tool: getSchemaPath(ToolMessageDto),
-        },
-      },
-    },
-  };
 }

@@ -1,7 +1,11 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
-import { IsOptional, ValidateIf, ValidateNested, type ValidationArguments } from 'class-validator';
+import { ValidateIf, ValidateNested, type ValidationArguments } from 'class-validator';
 import { CacheControlDto } from './chat-content.dto';
 import {
+  documentedField,
+  VariantModels,
+  variantsSchema,
+  type FieldDoc,
   ArrayOfVariants,
   Checked,
   composeDecorators,
@@ -31,38 +35,29 @@ export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 export const FUNCTION_NAME_RULE = { pattern: FUNCTION_NAME_PATTERN, patternText: '1-64 letters, digits, underscores or dashes' };
 
 export class FunctionDefinitionDto {
-  @ApiProperty({ description: 'Letters, digits, underscores and dashes; at most 64 characters', pattern: FUNCTION_NAME_PATTERN.source, maxLength: 64 })
-  @IsStringField(FUNCTION_NAME_RULE)
+  // The pattern bounds the length; maxLength says so to clients that do not read patterns.
+  @ApiProperty({ maxLength: 64 })
+  @IsStringField(FUNCTION_NAME_RULE, { description: 'Letters, digits, underscores and dashes; at most 64 characters' })
   name!: string;
 
-  @ApiPropertyOptional({ description: 'What the function does; the model reads it to decide when to call it' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'What the function does; the model reads it to decide when to call it' })
   description?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The arguments as a JSON Schema object' })
-  @IsOptional()
-  @IsObjectField('a JSON Schema object')
+  @IsObjectField('a JSON Schema object', { optional: true, description: 'The arguments as a JSON Schema object' })
   parameters?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'boolean', nullable: true, description: 'When true the model follows the schema exactly (a subset of JSON Schema is supported)' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, nullable: true, description: 'When true the model follows the schema exactly (a subset of JSON Schema is supported)' })
   strict?: boolean | null;
 }
 
 export class FunctionToolDto {
-  @ApiProperty({ enum: ['function'] })
   @IsOneOf(['function'])
   type!: 'function';
 
-  @ApiProperty({ type: FunctionDefinitionDto })
-  @NestedObject(() => FunctionDefinitionDto)
+  @NestedObject(() => FunctionDefinitionDto, undefined)
   function!: FunctionDefinitionDto;
 
-  @ApiPropertyOptional({ type: CacheControlDto })
-  @IsOptional()
-  @NestedObject(() => CacheControlDto)
+  @NestedObject(() => CacheControlDto, undefined, { optional: true })
   cache_control?: CacheControlDto;
 }
 
@@ -70,18 +65,15 @@ export const GRAMMAR_SYNTAXES = ['lark', 'regex'] as const;
 export const CUSTOM_TOOL_FORMAT_TYPES = ['text', 'grammar'] as const;
 
 export class GrammarDto {
-  @ApiProperty({ description: 'The grammar' })
-  @IsStringField()
+  @IsStringField({}, { description: 'The grammar' })
   definition!: string;
 
-  @ApiProperty({ enum: [...GRAMMAR_SYNTAXES] })
   @IsOneOf(GRAMMAR_SYNTAXES)
   syntax!: (typeof GRAMMAR_SYNTAXES)[number];
 }
 
 export class CustomToolFormatDto {
-  @ApiProperty({ enum: [...CUSTOM_TOOL_FORMAT_TYPES], description: '`text`: unconstrained text; `grammar`: input follows `grammar`' })
-  @IsOneOf(CUSTOM_TOOL_FORMAT_TYPES)
+  @IsOneOf(CUSTOM_TOOL_FORMAT_TYPES, { description: '`text`: unconstrained text; `grammar`: input follows `grammar`' })
   type!: (typeof CUSTOM_TOOL_FORMAT_TYPES)[number];
 
   @ApiPropertyOptional({ type: GrammarDto, description: 'Required when type is grammar' })
@@ -91,33 +83,24 @@ export class CustomToolFormatDto {
 }
 
 export class CustomToolDefinitionDto {
-  @ApiProperty({ description: 'Name of the tool' })
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { description: 'Name of the tool' })
   name!: string;
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true })
   description?: string;
 
-  @ApiPropertyOptional({ type: CustomToolFormatDto, description: 'Input format; unconstrained text when absent' })
-  @IsOptional()
-  @NestedObject(() => CustomToolFormatDto)
+  @NestedObject(() => CustomToolFormatDto, undefined, { optional: true, description: 'Input format; unconstrained text when absent' })
   format?: CustomToolFormatDto;
 }
 
 export class CustomToolDto {
-  @ApiProperty({ enum: ['custom'] })
   @IsOneOf(['custom'])
   type!: 'custom';
 
-  @ApiProperty({ type: CustomToolDefinitionDto })
-  @NestedObject(() => CustomToolDefinitionDto)
+  @NestedObject(() => CustomToolDefinitionDto, undefined)
   custom!: CustomToolDefinitionDto;
 
-  @ApiPropertyOptional({ type: CacheControlDto })
-  @IsOptional()
-  @NestedObject(() => CacheControlDto)
+  @NestedObject(() => CacheControlDto, undefined, { optional: true })
   cache_control?: CacheControlDto;
 }
 
@@ -148,19 +131,17 @@ export function toolListIssues(value: unknown): string[] {
 }
 
 /** A tool list: at most 128 items, each a function tool, a custom tool or any object with a non-empty `type`. */
-export function ToolList(): PropertyDecorator {
-  return Checked('toolList', (value) => toolListIssues(value));
+export function ToolList(doc: FieldDoc): PropertyDecorator {
+  return documentedField(toolListSchema(), doc, VariantModels(TOOL_VARIANTS), Checked('toolList', (value) => toolListIssues(value)));
 }
 
-export function toolListSchema(description: string): ApiPropertyOptions {
+function toolListSchema(): ApiPropertyOptions {
   return {
     type: 'array',
     maxItems: MAX_TOOLS,
-    description,
     items: {
       oneOf: [
-        { $ref: getSchemaPath(FunctionToolDto) },
-        { $ref: getSchemaPath(CustomToolDto) },
+        ...variantsSchema('type', TOOL_VARIANTS).oneOf,
         {
           type: 'object',
           description: 'Any other tool: an object with a non-empty string `type`, forwarded unchanged',
@@ -180,60 +161,46 @@ export function toolListSchema(description: string): ApiPropertyOptions {
 const EXTRA_CONTENT_DOC = 'Opaque provider metadata of the call (e.g. a thought signature); echoed back unchanged on the next turn';
 
 export class ToolCallFunctionDto {
-  @ApiProperty({ description: 'Name of the function called' })
-  @IsStringField()
+  @IsStringField({}, { description: 'Name of the function called' })
   name!: string;
 
-  @ApiProperty({ description: 'The arguments as a JSON string (as generated; may be invalid JSON)' })
-  @IsStringField()
+  @IsStringField({}, { description: 'The arguments as a JSON string (as generated; may be invalid JSON)' })
   arguments!: string;
 }
 
 export class FunctionToolCallDto {
-  @ApiProperty({ description: 'Id of the call; tool messages answer it by tool_call_id' })
-  @IsStringField()
+  @IsStringField({}, { description: 'Id of the call; tool messages answer it by tool_call_id' })
   id!: string;
 
-  @ApiProperty({ enum: ['function'] })
   @IsOneOf(['function'])
   type!: 'function';
 
-  @ApiProperty({ type: ToolCallFunctionDto })
-  @NestedObject(() => ToolCallFunctionDto)
+  @NestedObject(() => ToolCallFunctionDto, undefined)
   function!: ToolCallFunctionDto;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: EXTRA_CONTENT_DOC })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: EXTRA_CONTENT_DOC })
   extra_content?: Record<string, unknown>;
 }
 
 export class ToolCallCustomDto {
-  @ApiProperty({ description: 'Name of the custom tool called' })
-  @IsStringField()
+  @IsStringField({}, { description: 'Name of the custom tool called' })
   name!: string;
 
-  @ApiProperty({ description: 'The input the model generated for the tool' })
-  @IsStringField()
+  @IsStringField({}, { description: 'The input the model generated for the tool' })
   input!: string;
 }
 
 export class CustomToolCallDto {
-  @ApiProperty({ description: 'Id of the call; tool messages answer it by tool_call_id' })
-  @IsStringField()
+  @IsStringField({}, { description: 'Id of the call; tool messages answer it by tool_call_id' })
   id!: string;
 
-  @ApiProperty({ enum: ['custom'] })
   @IsOneOf(['custom'])
   type!: 'custom';
 
-  @ApiProperty({ type: ToolCallCustomDto })
-  @NestedObject(() => ToolCallCustomDto)
+  @NestedObject(() => ToolCallCustomDto, undefined)
   custom!: ToolCallCustomDto;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: EXTRA_CONTENT_DOC })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: EXTRA_CONTENT_DOC })
   extra_content?: Record<string, unknown>;
 }
 
@@ -241,10 +208,14 @@ export type AssistantToolCall = FunctionToolCallDto | CustomToolCallDto;
 export const TOOL_CALL_TYPES = ['function', 'custom'] as const;
 
 /** An assistant message's `tool_calls`: each call becomes its class by `type`; an unknown type fails. */
-export function AssistantToolCalls(): PropertyDecorator {
+export function AssistantToolCalls(doc: FieldDoc): PropertyDecorator {
+  const variants = { function: FunctionToolCallDto, custom: CustomToolCallDto };
+  const { oneOf, discriminator } = variantsSchema('type', variants);
   return composeDecorators(
-    ArrayOfVariants('type', { function: FunctionToolCallDto, custom: CustomToolCallDto }, unknownVariant('type', TOOL_CALL_TYPES)),
-    IsArrayField({ items: 'tool calls', ofObjects: 'a tool call object' }),
+    ApiProperty({ items: { oneOf, discriminator: { propertyName: discriminator.propertyName } } }),
+    VariantModels(variants),
+    ArrayOfVariants('type', variants, unknownVariant('type', TOOL_CALL_TYPES)),
+    IsArrayField({ items: 'tool calls', ofObjects: 'a tool call object' }, doc),
     ValidateNested({ each: true, message: (args: ValidationArguments) => `Expected a tool call object. Received ${describeWrongType(args.value)}` }),
   );
 }
@@ -258,24 +229,20 @@ export const TOOL_CHOICE_TYPES = ['function', 'custom', 'allowed_tools'] as cons
 export const ALLOWED_TOOLS_MODES = ['auto', 'required'] as const;
 
 export class NamedToolDto {
-  @ApiProperty({ description: 'Name of the tool' })
-  @IsStringField({ nonEmpty: true })
+  @IsStringField({ nonEmpty: true }, { description: 'Name of the tool' })
   name!: string;
 }
 
 export class ToolChoiceFunctionDto {
-  @ApiProperty({ enum: ['function'] })
   @IsOneOf(['function'])
   type!: 'function';
 
-  @ApiProperty({ type: NamedToolDto, description: 'The function the model must call' })
-  @NestedObject(() => NamedToolDto)
+  @NestedObject(() => NamedToolDto, undefined, { description: 'The function the model must call' })
   function!: NamedToolDto;
 }
 
 @ApiExtraModels(NamedToolDto)
 export class ToolChoiceCustomDto {
-  @ApiProperty({ enum: ['custom'] })
   @IsOneOf(['custom'])
   type!: 'custom';
 
@@ -294,22 +261,18 @@ export class ToolChoiceCustomDto {
 
 @ApiExtraModels(FunctionToolDto, CustomToolDto)
 export class AllowedToolsDto {
-  @ApiProperty({ enum: [...ALLOWED_TOOLS_MODES], description: '`auto`: the model may call one of the tools; `required`: it must' })
-  @IsOneOf(ALLOWED_TOOLS_MODES)
+  @IsOneOf(ALLOWED_TOOLS_MODES, { description: '`auto`: the model may call one of the tools; `required`: it must' })
   mode!: (typeof ALLOWED_TOOLS_MODES)[number];
 
-  @ApiProperty(toolListSchema('The tools the model may call (tool definitions, e.g. {type: "function", function: {name}})'))
-  @ToolList()
+  @ToolList({ description: 'The tools the model may call (tool definitions, e.g. {type: "function", function: {name}})' })
   tools!: ChatTool[];
 }
 
 export class ToolChoiceAllowedToolsDto {
-  @ApiProperty({ enum: ['allowed_tools'] })
   @IsOneOf(['allowed_tools'])
   type!: 'allowed_tools';
 
-  @ApiProperty({ type: AllowedToolsDto })
-  @NestedObject(() => AllowedToolsDto)
+  @NestedObject(() => AllowedToolsDto, undefined)
   allowed_tools!: AllowedToolsDto;
 }
 
@@ -335,19 +298,7 @@ export function toolChoiceIssues(value: unknown): string[] {
 }
 
 /** `tool_choice`: a mode string, or an object that becomes its class by `type` (undeclared fields dropped). */
-export function ToolChoiceField(): PropertyDecorator {
-  return composeDecorators(ObjectOfVariants('type', TOOL_CHOICE_VARIANTS), Checked('toolChoice', (value) => toolChoiceIssues(value)));
-}
-
-export function toolChoiceSchema(): ApiPropertyOptions {
-  return {
-    description:
-      "`none` (no tool; the default without tools), `auto` (the model picks; the default with tools), `required` (at least one tool call), or an object forcing a function, a custom tool, or limiting the callable set",
-    oneOf: [
-      { type: 'string', enum: [...TOOL_CHOICE_MODES] },
-      { $ref: getSchemaPath(ToolChoiceFunctionDto) },
-      { $ref: getSchemaPath(ToolChoiceCustomDto) },
-      { $ref: getSchemaPath(ToolChoiceAllowedToolsDto) },
-    ],
-  };
+export function ToolChoiceField(doc: FieldDoc): PropertyDecorator {
+  const schema = { oneOf: [{ type: 'string', enum: [...TOOL_CHOICE_MODES] }, ...variantsSchema('type', TOOL_CHOICE_VARIANTS).oneOf] };
+  return documentedField(schema, doc, VariantModels(TOOL_CHOICE_VARIANTS), ObjectOfVariants('type', TOOL_CHOICE_VARIANTS), Checked('toolChoice', (value) => toolChoiceIssues(value)));
 }

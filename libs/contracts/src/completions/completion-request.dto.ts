@@ -55,8 +55,7 @@ function bestOfIssues(value: unknown, object: unknown): string[] {
  */
 @RefusesUnknownFields()
 export class CompletionRequestDto {
-  @ApiProperty({ description: 'A catalogue id or alias of a model one of whose sources serves legacy completions', example: 'gpt-3.5-turbo-instruct', maxLength: 256 })
-  @IsStringField(CHAT_REQUEST_RULES.model)
+  @IsStringField(CHAT_REQUEST_RULES.model, { description: 'A catalogue id or alias of a model one of whose sources serves legacy completions', example: 'gpt-3.5-turbo-instruct' })
   model!: string;
 
   @ApiProperty({
@@ -71,55 +70,35 @@ export class CompletionRequestDto {
   @Checked('completionPrompt', (value) => completionPromptIssues(value))
   prompt!: CompletionPrompt;
 
-  @ApiPropertyOptional({ description: 'The text after the completion (fill-in-the-middle)', nullable: true })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'The text after the completion (fill-in-the-middle)', nullable: true })
   suffix?: string | null;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: "The most tokens to generate per choice (OpenAI's default is 16); at most the model's output limit. 0 with echo scores the prompt alone", nullable: true })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 0 })
+  @IsNumberField({ integer: true, min: 0 }, { optional: true, description: "The most tokens to generate per choice (OpenAI's default is 16); at most the model's output limit. 0 with echo scores the prompt alone", nullable: true })
   max_tokens?: number | null;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 2, nullable: true })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.temperature)
+  @IsNumberField(CHAT_REQUEST_RULES.temperature, { optional: true, nullable: true })
   temperature?: number | null;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1, nullable: true })
-  @IsOptional()
-  @IsNumberField({ min: 0, max: 1 })
+  @IsNumberField({ min: 0, max: 1 }, { optional: true, nullable: true })
   top_p?: number | null;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 128, default: 1, description: 'Choices per prompt', nullable: true })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.n)
+  @IsNumberField(CHAT_REQUEST_RULES.n, { optional: true, default: 1, description: 'Choices per prompt', nullable: true })
   n?: number | null;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_BEST_OF, description: 'Completions generated per prompt (all billed), the best n answered; at least n, not with stream', nullable: true })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1, max: MAX_BEST_OF })
+  @IsNumberField({ integer: true, min: 1, max: MAX_BEST_OF }, { optional: true, description: 'Completions generated per prompt (all billed), the best n answered; at least n, not with stream', nullable: true })
   @Checked('bestOf', (value, args) => bestOfIssues(value, args.object))
   best_of?: number | null;
 
-  @ApiPropertyOptional({ default: false, description: 'Answer with server-sent events of text_completion chunks, then data: [DONE]', nullable: true })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, default: false, description: 'Answer with server-sent events of text_completion chunks, then data: [DONE]', nullable: true })
   stream?: boolean | null;
 
-  @ApiPropertyOptional({ type: StreamOptionsDto, description: 'include_usage: a last chunk with the usage (and meta.usage); only with stream: true', nullable: true })
-  @IsOptional()
-  @NestedObject(() => StreamOptionsDto)
+  @NestedObject(() => StreamOptionsDto, undefined, { optional: true, description: 'include_usage: a last chunk with the usage (and meta.usage); only with stream: true', nullable: true })
   stream_options?: StreamOptionsDto | null;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_COMPLETION_LOGPROBS, description: 'The log probabilities of this many likeliest tokens at each position', nullable: true })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 0, max: MAX_COMPLETION_LOGPROBS })
+  @IsNumberField({ integer: true, min: 0, max: MAX_COMPLETION_LOGPROBS }, { optional: true, description: 'The log probabilities of this many likeliest tokens at each position', nullable: true })
   logprobs?: number | null;
 
-  @ApiPropertyOptional({ description: 'The prompt ahead of each completion in its text', nullable: true })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, description: 'The prompt ahead of each completion in its text', nullable: true })
   echo?: boolean | null;
 
   @ApiPropertyOptional({ nullable: true, oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: MAX_STOP_SEQUENCES }] })
@@ -127,14 +106,10 @@ export class CompletionRequestDto {
   @Checked('stop', (value) => stopIssues(value))
   stop?: string | string[] | null;
 
-  @ApiPropertyOptional({ type: 'number', minimum: -2, maximum: 2, nullable: true })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.penalty)
+  @IsNumberField(CHAT_REQUEST_RULES.penalty, { optional: true, nullable: true })
   presence_penalty?: number | null;
 
-  @ApiPropertyOptional({ type: 'number', minimum: -2, maximum: 2, nullable: true })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.penalty)
+  @IsNumberField(CHAT_REQUEST_RULES.penalty, { optional: true, nullable: true })
   frequency_penalty?: number | null;
 
   @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: { type: 'number', minimum: -100, maximum: 100 } })
@@ -142,14 +117,10 @@ export class CompletionRequestDto {
   @Checked('logitBias', (value) => logitBiasIssues(value))
   logit_bias?: Record<string, number> | null;
 
-  @ApiPropertyOptional({ type: 'integer', nullable: true })
-  @IsOptional()
-  @IsNumberField(CHAT_REQUEST_RULES.seed)
+  @IsNumberField(CHAT_REQUEST_RULES.seed, { optional: true, nullable: true })
   seed?: number | null;
 
-  @ApiPropertyOptional({ description: 'An end-user id, forwarded upstream', maxLength: 256, nullable: true })
-  @IsOptional()
-  @IsStringField({ maxLength: 256 })
+  @IsStringField({ maxLength: 256 }, { optional: true, description: 'An end-user id, forwarded upstream', nullable: true })
   user?: string | null;
 
   @ApiPropertyOptional({ description: 'Provider routing override, case-insensitive: `auto`, or a connection one of its sources names', default: 'auto', nullable: true })

@@ -47,8 +47,7 @@ export function embeddingInputIssues(value: unknown): string[] {
  * The model's own limits (vector length, context) are checked once the model is known.
  */
 export class EmbeddingRequestDto {
-  @ApiProperty({ description: 'A catalogue id or alias of an embeddings model', example: 'text-embedding-3-small', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of an embeddings model', example: 'text-embedding-3-small' })
   model!: string;
 
   @ApiProperty({
@@ -63,9 +62,7 @@ export class EmbeddingRequestDto {
   @Checked('embeddingInput', (value) => embeddingInputIssues(value))
   input!: EmbeddingInput;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Shorter vectors: at most the model's default length (1536 for the small model, 3072 for the large one)" })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1 })
+  @IsNumberField({ integer: true, min: 1 }, { optional: true, description: "Shorter vectors: at most the model's default length (1536 for the small model, 3072 for the large one)" })
   dimensions?: number;
 
   @ApiPropertyOptional({
@@ -77,9 +74,7 @@ export class EmbeddingRequestDto {
   @IsOneOf(EMBEDDING_ENCODING_FORMATS)
   encoding_format?: EmbeddingEncodingFormat;
 
-  @ApiPropertyOptional({ description: 'An end-user id, forwarded to upstreams that take one (OpenAI, Azure)', maxLength: 256 })
-  @IsOptional()
-  @IsStringField({ maxLength: 256 })
+  @IsStringField({ maxLength: 256 }, { optional: true, description: 'An end-user id, forwarded to upstreams that take one (OpenAI, Azure)' })
   user?: string;
 
   @ApiPropertyOptional({

@@ -126,115 +126,73 @@ function toolsIssues(value: unknown): string[] {
 }
 
 export class GeminiFunctionCallingConfigDto {
-  @ApiPropertyOptional({ enum: [...GEMINI_FUNCTION_CALLING_MODES], description: 'AUTO (the default), ANY (a call is forced) or NONE' })
-  @IsOptional()
-  @IsOneOf(GEMINI_FUNCTION_CALLING_MODES)
+  @IsOneOf(GEMINI_FUNCTION_CALLING_MODES, { optional: true, description: 'AUTO (the default), ANY (a call is forced) or NONE' })
   mode?: (typeof GEMINI_FUNCTION_CALLING_MODES)[number];
 
-  @ApiPropertyOptional({ type: [String], description: 'With mode ANY: the functions the model may call' })
-  @IsOptional()
-  @IsArrayField({ items: 'function names', ofStrings: true, max: GEMINI_MAX_FUNCTION_DECLARATIONS })
+  @IsArrayField({ items: 'function names', ofStrings: true, max: GEMINI_MAX_FUNCTION_DECLARATIONS }, { optional: true, description: 'With mode ANY: the functions the model may call' })
   allowedFunctionNames?: string[];
 }
 
 export class GeminiToolConfigDto {
-  @ApiPropertyOptional({ type: GeminiFunctionCallingConfigDto })
-  @IsOptional()
-  @NestedObject(() => GeminiFunctionCallingConfigDto)
+  @NestedObject(() => GeminiFunctionCallingConfigDto, undefined, { optional: true })
   functionCallingConfig?: GeminiFunctionCallingConfigDto;
 }
 
 export class GeminiThinkingConfigDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: -1, description: 'Thinking tokens; 0 turns thinking off, -1 lets the model decide' })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: -1 })
+  @IsNumberField({ integer: true, min: -1 }, { optional: true, description: 'Thinking tokens; 0 turns thinking off, -1 lets the model decide' })
   thinkingBudget?: number;
 
-  @ApiPropertyOptional({ description: 'Answer thought summaries as parts with thought: true' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, description: 'Answer thought summaries as parts with thought: true' })
   includeThoughts?: boolean;
 
-  @ApiPropertyOptional({ enum: [...GEMINI_THINKING_LEVELS], description: "Gemini 3's thinking level (instead of a budget)" })
-  @IsOptional()
-  @IsOneOf(GEMINI_THINKING_LEVELS)
+  @IsOneOf(GEMINI_THINKING_LEVELS, { optional: true, description: "Gemini 3's thinking level (instead of a budget)" })
   thinkingLevel?: string;
 }
 
 export class GeminiGenerationConfigDto {
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 2 })
-  @IsOptional()
-  @IsNumberField({ min: 0, max: 2 })
+  @IsNumberField({ min: 0, max: 2 }, { optional: true })
   temperature?: number;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1 })
-  @IsOptional()
-  @IsNumberField({ min: 0, max: 1 })
+  @IsNumberField({ min: 0, max: 1 }, { optional: true })
   topP?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Sent to Google sources; no other source takes it' })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1 })
+  @IsNumberField({ integer: true, min: 1 }, { optional: true, description: 'Sent to Google sources; no other source takes it' })
   topK?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: "The most tokens to generate (lowered to the model's output limit)" })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1 })
+  @IsNumberField({ integer: true, min: 1 }, { optional: true, description: "The most tokens to generate (lowered to the model's output limit)" })
   maxOutputTokens?: number;
 
-  @ApiPropertyOptional({ type: [String], maxItems: 5 })
-  @IsOptional()
-  @IsArrayField({ items: 'stop sequences', ofStrings: true, max: 5 })
+  @IsArrayField({ items: 'stop sequences', ofStrings: true, max: 5 }, { optional: true })
   stopSequences?: string[];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 8 })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1, max: 8 })
+  @IsNumberField({ integer: true, min: 1, max: 8 }, { optional: true })
   candidateCount?: number;
 
-  @ApiPropertyOptional({ description: 'text/plain (the default), application/json (JSON output), text/x.enum' })
-  @IsOptional()
-  @IsStringField({ maxLength: 128 })
+  @IsStringField({ maxLength: 128 }, { optional: true, description: 'text/plain (the default), application/json (JSON output), text/x.enum' })
   responseMimeType?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "An OpenAPI schema object (Google's Schema: type STRING, OBJECT, ...), with responseMimeType application/json" })
-  @IsOptional()
-  @IsObjectField('a schema object')
+  @IsObjectField('a schema object', { optional: true, description: "An OpenAPI schema object (Google's Schema: type STRING, OBJECT, ...), with responseMimeType application/json" })
   responseSchema?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'A JSON Schema, with responseMimeType application/json' })
-  @IsOptional()
-  @IsObjectField('a JSON Schema object')
+  @IsObjectField('a JSON Schema object', { optional: true, description: 'A JSON Schema, with responseMimeType application/json' })
   responseJsonSchema?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: GeminiThinkingConfigDto })
-  @IsOptional()
-  @NestedObject(() => GeminiThinkingConfigDto)
+  @NestedObject(() => GeminiThinkingConfigDto, undefined, { optional: true })
   thinkingConfig?: GeminiThinkingConfigDto;
 
-  @ApiPropertyOptional({ type: 'number', minimum: -2, maximum: 2 })
-  @IsOptional()
-  @IsNumberField({ min: -2, max: 2 })
+  @IsNumberField({ min: -2, max: 2 }, { optional: true })
   presencePenalty?: number;
 
-  @ApiPropertyOptional({ type: 'number', minimum: -2, maximum: 2 })
-  @IsOptional()
-  @IsNumberField({ min: -2, max: 2 })
+  @IsNumberField({ min: -2, max: 2 }, { optional: true })
   frequencyPenalty?: number;
 
-  @ApiPropertyOptional({ type: 'integer' })
-  @IsOptional()
-  @IsNumberField({ integer: true })
+  @IsNumberField({ integer: true }, { optional: true })
   seed?: number;
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true })
   responseLogprobs?: boolean;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 20, description: 'With responseLogprobs: the top candidates per position' })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 0, max: 20 })
+  @IsNumberField({ integer: true, min: 0, max: 20 }, { optional: true, description: 'With responseLogprobs: the top candidates per position' })
   logprobs?: number;
 }
 
@@ -263,17 +221,13 @@ export class GeminiPromptDto {
   @Checked('geminiTools', (value) => toolsIssues(value))
   tools?: GeminiRequestTool[];
 
-  @ApiPropertyOptional({ type: GeminiToolConfigDto })
-  @IsOptional()
-  @NestedObject(() => GeminiToolConfigDto)
+  @NestedObject(() => GeminiToolConfigDto, undefined, { optional: true })
   toolConfig?: GeminiToolConfigDto;
 }
 
 /** `:generateContent` and `:streamGenerateContent`. */
 export class GeminiGenerateContentRequestDto extends GeminiPromptDto {
-  @ApiPropertyOptional({ type: GeminiGenerationConfigDto })
-  @IsOptional()
-  @NestedObject(() => GeminiGenerationConfigDto)
+  @NestedObject(() => GeminiGenerationConfigDto, undefined, { optional: true })
   generationConfig?: GeminiGenerationConfigDto;
 
   @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: '`{category, threshold}`: sent to Google sources as they are; other sources have no equivalent' })
@@ -281,9 +235,7 @@ export class GeminiGenerateContentRequestDto extends GeminiPromptDto {
   @IsArrayField({ items: 'safety settings', ofObjects: 'a safety setting object {category, threshold}', max: 32 })
   safetySettings?: Array<Record<string, unknown>>;
 
-  @ApiPropertyOptional({ description: "Refused: a cached content names the upstream account's cache, shared by every client of the gateway" })
-  @IsOptional()
-  @IsStringField({ maxLength: 512 })
+  @IsStringField({ maxLength: 512 }, { optional: true, description: "Refused: a cached content names the upstream account's cache, shared by every client of the gateway" })
   cachedContent?: string;
 }
 
@@ -294,35 +246,25 @@ export class GeminiCountTokensRequestDto {
   @Checked('geminiContents', (value, _args, firstOnly) => contentsIssues(value, firstOnly))
   contents?: GeminiRequestContent[];
 
-  @ApiPropertyOptional({ type: GeminiGenerateContentRequestDto, description: 'A whole request to count, system instruction and tools included' })
-  @IsOptional()
-  @NestedObject(() => GeminiGenerateContentRequestDto)
+  @NestedObject(() => GeminiGenerateContentRequestDto, undefined, { optional: true, description: 'A whole request to count, system instruction and tools included' })
   generateContentRequest?: GeminiGenerateContentRequestDto;
 }
 
 export class GeminiEmbedContentRequestDto {
-  @ApiPropertyOptional({ description: 'Inside batchEmbedContents: `models/<id>`, the model of the path', maxLength: 256 })
-  @IsOptional()
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { optional: true, description: 'Inside batchEmbedContents: `models/<id>`, the model of the path' })
   model?: string;
 
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'The text to embed, `{parts: [{text}]}`' })
   @Checked('geminiEmbedContent', (value, _args, firstOnly) => embedContentIssues(value, firstOnly))
   content!: GeminiRequestContent;
 
-  @ApiPropertyOptional({ description: 'Accepted; sent to no source (the gateway embeds through OpenAI-shaped embeddings)' })
-  @IsOptional()
-  @IsStringField({ maxLength: 64 })
+  @IsStringField({ maxLength: 64 }, { optional: true, description: 'Accepted; sent to no source (the gateway embeds through OpenAI-shaped embeddings)' })
   taskType?: string;
 
-  @ApiPropertyOptional({ description: 'Accepted; sent to no source' })
-  @IsOptional()
-  @IsStringField({ maxLength: 1024 })
+  @IsStringField({ maxLength: 1024 }, { optional: true, description: 'Accepted; sent to no source' })
   title?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'A shorter vector, where the model takes dimensions' })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1 })
+  @IsNumberField({ integer: true, min: 1 }, { optional: true, description: 'A shorter vector, where the model takes dimensions' })
   outputDimensionality?: number;
 }
 
@@ -337,8 +279,9 @@ function embedContentIssues(value: unknown, firstOnly: boolean): string[] {
 }
 
 export class GeminiBatchEmbedContentsRequestDto {
-  @ApiProperty({ type: [GeminiEmbedContentRequestDto], description: `One embedContent request per text (at most ${GEMINI_MAX_BATCH_EMBED_REQUESTS}), each with the path's model` })
-  @IsArrayField({ items: 'embed requests', nonEmpty: true, max: GEMINI_MAX_BATCH_EMBED_REQUESTS, ofObjects: 'an embedContent request object' })
+  // The items' class, which the checks below validate them as.
+  @ApiProperty({ type: [GeminiEmbedContentRequestDto] })
+  @IsArrayField({ items: 'embed requests', nonEmpty: true, max: GEMINI_MAX_BATCH_EMBED_REQUESTS, ofObjects: 'an embedContent request object' }, { description: `One embedContent request per text (at most ${GEMINI_MAX_BATCH_EMBED_REQUESTS}), each with the path's model` })
   @Checked('geminiEmbedRequests', (value, _args, firstOnly) =>
     Array.isArray(value) ? eachItemIssues(value, firstOnly, (request: unknown, index) => (isRecord(request) ? embedContentIssues(request.content, firstOnly).map((line) => `[${index}].content${line.startsWith('.') || line.startsWith('[') ? '' : ': '}${line}`) : [])) : [],
   )

@@ -33,8 +33,7 @@ export function imageSizeIssues(value: unknown): string[] {
  * so `client.images.generate` works, plus the diffusion fields other providers take.
  */
 export class ImageGenerationRequestDto {
-  @ApiProperty({ description: 'A catalogue id or alias of an image generation model', example: 'gpt-image-1', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of an image generation model', example: 'gpt-image-1' })
   model!: string;
 
   @ApiProperty({ description: `What to draw (at most ${MAX_IMAGE_PROMPT_CHARACTERS} characters)`, example: 'A lighthouse on a cliff at dusk, watercolour' })

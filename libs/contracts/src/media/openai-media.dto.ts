@@ -25,8 +25,7 @@ export const MULTIPART_NUMBER_FIELDS = { transcription: ['temperature'], imageEd
 
 /** The body of POST /v1/audio/speech (OpenAI's `client.audio.speech.create`). The answer is the audio bytes. */
 export class OpenAiSpeechRequestDto {
-  @ApiProperty({ description: 'A catalogue id or alias of a text-to-speech model', example: 'tts-1', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of a text-to-speech model', example: 'tts-1' })
   model!: string;
 
   @ApiProperty({ description: `The text to speak: at most ${MAX_SPEECH_CHARACTERS} characters, each billed at the model's per-character price`, example: 'Hello! Your order has shipped.' })
@@ -88,8 +87,7 @@ export class OpenAiTranscriptionFormDto {
   @ApiProperty({ type: 'string', format: 'binary', description: 'The audio file (WAV, MP3, FLAC, OGG, M4A, WebM...), at most MEDIA_FETCH_MAX_BYTES (25 MiB)' })
   file?: unknown;
 
-  @ApiProperty({ description: 'A catalogue id or alias of a speech-to-text model', example: 'whisper-1', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of a speech-to-text model', example: 'whisper-1' })
   model!: string;
 
   @ApiPropertyOptional({ description: 'ISO-639-1 language of the audio (e.g. `en`); transcriptions only (a translation is always English)', example: 'en' })
@@ -137,8 +135,7 @@ export class OpenAiImageEditFormDto {
   @ApiPropertyOptional({ type: 'string', format: 'binary', description: 'A PNG whose transparent pixels mark where to draw, the size of the first image' })
   mask?: unknown;
 
-  @ApiProperty({ description: 'A catalogue id or alias of an image model whose source edits (GPT Image, DALL·E 2)', example: 'gpt-image-1', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of an image model whose source edits (GPT Image, DALL·E 2)', example: 'gpt-image-1' })
   model!: string;
 
   @ApiProperty({ description: `What the edited image should show (at most ${MAX_IMAGE_PROMPT_CHARACTERS} characters)`, example: 'Add a red hat' })

@@ -14,8 +14,7 @@ export const VOICE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** The body of POST /tts (spec: "POST /tts"). The answer is the audio bytes, its cost in headers. */
 export class SpeechRequestDto {
-  @ApiProperty({ description: 'A catalogue id or alias of a text-to-speech model', example: 'tts-1', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of a text-to-speech model', example: 'tts-1' })
   model!: string;
 
   @ApiProperty({

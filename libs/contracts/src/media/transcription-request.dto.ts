@@ -10,8 +10,7 @@ const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
 
 /** The body of POST /stt (spec: "POST /stt"): the gateway fetches the audio at `url` itself. */
 export class TranscriptionRequestDto {
-  @ApiProperty({ description: 'A catalogue id or alias of a speech-to-text model', example: 'whisper-1', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of a speech-to-text model', example: 'whisper-1' })
   model!: string;
 
   @ApiProperty({

@@ -112,22 +112,17 @@ export function toolsIssues(value: unknown): string[] {
 }
 
 export class MessagesTextBlockDto {
-  @ApiProperty({ enum: ['text'] })
   @IsOneOf(['text'])
   type!: 'text';
 
-  @ApiProperty()
-  @IsStringField()
+  @IsStringField({})
   text!: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "`{type: 'ephemeral', ttl?: '5m' | '1h'}`" })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: "`{type: 'ephemeral', ttl?: '5m' | '1h'}`" })
   cache_control?: Record<string, unknown>;
 }
 
 export class MessagesToolChoiceDto {
-  @ApiProperty({ enum: [...MESSAGES_TOOL_CHOICE_TYPES] })
   @IsOneOf(MESSAGES_TOOL_CHOICE_TYPES)
   type!: (typeof MESSAGES_TOOL_CHOICE_TYPES)[number];
 
@@ -136,27 +131,23 @@ export class MessagesToolChoiceDto {
   @IsStringField({ nonEmpty: true, expected: 'a non-empty string (the tool to call; required with type tool)' })
   name?: string;
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true })
   disable_parallel_tool_use?: boolean;
 }
 
 export class MessagesThinkingDto {
-  @ApiProperty({ enum: [...MESSAGES_THINKING_TYPES] })
   @IsOneOf(MESSAGES_THINKING_TYPES)
   type!: (typeof MESSAGES_THINKING_TYPES)[number];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: MESSAGES_MIN_THINKING_BUDGET, description: 'Required with type enabled' })
+  // Optional in the document, yet not IsOptional: ValidateIf requires it with type enabled.
+  @ApiPropertyOptional({ description: 'Required with type enabled' })
   @ValidateIf((thinking: MessagesThinkingDto) => thinking.type === 'enabled' || thinking.budget_tokens !== undefined)
   @IsNumberField({ integer: true, min: MESSAGES_MIN_THINKING_BUDGET })
   budget_tokens?: number;
 }
 
 export class MessagesMetadataDto {
-  @ApiPropertyOptional({ description: 'An id of the end user' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'An id of the end user' })
   user_id?: string;
 }
 
@@ -164,34 +155,27 @@ export const MESSAGES_OUTPUT_FORMAT_TYPES = ['json_schema'] as const;
 
 /** Structured outputs: the answer's text is JSON satisfying `schema`. */
 export class MessagesOutputFormatDto {
-  @ApiProperty({ enum: [...MESSAGES_OUTPUT_FORMAT_TYPES] })
   @IsOneOf(MESSAGES_OUTPUT_FORMAT_TYPES)
   type!: (typeof MESSAGES_OUTPUT_FORMAT_TYPES)[number];
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The JSON Schema the answer satisfies; sent as it is' })
-  @IsObjectField('a JSON Schema object')
+  @IsObjectField('a JSON Schema object', { description: 'The JSON Schema the answer satisfies; sent as it is' })
   schema!: Record<string, unknown>;
 }
 
 export class MessagesOutputConfigDto {
-  @ApiPropertyOptional({ description: 'How much the model thinks with adaptive thinking (low, medium, high, max)' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'How much the model thinks with adaptive thinking (low, medium, high, max)' })
   effort?: string;
 
-  @ApiPropertyOptional({
-    type: MessagesOutputFormatDto,
+  @NestedObject(() => MessagesOutputFormatDto, undefined, {
+    optional: true,
     description: "Structured outputs `{type: 'json_schema', schema}`: Anthropic's own where the source takes it, a forced tool call on other Anthropic sources, `response_format` on every other source",
   })
-  @IsOptional()
-  @NestedObject(() => MessagesOutputFormatDto)
   format?: MessagesOutputFormatDto;
 }
 
 /** `POST /v1/messages/count_tokens`: the Messages body without `max_tokens` and the generation settings. */
 export class MessagesCountTokensRequestDto {
-  @ApiProperty({ description: 'A catalogue model id or alias: any chat model, whatever its source', example: 'claude-sonnet-4-5', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue model id or alias: any chat model, whatever its source', example: 'claude-sonnet-4-5' })
   model!: string;
 
   @ApiProperty({
@@ -217,61 +201,40 @@ export class MessagesCountTokensRequestDto {
   @Checked('messagesTools', (value) => toolsIssues(value))
   tools?: MessagesTool[];
 
-  @ApiPropertyOptional({ type: MessagesToolChoiceDto })
-  @IsOptional()
-  @NestedObject(() => MessagesToolChoiceDto)
+  @NestedObject(() => MessagesToolChoiceDto, undefined, { optional: true })
   tool_choice?: MessagesToolChoiceDto;
 
-  @ApiPropertyOptional({ type: MessagesThinkingDto })
-  @IsOptional()
-  @NestedObject(() => MessagesThinkingDto)
+  @NestedObject(() => MessagesThinkingDto, undefined, { optional: true })
   thinking?: MessagesThinkingDto;
 }
 
 /** The Messages API body; `max_tokens` is required, as Anthropic requires it. */
 export class MessagesRequestDto extends MessagesCountTokensRequestDto {
-  @ApiProperty({ type: 'integer', minimum: 1, description: 'The most tokens to generate' })
-  @IsNumberField({ integer: true, min: 1 })
+  @IsNumberField({ integer: true, min: 1 }, { description: 'The most tokens to generate' })
   max_tokens!: number;
 
-  @ApiPropertyOptional({ type: [String] })
-  @IsOptional()
-  @IsArrayField({ items: 'strings', ofStrings: true, max: 64 })
+  @IsArrayField({ items: 'strings', ofStrings: true, max: 64 }, { optional: true })
   stop_sequences?: string[];
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1 })
-  @IsOptional()
-  @IsNumberField({ min: 0, max: 1 })
+  @IsNumberField({ min: 0, max: 1 }, { optional: true })
   temperature?: number;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1 })
-  @IsOptional()
-  @IsNumberField({ min: 0, max: 1 })
+  @IsNumberField({ min: 0, max: 1 }, { optional: true })
   top_p?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Accepted; no upstream of the chat pipeline takes it, so it is not sent' })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 0 })
+  @IsNumberField({ integer: true, min: 0 }, { optional: true, description: 'Accepted; no upstream of the chat pipeline takes it, so it is not sent' })
   top_k?: number;
 
-  @ApiPropertyOptional({ type: MessagesMetadataDto })
-  @IsOptional()
-  @NestedObject(() => MessagesMetadataDto)
+  @NestedObject(() => MessagesMetadataDto, undefined, { optional: true })
   metadata?: MessagesMetadataDto;
 
-  @ApiPropertyOptional({ type: MessagesOutputConfigDto })
-  @IsOptional()
-  @NestedObject(() => MessagesOutputConfigDto)
+  @NestedObject(() => MessagesOutputConfigDto, undefined, { optional: true })
   output_config?: MessagesOutputConfigDto;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "Anthropic's context management (clearing old tool results); sent as it is to Anthropic sources, not used by others" })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: "Anthropic's context management (clearing old tool results); sent as it is to Anthropic sources, not used by others" })
   context_management?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ default: false, description: 'Answer with server-sent events' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, default: false, description: 'Answer with server-sent events' })
   stream?: boolean;
 }
 

@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional } from 'class-validator';
 import { MetaDto } from '../chat/chat-completion';
 import { Checked, isRecord, IsStringField } from '../validation/field-validators';
 import { RefusesUnknownFields } from '../validation/unknown-fields';
@@ -43,9 +42,7 @@ export function moderationInputIssues(value: unknown): string[] {
 /** The body of POST /v1/moderations, in OpenAI's shape so the official SDKs work unchanged; a field it does not declare is refused, as OpenAI refuses it. */
 @RefusesUnknownFields()
 export class ModerationRequestDto {
-  @ApiPropertyOptional({ description: `A catalogue id or alias of a moderation model (default ${DEFAULT_MODERATION_MODEL})`, example: DEFAULT_MODERATION_MODEL, maxLength: 256 })
-  @IsOptional()
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { optional: true, description: `A catalogue id or alias of a moderation model (default ${DEFAULT_MODERATION_MODEL})`, example: DEFAULT_MODERATION_MODEL })
   model?: string;
 
   @ApiProperty({
@@ -59,9 +56,7 @@ export class ModerationRequestDto {
   @Checked('moderationInput', (value) => moderationInputIssues(value))
   input!: ModerationInput;
 
-  @ApiPropertyOptional({ description: 'Provider routing override, case-insensitive: `auto`, or a connection one of its sources names', default: 'auto' })
-  @IsOptional()
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { optional: true, description: 'Provider routing override, case-insensitive: `auto`, or a connection one of its sources names', default: 'auto' })
   provider?: string;
 }
 

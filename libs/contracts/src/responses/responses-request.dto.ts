@@ -135,21 +135,15 @@ export class ResponsesTextDto {
   @Checked('responsesTextFormat', textFormatIssues)
   format?: Record<string, unknown> & { type: (typeof RESPONSES_TEXT_FORMAT_TYPES)[number] };
 
-  @ApiPropertyOptional({ description: 'Accepted, not sent upstream (not every source takes it)' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'Accepted, not sent upstream (not every source takes it)' })
   verbosity?: string;
 }
 
 export class ResponsesReasoningDto {
-  @ApiPropertyOptional({ description: 'none, minimal, low, medium, high or xhigh (mapped to the nearest effort the chat pipeline takes)' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'none, minimal, low, medium, high or xhigh (mapped to the nearest effort the chat pipeline takes)' })
   effort?: string;
 
-  @ApiPropertyOptional({ description: 'Accepted (auto, concise, detailed): the reasoning text an upstream gives comes back as the summary' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'Accepted (auto, concise, detailed): the reasoning text an upstream gives comes back as the summary' })
   summary?: string;
 }
 
@@ -181,8 +175,7 @@ export const RESPONSES_UNSERVED_FIELDS: Readonly<Record<string, UnservedField>> 
 /** The Responses API body (what the `openai` SDK's `responses.create` and Codex send). */
 @RefusesUnknownFields(RESPONSES_UNSERVED_FIELDS)
 export class ResponsesRequestDto {
-  @ApiProperty({ description: 'A catalogue model id or alias: any chat model, whatever its source', example: 'gpt-4o-mini', maxLength: 256 })
-  @IsStringField({ nonEmpty: true, maxLength: 256 })
+  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue model id or alias: any chat model, whatever its source', example: 'gpt-4o-mini' })
   model!: string;
 
   @ApiProperty({
@@ -192,9 +185,7 @@ export class ResponsesRequestDto {
   @Checked('responsesInput', (value, _args, firstOnly) => responsesInputIssues(value, firstOnly))
   input!: string | ResponsesItem[];
 
-  @ApiPropertyOptional({ description: 'A system message ahead of the input' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'A system message ahead of the input' })
   instructions?: string;
 
   @ApiPropertyOptional({
@@ -211,34 +202,22 @@ export class ResponsesRequestDto {
   @Checked('responsesToolChoice', (value) => responsesToolChoiceIssues(value))
   tool_choice?: ResponsesToolChoice;
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true })
   parallel_tool_calls?: boolean;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'The most tokens to generate, reasoning included' })
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1, max: Number.MAX_SAFE_INTEGER })
+  @IsNumberField({ integer: true, min: 1, max: Number.MAX_SAFE_INTEGER }, { optional: true, description: 'The most tokens to generate, reasoning included' })
   max_output_tokens?: number;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 2 })
-  @IsOptional()
-  @IsNumberField({ min: 0, max: 2 })
+  @IsNumberField({ min: 0, max: 2 }, { optional: true })
   temperature?: number;
 
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1 })
-  @IsOptional()
-  @IsNumberField({ min: 0, max: 1 })
+  @IsNumberField({ min: 0, max: 1 }, { optional: true })
   top_p?: number;
 
-  @ApiPropertyOptional({ type: ResponsesTextDto })
-  @IsOptional()
-  @NestedObject(() => ResponsesTextDto)
+  @NestedObject(() => ResponsesTextDto, undefined, { optional: true })
   text?: ResponsesTextDto;
 
-  @ApiPropertyOptional({ type: ResponsesReasoningDto })
-  @IsOptional()
-  @NestedObject(() => ResponsesReasoningDto)
+  @NestedObject(() => ResponsesReasoningDto, undefined, { optional: true })
   reasoning?: ResponsesReasoningDto;
 
   @ApiPropertyOptional({
@@ -251,38 +230,24 @@ export class ResponsesRequestDto {
   @IsStringMapField(RESPONSES_METADATA)
   metadata?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'An id of the end user' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'An id of the end user' })
   user?: string;
 
-  @ApiPropertyOptional({ default: false, description: 'Answer with the typed server-sent events' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, default: false, description: 'Answer with the typed server-sent events' })
   stream?: boolean;
 
-  @ApiPropertyOptional({ default: true, description: 'Keep the response (input items, output, usage) for RESPONSES_RETENTION_DAYS, readable with GET /v1/responses/{id} and continued with previous_response_id; false keeps nothing' })
-  @IsOptional()
-  @IsBooleanField()
+  @IsBooleanField({ optional: true, default: true, description: 'Keep the response (input items, output, usage) for RESPONSES_RETENTION_DAYS, readable with GET /v1/responses/{id} and continued with previous_response_id; false keeps nothing' })
   store?: boolean;
 
-  @ApiPropertyOptional({ description: "A stored response of this account to continue: its conversation (every turn's input and output, not its instructions) goes ahead of `input`; an unknown one is a 404", maxLength: 256 })
-  @IsOptional()
-  @IsStringField({ maxLength: 256 })
+  @IsStringField({ maxLength: 256 }, { optional: true, description: "A stored response of this account to continue: its conversation (every turn's input and output, not its instructions) goes ahead of `input`; an unknown one is a 404" })
   previous_response_id?: string;
 
-  @ApiPropertyOptional({ type: [String], description: 'Accepted (e.g. reasoning.encrypted_content); nothing extra is included' })
-  @IsOptional()
-  @IsArrayField({ items: 'strings', ofStrings: true, max: 64 })
+  @IsArrayField({ items: 'strings', ofStrings: true, max: 64 }, { optional: true, description: 'Accepted (e.g. reasoning.encrypted_content); nothing extra is included' })
   include?: string[];
 
-  @ApiPropertyOptional({ description: 'Accepted, not sent upstream' })
-  @IsOptional()
-  @IsStringField()
+  @IsStringField({}, { optional: true, description: 'Accepted, not sent upstream' })
   prompt_cache_key?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Accepted (Codex sends it), not sent upstream' })
-  @IsOptional()
-  @IsObjectField()
+  @IsObjectField(undefined, { optional: true, description: 'Accepted (Codex sends it), not sent upstream' })
   client_metadata?: Record<string, unknown>;
 }

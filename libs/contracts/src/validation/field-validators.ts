@@ -1,5 +1,6 @@
+import { ApiExtraModels, ApiProperty, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
-import { ValidateBy, ValidateNested, validateSync, type ValidationArguments, type ValidationOptions } from 'class-validator';
+import { IsOptional, ValidateBy, ValidateNested, validateSync, type ValidationArguments, type ValidationOptions } from 'class-validator';
 import {
   describeWrongType,
   describeWrongValue,
@@ -12,7 +13,10 @@ import { acceptDto, compiledValidation, dtoTransform, type DtoClass } from './dt
 /**
  * Validation decorators of the request contracts. Each one writes its own message in the
  * `Expected ... Received ...` style (see validation-issues.ts) and checks one field
- * completely, so a bad field gets one message, not one per failed rule.
+ * completely, so a bad field gets one message, not one per failed rule. The field decorators
+ * also document the field in the OpenAPI document from the same rule (bounds, enum, item
+ * limits, the classes of nested objects and variants), so a rule is written once: what the
+ * document adds beside the rule (words, examples, optionality) is the field's {@link FieldDoc}.
  */
 
 export type { DtoClass } from './dto-acceptor';
@@ -26,6 +30,47 @@ export function composeDecorators(...decorators: PropertyDecorator[]): PropertyD
   return (target, key) => {
     for (const decorator of decorators) decorator(target, key);
   };
+}
+
+/** What a field's OpenAPI description says beside what its rule states. */
+export interface FieldDoc {
+  description?: string;
+  example?: unknown;
+  default?: unknown;
+  deprecated?: boolean;
+  /** Documents null as allowed. Every optional field takes null as absent; this says so where OpenAI's API does. */
+  nullable?: boolean;
+  /** The field may be left out (and null means absent): class-validator's IsOptional, and not required in the document. */
+  optional?: boolean;
+}
+
+/**
+ * The field's validators and its OpenAPI schema: `schema` (derived from the rule) with the
+ * field's doc over it. A property documented by several decorators gets their schemas merged,
+ * the outermost decorator's keys winning.
+ */
+export function documentedField(schema: ApiPropertyOptions, doc: FieldDoc | undefined, ...validators: PropertyDecorator[]): PropertyDecorator {
+  const { optional, ...words } = doc ?? {};
+  const documentation = ApiProperty({ ...schema, ...words, ...(optional ? { required: false } : {}) } as ApiPropertyOptions);
+  return composeDecorators(documentation, ...(optional ? [IsOptional()] : []), ...validators);
+}
+
+/**
+ * The schema of a value that is one of several classes, chosen by `discriminator`
+ * (`variants` maps each value to its class; a class may serve several values). The classes
+ * join the document through the decorated class's extra models.
+ */
+export function variantsSchema(discriminator: string, variants: Readonly<Record<string, DtoClass>>): { oneOf: Array<{ $ref: string }>; discriminator: { propertyName: string; mapping: Record<string, string> } } {
+  const classes = [...new Set(Object.values(variants))];
+  return {
+    oneOf: classes.map((type) => ({ $ref: getSchemaPath(type) })),
+    discriminator: { propertyName: discriminator, mapping: Object.fromEntries(Object.entries(variants).map(([value, type]) => [value, getSchemaPath(type)])) },
+  };
+}
+
+/** Adds the classes of `variants` to the extra models of the decorated property's class, where the document's $refs find them. */
+export function VariantModels(variants: Readonly<Record<string, DtoClass>>): PropertyDecorator {
+  return (target) => ApiExtraModels(...new Set(Object.values(variants)))(target.constructor);
 }
 
 /**
@@ -89,12 +134,16 @@ export function stringIssues(value: unknown, rule: StringRule = {}): string[] {
   return [];
 }
 
-export function IsStringField(rule: StringRule = {}): PropertyDecorator {
-  return Checked('isStringField', (value) => stringIssues(value, rule));
+function stringSchema(rule: StringRule): ApiPropertyOptions {
+  return { type: 'string', ...(rule.nonEmpty ? { minLength: 1 } : {}), ...(rule.maxLength !== undefined ? { maxLength: rule.maxLength } : {}), ...(rule.pattern ? { pattern: rule.pattern.source } : {}) };
 }
 
-export function IsBooleanField(): PropertyDecorator {
-  return Checked('isBooleanField', (value) => (typeof value === 'boolean' ? [] : [`Expected a boolean. Received ${describeWrongType(value)}`]));
+export function IsStringField(rule: StringRule = {}, doc?: FieldDoc): PropertyDecorator {
+  return documentedField(stringSchema(rule), doc, Checked('isStringField', (value) => stringIssues(value, rule)));
+}
+
+export function IsBooleanField(doc?: FieldDoc): PropertyDecorator {
+  return documentedField({ type: 'boolean' }, doc, Checked('isBooleanField', (value) => (typeof value === 'boolean' ? [] : [`Expected a boolean. Received ${describeWrongType(value)}`])));
 }
 
 export interface NumberRule {
@@ -128,16 +177,28 @@ function rangeText(rule: NumberRule): string {
   return `of at most ${rule.max}`;
 }
 
-export function IsNumberField(rule: NumberRule = {}): PropertyDecorator {
-  return Checked('isNumberField', (value) => numberIssues(value, rule));
+/** An integer is bounded by the safe integers even where the rule sets no bound. */
+function numberSchema(rule: NumberRule): ApiPropertyOptions {
+  const minimum = rule.min ?? (rule.integer ? Number.MIN_SAFE_INTEGER : undefined);
+  const maximum = rule.max ?? (rule.integer ? Number.MAX_SAFE_INTEGER : undefined);
+  return { type: rule.integer ? 'integer' : 'number', ...(minimum !== undefined ? { minimum } : {}), ...(maximum !== undefined ? { maximum } : {}) };
 }
 
-export function IsOneOf(values: readonly string[]): PropertyDecorator {
-  return Checked('isOneOf', (value) => (typeof value === 'string' && values.includes(value) ? [] : [expectedOneOf(values, value)]));
+export function IsNumberField(rule: NumberRule = {}, doc?: FieldDoc): PropertyDecorator {
+  return documentedField(numberSchema(rule), doc, Checked('isNumberField', (value) => numberIssues(value, rule)));
 }
 
-export function IsObjectField(expected = 'an object'): PropertyDecorator {
+export function IsOneOf(values: readonly string[], doc?: FieldDoc): PropertyDecorator {
+  return documentedField({ enum: [...values] }, doc, Checked('isOneOf', (value) => (typeof value === 'string' && values.includes(value) ? [] : [expectedOneOf(values, value)])));
+}
+
+function objectCheck(expected: string): PropertyDecorator {
   return Checked('isObjectField', (value) => (isRecord(value) ? [] : [`Expected ${expected}. Received ${describeWrongType(value)}`]));
+}
+
+/** A free-form object, forwarded as sent. */
+export function IsObjectField(expected = 'an object', doc?: FieldDoc): PropertyDecorator {
+  return documentedField({ type: 'object', additionalProperties: true }, doc, objectCheck(expected));
 }
 
 /** The bounds OpenAI puts on `metadata`: what a client may attach to what is kept for it. */
@@ -193,8 +254,13 @@ export function arrayIssues(value: unknown, rule: ArrayRule): string[] {
   return issues;
 }
 
-export function IsArrayField(rule: ArrayRule): PropertyDecorator {
-  return Checked('isArrayField', (value) => arrayIssues(value, rule));
+function arraySchema(rule: ArrayRule): ApiPropertyOptions {
+  // Items of objects are described by their classes, where the field's decorator knows them.
+  return { type: 'array', ...(rule.ofStrings ? { items: { type: 'string' } } : {}), ...(rule.nonEmpty ? { minItems: 1 } : {}), ...(rule.max !== undefined ? { maxItems: rule.max } : {}) };
+}
+
+export function IsArrayField(rule: ArrayRule, doc?: FieldDoc): PropertyDecorator {
+  return documentedField(arraySchema(rule), doc, Checked('isArrayField', (value) => arrayIssues(value, rule)));
 }
 
 /**
@@ -232,10 +298,13 @@ export function NullMeansAbsent(): PropertyDecorator {
 }
 
 /** A nested object validated against its class (undeclared fields inside it are dropped). */
-export function NestedObject(type: () => DtoClass, expected = 'an object'): PropertyDecorator {
-  return composeDecorators(
+export function NestedObject(type: () => DtoClass, expected = 'an object', doc?: FieldDoc): PropertyDecorator {
+  return documentedField(
+    // Swagger resolves a type function only when it is named `type`, as this property's arrow is.
+    { type: () => type() },
+    doc,
     ObjectOf(type),
-    IsObjectField(expected),
+    objectCheck(expected),
     ValidateNested({ message: (args: ValidationArguments) => `Expected ${expected}. Received ${describeWrongType(args.value)}` }),
   );
 }
