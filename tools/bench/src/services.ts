@@ -283,8 +283,8 @@ export function checkoutCommit(root: string = ROOT): string {
   const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   try {
     const commit = git('rev-parse', '--short', 'HEAD');
-    // The generated tables themselves are left out: writing one must not mark the next run's commit as changed.
-    const changed = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)docs/performance').length > 0;
+    // The docs are left out: they change no figure, and the generated tables live there.
+    const changed = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)docs').length > 0;
     return changed ? `${commit}+changes` : commit;
   } catch {
     return 'unknown (not a git checkout)';
