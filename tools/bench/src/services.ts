@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { dropRedisNamespace } from '@igw/messaging';
 import { createScratchDatabase, findFreePort } from '@igw/persistence';
@@ -278,6 +278,9 @@ export function runBench(body: (setup: { databaseUrl: string; queuePrefix: strin
   });
 }
 
+/** Work the machine was already doing when the bench started, which the pinning cannot keep off the gateway's core. */
+const LOAD_AVERAGE_AT_START = loadavg()[0];
+
 /** The short commit of a checkout, marked `+changes` when its tracked files differ from it: a table must say what code it measured. */
 export function checkoutCommit(root: string = ROOT): string {
   const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
@@ -325,7 +328,7 @@ export async function writeGeneratedTables(file: string, { title, command, commi
     `* command: \`${command}\``,
     `* commit: ${commits}`,
     `* date: ${new Date().toISOString()}`,
-    `* machine: ${machineDescription()}`,
+    `* machine: ${machineDescription()}; load average when the run started: ${LOAD_AVERAGE_AT_START.toFixed(2)} (an idle machine reads about 0)`,
     '',
   ].join('\n');
   await mkdir(path.dirname(file), { recursive: true });
