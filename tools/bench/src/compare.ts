@@ -32,13 +32,10 @@ import { addDeploymentModels, compareDeployments, writeDeploymentsProvidersFile 
 import { median, percentile, runLoad, runLoadUnstolen, runTakingTurns, type LoadPlan } from './load';
 import { PROMPT_CASES, promptModelId, promptPlans, writeBenchCatalogue } from './prompt-sizes';
 import {
-  benchCommand,
   chatLoadPlan,
-  checkoutCommit,
   cpuSeconds,
   createBenchKey,
   gatewayEnvironment,
-  generatedTablePath,
   machineDescription,
   PACED_GATEWAY_MODEL,
   PACED_UPSTREAM_MODEL,
@@ -51,8 +48,8 @@ import {
   waitForPort,
   waitHealthy,
   warmUp,
-  writeGeneratedTables,
 } from './services';
+import { benchCommand, checkoutCommit, generatedTablePath, writeGeneratedTables } from './generated-tables';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -96,10 +93,11 @@ async function main(setup: { databaseUrl: string; queuePrefix: string; children:
   process.stdout.write(`\n${table}\n`);
   const others = contenders.slice(1);
   const label = (contender: Contender) => (contender.root === ROOT ? '' : path.basename(contender.root)) + Object.entries(contender.settings).map(([name, value]) => `-${name}-${value}`).join('');
-  const docs = await writeGeneratedTables(generatedTablePath(['compare', process.env.BENCH_ONLY, ...others.map(label), process.env.REDIS_URL && 'redis']), {
+  const docs = await writeGeneratedTables(generatedTablePath(ROOT, ['compare', process.env.BENCH_ONLY, ...others.map(label), process.env.REDIS_URL && 'redis']), {
     title: `npm run bench:compare${process.env.BENCH_ONLY ? ` (BENCH_ONLY=${process.env.BENCH_ONLY})` : ''}`,
     command: benchCommand('bench:compare', process.argv.slice(2)),
     commits: contenders.map((contender) => `${contender.name}: ${checkoutCommit(contender.root)}`).join('; '),
+    machine: machineDescription(),
     tables: table,
   });
   if (docs) process.stdout.write(`table written to ${path.relative(ROOT, docs)}\n`);

@@ -27,9 +27,7 @@ import { findFreePort } from '@igw/persistence';
 import { median, percentile, runLoad, runTakingTurns, type LoadPlan, type LoadResult } from './load';
 import { measurePromptSizes, promptSizeTable, scenarioContextLengths, writeBenchCatalogue } from './prompt-sizes';
 import {
-  benchCommand,
   chatLoadPlan,
-  checkoutCommit,
   createBenchKey,
   gatewayEnvironment,
   machineDescription,
@@ -39,7 +37,6 @@ import {
   pacedLoadPlan,
   profilingArguments,
   responsesLoadPlan,
-  generatedTablePath,
   ROOT,
   runBench,
   start,
@@ -47,8 +44,8 @@ import {
   waitForPort,
   waitHealthy,
   warmUp,
-  writeGeneratedTables,
 } from './services';
+import { benchCommand, checkoutCommit, generatedTablePath, writeGeneratedTables } from './generated-tables';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGETS = ['direct', 'proxy', 'gateway'] as const;
@@ -98,10 +95,11 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   }
   process.stdout.write(`\n${tables.join('\n')}\n`);
   await writeFile(path.join(ROOT, 'bench-results/latest.md'), tables.join('\n'));
-  const docs = await writeGeneratedTables(generatedTablePath(['bench', ONLY, process.env.REDIS_URL && 'redis', process.env.DIRECT_ROUTES && `direct-routes-${process.env.DIRECT_ROUTES}`]), {
+  const docs = await writeGeneratedTables(generatedTablePath(ROOT, ['bench', ONLY, process.env.REDIS_URL && 'redis', process.env.DIRECT_ROUTES && `direct-routes-${process.env.DIRECT_ROUTES}`]), {
     title: `npm run bench${ONLY ? ` (BENCH_ONLY=${ONLY})` : ''}`,
-    command: benchCommand('bench'),
-    commits: checkoutCommit(),
+    command: benchCommand('bench', []),
+    commits: checkoutCommit(ROOT),
+    machine: machineDescription(),
     tables: tables.join('\n'),
   });
   if (docs) process.stdout.write(`tables written to ${path.relative(ROOT, docs)}\n`);
