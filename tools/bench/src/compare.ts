@@ -20,7 +20,9 @@
 // model with three weighted deployments and a model with one side by side, in turns (deployments.ts):
 // the throughput ratio of the two, whose target is at most 5 % cost.
 // Settings: BENCH_ROUNDS (6), BENCH_SECONDS per measurement (2), DATABASE_URL, REDIS_URL, BENCH_LEDGER,
-// BENCH_MAX_STEAL, BENCH_STEAL_RETRIES, BENCH_PROFILE_DIR (see main.ts).
+// BENCH_MAX_STEAL, BENCH_STEAL_RETRIES, BENCH_PROFILE_DIR (see main.ts), BENCH_WRITE_DOCS=1 (the table
+// also goes to docs/performance/compare[-<BENCH_ONLY>]-<the other gateways>[-redis].md, headed with the
+// command, every gateway's commit, the date and the machine).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +31,25 @@ import { findFreePort } from '@igw/persistence';
 import { addDeploymentModels, compareDeployments, writeDeploymentsProvidersFile } from './deployments';
 import { median, percentile, runLoad, runLoadUnstolen, runTakingTurns, type LoadPlan } from './load';
 import { PROMPT_CASES, promptModelId, promptPlans, writeBenchCatalogue } from './prompt-sizes';
-import { chatLoadPlan, cpuSeconds, createBenchKey, gatewayEnvironment, machineDescription, PACED_GATEWAY_MODEL, PACED_UPSTREAM_MODEL, pacedLoadPlan, profilingArguments, ROOT, runBench, start, startBackends, waitForPort, waitHealthy, warmUp } from './services';
+import {
+  chatLoadPlan,
+  cpuSeconds,
+  createBenchKey,
+  gatewayEnvironment,
+  machineDescription,
+  PACED_GATEWAY_MODEL,
+  PACED_UPSTREAM_MODEL,
+  pacedLoadPlan,
+  profilingArguments,
+  ROOT,
+  runBench,
+  start,
+  startBackends,
+  waitForPort,
+  waitHealthy,
+  warmUp,
+} from './services';
+import { benchCommand, checkoutCommit, generatedTablePath, writeGeneratedTables } from './generated-tables';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -42,6 +62,8 @@ type ChatPlanOf = (contender: Contender, concurrency: number, stream: boolean, s
 interface Contender {
   name: string;
   root: string;
+  /** The settings it was started with beyond the bench's own (`DIRECT_ROUTES=false:.`). */
+  settings: Record<string, string>;
   url: string;
   process: ChildProcess;
   cpuPerRequest: number[];
@@ -66,7 +88,23 @@ function parseContender(argument: string): { root: string; settings: Record<stri
   return { root: path.resolve(match[2]), settings };
 }
 
-async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
+async function main(setup: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<void> {
+  const { table, contenders } = await compare(setup);
+  process.stdout.write(`\n${table}\n`);
+  const others = contenders.slice(1);
+  const label = (contender: Contender) => (contender.root === ROOT ? '' : path.basename(contender.root)) + Object.entries(contender.settings).map(([name, value]) => `-${name}-${value}`).join('');
+  const docs = await writeGeneratedTables(generatedTablePath(ROOT, ['compare', process.env.BENCH_ONLY, ...others.map(label), process.env.REDIS_URL && 'redis']), {
+    title: `npm run bench:compare${process.env.BENCH_ONLY ? ` (BENCH_ONLY=${process.env.BENCH_ONLY})` : ''}`,
+    command: benchCommand('bench:compare', process.argv.slice(2)),
+    commits: contenders.map((contender) => `${contender.name}: ${checkoutCommit(contender.root)}`).join('; '),
+    machine: machineDescription(),
+    tables: table,
+  });
+  if (docs) process.stdout.write(`table written to ${path.relative(ROOT, docs)}\n`);
+}
+
+/** Runs the comparison BENCH_ONLY asks for and returns its markdown table, with the gateways it measured (this checkout's first). */
+async function compare({ databaseUrl, queuePrefix, children }: { databaseUrl: string; queuePrefix: string; children: ChildProcess[] }): Promise<{ table: string; contenders: Contender[] }> {
   const deploymentsOnly = process.env.BENCH_ONLY === 'deployments';
   const others = process.argv.slice(2).map(parseContender);
   if (others.length === 0 && !deploymentsOnly) throw new Error('usage: npm run bench:compare -- [KEY=VALUE,...:]<other checkout, built> [...] (or BENCH_ONLY=deployments npm run bench:compare)');
@@ -93,7 +131,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     await waitHealthy(`${url}/readyz`);
     const shown = Object.entries(settings).map(([name, value]) => ` ${name}=${value}`).join('');
     const name = (index === 0 ? `this (${path.basename(ROOT)})` : path.basename(root)) + shown;
-    contenders.push({ name, root, url, process: gatewayProcess, cpuPerRequest: [], requestsPerSecond: [], p50: [], p99: [], firstChunk: [], streamCpu: [], streamsPerSecond: [], streamFirstChunk: [], errors: 0 });
+    contenders.push({ name, root, settings, url, process: gatewayProcess, cpuPerRequest: [], requestsPerSecond: [], p50: [], p99: [], firstChunk: [], streamCpu: [], streamsPerSecond: [], streamFirstChunk: [], errors: 0 });
   }
   const proxyPort = await findFreePort();
   children.push(start('tools/bench/src/minimal-proxy.js', { UPSTREAM: backends.emulator, PORT: String(proxyPort) }, { core: 0 }));
@@ -102,13 +140,9 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   const yardsticks = { direct: { baseUrl: backends.emulator, firstChunk: [] as number[] }, proxy: { baseUrl: `http://127.0.0.1:${proxyPort}`, firstChunk: [] as number[] } };
   const key = await createBenchKey(backends.billing);
   const plan: ChatPlanOf = (contender, concurrency, stream, seconds = SECONDS) => chatLoadPlan({ baseUrl: contender.url, key, model: 'mini' }, concurrency, stream, seconds);
-  if (process.env.BENCH_ONLY === 'prompts') return comparePromptSizes(contenders, backends.emulator, key);
-  if (deploymentsOnly) {
-    const table = await compareDeployments({ url: contenders[0].url, pid: contenders[0].process.pid! }, key, { rounds: ROUNDS, seconds: SECONDS, turns: TURNS });
-    process.stdout.write(`\n${table}\n`);
-    return;
-  }
-  if (process.env.BENCH_ONLY === 'alongside') return compareAlongsideCounts(contenders, backends.emulator, key, plan);
+  if (process.env.BENCH_ONLY === 'prompts') return { table: await comparePromptSizes(contenders, backends.emulator, key), contenders };
+  if (deploymentsOnly) return { table: await compareDeployments({ url: contenders[0].url, pid: contenders[0].process.pid! }, key, { rounds: ROUNDS, seconds: SECONDS, turns: TURNS }), contenders };
+  if (process.env.BENCH_ONLY === 'alongside') return { table: await compareAlongsideCounts(contenders, backends.emulator, key, plan), contenders };
 
   async function measureChat(order: readonly Contender[]): Promise<void> {
     // Every gateway's throughputs in turns, each gateway's two of the stream ratio adjacent.
@@ -154,7 +188,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   }
   const direct = median(yardsticks.direct.firstChunk);
   const proxyAdds = median(yardsticks.proxy.firstChunk) - direct;
-  const lines = [
+  const table = [
     `Gateways side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians (min–max); ${machineDescription()})`,
     '',
     '| gateway | CPU per request, c=64 (ms) | req/s, c=64 | p50, c=1 (ms) | p99, c=1 (ms) | first chunk p50 (ms) | CPU per stream, c=16 (ms) | streams/s, c=16 | paced first chunk p50, c=16 (ms) | streams/s c=16 ÷ req/s c=64 (≥ 0.8) | added paced first chunk ÷ proxy\'s (≤ 2) | errors |',
@@ -171,7 +205,7 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
     `Paced first chunk p50 at concurrency 16: emulator direct ${direct.toFixed(2)} ms, minimal proxy ${median(yardsticks.proxy.firstChunk).toFixed(2)} ms (adds ${proxyAdds.toFixed(2)} ms).`,
     '',
   ].join('\n');
-  process.stdout.write(`\n${lines}\n`);
+  return { table, contenders };
 }
 
 /** Long prompts counted at once on one gateway, at most: the gateway's core is shared by its event loop and its counting workers. */
@@ -182,7 +216,7 @@ const COUNTED_ALONGSIDE = 2;
  * must be counted against gpt-4o-mini's context, each gateway in turn after a warm-up: where the
  * counting workers share the event loop's core, a count must not hold back everyone else.
  */
-async function compareAlongsideCounts(contenders: readonly Contender[], emulator: string, key: string, plan: ChatPlanOf): Promise<void> {
+async function compareAlongsideCounts(contenders: readonly Contender[], emulator: string, key: string, plan: ChatPlanOf): Promise<string> {
   const countedModel = 'openai/gpt-4o-mini';
   const counted = PROMPT_CASES.find((promptCase) => promptCase.name.startsWith('300 KB') && promptModelId(promptCase) === countedModel);
   if (!counted) throw new Error('the bench has no counted 300 KB case (BENCH_PROMPT_FILTER left it out?)');
@@ -207,7 +241,7 @@ async function compareAlongsideCounts(contenders: readonly Contender[], emulator
       figures.errors += small.errors + prompts.errors;
     }
   }
-  const lines = [
+  return [
     `Small requests beside counted prompts (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, medians; ${machineDescription()})`,
     '',
     `| gateway | small request p50 (ms) | small request p99 (ms) | ${counted.name} to ${countedModel}, ${COUNTED_ALONGSIDE} at a time: p50 (ms) | errors |`,
@@ -218,11 +252,10 @@ async function compareAlongsideCounts(contenders: readonly Contender[], emulator
     }),
     '',
   ].join('\n');
-  process.stdout.write(`\n${lines}\n`);
 }
 
 /** The prompt-size cases with a target, each gateway in turn (order flipped every round) after one warm-up round. */
-async function comparePromptSizes(contenders: readonly Contender[], emulator: string, key: string): Promise<void> {
+async function comparePromptSizes(contenders: readonly Contender[], emulator: string, key: string): Promise<string> {
   const cases = PROMPT_CASES.filter((promptCase) => promptCase.targetMs !== undefined);
   const direct = cases.map(() => [] as number[]);
   const added = cases.map(() => contenders.map(() => [] as number[]));
@@ -245,7 +278,7 @@ async function comparePromptSizes(contenders: readonly Contender[], emulator: st
       if (round > 0) direct[index].push(percentile(alone.latencies, 50));
     }
   }
-  const lines = [
+  return [
     `Prompt sizes side by side (${new Date().toISOString()}, ${ROUNDS} rounds × ${SECONDS}s, one request at a time, medians; ${machineDescription()})`,
     '',
     `| prompt | model | emulator direct p50 (ms) | ${contenders.map((contender) => `${contender.name}: added p50 (ms) / CPU per request (ms)`).join(' | ')} |`,
@@ -258,7 +291,6 @@ async function comparePromptSizes(contenders: readonly Contender[], emulator: st
     `errors: ${contenders.map((contender) => `${contender.name} ${contender.errors}`).join(', ')}`,
     '',
   ].join('\n');
-  process.stdout.write(`\n${lines}\n`);
 }
 
 runBench(main);

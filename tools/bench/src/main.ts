@@ -17,7 +17,8 @@
 // BENCH_STEAL_RETRIES (latency measurements the hypervisor stole CPU time from are repeated;
 // see load.ts), BENCH_ONLY (`chat` or `prompts`: one of the two tables; `streams`: the
 // streams at concurrency 1 alone, see streamsTable), BENCH_PROMPT_SECONDS
-// per prompt-size measurement (1; see prompt-sizes.ts).
+// per prompt-size measurement (1; see prompt-sizes.ts), BENCH_WRITE_DOCS=1 (the tables also go to
+// docs/performance/bench[-<BENCH_ONLY>][-redis].md, headed with the command, commit, date and machine).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -44,6 +45,7 @@ import {
   waitHealthy,
   warmUp,
 } from './services';
+import { benchCommand, checkoutCommit, generatedTablePath, writeGeneratedTables } from './generated-tables';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGETS = ['direct', 'proxy', 'gateway'] as const;
@@ -93,6 +95,14 @@ async function main({ databaseUrl, queuePrefix, children }: { databaseUrl: strin
   }
   process.stdout.write(`\n${tables.join('\n')}\n`);
   await writeFile(path.join(ROOT, 'bench-results/latest.md'), tables.join('\n'));
+  const docs = await writeGeneratedTables(generatedTablePath(ROOT, ['bench', ONLY, process.env.REDIS_URL && 'redis', process.env.DIRECT_ROUTES && `direct-routes-${process.env.DIRECT_ROUTES}`]), {
+    title: `npm run bench${ONLY ? ` (BENCH_ONLY=${ONLY})` : ''}`,
+    command: benchCommand('bench', []),
+    commits: checkoutCommit(ROOT),
+    machine: machineDescription(),
+    tables: tables.join('\n'),
+  });
+  if (docs) process.stdout.write(`tables written to ${path.relative(ROOT, docs)}\n`);
 }
 
 /** The chat table: latency, throughput and streaming, direct, through the minimal proxy and through the gateway. */
