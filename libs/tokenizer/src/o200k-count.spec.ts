@@ -70,6 +70,24 @@ describe('counting o200k tokens', () => {
     }
   });
 
+  it('tells apart pieces that share their last eight code units and their length', () => {
+    // Each pair is one key in the table of counts (a code unit above 255 spills into its
+    // neighbour's byte; a long piece keeps only its end): the second must be counted, not found.
+    const pairs = [
+      ['!\u2019', '!\u0019'],
+      ['!\u2019', '\u0001\u2019'],
+      [' unbelievable', ' xnbelievable'],
+      [' ABCDEFGHIJ', ' XBCDEFGHIJ'],
+      ['::::::::::::', ';:::::::::::'],
+    ];
+    for (const [first, second] of pairs) {
+      expect(reference(first)).not.toBe(reference(second));
+      for (const text of [`${first}a${second}`, `${second}a${first}`]) {
+        expect({ text, tokens: countO200kTokens(text) }).toEqual({ text, tokens: reference(text) });
+      }
+    }
+  });
+
   it('keeps counting exactly when more distinct pieces pass than its table holds', () => {
     const words = Array.from({ length: 80_000 }, (_, index) => `w${index.toString(36)}q`);
     const text = words.join(' ');

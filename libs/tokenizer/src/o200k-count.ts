@@ -120,8 +120,8 @@ const isSmall = (code: number) => code - 0x61 >>> 0 < 26;
  *   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
  *   | [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
  *   | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
- * with `end` as the end of the text. Each piece is hashed as it is scanned (words, most of the
- * text, in the letter loops themselves), for its look-up in the table of counts.
+ * with `end` as the end of the text. Each piece's key is gathered as it is scanned (words, most
+ * of the text, in the letter loops themselves), for its look-up in the table of counts.
  */
 function countStretch(text: string, start: number, end: number): number {
   let total = 0;
@@ -129,7 +129,11 @@ function countStretch(text: string, start: number, end: number): number {
     const kind = classAt(text, index, end);
     if (kind === LEFT_ALONE) return -1;
     const next = classAt(text, index + 1, end);
-    let hash = hashStep(HASH_SEED, text.charCodeAt(index));
+    // The piece's last eight code units, a byte each (high, low), and all its code units or-ed
+    // (wide): together with its length they are the piece itself when it is that short and narrow.
+    let low = text.charCodeAt(index);
+    let high = 0;
+    let wide = low;
     let after = index + 1;
     if (kind === UPPER || kind === LOWER || ((kind === OTHER || kind === SPACE) && (next === UPPER || next === LOWER))) {
       // The two letter alternatives: an optional prefix, capitals, small letters, a contraction.
@@ -137,15 +141,22 @@ function countStretch(text: string, start: number, end: number): number {
       let code = after < end ? text.charCodeAt(after) : 0;
       if (kind !== LOWER) {
         while (isCapital(code)) {
-          hash = hashStep(hash, code);
+          high = (high << 8) | (low >>> 24);
+          low = (low << 8) | code;
           code = ++after < end ? text.charCodeAt(after) : 0;
         }
       }
       while (isSmall(code)) {
-        hash = hashStep(hash, code);
+        high = (high << 8) | (low >>> 24);
+        low = (low << 8) | code;
         code = ++after < end ? text.charCodeAt(after) : 0;
       }
-      for (const contractionEnd = code === APOSTROPHE ? afterContraction(text, after, end) : after; after < contractionEnd; after++) hash = hashStep(hash, text.charCodeAt(after));
+      for (const contractionEnd = code === APOSTROPHE ? afterContraction(text, after, end) : after; after < contractionEnd; after++) {
+        const unit = text.charCodeAt(after);
+        high = (high << 8) | (low >>> 24);
+        low = (low << 8) | unit;
+        wide |= unit;
+      }
     } else {
       if (kind === DIGIT) {
         // \p{N}{1,3}
@@ -166,9 +177,14 @@ function countStretch(text: string, start: number, end: number): number {
         else if (runEnd === end || runEnd - index === 1) after = runEnd;
         else after = runEnd - 1;
       }
-      for (let inPiece = index + 1; inPiece < after; inPiece++) hash = hashStep(hash, text.charCodeAt(inPiece));
+      for (let inPiece = index + 1; inPiece < after; inPiece++) {
+        const unit = text.charCodeAt(inPiece);
+        high = (high << 8) | (low >>> 24);
+        low = (low << 8) | unit;
+        wide |= unit;
+      }
     }
-    total += pieceTokens(text, index, after, hash);
+    total += pieceTokens(text, index, after, low, high, wide);
     index = after;
   }
   return total;
@@ -186,42 +202,64 @@ function afterContraction(text: string, index: number, end: number): number {
 }
 
 /**
- * Counts of pieces seen, found by their characters in place (open addressing on a hash of
- * them): no substring is made for a piece seen before. Emptied when half full, so a text of
- * endless distinct words holds at most TABLE_SIZE / 2 of them.
+ * Counts of pieces seen, found by their last eight code units and their length (open
+ * addressing): no substring is made for a piece seen before, and a piece of at most eight code
+ * units below 256 (most words with their space, numbers, punctuation) is told apart by those
+ * numbers alone, without reading its characters again. A longer or wider piece is compared
+ * with the kept one. A slot's key, length and count lie side by side, so a look-up reads one
+ * cache line. Emptied when half full, so a text of endless distinct words holds at most
+ * TABLE_SIZE / 2 of them.
  */
 const TABLE_SIZE = 1 << 16;
 const TABLE_MASK = TABLE_SIZE - 1;
 /** Longer pieces (rare: a long word or a run of punctuation) are counted, not kept. */
 const LONGEST_KEPT_PIECE = 48;
+/** Pieces this long or shorter, with no code unit above 255, are whole in their eight bytes. */
+const WHOLE_IN_KEY = 8;
+/**
+ * Added to the length kept for a piece with a code unit above 255: its key has lost bits, so it
+ * must never match a narrow piece by the key alone ("!’" and "!\x19" share one).
+ */
+const WIDE_PIECE = 1 << 16;
 const keptPieces: Array<string | undefined> = new Array<string | undefined>(TABLE_SIZE).fill(undefined);
-const keptCounts = new Int32Array(TABLE_SIZE);
+/** Per slot: the key's low and high halves, the piece's length (0: a free slot; WIDE_PIECE added) and its tokens. */
+const keptEntries = new Int32Array(TABLE_SIZE * 4);
 let keptSize = 0;
 
-/** FNV-1a over UTF-16 code units: the hash a piece is kept under. */
-const HASH_SEED = 0x811c9dc5;
-const hashStep = (hash: number, code: number) => Math.imul(hash ^ code, 0x01000193);
-
-/** The tokens of the piece text[start, end), whose hash is `hash`. */
-function pieceTokens(text: string, start: number, end: number, hash: number): number {
+/**
+ * The tokens of the piece text[start, end), whose last eight code units are `high` and `low`
+ * (a byte each) and whose code units or-ed are `wide`.
+ */
+function pieceTokens(text: string, start: number, end: number, low: number, high: number, wide: number): number {
   const length = end - start;
   if (length > LONGEST_KEPT_PIECE) return countWithGptTokenizer(text.slice(start, end), PLAIN_TEXT);
-  let slot = hash & TABLE_MASK;
-  for (let kept = keptPieces[slot]; kept !== undefined; kept = keptPieces[slot]) {
-    if (kept.length === length && holdsAt(text, start, kept)) return keptCounts[slot];
+  const keptLength = wide < 0x100 ? length : length + WIDE_PIECE;
+  const wholeInKey = keptLength <= WHOLE_IN_KEY;
+  let slot = slotOf(low, high, keptLength);
+  for (let entry = slot * 4; keptEntries[entry + 2] !== 0; entry = slot * 4) {
+    if (keptEntries[entry] === low && keptEntries[entry + 1] === high && keptEntries[entry + 2] === keptLength && (wholeInKey || holdsAt(text, start, keptPieces[slot]!))) return keptEntries[entry + 3];
     slot = (slot + 1) & TABLE_MASK;
   }
   const piece = text.slice(start, end);
   const tokens = countWithGptTokenizer(piece, PLAIN_TEXT);
   if (keptSize >= TABLE_SIZE / 2) {
     keptPieces.fill(undefined);
+    keptEntries.fill(0);
     keptSize = 0;
-    slot = hash & TABLE_MASK;
+    slot = slotOf(low, high, keptLength);
   }
   keptPieces[slot] = piece;
-  keptCounts[slot] = tokens;
+  keptEntries.set([low, high, keptLength, tokens], slot * 4);
   keptSize++;
   return tokens;
+}
+
+/** The first slot a piece is looked for in: its key's bits mixed (murmur3's finalizer), so that similar words spread. */
+function slotOf(low: number, high: number, length: number): number {
+  let mixed = low ^ Math.imul(high ^ length, 0x9e3779b1);
+  mixed = Math.imul(mixed ^ (mixed >>> 16), 0x85ebca6b);
+  mixed = Math.imul(mixed ^ (mixed >>> 13), 0xc2b2ae35);
+  return (mixed ^ (mixed >>> 16)) & TABLE_MASK;
 }
 
 /** Whether `text` holds `piece` at `start` (a loop: startsWith's call costs more than it compares for a word). */

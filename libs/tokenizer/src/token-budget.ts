@@ -44,25 +44,31 @@ const COUNTED_BETWEEN_LOOKS = 16_384;
  * exactly the whole text's count.
  */
 export function countWithinBudget({ texts, budget }: BudgetCheck): BudgetVerdict {
+  // Each text's size is taken once: most texts of a long conversation are counted whole.
+  const sizes = texts.map((text) => Buffer.byteLength(text));
   let rest = 0;
-  for (const text of texts) rest += Buffer.byteLength(text);
+  for (const size of sizes) rest += size;
   let counted = 0;
-  const decided = (): BudgetVerdict | undefined => {
-    const bounds = tokenBounds(rest);
-    if (counted + bounds.most <= budget) return { fits: true, tokens: counted + bounds.most, exact: bounds.most === 0 };
-    if (counted + bounds.fewest > budget) return { fits: false, tokens: counted + bounds.fewest, exact: rest === 0 };
-    return undefined;
-  };
-  for (const text of texts) {
+  for (let index = 0; index < texts.length; index++) {
+    const text = texts[index];
     for (let start = 0; start < text.length; ) {
-      const verdict = decided();
+      const verdict = verdictFrom(counted, rest, budget);
       if (verdict) return verdict;
       const end = nextCut(text, start + COUNTED_BETWEEN_LOOKS);
-      const piece = start === 0 && end === text.length ? text : text.slice(start, end);
+      const whole = start === 0 && end === text.length;
+      const piece = whole ? text : text.slice(start, end);
       counted += countTokens(piece);
-      rest -= Buffer.byteLength(piece);
+      rest -= whole ? sizes[index] : Buffer.byteLength(piece);
       start = end;
     }
   }
-  return decided()!;
+  return verdictFrom(counted, rest, budget)!;
+}
+
+/** The verdict once `counted` tokens are counted and `rest` bytes are not, if the bounds on the rest decide it. */
+function verdictFrom(counted: number, rest: number, budget: number): BudgetVerdict | undefined {
+  const bounds = tokenBounds(rest);
+  if (counted + bounds.most <= budget) return { fits: true, tokens: counted + bounds.most, exact: bounds.most === 0 };
+  if (counted + bounds.fewest > budget) return { fits: false, tokens: counted + bounds.fewest, exact: rest === 0 };
+  return undefined;
 }
