@@ -1,6 +1,7 @@
 import { createParamDecorator, type ExecutionContext, type PipeTransform } from '@nestjs/common';
 import { validateChatBody, type AzureChatCompletionRequestDto, type ChatBodyOptions, type ChatCompletionRequestDto } from '@igw/contracts';
-import type { Request } from 'express';
+import { readBodyOf, type JsonBody } from './body-parsing';
+import type { ServedRequest } from './request-context';
 
 class ChatBodyPipe implements PipeTransform<unknown, Promise<ChatCompletionRequestDto | AzureChatCompletionRequestDto>> {
   constructor(private readonly options: ChatBodyOptions) {}
@@ -14,7 +15,7 @@ class ChatBodyPipe implements PipeTransform<unknown, Promise<ChatCompletionReque
  * The request body, as a custom parameter: the global ValidationPipe leaves custom parameters
  * alone (no `validateCustomDecorators`), so the body is validated once, by ChatBodyPipe.
  */
-const RequestBody = createParamDecorator((_data: unknown, context: ExecutionContext): unknown => context.switchToHttp().getRequest<Request>().body);
+const RequestBody = createParamDecorator((_data: unknown, context: ExecutionContext): unknown => context.switchToHttp().getRequest<ServedRequest & { body?: unknown }>().body);
 
 /**
  * `@Body()` for the chat routes, through validateChatBody. Swagger does not see a custom
@@ -23,3 +24,9 @@ const RequestBody = createParamDecorator((_data: unknown, context: ExecutionCont
 export function ChatBody(options: ChatBodyOptions = { azure: false }): ParameterDecorator {
   return RequestBody(undefined, new ChatBodyPipe(options));
 }
+
+/**
+ * The JSON body as the client sent it (its text and bytes beside the parsed value), or undefined
+ * without one: what JsonBodyGuard read for this request, on Nest's routes and the direct ones alike.
+ */
+export const RequestBodySource = createParamDecorator((_data: unknown, context: ExecutionContext): JsonBody | undefined => readBodyOf(context.switchToHttp().getRequest<ServedRequest>()));
