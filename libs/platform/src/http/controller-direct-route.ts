@@ -37,7 +37,7 @@ export interface DirectRouteOptions {
 export function discoverDirectRoutes(app: INestApplication, options: DirectRouteOptions): NodeRoute[] {
   const modules = app.get(ModulesContainer);
   const discovery = new DiscoveryService(modules);
-  const contextCreator = app.get(ExternalContextCreator);
+  const contextCreator = controllerContextCreator(app.get(ExternalContextCreator), modules);
   const scanner = new MetadataScanner();
   const routes: NodeRoute[] = [];
   for (const wrapper of discovery.getControllers()) {
@@ -64,6 +64,24 @@ function refuseModuleMiddleware(modules: ModulesContainer, routes: NodeRoute[], 
     `${routes.map((route) => route.name).join(', ')} serve requests outside Express, so they would skip the middleware that ${configuring.map((metatype) => metatype!.name).join(' and ')} apply (configure(consumer)). ` +
       `Set ${turnOff} to serve these requests through Express and Nest, or make the middleware a guard or an interceptor.`,
   );
+}
+
+/**
+ * Nest's ExternalContextCreator finds the module whose enhancers (the guards, interceptors,
+ * pipes and filters listed by class) it resolves among the modules' providers, where a
+ * controller is not: this one finds a controller's module among the modules' controllers
+ * (through its public getContextModuleKey), and says whether it was asked, so that a Nest version
+ * that finds modules another way refuses to start rather than skip the route's enhancers.
+ */
+function controllerContextCreator(creator: ExternalContextCreator, modules: ModulesContainer): ExternalContextCreator & { askedForModule: boolean } {
+  const controllerCreator = Object.create(creator) as ExternalContextCreator & { askedForModule: boolean };
+  controllerCreator.askedForModule = false;
+  controllerCreator.getContextModuleKey = (classRef) => {
+    controllerCreator.askedForModule = true;
+    for (const [key, module] of modules.entries()) if (classRef && module.controllers.has(classRef)) return key;
+    return '';
+  };
+  return controllerCreator;
 }
 
 type ParamsFactory = Parameters<ExternalContextCreator['create']>[4];
@@ -96,7 +114,7 @@ const SUPPLIED = new Set([RouteParamtypes.REQUEST, RouteParamtypes.RESPONSE, Rou
  * `@Res()`, `@Headers()` and custom ones, `@Header`, `@Redirect`, `@Render`, `@Sse`, versions)
  * is refused when the app starts, naming it.
  */
-function controllerDirectRoute(contextCreator: ExternalContextCreator, instance: Record<string, unknown>, method: string, { bodyLimitBytes, turnOff }: DirectRouteOptions): NodeRoute {
+function controllerDirectRoute(contextCreator: ExternalContextCreator & { askedForModule: boolean }, instance: Record<string, unknown>, method: string, { bodyLimitBytes, turnOff }: DirectRouteOptions): NodeRoute {
   const controller = instance.constructor as Type;
   const name = `The direct route of ${controller.name}.${method}`;
   const refuse = (what: string) => new Error(`${name} cannot serve ${what} as Express does: set ${turnOff} to serve it through Express and Nest, or remove @DirectRoute().`);
@@ -115,7 +133,9 @@ function controllerDirectRoute(contextCreator: ExternalContextCreator, instance:
   const status = (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? 201;
   const paths = routePaths(controller, handler);
   const claimed = pathMatcher(paths);
+  contextCreator.askedForModule = false;
   const run = contextCreator.create(instance, handler, method, ROUTE_ARGS_METADATA, nodeParams, undefined, undefined, undefined, 'http') as (request: ServedRequest, response: ServerResponse) => Promise<unknown>;
+  if (!contextCreator.askedForModule) throw refuse("the guards, interceptors, pipes and filters of its controller's module, which this Nest version's ExternalContextCreator finds another way");
 
   async function serve(request: ServedRequest, response: ServerResponse): Promise<void> {
     startRequestContext(request, response);
