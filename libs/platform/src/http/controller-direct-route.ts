@@ -61,7 +61,7 @@ function refuseModuleMiddleware(modules: ModulesContainer, routes: NodeRoute[], 
   const configuring = [...modules.values()].map((module) => module.metatype as Type | undefined).filter((metatype) => typeof (metatype?.prototype as { configure?: unknown } | undefined)?.configure === 'function');
   if (configuring.length === 0) return;
   throw new Error(
-    `${routes.map((route) => route.name).join(', ')} serve requests outside Express, so they would skip the middleware that ${configuring.map((metatype) => metatype!.name).join(' and ')} apply (configure(consumer)). ` +
+    `${routes.map((route) => route.name).join(', ')} ${routes.length === 1 ? 'serves requests outside Express, so it' : 'serve requests outside Express, so they'} would skip the middleware that ${configuring.map((metatype) => metatype!.name).join(' and ')} apply (configure(consumer)). ` +
       `Set ${turnOff} to serve these requests through Express and Nest, or make the middleware a guard or an interceptor.`,
   );
 }
