@@ -218,6 +218,6 @@ describe('a @DirectRoute() controller method', () => {
 
   it("refuses to start when a module applies middleware, which the direct route would skip", async () => {
     const configure = (consumer: MiddlewareConsumer) => consumer.apply((_request: unknown, _response: unknown, next: () => void) => next()).forRoutes('*path');
-    await expect(startApp(ExtendedController, { configure })).rejects.toThrow(/^The direct route of ExtendedController\.intercepted serve requests outside Express, so they would skip the middleware that TestModule apply \(configure\(consumer\)\)\. Set TEST_ROUTES=false/);
+    await expect(startApp(ExtendedController, { configure })).rejects.toThrow(/^The direct route of ExtendedController\.intercepted serves requests outside Express, so it would skip the middleware that TestModule apply \(configure\(consumer\)\)\. Set TEST_ROUTES=false/);
   });
 });

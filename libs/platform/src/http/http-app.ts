@@ -52,12 +52,10 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   app.disable('x-powered-by');
   app.set('etag', false);
   const limitBytes = bodyLimitBytes(options.bodyLimit);
-  const exceptionFilter = new AllExceptionsFilter(routeNotFoundMessage(options.name, options.swagger && (options.swagger.path ?? 'docs'), options.notFoundHint));
-  const validationPipe = appValidationPipe();
   app.use(requestIdMiddleware);
   app.useGlobalGuards(new JsonBodyGuard(limitBytes));
-  app.useGlobalFilters(exceptionFilter);
-  app.useGlobalPipes(validationPipe);
+  app.useGlobalFilters(new AllExceptionsFilter(routeNotFoundMessage(options.name, options.swagger && (options.swagger.path ?? 'docs'), options.notFoundHint)));
+  app.useGlobalPipes(appValidationPipe());
   if (options.swagger) setUpSwagger(app, options.swagger);
   try {
     await app.init();
