@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Controller, HttpStatus, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ChatCompletionDto, ChatCompletionRequestDto, ErrorMessages, JsonSource } from '@igw/contracts';
-import { ApiErrorResponses, ChatBody, MODEL_ENDPOINT_ERRORS, GatewayException, PathId, RequireApiKey, RequestBodySource, type DirectRequest, DirectRoute, type JsonBody } from '@igw/platform';
+import { ApiErrorResponses, ChatBody, MODEL_ENDPOINT_ERRORS, GatewayException, PathId, RequireApiKey, readBodyOf, type DirectRequest, DirectRoute } from '@igw/platform';
 import type { Request, Response } from 'express';
 import { respondToChat } from './chat-responder';
 import { ChatService } from './chat.service';
@@ -78,8 +78,9 @@ export class ChatController {
   @ApiBody({ type: ChatCompletionRequestDto, examples: CHAT_EXAMPLES })
   @ApiOkResponse({ type: ChatCompletionDto, example: CHAT_ANSWER, description: 'The completion (with stream: true, text/event-stream chunks instead)' })
   @ApiErrorResponses(CHAT_ERRORS)
-  async create(@ChatBody() body: ChatCompletionRequestDto, @RequestBodySource() source: JsonBody | undefined, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
-    // A long conversation goes upstream as the client wrote it when nothing in it changed.
+  async create(@ChatBody() body: ChatCompletionRequestDto, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
+    // A long conversation goes upstream as the client wrote it when nothing in it changed (JsonBodyGuard kept the body as read, on either path).
+    const source = readBodyOf(request);
     await respondToChat(this.chat, body, request, response, source && JsonSource.ofMember(source, 'messages'));
   }
 

@@ -75,7 +75,7 @@ export function readJsonBody(request: ServedRequest, limitBytes: number): Promis
   if (declaredLength !== undefined && declaredLength > limitBytes) return Promise.reject(tooLarge(limitBytes));
   // The client went away mid-body (or while its key was checked): nobody is left to read the answer.
   if (request.destroyed) return Promise.reject(badBody('request aborted'));
-  return readBytes(request, limitBytes, declaredLength).then((bytes) => {
+  return readBytes(request, limitBytes, declaredLength, (bytes) => {
     const body = jsonBody(bytes, charset);
     if (request.context) request.context.bodyBytes = bytes.length;
     noteRequestedModel(request, body.parsed);
@@ -87,7 +87,7 @@ export function readJsonBody(request: ServedRequest, limitBytes: number): Promis
  * The body's bytes, refused (413) as soon as they pass the limit. Plain listeners rather than
  * `for await`: the stream's async iterator costs a measurable share of a small request's CPU.
  */
-function readBytes(request: ServedRequest, limitBytes: number, declaredLength: number | undefined): Promise<Buffer> {
+function readBytes<T>(request: ServedRequest, limitBytes: number, declaredLength: number | undefined, finish: (bytes: Buffer) => T): Promise<T> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -98,8 +98,12 @@ function readBytes(request: ServedRequest, limitBytes: number, declaredLength: n
     };
     const onEnd = () => {
       stopListening();
-      if (declaredLength !== undefined && received !== declaredLength) reject(badBody('request size did not match content length'));
-      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+      if (declaredLength !== undefined && received !== declaredLength) return reject(badBody('request size did not match content length'));
+      try {
+        resolve(finish(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)));
+      } catch (error) {
+        reject(error);
+      }
     };
     const onAbort = () => fail(badBody('request aborted'));
     const fail = (error: GatewayException) => {
@@ -199,12 +203,15 @@ export function readBodyOf(request: ServedRequest): JsonBody | undefined {
 }
 
 /** Reads the request's body once, setting `request.body` to the parsed value (as body-parser did) and keeping what was read. */
-export async function takeJsonBody(request: ServedRequest & { body?: unknown }, limitBytes: number): Promise<void> {
-  if (readBodies.has(request)) return;
-  const body = await readJsonBody(request, limitBytes);
-  if (!body) return;
-  readBodies.set(request, body);
-  request.body = body.parsed;
+export function takeJsonBody(request: ServedRequest & { body?: unknown }, limitBytes: number): Promise<true> {
+  if (readBodies.has(request)) return Promise.resolve(true);
+  return readJsonBody(request, limitBytes).then((body) => {
+    if (body) {
+      readBodies.set(request, body);
+      request.body = body.parsed;
+    }
+    return true;
+  });
 }
 
 const MULTIPART_ROUTE = 'igw:multipart-route';
@@ -216,7 +223,23 @@ const CREDENTIAL_FIRST = 'igw:credential-first';
  */
 export const TakesMultipartBody = (): MethodDecorator => SetMetadata(MULTIPART_ROUTE, true);
 
-const pendingReads = new WeakMap<ServedRequest, () => Promise<void>>();
+const pendingReads = new WeakMap<ServedRequest, () => Promise<true>>();
+
+/** What a route's metadata says of its body, read once per controller method (it never changes at run time). */
+const bodyRules = new WeakMap<object, { multipart: boolean; credentialFirst: boolean }>();
+
+function bodyRulesOf(context: ExecutionContext): { multipart: boolean; credentialFirst: boolean } {
+  const handler = context.getHandler();
+  let rules = bodyRules.get(handler);
+  if (!rules) {
+    rules = {
+      multipart: Reflect.getMetadata(MULTIPART_ROUTE, handler) === true,
+      credentialFirst: Reflect.getMetadata(CREDENTIAL_FIRST, handler) === true || Reflect.getMetadata(CREDENTIAL_FIRST, context.getClass()) === true,
+    };
+    bodyRules.set(handler, rules);
+  }
+  return rules;
+}
 
 /**
  * Reads every JSON body of the app's routes (a global guard, so no interceptor wraps each
@@ -230,18 +253,17 @@ export class JsonBodyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<ServedRequest>();
     if (!hasBody(request.headers)) return true;
-    const handler = context.getHandler();
-    if (Reflect.getMetadata(MULTIPART_ROUTE, handler) === true && MULTIPART_TYPE.test(request.headers['content-type'] ?? '')) {
+    const rules = bodyRulesOf(context);
+    if (rules.multipart && MULTIPART_TYPE.test(request.headers['content-type'] ?? '')) {
       const encoding = request.headers['content-encoding'];
       if (encoding !== undefined && encoding.toLowerCase() !== 'identity') throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, compressedBodyMessage(encoding.slice(0, 32)));
       return true;
     }
-    const read = () => takeJsonBody(request, this.limitBytes);
-    if (Reflect.getMetadata(CREDENTIAL_FIRST, handler) === true || Reflect.getMetadata(CREDENTIAL_FIRST, context.getClass()) === true) {
-      pendingReads.set(request, read);
+    if (rules.credentialFirst) {
+      pendingReads.set(request, () => takeJsonBody(request, this.limitBytes));
       return true;
     }
-    return read().then(() => true);
+    return takeJsonBody(request, this.limitBytes);
   }
 }
 
@@ -253,7 +275,7 @@ export class BodyAfterCredential implements CanActivate {
     const read = pendingReads.get(request);
     if (!read) return true;
     pendingReads.delete(request);
-    return read().then(() => true);
+    return read();
   }
 }
 

@@ -1,6 +1,5 @@
 import { createParamDecorator, type ExecutionContext, type PipeTransform } from '@nestjs/common';
 import { validateChatBody, type AzureChatCompletionRequestDto, type ChatBodyOptions, type ChatCompletionRequestDto } from '@igw/contracts';
-import { readBodyOf, type JsonBody } from './body-parsing';
 import type { ServedRequest } from './request-context';
 
 class ChatBodyPipe implements PipeTransform<unknown, Promise<ChatCompletionRequestDto | AzureChatCompletionRequestDto>> {
@@ -24,9 +23,3 @@ const RequestBody = createParamDecorator((_data: unknown, context: ExecutionCont
 export function ChatBody(options: ChatBodyOptions = { azure: false }): ParameterDecorator {
   return RequestBody(undefined, new ChatBodyPipe(options));
 }
-
-/**
- * The JSON body as the client sent it (its text and bytes beside the parsed value), or undefined
- * without one: what JsonBodyGuard read for this request, on Nest's routes and the direct ones alike.
- */
-export const RequestBodySource = createParamDecorator((_data: unknown, context: ExecutionContext): JsonBody | undefined => readBodyOf(context.switchToHttp().getRequest<ServedRequest>()));
