@@ -8,7 +8,7 @@ import { startStandaloneHarness, type StandaloneHarness } from './support/standa
  * The chat route is served two ways: straight from Node's server (the direct route, for
  * `application/json` bodies with a content-length) and through Express and Nest (every other
  * request). The same request must get the same answer either way. `application/vnd.igw+json`
- * is a JSON type body-parser accepts and the direct route leaves to Express (see its unit test).
+ * is a JSON type the body reader accepts and the direct route leaves to Express (see its unit test).
  */
 const DIRECT = 'application/json';
 const THROUGH_EXPRESS = 'application/vnd.igw+json';

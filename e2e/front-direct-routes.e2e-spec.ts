@@ -8,7 +8,7 @@ import { startStandaloneHarness, type StandaloneHarness } from './support/standa
  * The Responses, Messages and Gemini APIs are served two ways, as chat completions are
  * (chat-direct-route.e2e-spec.ts): straight from Node's server (their direct routes, for
  * `application/json` bodies with a content-length) and through Express and Nest (every other
- * request; `application/vnd.igw+json` is a JSON type body-parser reads and the direct routes
+ * request; `application/vnd.igw+json` is a JSON type the body reader reads and the direct routes
  * leave alone). Every kind of request must get the same status, headers and body either way,
  * streams and the ledger's rows included.
  */

@@ -1,10 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { controllerDirectRoute, drainAndClose, startHttpApp, type DirectRoute, type DirectRouteContext, type Environment, type ServiceSettings } from '@igw/platform';
-import { chatDirectRoute } from './chat/chat-direct-route';
+import { drainAndClose, startHttpApp, type Environment, type ServiceSettings } from '@igw/platform';
 import { GatewayModule } from './gateway.module';
-import { GeminiController } from './gemini/gemini.controller';
-import { MessagesController } from './messages/messages.controller';
-import { ResponsesController } from './responses/responses.controller';
 import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 import { gatewayConnections } from './paid-requests/upstream-estate';
 
@@ -31,27 +27,19 @@ export function startGateway(settings: ServiceSettings): Promise<INestApplicatio
   });
 }
 
-const TURN_OFF = 'DIRECT_ROUTES=false';
-const GEMINI_DIRECT_METHODS = ['generateContent', 'streamGenerateContent', 'countTokens', 'embedContent', 'batchEmbedContents'] as const;
 
 /** What a newcomer sends to the gateway's port that billing serves. */
 const BILLING_PATHS = /^\/(v1\/billing|admin|console)(\/|$)/;
 const BILLING_SERVES_IT = 'The billing service serves /v1/billing/*, /admin/v1/* and /console/ on its own port (BILLING_PORT, 8081 unless set; billing_url in the README).';
 
 /**
- * The routes served straight from Node's server, those of the chat APIs (chat completions,
- * and its Responses, Messages and Gemini fronts), unless DIRECT_ROUTES=false (or its former name
- * CHAT_FAST_PATH=false) sends them through Express and Nest like every other route.
+ * The controller methods marked `@DirectRoute()` (the chat APIs: chat completions and its
+ * Responses, Messages and Gemini fronts) are served straight from Node's server unless
+ * DIRECT_ROUTES=false (or its former name CHAT_FAST_PATH=false) sends them through Express too.
  */
-export function gatewayDirectRoutes(env: Pick<Environment, 'DIRECT_ROUTES' | 'CHAT_FAST_PATH'>): ((context: DirectRouteContext) => DirectRoute[]) | undefined {
+export function gatewayDirectRoutes(env: Pick<Environment, 'DIRECT_ROUTES' | 'CHAT_FAST_PATH'>): { turnOff: string } | undefined {
   if (!env.DIRECT_ROUTES || env.CHAT_FAST_PATH === false) return undefined;
-  return (context) => [
-    chatDirectRoute(context, TURN_OFF),
-    controllerDirectRoute(context, { controller: ResponsesController, method: 'create', turnOff: TURN_OFF }),
-    controllerDirectRoute(context, { controller: MessagesController, method: 'create', turnOff: TURN_OFF }),
-    controllerDirectRoute(context, { controller: MessagesController, method: 'countTokens', turnOff: TURN_OFF }),
-    ...GEMINI_DIRECT_METHODS.map((method) => controllerDirectRoute(context, { controller: GeminiController, method, turnOff: TURN_OFF })),
-  ];
+  return { turnOff: 'DIRECT_ROUTES=false' };
 }
 
 /**

@@ -2,7 +2,6 @@ export * from './config/environment';
 export * from './http/request-context';
 export * from './http/http-app';
 export * from './http/http-drain';
-export * from './http/direct-route-coverage';
 export * from './http/client-address';
 export * from './errors/error-body';
 export * from './errors/gateway.exception';

@@ -2,7 +2,7 @@ import { Injectable, Module, type CallHandler, type CanActivate, type ExecutionC
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import type { AuthenticatedKey } from '@igw/contracts';
-import { ApiKeyAuthenticator, generateApiKey, startHttpApp } from '@igw/platform';
+import { ApiKeyAuthenticator, generateApiKey, startHttpApp, type DirectRequest } from '@igw/platform';
 import { gatewayDirectRoutes } from '../gateway.app';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { EmbeddingsService } from '../embeddings/embeddings.service';
@@ -14,9 +14,9 @@ import { StoredResponses } from '../responses/stored-responses';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
 
-// A team extends the gateway with a global guard, interceptor or middleware: the chat fast path
-// would skip it, so the gateway refuses to start unless DIRECT_ROUTES=false, and then the
-// extension sees every chat request.
+// A team extends the gateway with a global guard or interceptor: it runs on every chat request,
+// on the direct route as through Express. Module middleware, which a direct route cannot run, stops
+// the start unless DIRECT_ROUTES=false, and then sees every chat request.
 
 const AUTH: AuthenticatedKey = {
   keyId: 'k',
@@ -27,13 +27,17 @@ const AUTH: AuthenticatedKey = {
   balance: { balanceMicro: 1n, version: 1, usageSpentMicro: 0n },
 };
 
-/** The chat paths each extension saw. */
+/** The chat paths each extension saw, and which way each request was served. */
 const seen: string[] = [];
+
+/** Express sets `request.route` when it routes a request: absent, the direct route served it. */
+const servedBy = (request: DirectRequest) => ((request as DirectRequest & { route?: unknown }).route === undefined ? 'direct' : 'express');
+const pathOf = (request: DirectRequest) => (request.url ?? '').split('?')[0];
 
 @Injectable()
 class TenantGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
-    seen.push(`TenantGuard ${context.switchToHttp().getRequest<Request>().path}`);
+    seen.push(`TenantGuard ${pathOf(context.switchToHttp().getRequest<DirectRequest>())} ${servedBy(context.switchToHttp().getRequest<DirectRequest>())}`);
     return true;
   }
 }
@@ -41,7 +45,7 @@ class TenantGuard implements CanActivate {
 @Injectable()
 class AuditInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler) {
-    seen.push(`AuditInterceptor ${context.switchToHttp().getRequest<Request>().path}`);
+    seen.push(`AuditInterceptor ${pathOf(context.switchToHttp().getRequest<DirectRequest>())} ${servedBy(context.switchToHttp().getRequest<DirectRequest>())}`);
     return next.handle();
   }
 }
@@ -59,11 +63,14 @@ interface Extension {
   middleware?: (consumer: MiddlewareConsumer) => void;
 }
 
-const EXTENSIONS: Array<[string, Extension]> = [
+const ENHANCERS: Array<[string, Extension]> = [
   ['TenantGuard', { providers: [{ provide: APP_GUARD, useClass: TenantGuard }] }],
   ['AuditInterceptor', { providers: [{ provide: APP_INTERCEPTOR, useClass: AuditInterceptor }] }],
-  ['TracingMiddleware', { middleware: (consumer) => consumer.apply(TracingMiddleware).forRoutes('*') }],
 ];
+const MIDDLEWARE: Extension = { middleware: (consumer) => consumer.apply(TracingMiddleware).forRoutes('*') };
+
+/** What the chat service was asked, per call: whether it had the client's own text of `messages`. */
+const calls: Array<{ verbatimMessages: boolean }> = [];
 
 /**
  * The gateway's chat route with a stand-in service and key check, started as the gateway starts.
@@ -71,11 +78,9 @@ const EXTENSIONS: Array<[string, Extension]> = [
  * beside it, as the gateway composes its features.
  */
 function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = false): Promise<INestApplication> {
-  class ExtensionModule {
-    configure(consumer: MiddlewareConsumer) {
-      extension.middleware?.(consumer);
-    }
-  }
+  class ExtensionModule {}
+  const { middleware } = extension;
+  if (middleware) Object.assign(ExtensionModule.prototype, { configure: (consumer: MiddlewareConsumer) => middleware(consumer) });
   Module({ providers: (extension.providers ?? []) as never[] })(ExtensionModule);
   class ChatModule {}
   Module({
@@ -83,7 +88,10 @@ function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = 
     // The gateway's other direct routes' controllers, as it composes them: each route is checked.
     controllers: [ChatController, ResponsesController, MessagesController, GeminiController],
     providers: [
-      { provide: ChatService, useValue: { complete: (_call: ChatCall, deliver: (completion: unknown) => void) => (deliver({ ok: true }), Promise.resolve()) } },
+      {
+        provide: ChatService,
+        useValue: { complete: (call: ChatCall, deliver: (completion: unknown) => void) => (calls.push({ verbatimMessages: call.messagesJson !== undefined }), deliver({ ok: true }), Promise.resolve()) },
+      },
       { provide: PaidRequestPipeline, useValue: {} },
       // The Responses controller's stored responses are billing's: these routes are checked without them.
       { provide: StoredResponses, useValue: {} },
@@ -111,17 +119,18 @@ describe('the chat fast path and the extensions of the gateway', () => {
   const controllerCalls = spyOnRoute(ChatController.prototype, 'create');
   let app: INestApplication | undefined;
 
-  const chat = async (contentType = 'application/json') => {
+  const chat = async (contentType = 'application/json', content = 'Hello') => {
     const response = await fetch(`${await app!.getUrl()}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
-      body: JSON.stringify({ model: 'mini', messages: [{ role: 'user', content: 'Hello' }] }),
+      body: JSON.stringify({ model: 'mini', messages: [{ role: 'user', content }] }),
     });
     return { status: response.status, body: await response.json() };
   };
 
   beforeEach(() => {
     seen.length = 0;
+    calls.length = 0;
     controllerCalls.mockClear();
   });
 
@@ -130,29 +139,38 @@ describe('the chat fast path and the extensions of the gateway', () => {
     app = undefined;
   });
 
-  it('serves a JSON chat request outside Nest when nothing was added, and any other through ChatController', async () => {
-    app = await startChatApp(true);
-    expect(await chat()).toEqual({ status: 200, body: { ok: true } });
-    expect(controllerCalls).not.toHaveBeenCalled();
-    expect(await chat('application/vnd.igw+json')).toEqual({ status: 200, body: { ok: true } });
-    expect(controllerCalls).toHaveBeenCalledTimes(1);
+  it("serves a JSON chat request on the direct route and any other through Express, by ChatController.create both ways, with the client's own messages text", async () => {
+    app = await startChatApp(true, ENHANCERS[0][1]);
+    const long = 'x'.repeat(20_000);
+    expect(await chat('application/json', long)).toEqual({ status: 200, body: { ok: true } });
+    expect(await chat('application/vnd.igw+json', long)).toEqual({ status: 200, body: { ok: true } });
+    expect(seen).toEqual(['TenantGuard /v1/chat/completions direct', 'TenantGuard /v1/chat/completions express']);
+    expect(controllerCalls).toHaveBeenCalledTimes(2);
+    expect(calls).toEqual([{ verbatimMessages: true }, { verbatimMessages: true }]);
   });
 
-  it.each(EXTENSIONS.flatMap(([name, extension]) => [[name, 'the chat module', extension, false] as const, [name, 'another feature module', extension, true] as const]))(
-    'refuses to start, naming %s added in %s, when the fast path would skip it',
+  it.each(ENHANCERS.flatMap(([name, extension]) => [[name, 'the chat module', extension, false] as const, [name, 'another feature module', extension, true] as const]))(
+    'runs %s added in %s on the direct route as through Express',
     async (name, _where, extension, elsewhere) => {
-      await expect(startChatApp(true, extension, elsewhere)).rejects.toThrow(
-        new RegExp(`^The chat fast path serves POST /v1/chat/completions and /chat/completions outside Express and Nest, so it would skip the [a-z ]*${name}.*Set DIRECT_ROUTES=false`),
-      );
+      app = await startChatApp(true, extension, elsewhere);
+      expect(await chat()).toEqual({ status: 200, body: { ok: true } });
+      expect(await chat('application/vnd.igw+json')).toEqual({ status: 200, body: { ok: true } });
+      expect(seen).toEqual([`${name} /v1/chat/completions direct`, `${name} /v1/chat/completions express`]);
     },
   );
 
-  it.each(EXTENSIONS)('with DIRECT_ROUTES=false, starts with %s and runs it on every chat request', async (name, extension) => {
-    app = await startChatApp(false, extension);
+  it.each([
+    ['the chat module', false],
+    ['another feature module', true],
+  ])('refuses to start with module middleware added in %s, which a direct route would skip', async (_where, elsewhere) => {
+    await expect(startChatApp(true, MIDDLEWARE, elsewhere)).rejects.toThrow(/^The direct route of ChatController\.create.* would skip the middleware that ExtensionModule apply .*Set DIRECT_ROUTES=false/);
+  });
+
+  it('with DIRECT_ROUTES=false, starts with module middleware and runs it on every chat request', async () => {
+    app = await startChatApp(false, MIDDLEWARE);
     expect(await chat()).toEqual({ status: 200, body: { ok: true } });
     expect(await chat('application/vnd.igw+json')).toEqual({ status: 200, body: { ok: true } });
-    expect(seen).toEqual([`${name} /v1/chat/completions`, `${name} /v1/chat/completions`]);
-    expect(controllerCalls).toHaveBeenCalledTimes(2);
+    expect(seen).toEqual(['TracingMiddleware /v1/chat/completions', 'TracingMiddleware /v1/chat/completions']);
   });
 
   it('turns every direct route off with DIRECT_ROUTES=false or its former name CHAT_FAST_PATH=false', () => {

@@ -1,7 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import { Controller, HttpStatus, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ChatCompletionDto, ChatCompletionRequestDto, ErrorMessages } from '@igw/contracts';
-import { ApiErrorResponses, ChatBody, MODEL_ENDPOINT_ERRORS, GatewayException, PathId, RequireApiKey } from '@igw/platform';
+import { ChatCompletionDto, ChatCompletionRequestDto, ErrorMessages, JsonSource } from '@igw/contracts';
+import { ApiErrorResponses, ChatBody, MODEL_ENDPOINT_ERRORS, GatewayException, PathId, RequireApiKey, readBodyOf, type DirectRequest, DirectRoute } from '@igw/platform';
 import type { Request, Response } from 'express';
 import { respondToChat } from './chat-responder';
 import { ChatService } from './chat.service';
@@ -70,14 +71,17 @@ const CHAT_ERRORS = {
 export class ChatController {
   constructor(private readonly chat: ChatService) {}
 
+  @DirectRoute()
   @Post(['v1/chat/completions', 'chat/completions'])
   @RequireApiKey()
   @ApiOperation({ summary: 'Create a chat completion (stream: true answers text/event-stream)' })
   @ApiBody({ type: ChatCompletionRequestDto, examples: CHAT_EXAMPLES })
   @ApiOkResponse({ type: ChatCompletionDto, example: CHAT_ANSWER, description: 'The completion (with stream: true, text/event-stream chunks instead)' })
   @ApiErrorResponses(CHAT_ERRORS)
-  async create(@ChatBody() body: ChatCompletionRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
-    await respondToChat(this.chat, body, request, response);
+  async create(@ChatBody() body: ChatCompletionRequestDto, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
+    // A long conversation goes upstream as the client wrote it when nothing in it changed (JsonBodyGuard kept the body as read, on either path).
+    const source = readBodyOf(request);
+    await respondToChat(this.chat, body, request, response, source && JsonSource.ofMember(source, 'messages'));
   }
 
   /**

@@ -3,7 +3,7 @@ import { GatewayCoreModule } from '../gateway-core.module';
 import { ChatController } from './chat.controller';
 import { ChatService } from './chat.service';
 
-/** Chat completions (OpenAI and Azure paths); the fast path (chat-direct-route.ts) serves most of them with the same service. */
+/** Chat completions (OpenAI and Azure paths); ChatController.create is also a direct route (DirectRoute). */
 @Module({
   imports: [GatewayCoreModule],
   controllers: [ChatController],

@@ -10,9 +10,8 @@ import {
   type EmbeddingRequestDto,
   type GeminiRequestContent,
 } from '@igw/contracts';
-import { API_KEY_ERRORS, GatewayException, MODEL_ENDPOINT_ERRORS, PathId, RequireApiKey, sendJson, type ErrorResponses } from '@igw/platform';
+import { API_KEY_ERRORS, GatewayException, MODEL_ENDPOINT_ERRORS, PathId, RequireApiKey, sendJson, type ErrorResponses, type DirectRequest, DirectRoute } from '@igw/platform';
 import { Cancellation } from '@igw/providers';
-import type { Request, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { respondToChat } from '../chat/chat-responder';
@@ -138,6 +137,7 @@ export class GeminiController {
     private readonly catalogue: CatalogueSnapshotService,
   ) {}
 
+  @DirectRoute()
   @Post(paths('generateContent'))
   @HttpCode(200)
   @GeminiErrorResponses(GENERATE_ERRORS)
@@ -151,10 +151,11 @@ export class GeminiController {
   @ApiHeader(KEY_HEADER)
   @ApiBody({ type: GeminiGenerateContentRequestDto, examples: GENERATE_EXAMPLES })
   @ApiOkResponse({ example: GENERATE_ANSWER, description: 'The GenerateContentResponse, with the gateway\'s `meta.usage`' })
-  async generateContent(@Body() body: GeminiGenerateContentRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async generateContent(@Body() body: GeminiGenerateContentRequestDto, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
     await this.generate(body, request, response, null);
   }
 
+  @DirectRoute()
   @Post(paths('streamGenerateContent'))
   @HttpCode(200)
   @GeminiErrorResponses(GENERATE_ERRORS)
@@ -168,10 +169,11 @@ export class GeminiController {
   @ApiHeader(KEY_HEADER)
   @ApiBody({ type: GeminiGenerateContentRequestDto, examples: GENERATE_EXAMPLES })
   @ApiOkResponse({ description: 'text/event-stream (alt=sse) or application/json (a streamed array) of GenerateContentResponse' })
-  async streamGenerateContent(@Body() body: GeminiGenerateContentRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async streamGenerateContent(@Body() body: GeminiGenerateContentRequestDto, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
     await this.generate(body, request, response, framingOf(request));
   }
 
+  @DirectRoute()
   @Post(paths('countTokens'))
   @HttpCode(200)
   @GeminiErrorResponses(COUNT_ERRORS)
@@ -181,7 +183,7 @@ export class GeminiController {
   @ApiHeader(KEY_HEADER)
   @ApiBody({ type: GeminiCountTokensRequestDto, examples: { hello: { summary: 'A short turn', value: { contents: HELLO } } } })
   @ApiOkResponse({ example: { totalTokens: 14 } })
-  async countTokens(@Body() body: GeminiCountTokensRequestDto, @Req() request: Request): Promise<{ totalTokens: number }> {
+  async countTokens(@Body() body: GeminiCountTokensRequestDto, @Req() request: DirectRequest): Promise<{ totalTokens: number }> {
     const modelName = pathModelOf(request);
     const { model } = this.pipeline.resolveModel(modelName, 'generateContent');
     nullsAsAbsent(body);
@@ -198,6 +200,7 @@ export class GeminiController {
     }
   }
 
+  @DirectRoute()
   @Post(paths('embedContent'))
   @HttpCode(200)
   @GeminiErrorResponses(EMBED_ERRORS)
@@ -207,11 +210,12 @@ export class GeminiController {
   @ApiHeader(KEY_HEADER)
   @ApiBody({ type: GeminiEmbedContentRequestDto, examples: { one: { summary: 'One text, a short vector', value: { content: { parts: [{ text: 'The quick brown fox' }] }, outputDimensionality: 8 } } } })
   @ApiOkResponse({ example: { embedding: { values: [0.0123, -0.0456, 0.0789] }, meta: { usage: { credits_used: 0.8, usd_spent: 0.0000004 } } } })
-  async embedContent(@Body() body: GeminiEmbedContentRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async embedContent(@Body() body: GeminiEmbedContentRequestDto, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
     const answer = await this.embed(pathModelOf(request), [embeddedText(body.content)], nullsAsAbsent(body).outputDimensionality, request, response);
     sendJson(response, 200, { embedding: { values: answer.data[0].embedding }, meta: answer.meta });
   }
 
+  @DirectRoute()
   @Post(paths('batchEmbedContents'))
   @HttpCode(200)
   @GeminiErrorResponses(EMBED_ERRORS)
@@ -224,7 +228,7 @@ export class GeminiController {
     examples: { two: { summary: 'Two texts', value: { requests: [{ model: 'models/text-embedding-3-small', content: { parts: [{ text: 'Hello' }] } }, { content: { parts: [{ text: 'World' }] } }] } } },
   })
   @ApiOkResponse({ example: { embeddings: [{ values: [0.0123, -0.0456] }, { values: [0.0321, 0.0654] }], meta: { usage: { credits_used: 1.2, usd_spent: 0.0000006 } } } })
-  async batchEmbedContents(@Body() body: GeminiBatchEmbedContentsRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async batchEmbedContents(@Body() body: GeminiBatchEmbedContentsRequestDto, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
     const modelName = pathModelOf(request);
     const { model } = this.pipeline.resolveModel(modelName, 'embedContent');
     const dimensions = new Set(body.requests.map((item) => nullsAsAbsent(item).outputDimensionality));
@@ -268,7 +272,7 @@ export class GeminiController {
     return geminiModelOf(model);
   }
 
-  private async generate(body: GeminiGenerateContentRequestDto, request: Request, response: Response, stream: 'sse' | 'json-array' | null): Promise<void> {
+  private async generate(body: GeminiGenerateContentRequestDto, request: DirectRequest, response: ServerResponse, stream: 'sse' | 'json-array' | null): Promise<void> {
     const modelName = pathModelOf(request);
     const { model } = this.pipeline.resolveModel(modelName, 'generateContent');
     const { chatRequest, front } = geminiFrontOf({ body, modelName, model, stream, response });
@@ -276,7 +280,7 @@ export class GeminiController {
   }
 
   /** Through the embeddings service, as /v1/embeddings (a client that goes away aborts the upstream call). */
-  private embed(modelName: string, input: string[], dimensions: number | undefined, request: Request, response: ServerResponse): Promise<EmbeddingListDto> {
+  private embed(modelName: string, input: string[], dimensions: number | undefined, request: DirectRequest, response: ServerResponse): Promise<EmbeddingListDto> {
     this.pipeline.resolveModel(modelName, 'embedContent');
     const cancellation = new Cancellation();
     response.on('close', () => {

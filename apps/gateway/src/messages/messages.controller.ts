@@ -1,8 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import { Body, Controller, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, MessagesCountTokensRequestDto, MessagesRequestDto } from '@igw/contracts';
-import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
-import type { Request, Response } from 'express';
+import { API_KEY_ERRORS, MODEL_ENDPOINT_ERRORS, RequireApiKey, type DirectRequest, DirectRoute } from '@igw/platform';
 import { respondToChat } from '../chat/chat-responder';
 import { ChatService } from '../chat/chat.service';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
@@ -74,6 +74,7 @@ export class MessagesController {
   ) {}
 
   // `/messages` too: the Vercel AI SDK's Anthropic provider posts to `<baseURL>/messages`, its default base ending in `/v1`.
+  @DirectRoute()
   @Post(['v1/messages', 'messages'])
   @MessagesErrorResponses(MESSAGES_ERRORS)
   @RequireApiKey({ credits: true, xApiKeyHeader: true })
@@ -85,12 +86,13 @@ export class MessagesController {
   @ApiHeader({ name: 'anthropic-version', required: false, example: '2023-06-01' })
   @ApiBody({ type: MessagesRequestDto, examples: MESSAGES_EXAMPLES })
   @ApiOkResponse({ example: MESSAGE_ANSWER, description: 'The message (with stream: true, text/event-stream events instead)' })
-  async create(@Body() body: MessagesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async create(@Body() body: MessagesRequestDto, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
     const { model } = this.pipeline.resolveModel(body.model, 'messages');
     const { chatRequest, front } = messagesFrontOf(body, model, request.headers, response);
     await respondToChat(this.chat, chatRequest, request, response, undefined, front);
   }
 
+  @DirectRoute()
   @Post(['v1/messages/count_tokens', 'messages/count_tokens'])
   @HttpCode(200)
   @MessagesErrorResponses(COUNT_TOKENS_ERRORS)
@@ -98,7 +100,7 @@ export class MessagesController {
   @ApiOperation({ summary: "Count a message's input tokens with the gateway's tokenizer (not billed; a suspended account is refused)" })
   @ApiBody({ type: MessagesCountTokensRequestDto, examples: { hello: { summary: 'A short message', value: { model: 'gpt-4o-mini', messages: HELLO } } } })
   @ApiOkResponse({ example: { input_tokens: 14 } })
-  async countTokens(@Body() body: MessagesCountTokensRequestDto, @Req() request: Request): Promise<{ input_tokens: number }> {
+  async countTokens(@Body() body: MessagesCountTokensRequestDto, @Req() request: DirectRequest): Promise<{ input_tokens: number }> {
     const { model } = this.pipeline.resolveModel(body.model, 'messages');
     // Not billed, but tokenizer time: counted against the key's rate and requests in flight as a paid request is.
     const slot = await this.pipeline.admitUnpaid({ auth: request.context.auth!, requestId: request.context.requestId });

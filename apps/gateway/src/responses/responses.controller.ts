@@ -1,8 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import { Body, Controller, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, ResponsesRequestDto } from '@igw/contracts';
-import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
-import type { Request, Response } from 'express';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey, type DirectRequest, DirectRoute } from '@igw/platform';
 import { respondToChat } from '../chat/chat-responder';
 import { DROPPED_TOOLS_HEADER } from '../chat/native-upstream';
 import { ChatService } from '../chat/chat.service';
@@ -94,6 +94,7 @@ export class ResponsesController {
     private readonly stored: StoredResponses,
   ) {}
 
+  @DirectRoute()
   @Post('v1/responses')
   @RequireApiKey()
   @ApiOperation({
@@ -104,7 +105,7 @@ export class ResponsesController {
   @ApiBody({ type: ResponsesRequestDto, examples: RESPONSES_EXAMPLES })
   @ApiOkResponse({ example: RESPONSE_ANSWER, description: 'The response (with stream: true, text/event-stream events instead)', headers: { [DROPPED_TOOLS_HEADER]: { description: 'The built-in tools left out of the upstream call, comma-separated; in each name, characters outside visible ASCII, commas and percent signs are percent-encoded (UTF-8)', schema: { type: 'string' } } } })
   @ApiErrorResponses(RESPONSES_ERRORS)
-  async create(@Body() body: ResponsesRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async create(@Body() body: ResponsesRequestDto, @Req() request: DirectRequest, @Res() response: ServerResponse): Promise<void> {
     const resolved = this.pipeline.resolveModel(body.model, 'responses');
     const auth = request.context.auth!;
     this.stored.assertMayStore(body, auth.accountId);

@@ -1,8 +1,9 @@
-import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Inject, Injectable, Optional, UseGuards } from '@nestjs/common';
+import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Inject, Injectable, Optional } from '@nestjs/common';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { ErrorMessages } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
+import { UseCredentialGuard } from '../http/body-parsing';
 import { ADMIN_SCHEME, ApiErrorResponses } from '../http/swagger';
 import { AdminTokenThrottle } from './admin-token-throttle';
 import { secretsEqual } from './api-key';
@@ -48,7 +49,7 @@ export class AdminTokenGuard implements CanActivate {
 
 export function RequireAdminToken() {
   return applyDecorators(
-    UseGuards(AdminTokenGuard),
+    UseCredentialGuard(AdminTokenGuard),
     ApiBearerAuth(ADMIN_SCHEME),
     ApiErrorResponses({
       401: { description: 'Missing or wrong admin token', messages: ErrorMessages.invalidAdminToken },

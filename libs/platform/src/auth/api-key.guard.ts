@@ -1,9 +1,10 @@
-import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { ErrorMessages, type AuthenticatedKey } from '@igw/contracts';
 import type { Request } from 'express';
 import { GatewayException } from '../errors/gateway.exception';
+import { UseCredentialGuard } from '../http/body-parsing';
 import type { ServedRequest } from '../http/request-context';
 import { API_KEY_ERRORS, ApiErrorResponses } from '../http/swagger';
 import { isWellFormedApiKey } from './api-key';
@@ -63,20 +64,7 @@ export class ApiKeyGuard implements CanActivate {
 
 const requirementsOfRoute = (declared: ApiKeyRequirements | undefined): ApiKeyRequirements => declared ?? { credits: true };
 
-/**
- * The requirements ApiKeyGuard applies on a controller method (its RequireApiKey's, the
- * method's over the controller's): what a direct route serving the same requests checks.
- */
-export function apiKeyRequirementsOf(controller: abstract new (...args: never[]) => unknown, method: string): ApiKeyRequirements {
-  const handler = (controller.prototype as Record<string, unknown>)[method] as object;
-  const declared = (Reflect.getMetadata(API_KEY_REQUIREMENTS, handler) ?? Reflect.getMetadata(API_KEY_REQUIREMENTS, controller)) as ApiKeyRequirements | undefined;
-  return requirementsOfRoute(declared);
-}
-
-/**
- * The caller's key, accepted, or the 401/403 that says why not: the guard's way, and the
- * direct routes' (which serve requests before Nest's guards would run).
- */
+/** The caller's key, accepted, or the 401/403 that says why not. */
 export async function authenticateRequest(authenticator: ApiKeyAuthenticator, request: ServedRequest, requirements: ApiKeyRequirements): Promise<AuthenticatedKey> {
   const presented = presentedKey(request, requirements);
   // A key that cannot be one of ours is refused here, before any hash, cache entry or look-up.
@@ -122,11 +110,11 @@ function headerKey(header: string | string[] | undefined): string | undefined {
   return typeof header === 'string' && header.trim() ? header.trim() : undefined;
 }
 
-/** Marks a route as needing an API key (and, by default, credits). */
+/** Marks a route as needing an API key (and, by default, credits), checked before its body is read. */
 export function RequireApiKey(requirements: ApiKeyRequirements = { credits: true }) {
   return applyDecorators(
     SetMetadata(API_KEY_REQUIREMENTS, requirements),
-    UseGuards(ApiKeyGuard),
+    UseCredentialGuard(ApiKeyGuard),
     ApiBearerAuth(),
     ApiErrorResponses(requirements.credits ? API_KEY_ERRORS : requirements.active ? { 401: API_KEY_ERRORS[401], 403: API_KEY_ERRORS[403] } : { 401: API_KEY_ERRORS[401] }),
   );

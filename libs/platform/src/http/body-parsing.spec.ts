@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import express from 'express';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@igw/contracts';
 import { sendErrorResponse } from '../errors/all-exceptions.filter';
-import { bodyLimitBytes, JsonBodyInterceptor, readJsonBody } from './body-parsing';
+import { bodyLimitBytes, readJsonBody, takeJsonBody } from './body-parsing';
 import type { ServedRequest } from './request-context';
 
 /** What body-parser itself makes of a body: the parsed value, or its error message. */
@@ -23,10 +23,14 @@ function bodyParserVerdict(text: string): Promise<{ value?: unknown; message?: s
   });
 }
 
+function jsonRequest(bytes: Buffer): ServedRequest {
+  return Object.assign(Readable.from([bytes]), { headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) } }) as unknown as ServedRequest;
+}
+
 async function ourVerdict(text: string): Promise<{ value?: unknown; message?: string }> {
-  const request = Object.assign(Readable.from([Buffer.from(text)]), { headers: {} }) as unknown as ServedRequest;
+  const request = jsonRequest(Buffer.from(text));
   try {
-    return { value: (await readJsonBody(request)).parsed };
+    return { value: (await readJsonBody(request, 1 << 20))!.parsed };
   } catch (error) {
     return { message: (error as Error).message.replace(/^Body validation error! Malformed JSON body: /, '') };
   }
@@ -61,7 +65,7 @@ describe('readJsonBody when the client goes away mid-body', () => {
     const request = new Readable({ read() {} });
     request.push(Buffer.from('{"model":'));
     setImmediate(() => request.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));
-    await expect(readJsonBody(Object.assign(request, { headers: {} }) as unknown as ServedRequest)).rejects.toMatchObject({
+    await expect(readJsonBody(Object.assign(request, { headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }) as unknown as ServedRequest, 1024)).rejects.toMatchObject({
       status: 400,
       message: 'Body validation error! request aborted',
     });
@@ -96,8 +100,7 @@ describe('the JSON depth limit', () => {
   });
 
   it('refuses 50,000 levels on the direct route with a 400 that states the limit', async () => {
-    const request = Object.assign(Readable.from([Buffer.from(nestedSchema(50_000))]), { headers: {} }) as unknown as ServedRequest;
-    await expect(readJsonBody(request)).rejects.toMatchObject({
+    await expect(readJsonBody(jsonRequest(Buffer.from(nestedSchema(50_000))), 1 << 24)).rejects.toMatchObject({
       status: 400,
       message: `Body validation error! JSON body nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays are accepted.`,
     });
@@ -106,8 +109,7 @@ describe('the JSON depth limit', () => {
   it('parses a tool schema nested up to the limit', async () => {
     const text = nestedSchema((MAX_JSON_DEPTH - 6) / 2);
     expect(exceedsJsonDepth(text)).toBe(false);
-    const request = Object.assign(Readable.from([Buffer.from(text)]), { headers: {} }) as unknown as ServedRequest;
-    expect((await readJsonBody(request)).parsed).toEqual(JSON.parse(text));
+    expect((await readJsonBody(jsonRequest(Buffer.from(text)), 1 << 24))!.parsed).toEqual(JSON.parse(text));
   });
 
   it.each([
@@ -115,10 +117,31 @@ describe('the JSON depth limit', () => {
     ['utf-16le', (text: string) => Buffer.from(text, 'utf16le')],
     ['utf-32be', utf32be],
     ['utf-16', (text: string) => Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()])],
-  ])('refuses it through the Express parser too, in %s', async (charset, encode) => {
+  ])('refuses it through Express too, in %s', async (charset, encode) => {
     const verdict = await expressParserVerdict(encode(nestedSchema(50_000)), `application/json; charset=${charset}`);
     expect(verdict).toEqual({ status: 400, message: `Body validation error! JSON body nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays are accepted.` });
     expect(await expressParserVerdict(encode('{"a":[[["é"]]]}'), `application/json; charset=${charset}`)).toEqual({ status: 200, body: { a: [[['é']]] } });
+  });
+});
+
+describe('the size and encoding rules', () => {
+  const chat = Buffer.from('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello"}]}');
+
+  it('refuses a body over the limit with a 413 naming it, announced or streamed in chunks', async () => {
+    const tooLarge = { status: 413, message: 'Request body too large: the limit is 16 bytes.' };
+    expect(await expressParserVerdict(chat, 'application/json', 16)).toEqual(tooLarge);
+    expect(await expressParserVerdict(Readable.from([chat.subarray(0, 10), chat.subarray(10)]), 'application/json', 16)).toEqual(tooLarge);
+  });
+
+  it('reads a chunked body', async () => {
+    expect(await expressParserVerdict(Readable.from([chat.subarray(0, 10), chat.subarray(10)]), 'application/json')).toEqual({ status: 200, body: JSON.parse(chat.toString()) });
+  });
+
+  it.each([
+    ['a charset other than a Unicode one', 'application/json; charset=latin1', 'Unsupported body encoding: unsupported charset "LATIN1"'],
+    ['a Unicode charset nobody decodes', 'application/json; charset=utf-7', 'Unsupported body encoding: unsupported charset "UTF-7"'],
+  ])('refuses %s with a 415 naming it', async (_case, type, message) => {
+    expect(await expressParserVerdict(chat, type)).toEqual({ status: 415, message });
   });
 });
 
@@ -159,11 +182,10 @@ function utf32be(text: string): Buffer {
 }
 
 /** Sends one body to an Express app that reads it as the apps' routes do, answering errors with the spec's body. */
-async function expressParserVerdict(body: Buffer, contentType: string | undefined): Promise<{ status: number; message?: string; body?: unknown }> {
+async function expressParserVerdict(body: Buffer | Readable, contentType: string | undefined, limitBytes = 1 << 24): Promise<{ status: number; message?: string; body?: unknown }> {
   const app = express();
-  const reader = new JsonBodyInterceptor(1 << 24);
   app.post('/', (request, response) => {
-    reader.read(request, response).then(
+    takeJsonBody(request, limitBytes).then(
       () => response.json(request.body),
       (error: unknown) => sendErrorResponse(request, response, error),
     );
@@ -172,7 +194,13 @@ async function expressParserVerdict(body: Buffer, contentType: string | undefine
   await once(server, 'listening');
   try {
     const { port } = server.address() as AddressInfo;
-    const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: contentType === undefined ? {} : { 'content-type': contentType }, body });
+    const chunked = body instanceof Readable;
+    const response = await fetch(`http://127.0.0.1:${port}/`, {
+      method: 'POST',
+      headers: contentType === undefined ? {} : { 'content-type': contentType },
+      body: chunked ? (Readable.toWeb(body) as ReadableStream) : body,
+      ...(chunked ? { duplex: 'half' } : {}),
+    } as RequestInit);
     // An empty body parses to nothing, which Express sends as an empty answer.
     const text = await response.text();
     const answer = (text ? JSON.parse(text) : undefined) as { message?: string };

@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext, type PipeTransform } from '@nestjs/common';
 import { validateChatBody, type AzureChatCompletionRequestDto, type ChatBodyOptions, type ChatCompletionRequestDto } from '@igw/contracts';
-import type { Request } from 'express';
+import type { ServedRequest } from './request-context';
 
 class ChatBodyPipe implements PipeTransform<unknown, Promise<ChatCompletionRequestDto | AzureChatCompletionRequestDto>> {
   constructor(private readonly options: ChatBodyOptions) {}
@@ -14,7 +14,7 @@ class ChatBodyPipe implements PipeTransform<unknown, Promise<ChatCompletionReque
  * The request body, as a custom parameter: the global ValidationPipe leaves custom parameters
  * alone (no `validateCustomDecorators`), so the body is validated once, by ChatBodyPipe.
  */
-const RequestBody = createParamDecorator((_data: unknown, context: ExecutionContext): unknown => context.switchToHttp().getRequest<Request>().body);
+const RequestBody = createParamDecorator((_data: unknown, context: ExecutionContext): unknown => context.switchToHttp().getRequest<ServedRequest & { body?: unknown }>().body);
 
 /**
  * `@Body()` for the chat routes, through validateChatBody. Swagger does not see a custom

@@ -1,15 +1,16 @@
-import { Body, Catch, Controller, Headers, HttpCode, Module, Post, Query, Req, Res, UseFilters, UseInterceptors, type ArgumentsHost, type CallHandler, type ExceptionFilter, type INestApplication, type NestInterceptor, type Type } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { Body, Catch, Controller, Headers, HttpCode, Injectable, Module, Post, Query, Req, Res, UseFilters, UseInterceptors, type ArgumentsHost, type CallHandler, type CanActivate, type ExceptionFilter, type ExecutionContext, type INestApplication, type MiddlewareConsumer, type NestInterceptor, type Type } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { IsInt, IsString, Max } from 'class-validator';
-import type { Request, Response } from 'express';
 import type { AuthenticatedKey } from '@igw/contracts';
 import { generateApiKey } from '../auth/api-key';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { RequireApiKey } from '../auth/api-key.guard';
 import { sendErrorResponse } from '../errors/all-exceptions.filter';
 import { GatewayException } from '../errors/gateway.exception';
-import { controllerDirectRoute } from './controller-direct-route';
+import { DirectRoute } from './controller-direct-route';
 import { startHttpApp } from './http-app';
-import type { ServedRequest } from './request-context';
+import type { DirectRequest, ServedRequest } from './request-context';
 
 const AUTH: AuthenticatedKey = {
   keyId: 'k',
@@ -35,22 +36,24 @@ class ShapedErrors implements ExceptionFilter {
 }
 
 /** Express sets `request.route` when it routes a request: absent, the direct route served it. */
-const servedBy = (request: Request) => (request.route === undefined ? 'direct' : 'express');
+const servedBy = (request: DirectRequest) => ((request as DirectRequest & { route?: unknown }).route === undefined ? 'direct' : 'express');
 
 @Controller('v1')
 class GreetingController {
+  @DirectRoute()
   @Post('greetings')
   @HttpCode(200)
   @RequireApiKey({ credits: true, xApiKeyHeader: true })
-  greet(@Body() body: GreetingDto, @Req() request: Request, @Headers('x-tone') tone: string | undefined) {
+  greet(@Body() body: GreetingDto, @Req() request: DirectRequest, @Headers('x-tone') tone: string | undefined) {
     if (body.name === 'nobody') throw new GatewayException(404, 'Nobody to greet.');
     return { greeting: `${tone ?? 'hello'} ${body.name}`.repeat(body.times), servedBy: servedBy(request), instance: body instanceof GreetingDto };
   }
 
+  @DirectRoute()
   @Post(['greetings/stream', 'stream'])
   @RequireApiKey()
   @UseFilters(ShapedErrors)
-  stream(@Body() body: GreetingDto, @Req() request: Request, @Res() response: Response): void {
+  stream(@Body() body: GreetingDto, @Req() request: DirectRequest, @Res() response: ServerResponse): void {
     if (body.name === 'nobody') throw new GatewayException(404, 'Nobody to greet.');
     response.statusCode = 200;
     response.setHeader('content-type', 'text/event-stream');
@@ -59,21 +62,20 @@ class GreetingController {
   }
 }
 
-const routes = (controller: Type, methods: string[]) => ({ directRoutes: (context: Parameters<typeof controllerDirectRoute>[0]) => methods.map((method) => controllerDirectRoute(context, { controller, method, turnOff: 'TEST_ROUTES=false' })) });
-
-function startApp(controller: Type, methods: string[]): Promise<INestApplication> {
+function startApp(controller: Type, extra: { providers?: unknown[]; configure?: (consumer: MiddlewareConsumer) => void } = {}): Promise<INestApplication> {
   class TestModule {}
-  Module({ controllers: [controller], providers: [{ provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } }] })(TestModule);
-  return startHttpApp(TestModule, { name: 'test', host: '127.0.0.1', port: 0, portVariable: 'PORT', bodyLimit: '1kb', logLevel: 'error', ...routes(controller, methods) });
+  if (extra.configure) Object.assign(TestModule.prototype, { configure: extra.configure });
+  Module({ controllers: [controller], providers: [{ provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } }, ...((extra.providers ?? []) as [])] })(TestModule);
+  return startHttpApp(TestModule, { name: 'test', host: '127.0.0.1', port: 0, portVariable: 'PORT', bodyLimit: '1kb', logLevel: 'error', directRoutes: { turnOff: 'TEST_ROUTES=false' } });
 }
 
-describe('controllerDirectRoute', () => {
+describe('a @DirectRoute() controller method', () => {
   const key = generateApiKey().key;
   let app: INestApplication;
   let base: string;
 
   beforeAll(async () => {
-    app = await startApp(GreetingController, ['greet', 'stream']);
+    app = await startApp(GreetingController);
     base = await app.getUrl();
   });
 
@@ -140,42 +142,82 @@ describe('controllerDirectRoute', () => {
     expect((await post('/v1/greetings', JSON.stringify({ name: 'x'.repeat(2000), times: 1 }))).status).toBe(413);
   });
 
+  const seen: string[] = [];
+
+  @Injectable()
+  class TenantGuard implements CanActivate {
+    canActivate(context: ExecutionContext): boolean {
+      seen.push(`guard ${servedBy(context.switchToHttp().getRequest<DirectRequest>())}`);
+      return context.switchToHttp().getRequest<DirectRequest>().headers['x-tenant'] !== 'banned';
+    }
+  }
+
   class Spy implements NestInterceptor {
-    intercept(_context: unknown, next: CallHandler) {
+    intercept(context: ExecutionContext, next: CallHandler) {
+      seen.push(`interceptor ${servedBy(context.switchToHttp().getRequest<DirectRequest>())}`);
       return next.handle();
     }
   }
 
+  /** Renders the method's own errors only; the global filter renders the rest. */
   @Catch(GatewayException)
-  class SomeErrors implements ExceptionFilter {
-    catch(): void {}
+  class TeapotErrors implements ExceptionFilter {
+    catch(_exception: unknown, host: ArgumentsHost): void {
+      const response = host.switchToHttp().getResponse<ServerResponse>();
+      response.statusCode = 418;
+      response.end('teapot');
+    }
   }
 
   @Controller()
-  class UnservableController {
+  class ExtendedController {
+    @DirectRoute()
+    @Post('intercepted')
+    @UseInterceptors(Spy)
+    @UseFilters(TeapotErrors)
+    intercepted(@Body() body: GreetingDto, @Req() request: DirectRequest) {
+      if (body.name === 'nobody') throw new GatewayException(404, 'Nobody to greet.');
+      return { name: body.name, servedBy: servedBy(request) };
+    }
+  }
+
+  it("runs the app's guards, interceptors and filters on the direct path as Nest does on its own", async () => {
+    const extended = await startApp(ExtendedController, { providers: [{ provide: APP_GUARD, useClass: TenantGuard }] });
+    try {
+      const url = `${await extended.getUrl()}/intercepted`;
+      const send = (body: object, headers: Record<string, string> = {}) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      seen.length = 0;
+      expect(await (await send({ name: 'Ada', times: 1 })).json()).toEqual({ name: 'Ada', servedBy: 'direct' });
+      expect(seen).toEqual(['guard direct', 'interceptor direct']);
+      expect((await send({ name: 'Ada', times: 1 }, { 'x-tenant': 'banned' })).status).toBe(403);
+      const teapot = await send({ name: 'nobody', times: 1 });
+      expect([teapot.status, await teapot.text()]).toEqual([418, 'teapot']);
+      seen.length = 0;
+      // Another JSON type: the same method through Express and Nest.
+      expect(await (await send({ name: 'Ada', times: 1 }, { 'content-type': 'application/vnd.test+json' })).json()).toEqual({ name: 'Ada', servedBy: 'express' });
+      expect(seen).toEqual(['guard express', 'interceptor express']);
+    } finally {
+      await extended.close();
+    }
+  });
+
+  @Controller()
+  class QueryController {
+    @DirectRoute()
     @Post('query')
     query(@Query('tone') tone: string) {
       return { tone };
     }
-
-    @Post('intercepted')
-    @UseInterceptors(Spy)
-    intercepted(@Body() body: GreetingDto) {
-      return body;
-    }
-
-    @Post('filtered')
-    @UseFilters(SomeErrors)
-    filtered(@Body() body: GreetingDto) {
-      return body;
-    }
   }
 
-  it.each([
-    ['query', /^The direct route of UnservableController\.query cannot serve UnservableController\.query's parameter 1 \(only @Body\(\), @Req\(\), @Res\(\) and @Headers\(\) are supplied\) as Nest does: set TEST_ROUTES=false/],
-    ['intercepted', /^The direct route of UnservableController\.intercepted serves POST \/intercepted outside Express and Nest, so it would skip the interceptor Spy .*Set TEST_ROUTES=false/],
-    ['filtered', /^The direct route of UnservableController\.filtered cannot serve the errors of a route whose filter SomeErrors catches some errors only/],
-  ])('refuses to start when it cannot serve %s as Nest does', async (method, message) => {
-    await expect(startApp(UnservableController, [method])).rejects.toThrow(message);
+  it('refuses to start with a parameter it cannot supply, naming it and the setting', async () => {
+    await expect(startApp(QueryController)).rejects.toThrow(
+      /^The direct route of QueryController\.query cannot serve QueryController\.query's parameter 1 \(only @Body\(\), @Req\(\), @Res\(\), @Headers\(\) and custom ones are supplied\) as Express does: set TEST_ROUTES=false/,
+    );
+  });
+
+  it("refuses to start when a module applies middleware, which the direct route would skip", async () => {
+    const configure = (consumer: MiddlewareConsumer) => consumer.apply((_request: unknown, _response: unknown, next: () => void) => next()).forRoutes('*path');
+    await expect(startApp(ExtendedController, { configure })).rejects.toThrow(/^The direct route of ExtendedController\.intercepted serves requests outside Express, so it would skip the middleware that TestModule apply \(configure\(consumer\)\)\. Set TEST_ROUTES=false/);
   });
 });

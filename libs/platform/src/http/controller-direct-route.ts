@@ -1,71 +1,124 @@
 import type { ServerResponse } from 'node:http';
-import { RequestMethod, type ArgumentMetadata, type ExceptionFilter, type Type } from '@nestjs/common';
-import {
-  CUSTOM_ROUTE_ARGS_METADATA,
-  EXCEPTION_FILTERS_METADATA,
-  FILTER_CATCH_EXCEPTIONS,
-  GUARDS_METADATA,
-  HEADERS_METADATA,
-  HTTP_CODE_METADATA,
-  METHOD_METADATA,
-  PATH_METADATA,
-  REDIRECT_METADATA,
-  RENDER_METADATA,
-  ROUTE_ARGS_METADATA,
-  SSE_METADATA,
-  VERSION_METADATA,
-} from '@nestjs/common/constants';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
-import { appValidationPipe } from '@igw/contracts';
-import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
-import { apiKeyRequirementsOf, ApiKeyGuard } from '../auth/api-key.guard';
-import type { DirectRoute, DirectRouteContext } from './http-app';
-import { jsonDirectRoute } from './json-direct-route';
+import { RequestMethod, type INestApplication, type Type } from '@nestjs/common';
+import { HEADERS_METADATA, HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA, REDIRECT_METADATA, RENDER_METADATA, ROUTE_ARGS_METADATA, SSE_METADATA, VERSION_METADATA } from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { sendErrorResponse } from '../errors/all-exceptions.filter';
+import { claimsJsonRequest, pathMatcher } from './json-direct-route';
 import { sendJson } from './json-response';
-import type { ServedRequest } from './request-context';
+import { startRequestContext, type ServedRequest } from './request-context';
 
-export interface ControllerDirectRouteOptions {
-  controller: Type;
-  /** The controller method (a `@Post`) whose requests the route serves. */
-  method: string;
-  /** The setting that sends the route's requests through Express and Nest instead: e.g. `DIRECT_ROUTES=false`. */
+/**
+ * Marks a controller's `@Post` method whose JSON requests are also served straight from Node's
+ * server (when the app serves direct routes): Express's routing and `req`/`res` decoration are
+ * skipped, while Nest's own guards, interceptors, pipes and filters of the method, the app's
+ * global ones included, run as on any route (through Nest's ExternalContextCreator). The
+ * method's `@Req()` and `@Res()` are then Node's IncomingMessage and ServerResponse, so they
+ * must be typed as such (ServedRequest, ServerResponse): nothing Express adds is there.
+ */
+export const DirectRoute = DiscoveryService.createDecorator<void>();
+
+/** A route served straight from Node's server, ahead of Express. */
+export interface NodeRoute {
+  /** Named in a refusal: e.g. `The direct route of ChatController.create`. */
+  name: string;
+  paths: readonly string[];
+  /** Serves the request and returns true; or returns false, having read nothing, to leave it to Express. */
+  serve(request: ServedRequest, response: ServerResponse): boolean;
+}
+
+export interface DirectRouteOptions {
+  bodyLimitBytes: number;
+  /** The setting that sends the direct routes' requests through Express and Nest instead: e.g. `DIRECT_ROUTES=false`. */
   turnOff: string;
 }
 
-/** Nest's route parameter kinds (RouteParamtypes) a direct route can supply. */
-const REQUEST = 0;
-const RESPONSE = 1;
-const BODY = 3;
-const HEADERS = 6;
-
-type ArgumentOf = (request: ServedRequest, response: ServerResponse, body: unknown) => unknown;
-
-interface RouteArgument {
-  index: number;
-  data?: unknown;
-  pipes?: unknown[];
+/** Every `@DirectRoute()` method of the app's controllers, as a route served from Node's server. */
+export function discoverDirectRoutes(app: INestApplication, options: DirectRouteOptions): NodeRoute[] {
+  const modules = app.get(ModulesContainer);
+  const discovery = new DiscoveryService(modules);
+  const contextCreator = controllerContextCreator(app.get(ExternalContextCreator), modules);
+  const scanner = new MetadataScanner();
+  const routes: NodeRoute[] = [];
+  for (const wrapper of discovery.getControllers()) {
+    const instance = wrapper.instance as Record<string, unknown> | undefined;
+    if (!instance || typeof instance !== 'object') continue;
+    for (const method of scanner.getAllMethodNames(Object.getPrototypeOf(instance) as object)) {
+      if (discovery.getMetadataByDecorator(DirectRoute, wrapper, method) === undefined) continue;
+      routes.push(controllerDirectRoute(contextCreator, instance, method, options));
+    }
+  }
+  if (routes.length > 0) refuseModuleMiddleware(modules, routes, options.turnOff);
+  return routes;
 }
 
 /**
- * A controller's `@Post` method served as a JSON direct route, everything read from the
- * method's own metadata so that the two ways of serving it cannot drift apart: its paths,
- * the key requirements of its RequireApiKey, its `@Body()` DTO (validated by the app's global
- * pipe), its `@HttpCode`, and its exception filter (which renders every error, as Nest would
- * have it). The method itself answers: called with the validated body and Node's own request
- * and response for `@Req()` and `@Res()` (the responder must not rely on what Express adds to
- * them), or its returned object sent as JSON.
- *
- * Anything the route could not do as Nest does is refused when the app starts, naming it:
- * parameters other than `@Body()`, `@Req()`, `@Res()` and `@Headers()`, parameter pipes,
- * `@Header`, `@Redirect`, `@Render`, `@Sse`, versions, a filter that does not catch every
- * error; other guards, interceptors and pipes are refused by the app's coverage check
- * (direct-route-coverage.ts). Each refusal says to set `turnOff`.
+ * Express runs a module's middleware (its MiddlewareConsumer) before the routes it applies to,
+ * which a direct route cannot: an app whose modules apply any serves no direct route. (Middleware
+ * added with `app.use` after the app started is mounted after Nest's routes, so no route runs it.)
  */
-export function controllerDirectRoute({ app, bodyLimitBytes }: DirectRouteContext, { controller, method, turnOff }: ControllerDirectRouteOptions): DirectRoute {
+function refuseModuleMiddleware(modules: ModulesContainer, routes: NodeRoute[], turnOff: string): void {
+  const configuring = [...modules.values()].map((module) => module.metatype as Type | undefined).filter((metatype) => typeof (metatype?.prototype as { configure?: unknown } | undefined)?.configure === 'function');
+  if (configuring.length === 0) return;
+  throw new Error(
+    `${routes.map((route) => route.name).join(', ')} ${routes.length === 1 ? 'serves requests outside Express, so it' : 'serve requests outside Express, so they'} would skip the middleware that ${configuring.map((metatype) => metatype!.name).join(' and ')} apply (configure(consumer)). ` +
+      `Set ${turnOff} to serve these requests through Express and Nest, or make the middleware a guard or an interceptor.`,
+  );
+}
+
+/**
+ * Nest's ExternalContextCreator finds the module whose enhancers (the guards, interceptors,
+ * pipes and filters listed by class) it resolves among the modules' providers, where a
+ * controller is not: this one finds a controller's module among the modules' controllers
+ * (through its public getContextModuleKey), and says whether it was asked, so that a Nest version
+ * that finds modules another way refuses to start rather than skip the route's enhancers.
+ */
+function controllerContextCreator(creator: ExternalContextCreator, modules: ModulesContainer): ExternalContextCreator & { askedForModule: boolean } {
+  const controllerCreator = Object.create(creator) as ExternalContextCreator & { askedForModule: boolean };
+  controllerCreator.askedForModule = false;
+  controllerCreator.getContextModuleKey = (classRef) => {
+    controllerCreator.askedForModule = true;
+    for (const [key, module] of modules.entries()) if (classRef && module.controllers.has(classRef)) return key;
+    return '';
+  };
+  return controllerCreator;
+}
+
+type ParamsFactory = Parameters<ExternalContextCreator['create']>[4];
+
+/** The values of the parameters a direct route supplies, from Node's request and response. */
+const nodeParams: NonNullable<ParamsFactory> = {
+  exchangeKeyForValue(type: number, data: unknown, [request, response]: [ServedRequest & { body?: unknown }, ServerResponse]) {
+    switch (type as RouteParamtypes) {
+      case RouteParamtypes.REQUEST:
+        return request;
+      case RouteParamtypes.RESPONSE:
+        return response;
+      case RouteParamtypes.BODY:
+        return typeof data === 'string' ? (request.body as Record<string, unknown> | undefined)?.[data] : request.body;
+      case RouteParamtypes.HEADERS:
+        return typeof data === 'string' ? request.headers[data.toLowerCase()] : request.headers;
+      default:
+        return undefined;
+    }
+  },
+} as NonNullable<ParamsFactory>;
+
+const SUPPLIED = new Set([RouteParamtypes.REQUEST, RouteParamtypes.RESPONSE, RouteParamtypes.BODY, RouteParamtypes.HEADERS]);
+
+/**
+ * A controller's `@DirectRoute()` method served from Node's server: its paths and `@HttpCode`
+ * read from its own metadata, its guards, interceptors, pipes and filters (the app's global ones
+ * too) run by Nest's ExternalContextCreator, so the two ways of serving it cannot drift apart.
+ * What the route could not do as Express would (parameters other than `@Body()`, `@Req()`,
+ * `@Res()`, `@Headers()` and custom ones, `@Header`, `@Redirect`, `@Render`, `@Sse`, versions)
+ * is refused when the app starts, naming it.
+ */
+function controllerDirectRoute(contextCreator: ExternalContextCreator & { askedForModule: boolean }, instance: Record<string, unknown>, method: string, { bodyLimitBytes, turnOff }: DirectRouteOptions): NodeRoute {
+  const controller = instance.constructor as Type;
   const name = `The direct route of ${controller.name}.${method}`;
-  const refuse = (what: string) => new Error(`${name} cannot serve ${what} as Nest does: set ${turnOff} to serve it through Express and Nest, or serve it another way.`);
-  const handler = (controller.prototype as Record<string, unknown>)[method];
-  if (typeof handler !== 'function') throw refuse(`a method it does not have (${method})`);
+  const refuse = (what: string) => new Error(`${name} cannot serve ${what} as Express does: set ${turnOff} to serve it through Express and Nest, or remove @DirectRoute().`);
+  const handler = instance[method] as (...args: unknown[]) => unknown;
   if (Reflect.getMetadata(METHOD_METADATA, handler) !== RequestMethod.POST) throw refuse('a method that is not a @Post route');
   for (const [key, what] of [
     [HEADERS_METADATA, '@Header()'],
@@ -76,36 +129,36 @@ export function controllerDirectRoute({ app, bodyLimitBytes }: DirectRouteContex
   ] as const) {
     if (Reflect.getMetadata(key, handler) !== undefined || (key === VERSION_METADATA && Reflect.getMetadata(key, controller) !== undefined)) throw refuse(`a route with ${what}`);
   }
-
-  const argumentsOf = routeArguments(controller, method, refuse);
-  const bodyMetadata = argumentsOf.body;
-  const answersItself = argumentsOf.answersItself;
+  const answersItself = checkParameters(controller, method, refuse);
   const status = (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? 201;
-  const instance = app.get(controller) as Record<string, (...args: unknown[]) => unknown>;
-  const validationPipe = appValidationPipe();
+  const paths = routePaths(controller, handler);
+  const claimed = pathMatcher(paths);
+  contextCreator.askedForModule = false;
+  const run = contextCreator.create(instance, handler, method, ROUTE_ARGS_METADATA, nodeParams, undefined, undefined, undefined, 'http') as (request: ServedRequest, response: ServerResponse) => Promise<unknown>;
+  if (!contextCreator.askedForModule) throw refuse("the guards, interceptors, pipes and filters of its controller's module, which this Nest version's ExternalContextCreator finds another way");
 
-  const guards = [...((Reflect.getMetadata(GUARDS_METADATA, controller) as unknown[] | undefined) ?? []), ...((Reflect.getMetadata(GUARDS_METADATA, handler) as unknown[] | undefined) ?? [])];
-  const checksKey = guards.includes(ApiKeyGuard);
-  const filter = routeFilter(app, controller, handler, refuse);
-
-  return jsonDirectRoute({
-    name,
-    turnOff,
-    paths: routePaths(controller, handler),
-    handler: { controller, method },
-    // Guards other than ApiKeyGuard, interceptors and pipes of the method are not run: the coverage check refuses them.
-    runs: [...(checksKey ? [ApiKeyGuard] : []), ...(filter ? [filter.listed] : [])],
-    bodyLimitBytes,
-    apiKey: checksKey ? { authenticator: app.get(ApiKeyAuthenticator), requirements: apiKeyRequirementsOf(controller, method) } : undefined,
-    sendError: filter ? (request, response, error) => filter.instance.catch(error, new ExecutionContextHost([request, response])) : undefined,
-    async respond({ parsed }, request, response) {
-      const body = bodyMetadata ? await validationPipe.transform(parsed, bodyMetadata) : parsed;
-      const result = await instance[method](...argumentsOf.values.map((argumentOf) => argumentOf(request, response, body)));
-      if (answersItself) return;
+  async function serve(request: ServedRequest, response: ServerResponse): Promise<void> {
+    startRequestContext(request, response);
+    try {
+      // Errors are rendered by the route's filters inside `run`; it then returns what they return.
+      const result = await run(request, response);
+      if (answersItself || response.headersSent || response.writableEnded) return;
       if (typeof result !== 'object' || result === null) throw new Error(`${name} answers objects only; ${controller.name}.${method} returned ${typeof result}`);
       sendJson(response, status, result);
+    } catch (error) {
+      sendErrorResponse(request, response, error);
+    }
+  }
+
+  return {
+    name,
+    paths,
+    serve(request, response) {
+      if (!claimsJsonRequest(request, claimed, bodyLimitBytes)) return false;
+      void serve(request, response);
+      return true;
     },
-  });
+  };
 }
 
 /** `/` + the controller's path + the method's, for each of either's paths (both may list several). */
@@ -117,56 +170,23 @@ function routePaths(controller: Type, handler: object): string[] {
   );
 }
 
-/** The values of the method's parameters, in order, and the metadata the global pipe gets for its body. */
-function routeArguments(controller: Type, method: string, refuse: (what: string) => Error): { values: ArgumentOf[]; body?: ArgumentMetadata; answersItself: boolean } {
-  const declared = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) as Record<string, RouteArgument> | undefined) ?? {};
+/** Refuses parameters the route cannot supply; true when the method answers through `@Res()` itself. */
+function checkParameters(controller: Type, method: string, refuse: (what: string) => Error): boolean {
+  const declared = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) as Record<string, { index: number; data?: unknown }> | undefined) ?? {};
   const types = (Reflect.getMetadata('design:paramtypes', controller.prototype as object, method) as unknown[] | undefined) ?? [];
-  const values: ArgumentOf[] = [];
-  let body: ArgumentMetadata | undefined;
+  const decorated = new Set<number>();
   let answersItself = false;
-  for (const [key, { index, data, pipes }] of Object.entries(declared)) {
-    const parameter = `${controller.name}.${method}'s parameter ${index + 1}`;
-    if (key.includes(CUSTOM_ROUTE_ARGS_METADATA)) throw refuse(`${parameter} (a custom parameter decorator)`);
-    if (pipes && pipes.length > 0) throw refuse(`${parameter} (it has pipes of its own)`);
-    const kind = Number(key.split(':')[0]);
-    if (kind === BODY && data === undefined) {
-      body = { type: 'body', metatype: types[index] as Type | undefined, data: undefined };
-      values[index] = (_request, _response, validated) => validated;
-    } else if (kind === REQUEST) {
-      values[index] = (request) => request;
-    } else if (kind === RESPONSE && !(data as { passthrough?: boolean } | undefined)?.passthrough) {
+  for (const [key, { index, data }] of Object.entries(declared)) {
+    decorated.add(index);
+    const [kind] = key.split(':');
+    if (kind !== String(Number(kind))) continue; // a custom parameter decorator: Nest's context creator supplies it
+    const type = Number(kind) as RouteParamtypes;
+    if (!SUPPLIED.has(type)) throw refuse(`${controller.name}.${method}'s parameter ${index + 1} (only @Body(), @Req(), @Res(), @Headers() and custom ones are supplied)`);
+    if (type === RouteParamtypes.RESPONSE) {
+      if ((data as { passthrough?: boolean } | undefined)?.passthrough) throw refuse(`${controller.name}.${method}'s parameter ${index + 1} (@Res({ passthrough: true }))`);
       answersItself = true;
-      values[index] = (_request, response) => response;
-    } else if (kind === HEADERS) {
-      values[index] = (request) => (typeof data === 'string' ? request.headers[data.toLowerCase()] : request.headers);
-    } else {
-      throw refuse(`${parameter} (only @Body(), @Req(), @Res() and @Headers() are supplied)`);
     }
   }
-  if (values.length !== types.length || values.some((value) => value === undefined)) throw refuse(`a parameter of ${controller.name}.${method} without a decorator`);
-  return { values, body, answersItself };
-}
-
-/**
- * The filter Nest would give the route's errors to (the method's, else the controller's, the
- * last listed first, as Nest tries them), which must catch every error; none when the route
- * has none (the app's global filter then renders them).
- */
-function routeFilter(app: DirectRouteContext['app'], controller: Type, handler: object, refuse: (what: string) => Error): { instance: ExceptionFilter; listed: unknown } | undefined {
-  const listed = [...((Reflect.getMetadata(EXCEPTION_FILTERS_METADATA, controller) as unknown[] | undefined) ?? []), ...((Reflect.getMetadata(EXCEPTION_FILTERS_METADATA, handler) as unknown[] | undefined) ?? [])];
-  const first = listed.at(-1);
-  if (first === undefined) return undefined;
-  const type = (typeof first === 'function' ? first : (first as object).constructor) as Type<ExceptionFilter>;
-  const caught = (Reflect.getMetadata(FILTER_CATCH_EXCEPTIONS, type) as unknown[] | undefined) ?? [];
-  if (caught.length > 0) throw refuse(`the errors of a route whose filter ${type.name} catches some errors only`);
-  return { instance: typeof first === 'function' ? filterInstance(app, type) : (first as ExceptionFilter), listed: first };
-}
-
-function filterInstance(app: DirectRouteContext['app'], type: Type<ExceptionFilter>): ExceptionFilter {
-  try {
-    return app.get(type, { strict: false });
-  } catch {
-    // A filter listed by class and not provided anywhere: Nest builds it the same way.
-    return new type();
-  }
+  if (types.some((_type, index) => !decorated.has(index))) throw refuse(`a parameter of ${controller.name}.${method} without a decorator`);
+  return answersItself;
 }

@@ -4,33 +4,14 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { appValidationPipe } from '@igw/contracts';
 import { AllExceptionsFilter, routeNotFoundMessage } from '../errors/all-exceptions.filter';
-import { bodyLimitBytes, JsonBodyInterceptor } from './body-parsing';
+import { bodyLimitBytes, JsonBodyGuard } from './body-parsing';
+import { discoverDirectRoutes, type NodeRoute } from './controller-direct-route';
 import { installHttpDrain } from './http-drain';
-import { mountedMiddleware, refuseSkippedEnhancers, type DirectRouteCoverage } from './direct-route-coverage';
 import { requestIdMiddleware, type ServedRequest } from './request-context';
 import { requestObserver } from '../observability/request-observer';
 import { startTracing } from '../observability/tracing';
 import { serviceLogger, type LogFormat } from './service-logger';
 import { setUpSwagger } from './swagger';
-
-/**
- * A route served straight from Node's server, ahead of Express and Nest's per-request
- * pipeline, for the few requests whose overhead matters (the chat hot path). It calls the
- * same pieces the pipeline would (authentication, the validation pipe, the services, the
- * error body), and leaves any request it is not sure about to Express, where the route's
- * controller serves it and documents it. The app refuses to start when it has an enhancer
- * the route would skip (direct-route-coverage.ts).
- */
-export interface DirectRoute extends DirectRouteCoverage {
-  /** Serves the request and returns true; or returns false, having read nothing, to leave it to Express. */
-  serve(request: ServedRequest, response: ServerResponse): boolean;
-}
-
-/** What direct routes share with the app's pipeline. */
-export interface DirectRouteContext {
-  app: INestApplication;
-  bodyLimitBytes: number;
-}
 
 export interface HttpAppOptions {
   name: string;
@@ -49,7 +30,11 @@ export interface HttpAppOptions {
   otlpEndpoint?: string;
   /** `path`: where the Swagger UI is served (default `docs`). */
   swagger?: { title: string; description: string; path?: string };
-  directRoutes?: (context: DirectRouteContext) => DirectRoute[];
+  /**
+   * The setting that turns the direct routes off (e.g. `DIRECT_ROUTES=false`), named when one
+   * cannot be served; unset, every route is served through Express (see DirectRoute).
+   */
+  directRoutes?: { turnOff: string };
   /** For a path no route serves: a sentence naming the service that does serve it, if one does. */
   notFoundHint?: (path: string) => string | undefined;
 }
@@ -66,24 +51,15 @@ export async function startHttpApp(rootModule: Type | DynamicModule, options: Ht
   });
   app.disable('x-powered-by');
   app.set('etag', false);
-  const adapterMiddleware = mountedMiddleware(app);
   const limitBytes = bodyLimitBytes(options.bodyLimit);
-  // The body is read by an interceptor, after the route's guards: no body is read before its credential is checked.
-  const readJson = new JsonBodyInterceptor(limitBytes);
-  const exceptionFilter = new AllExceptionsFilter(routeNotFoundMessage(options.name, options.swagger && (options.swagger.path ?? 'docs'), options.notFoundHint));
-  const validationPipe = appValidationPipe();
   app.use(requestIdMiddleware);
-  app.useGlobalInterceptors(readJson);
-  app.useGlobalFilters(exceptionFilter);
-  app.useGlobalPipes(validationPipe);
-  // What every direct route does in its own way (request id, JSON body, error body, validation).
-  const sharedPieces = [...adapterMiddleware, requestIdMiddleware, readJson, exceptionFilter, validationPipe];
-  const directRoutes = options.directRoutes?.({ app, bodyLimitBytes: limitBytes }) ?? [];
+  app.useGlobalGuards(new JsonBodyGuard(limitBytes));
+  app.useGlobalFilters(new AllExceptionsFilter(routeNotFoundMessage(options.name, options.swagger && (options.swagger.path ?? 'docs'), options.notFoundHint)));
+  app.useGlobalPipes(appValidationPipe());
   if (options.swagger) setUpSwagger(app, options.swagger);
   try {
-    // Module middleware is mounted by init: only then can the direct routes be checked, before any request.
     await app.init();
-    for (const route of directRoutes) refuseSkippedEnhancers(app, { ...route, runs: [...sharedPieces, ...route.runs] });
+    const directRoutes = options.directRoutes ? discoverDirectRoutes(app, { bodyLimitBytes: limitBytes, turnOff: options.directRoutes.turnOff }) : [];
     const observe = requestObserver(options.name, options.trustedProxies);
     serveRequests(app, observe, directRoutes);
     installHttpDrain(app, observe);
@@ -118,7 +94,7 @@ const dispatchOfServer = new WeakMap<Server, { dispatch: RequestHandler }>();
  * Node's server observes each request (its context, and its metrics and access-log line when it
  * is over), then hands it to the direct routes first, then to Express.
  */
-function serveRequests(app: NestExpressApplication, observe: RequestHandler, routes: DirectRoute[]): void {
+function serveRequests(app: NestExpressApplication, observe: RequestHandler, routes: NodeRoute[]): void {
   const server = app.getHttpServer() as Server;
   const express = app.getHttpAdapter().getInstance() as RequestHandler;
   if (server.listeners('request').length !== 1) throw new Error('the app expects Express to be the only request listener');

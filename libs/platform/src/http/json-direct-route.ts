@@ -1,63 +1,6 @@
-import type { ServerResponse } from 'node:http';
-import { authenticateRequest, type ApiKeyRequirements } from '../auth/api-key.guard';
-import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
-import { sendErrorResponse } from '../errors/all-exceptions.filter';
-import { readJsonBody, type JsonBody } from './body-parsing';
-import type { DirectRouteCoverage } from './direct-route-coverage';
-import type { DirectRoute } from './http-app';
-import { startRequestContext, type ServedRequest } from './request-context';
-
-export interface JsonDirectRouteOptions extends Omit<DirectRouteCoverage, 'method'> {
-  bodyLimitBytes: number;
-  /** The route's key check (its ApiKeyGuard's requirements), made from the headers before the body is read; none without a guard. */
-  apiKey?: { authenticator: ApiKeyAuthenticator; requirements: ApiKeyRequirements };
-  /** Validates the body as the route's pipes would and answers as its controller method does. */
-  respond(body: JsonBody, request: ServedRequest, response: ServerResponse): Promise<void>;
-  /** Renders any error as the route's exception filter does (default: the app's global filter, sendErrorResponse). */
-  sendError?(request: ServedRequest, response: ServerResponse, error: unknown): void;
-}
+import type { ServedRequest } from './request-context';
 
 const JSON_UTF8 = /^application\/json\s*;\s*charset="?utf-8"?$/i;
-
-/**
- * A `POST` route with a JSON body served straight from Node's server, with Nest's per-request
- * steps in Nest's order, each by the piece Nest would run: the request id
- * (requestIdMiddleware's startRequestContext), the key from the headers (ApiKeyGuard's
- * authenticateRequest), the body (JsonBodyInterceptor's body-parser settings, readJsonBody),
- * then `respond` (the pipe and the controller's responder), any error rendered as the
- * route's filter renders it. It claims only the requests claimsJsonRequest accepts and leaves
- * every other one, unread, to Express.
- */
-export function jsonDirectRoute(options: JsonDirectRouteOptions): DirectRoute {
-  const { apiKey, respond, bodyLimitBytes } = options;
-  const paths = pathMatcher(options.paths);
-  const sendError = options.sendError ?? sendErrorResponse;
-
-  async function serve(request: ServedRequest, response: ServerResponse): Promise<void> {
-    const context = startRequestContext(request, response);
-    try {
-      // The key first, from the headers: a caller without one gets its 401 before the body is read.
-      if (apiKey) context.auth = await authenticateRequest(apiKey.authenticator, request, apiKey.requirements);
-      await respond(await readJsonBody(request), request, response);
-    } catch (error) {
-      sendError(request, response, error);
-    }
-  }
-
-  return {
-    name: options.name,
-    turnOff: options.turnOff,
-    method: 'POST',
-    paths: options.paths,
-    handler: options.handler,
-    runs: options.runs,
-    serve(request, response) {
-      if (!claimsJsonRequest(request, paths, bodyLimitBytes)) return false;
-      void serve(request, response);
-      return true;
-    },
-  };
-}
 
 /**
  * The paths a route's list matches: each exactly, or, for a path with Express 5's wildcards
@@ -81,7 +24,7 @@ function wildcardPattern(path: string): RegExp {
 }
 
 /**
- * The requests a JSON direct route serves: `POST` to one of `paths` exactly (any query string;
+ * The requests a direct route serves: `POST` to one of `paths` exactly (any query string;
  * a trailing slash or another case is Express's to judge), a UTF-8 JSON content type, no
  * content encoding, and a content-length within the limit. Every other request (chunked,
  * compressed, another JSON type, too large) goes to Express, which answers it as before.

@@ -98,3 +98,9 @@ export function requestIdMiddleware(request: Request, response: Response, next: 
   startRequestContext(request, response);
   next();
 }
+
+/**
+ * The request a `@DirectRoute()` method receives with `@Req()`: Node's own (with its context,
+ * started on both paths), so that nothing Express adds can be called on it.
+ */
+export type DirectRequest = IncomingMessage & { context: RequestContext };
