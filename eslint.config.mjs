@@ -42,8 +42,9 @@ const depConstraints = [
 ];
 
 // The Nx rule rejects, before it ever looks at tags, (a) any import of an application project
-// and (b) any relative import that lands in another project. Apps have no @igw/* alias, so the
-// few sanctioned app imports are relative; they are listed here per importing folder. `allow`
+// and (b) any relative import that lands in another project. The sanctioned imports of an app
+// are listed here per importing folder: apps/standalone's through the apps' entry points
+// (@igw/<app>-app, @igw/emulator), the tools' and the e2e specs' still relative. `allow`
 // entries that are neither `x/*` nor `x/**` are regular expressions on the import string.
 const boundaries = (allow = []) => [
   'error',
@@ -96,7 +97,7 @@ export default defineConfig(
   {
     files: ['apps/standalone/**/*.ts'],
     rules: {
-      '@nx/enforce-module-boundaries': boundaries(['^(\\.\\./)+(gateway|catalogue|billing|decisions)/src/', '^(\\.\\./)+tools/emulator/src/']),
+      '@nx/enforce-module-boundaries': boundaries(['^@igw/(gateway|catalogue|billing|decisions)-app$', '^@igw/emulator$']),
     },
   },
   // Cross-service tests start apps and tools (e.g. the emulator) directly.

@@ -10,7 +10,7 @@ module.exports = {
   rootDir: root,
   roots: ['<rootDir>/e2e'],
   testMatch: ['<rootDir>/e2e/*.e2e-spec.ts'],
-  testTimeout: 60_000,
+  setupFilesAfterEnv: ['<rootDir>/tools/jest/slow-tier-timeout.cjs'],
   globalSetup: '<rootDir>/e2e/support/global-setup.ts',
   globalTeardown: '<rootDir>/e2e/support/global-teardown.ts',
 };

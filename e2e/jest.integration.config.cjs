@@ -11,7 +11,7 @@ module.exports = {
   rootDir: root,
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/tools', '<rootDir>/e2e'],
   testMatch: ['**/*.integration-spec.ts'],
-  testTimeout: 60_000,
+  setupFilesAfterEnv: ['<rootDir>/tools/jest/slow-tier-timeout.cjs'],
   globalSetup: '<rootDir>/e2e/support/global-setup.ts',
   globalTeardown: '<rootDir>/e2e/support/global-teardown.ts',
 };

@@ -1,9 +1,9 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
 import { ADMIN_TOKEN, loadEnvironment, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
-import { BillingModule } from '../../billing/src/billing.module';
-import { CatalogueModule } from '../../catalogue/src/catalogue.module';
-import { DecisionsModule } from '../../decisions/src/decisions.module';
-import { GatewayModule } from '../../gateway/src/gateway.module';
+import { BillingModule } from '@igw/billing-app';
+import { CatalogueModule } from '@igw/catalogue-app';
+import { DecisionsModule } from '@igw/decisions-app';
+import { GatewayModule } from '@igw/gateway-app';
 
 const TOKEN = 'admin-token-0123456789abcdef';
 

@@ -1,4 +1,4 @@
-import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
+import { startEmulator, type RunningEmulator } from '@igw/emulator';
 import { connectionsOfEnvironment, findProvider, planRoute, providerKind } from '@igw/providers';
 import { emulatedProviders } from './demo';
 

@@ -2,13 +2,11 @@ import { Logger, type INestApplication } from '@nestjs/common';
 import { loadEnvironment, mountOnApp, resolveQueueBackend, serviceLogger, startTracing, waitForDependencies, type ServiceSettings } from '@igw/platform';
 import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '@igw/persistence';
 import { planRoute } from '@igw/providers';
-import { startBilling } from '../../billing/src/billing.app';
-import { CATALOGUE_MOUNTED_PREFIXES, startCatalogue } from '../../catalogue/src/catalogue.app';
-import { startDecisions } from '../../decisions/src/decisions.app';
-import { CatalogueSnapshotService } from '../../gateway/src/catalogue/catalogue-snapshot.service';
-import { startGateway, stopGateway } from '../../gateway/src/gateway.app';
-import { gatewayConnections } from '../../gateway/src/paid-requests/upstream-estate';
-import { startEmulator, type RunningEmulator } from '../../../tools/emulator/src/emulator';
+import { startBilling } from '@igw/billing-app';
+import { CATALOGUE_MOUNTED_PREFIXES, startCatalogue } from '@igw/catalogue-app';
+import { startDecisions } from '@igw/decisions-app';
+import { startEmulator, type RunningEmulator } from '@igw/emulator';
+import { CatalogueSnapshotService, gatewayConnections, startGateway, stopGateway } from '@igw/gateway-app';
 import { standaloneAdminToken } from './admin-token';
 import { createDemoKey, emulatedProviders } from './demo';
 
