@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { BODY_VALIDATION_PREFIX } from '../validation/validation-issues';
 
 /**
  * The same error as OpenAI's SDKs read it (`error.message` becomes the exception's message).
@@ -50,7 +51,7 @@ export class ErrorBodyDto {
 
 /** Message prefixes and texts that the spec fixes; kept in one place so every service says the same. */
 export const ErrorMessages = {
-  bodyValidationPrefix: 'Body validation error!',
+  bodyValidationPrefix: BODY_VALIDATION_PREFIX,
   invalidApiKey: 'Unauthorized: a valid API key is required. Send it as "Authorization: Bearer <API_KEY>".',
   /** The 401 of a route whose clients send the key in a header of their own (`x-api-key`, `x-goog-api-key`); Bearer is accepted there too. */
   invalidApiKeyIn: (header: string, alsoAs?: string) =>

@@ -15,6 +15,9 @@ import type { ValidationError } from 'class-validator';
  * `tools[3].function.name: ...`.
  */
 
+/** How every 400 about the body starts; the error messages of every service reuse it. */
+export const BODY_VALIDATION_PREFIX = 'Body validation error!';
+
 export interface ValidationIssue {
   /** Where the problem is, e.g. `messages[2].content[0].cache_control.ttl` ('' for the body itself). */
   path: string;

@@ -1,8 +1,7 @@
 import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError, type ValidationPipeOptions } from '@nestjs/common';
 import { acceptDto, type DtoClass } from './dto-acceptor';
 import { refusedFieldOf } from './unknown-fields';
-import { validationIssues } from './validation-issues';
-import { ErrorMessages } from '../errors/error-body.dto';
+import { BODY_VALIDATION_PREFIX, validationIssues } from './validation-issues';
 
 const PIPE_OPTIONS = { transform: true, whitelist: true, forbidUnknownValues: false, validationError: { target: false, value: true } };
 
@@ -144,7 +143,7 @@ export function formatValidationErrors(errors: ValidationError[], { partOfTheBod
   const shown = issues.slice(0, ISSUES_SHOWN).map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
   // Found in part of the body (validateChatBody): more may lie past it, so no count.
   if (issues.length > ISSUES_SHOWN) shown.push(partOfTheBody ? 'and more' : `and ${issues.length - ISSUES_SHOWN} more`);
-  return `${ErrorMessages.bodyValidationPrefix} ${shown.join('; ') || 'the body must be a JSON object'}`;
+  return `${BODY_VALIDATION_PREFIX} ${shown.join('; ') || 'the body must be a JSON object'}`;
 }
 
 /** Issues an error message lists at most: a body with thousands of bad items gets a readable answer, not megabytes. */
