@@ -19,6 +19,8 @@ if (!insideNx) await createProjectGraphAsync({ exitOnError: true });
 const depConstraints = [
   // type axis
   { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts'] },
+  // The validation engine and the JSON encoder: below the DTOs, importing none of them.
+  { sourceTag: 'layer:engine', onlyDependOnLibsWithTags: ['layer:engine'] },
   { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain'] },
   // The tokenizer and its worker pool: beside domain, neither importing the other (pricing needs no tokenizer).
   { sourceTag: 'type:tokenizer', onlyDependOnLibsWithTags: ['type:tokenizer'] },

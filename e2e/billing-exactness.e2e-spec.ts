@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { ErrorMessages, QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
+import { ErrorMessages, type UsageEvent } from '@igw/contracts';
+import { QueueName, usageBatchOf, MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import { creditsToMicro } from '@igw/domain';
-import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { fireMixedLoad, spendUntilRefused } from './support/billing-load';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ConnectionsReport } from '@igw/contracts';
+import type { ConnectionsReport } from '@igw/messaging/connections-report';
 import { call } from './support/http';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
 

@@ -1,7 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { ConnectionsReport } from '@igw/contracts';
+import type { ConnectionsReport } from '@igw/messaging/connections-report';
 import { parseDecimal, toScaledUnits, formatScaled } from '@igw/domain';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { browsersRequired, browsersUnderTest, type PlaywrightLaunchers } from './support/browsers';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { creditsToMicro } from '@igw/domain';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
-import { SHUTTING_DOWN_MESSAGE } from '@igw/platform';
+import { SHUTTING_DOWN_MESSAGE } from '@igw/http';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, eventually, expectErrorBody } from './support/http';
 import { childEnvironment, startService } from './support/service-process';

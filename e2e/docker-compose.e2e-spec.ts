@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { trustedRanges } from '@igw/platform';
+import { trustedRanges } from '@igw/config';
 import { PROVIDERS } from '@igw/providers';
 import { interpolate, loadCompose, ROOT } from './support/deploy-manifests';
 

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { OpenAI } from 'openai';
-import { ErrorMessages, MAX_JSON_DEPTH, PIPE_CHECKED_MEMBERS, PIPE_CHECKED_VALUES } from '@igw/contracts';
+import { ErrorMessages } from '@igw/contracts';
+import { MAX_JSON_DEPTH } from '@igw/json';
+import { PIPE_CHECKED_MEMBERS, PIPE_CHECKED_VALUES } from '@igw/validation';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, expectErrorBody, type JsonResponse } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';

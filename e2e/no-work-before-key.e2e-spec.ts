@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ErrorMessages } from '@igw/contracts';
-import { generateApiKey } from '@igw/platform';
+import { generateApiKey } from '@igw/http';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, expectErrorBody, type JsonResponse } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';

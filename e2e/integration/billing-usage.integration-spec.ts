@@ -1,8 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { QueueName, usageBatchOf, type ResolvedKey, type UsageBatch, type UsageEvent } from '@igw/contracts';
-import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
+import { QueueName, usageBatchOf, type UsageBatch, MessagingService, type QueueBackendOptions } from '@igw/messaging';
+import type { ResolvedKey, UsageEvent } from '@igw/contracts';
 import type { ScratchDatabase } from '@igw/persistence';
-import { hashApiKey, loadEnvironment } from '@igw/platform';
+import { hashApiKey } from '@igw/http';
+import { loadEnvironment } from '@igw/config';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';

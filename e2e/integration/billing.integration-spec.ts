@@ -1,8 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
-import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
+import { QueueName, usageBatchOf, MessagingService, type QueueBackendOptions } from '@igw/messaging';
+import type { UsageEvent } from '@igw/contracts';
 import type { ScratchDatabase } from '@igw/persistence';
-import { hashApiKey, loadEnvironment } from '@igw/platform';
+import { hashApiKey } from '@igw/http';
+import { loadEnvironment } from '@igw/config';
 import { randomUUID } from 'node:crypto';
 import { startBilling } from '../../apps/billing/src/billing.app';
 import { crossedBudgetPercent, KeySpendLedger } from '../../apps/billing/src/keys/key-spend';

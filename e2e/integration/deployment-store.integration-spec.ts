@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { requestPathRedisOptions } from '@igw/platform';
+import { requestPathRedisOptions } from '@igw/config';
 import { InMemoryDeploymentStore, RedisDeploymentStore } from '@igw/providers';
 import { deploymentStoreContract } from '../support/deployment-store-contract';
 import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';

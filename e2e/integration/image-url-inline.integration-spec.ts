@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ServiceSettings } from '@igw/platform';
+import type { ServiceSettings } from '@igw/config';
 import { Cancellation } from '@igw/providers';
 import { startEmulator, type RunningEmulator } from '../../tools/emulator/src/emulator';
 import { makePng } from '../../tools/emulator/src/media/png';

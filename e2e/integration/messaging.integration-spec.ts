@@ -1,7 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import { Logger } from '@nestjs/common';
-import { QueueName, usageBatchEvents, usageBatchOf } from '@igw/contracts';
-import { MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
+import { QueueName, usageBatchEvents, usageBatchOf, MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import type { Queue } from 'bullmq';
 import { eventually } from '../support/http';

@@ -1,5 +1,4 @@
-import { QueueName } from '@igw/contracts';
-import { MessagingService, RpcFailedError, type QueueBackendOptions } from '@igw/messaging';
+import { QueueName, MessagingService, RpcFailedError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import { createTestDatabase, queryRows } from '../support/test-environment';
 

@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
-import { packJson, QueueName, unpackJson, type ConversationItems, type ResponsesItem } from '@igw/contracts';
-import { MessagingService, RpcFailedError, type QueueBackendOptions } from '@igw/messaging';
+import { packJson, unpackJson, type ConversationItems, type ResponsesItem } from '@igw/contracts';
+import { QueueName, MessagingService, RpcFailedError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
-import { loadEnvironment } from '@igw/platform';
+import { loadEnvironment } from '@igw/config';
 import { randomBytes } from 'node:crypto';
 import { startBilling } from '../../apps/billing/src/billing.app';
 import { StoredResponsesService } from '../../apps/billing/src/responses/stored-responses.service';

@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { QueueName, usageBatchEvents, type UsageEvent } from '@igw/contracts';
-import { createBullBackend, MessagingService, type QueueBackendOptions } from '@igw/messaging';
+import { QueueName, usageBatchEvents, createBullBackend, MessagingService, type QueueBackendOptions } from '@igw/messaging';
+import type { UsageEvent } from '@igw/contracts';
 import type { ScratchDatabase } from '@igw/persistence';
-import { loadEnvironment, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, type ServiceSettings } from '@igw/config';
 import { UsageRecorder } from '../../apps/gateway/src/usage/usage-recorder.service';
 import { eventually } from '../support/http';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';

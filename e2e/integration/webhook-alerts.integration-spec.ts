@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
-import { QueueName, type UsageEvent } from '@igw/contracts';
-import { MessagingService, type QueueBackendOptions } from '@igw/messaging';
+import { QueueName, MessagingService, type QueueBackendOptions } from '@igw/messaging';
+import type { UsageEvent } from '@igw/contracts';
 import type { ScratchDatabase } from '@igw/persistence';
-import { loadEnvironment } from '@igw/platform';
+import { loadEnvironment } from '@igw/config';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AccountAlerts } from '../../apps/billing/src/alerts/account-alerts';

@@ -1,5 +1,5 @@
 // Jest transform: SWC (as the preset configures it), after rewriting each named import from an
-// @igw/* library (`import { a, b } from '@igw/platform'`) into imports of the files that export
+// @igw/* library (`import { a, b } from '@igw/http'`) into imports of the files that export
 // those names. Jest evaluates every module again for each spec file; through the index files
 // every spec would load the whole library (Nest's HTTP stack, Swagger, OpenTelemetry, every
 // DTO) whatever it uses, and that loading was most of a unit run. The modules are the same

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { startHttpApp, type ServiceSettings } from '@igw/platform';
+import { startHttpApp } from '@igw/http';
+import type { ServiceSettings } from '@igw/config';
 import { BillingModule } from './billing.module';
 
 /** What a newcomer sends to billing's port that the gateway serves: every /v1 path but billing's own. */

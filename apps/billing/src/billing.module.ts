@@ -1,7 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { AdminTokenThrottle, ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { AdminTokenThrottle, ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, ApiKeyAuthenticator, HealthController, READINESS_CHECKS } from '@igw/http';
+import { MetricsController } from '@igw/observability';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { BalanceAnnouncer } from './accounts/balance-announcer';

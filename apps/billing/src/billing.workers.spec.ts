@@ -1,6 +1,5 @@
-import { QueueName } from '@igw/contracts';
-import type { MessagingService } from '@igw/messaging';
-import { loadEnvironment, type ServiceSettings } from '@igw/platform';
+import { QueueName, type MessagingService } from '@igw/messaging';
+import { loadEnvironment, type ServiceSettings } from '@igw/config';
 import { BillingWorkers } from './billing.workers';
 import type { WebhookDelivery } from './alerts/webhook-delivery';
 import type { KeysService } from './keys/keys.service';

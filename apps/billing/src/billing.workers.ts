@@ -1,7 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName, usageBatchEvents } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { QueueName, usageBatchEvents, MessagingService } from '@igw/messaging';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { WebhookDelivery } from './alerts/webhook-delivery';
 import { KeysService } from './keys/keys.service';
 import { LedgerService } from './ledger/ledger.service';

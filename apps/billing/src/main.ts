@@ -1,4 +1,5 @@
-import { drainAndClose, loadEnvironment, requireDistributedSetting, resolveQueueBackend, runUntilSignal, waitForDependencies } from '@igw/platform';
+import { drainAndClose } from '@igw/http';
+import { loadEnvironment, requireDistributedSetting, resolveQueueBackend, runUntilSignal, waitForDependencies } from '@igw/config';
 import { startBilling } from './billing.app';
 
 void runUntilSignal('billing', async () => {

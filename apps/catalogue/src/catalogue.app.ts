@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { startHttpApp, type ServiceSettings } from '@igw/platform';
+import { startHttpApp } from '@igw/http';
+import type { ServiceSettings } from '@igw/config';
 import { CatalogueModule } from './catalogue.module';
 
 /** The path prefixes the catalogue's admin API and its Swagger UI answer under when served through another app's port. */

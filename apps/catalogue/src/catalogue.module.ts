@@ -1,7 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
 import { PersistenceModule } from '@igw/persistence';
-import { AdminTokenThrottle, ADMIN_TOKEN, HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { AdminTokenThrottle, ADMIN_TOKEN, HealthController, READINESS_CHECKS } from '@igw/http';
+import { MetricsController } from '@igw/observability';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { DataSource } from 'typeorm';
 import { AdminCatalogueController } from './catalogue/admin-catalogue.controller';
 import { CatalogueService } from './catalogue/catalogue.service';

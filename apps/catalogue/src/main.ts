@@ -1,4 +1,5 @@
-import { drainAndClose, loadEnvironment, requireDistributedSetting, resolveQueueBackend, runUntilSignal, waitForDependencies } from '@igw/platform';
+import { drainAndClose } from '@igw/http';
+import { loadEnvironment, requireDistributedSetting, resolveQueueBackend, runUntilSignal, waitForDependencies } from '@igw/config';
 import { startCatalogue } from './catalogue.app';
 
 void runUntilSignal('catalogue', async () => {

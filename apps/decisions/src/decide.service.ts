@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import type { DecideFailure, DecideJob, DecideReply, DecisionAnswer, DecisionUsage } from '@igw/contracts';
-import { fallbacksTaken, registerLogSecrets, requestPathRedisOptions, SERVICE_SETTINGS, timedUpstreamAttempt, type ServiceSettings } from '@igw/platform';
+import { fallbacksTaken, registerLogSecrets, timedUpstreamAttempt } from '@igw/observability';
+import { requestPathRedisOptions, SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import {
   Cancellation,
   connectionDirectoryFor,

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { startHttpApp, type HttpAppOptions, type ServiceSettings } from '@igw/platform';
+import { startHttpApp, type HttpAppOptions } from '@igw/http';
+import type { ServiceSettings } from '@igw/config';
 import { DecisionsModule } from './decisions.module';
 
 /** `http.listen: false` (standalone): no port of its own; it serves only health endpoints. */

@@ -1,8 +1,9 @@
 import { Injectable, Module, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName } from '@igw/contracts';
-import { MessagingModule, MessagingService } from '@igw/messaging';
+import { QueueName, MessagingModule, MessagingService } from '@igw/messaging';
 import { DecideService } from './decide.service';
-import { HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, withoutAdminToken, type ServiceSettings } from '@igw/platform';
+import { HealthController, READINESS_CHECKS } from '@igw/http';
+import { MetricsController } from '@igw/observability';
+import { SERVICE_SETTINGS, withoutAdminToken, type ServiceSettings } from '@igw/config';
 
 /** Decisions answered at once per process: each mostly waits on upstream calls. */
 const DECISIONS_CONCURRENCY = 32;

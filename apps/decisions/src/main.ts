@@ -1,4 +1,5 @@
-import { drainAndClose, loadEnvironment, resolveQueueBackend, runUntilSignal, waitForDependencies, warnOfUnusedAdminToken } from '@igw/platform';
+import { drainAndClose } from '@igw/http';
+import { loadEnvironment, resolveQueueBackend, runUntilSignal, waitForDependencies, warnOfUnusedAdminToken } from '@igw/config';
 import { startDecisions } from './decisions.app';
 
 void runUntilSignal('decisions', async () => {

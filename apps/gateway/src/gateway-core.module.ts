@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ApiKeyAuthenticator } from '@igw/platform';
+import { ApiKeyAuthenticator } from '@igw/http';
 import { GatewayKeyAuthenticator } from './auth/gateway-key.authenticator';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { limitStoreProvider } from './limits/limit-store.provider';

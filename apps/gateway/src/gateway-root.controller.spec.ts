@@ -1,6 +1,6 @@
 import { Module, type INestApplication } from '@nestjs/common';
 import type { AuthenticatedKey } from '@igw/contracts';
-import { ApiKeyAuthenticator, generateApiKey, startHttpApp } from '@igw/platform';
+import { ApiKeyAuthenticator, generateApiKey, startHttpApp } from '@igw/http';
 import { ChatController } from './chat/chat.controller';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { ChatService } from './chat/chat.service';

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { drainAndClose, startHttpApp, type Environment, type ServiceSettings } from '@igw/platform';
+import { drainAndClose, startHttpApp } from '@igw/http';
+import type { Environment, ServiceSettings } from '@igw/config';
 import { GatewayModule } from './gateway.module';
 import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 import { gatewayConnections } from './paid-requests/upstream-estate';

@@ -1,7 +1,7 @@
 import { Injectable, Module, type DynamicModule, type Type } from '@nestjs/common';
 import { MODULE_METADATA } from '@nestjs/common/constants';
 import { NestFactory } from '@nestjs/core';
-import { loadEnvironment, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, type ServiceSettings } from '@igw/config';
 import { GatewayCoreModule } from './gateway-core.module';
 import { GatewayModule } from './gateway.module';
 import { RequestAdmission } from './limits/request-admission';

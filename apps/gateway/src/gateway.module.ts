@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MessagingModule, MessagingService } from '@igw/messaging';
-import { HealthController, MetricsController, READINESS_CHECKS, SERVICE_SETTINGS, withoutAdminToken, type ServiceSettings } from '@igw/platform';
+import { HealthController, READINESS_CHECKS } from '@igw/http';
+import { MetricsController } from '@igw/observability';
+import { SERVICE_SETTINGS, withoutAdminToken, type ServiceSettings } from '@igw/config';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
 import { ChatModule } from './chat/chat.module';
 import { CompletionsModule } from './completions/completions.module';

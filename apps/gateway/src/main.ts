@@ -1,4 +1,4 @@
-import { loadEnvironment, resolveQueueBackend, runUntilSignal, waitForDependencies, warnOfUnusedAdminToken } from '@igw/platform';
+import { loadEnvironment, resolveQueueBackend, runUntilSignal, waitForDependencies, warnOfUnusedAdminToken } from '@igw/config';
 import { startGateway, stopGateway } from './gateway.app';
 
 void runUntilSignal('gateway', async () => {

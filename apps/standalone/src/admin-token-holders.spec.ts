@@ -1,5 +1,6 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
-import { ADMIN_TOKEN, loadEnvironment, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ADMIN_TOKEN } from '@igw/http';
+import { loadEnvironment, SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { BillingModule } from '@igw/billing-app';
 import { CatalogueModule } from '@igw/catalogue-app';
 import { DecisionsModule } from '@igw/decisions-app';

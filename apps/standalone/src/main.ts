@@ -1,4 +1,5 @@
-import { installedServiceLogger, loadEnvironment, runUntilSignal } from '@igw/platform';
+import { installedServiceLogger } from '@igw/observability';
+import { loadEnvironment, runUntilSignal } from '@igw/config';
 import { standaloneBanner, standaloneSummary } from './banner';
 import { startStandalone } from './standalone';
 

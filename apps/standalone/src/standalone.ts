@@ -1,5 +1,7 @@
 import { Logger, type INestApplication } from '@nestjs/common';
-import { loadEnvironment, mountOnApp, resolveQueueBackend, serviceLogger, startTracing, waitForDependencies, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, resolveQueueBackend, waitForDependencies, type ServiceSettings } from '@igw/config';
+import { mountOnApp } from '@igw/http';
+import { serviceLogger, startTracing } from '@igw/observability';
 import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '@igw/persistence';
 import { planRoute } from '@igw/providers';
 import { startBilling } from '@igw/billing-app';

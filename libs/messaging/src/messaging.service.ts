@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
-import { QueueName, type JobData, type JobName, type JobReply, type Topic, type TopicMap } from '@igw/contracts';
+import { QueueName, type JobData, type JobName, type JobReply } from './payloads/queues';
+import type { Topic, TopicMap } from './payloads/topics';
 import { UnrecoverableError, type Job, type JobsOptions, type Queue, type QueueEvents, type Relay, type Worker } from 'bullmq';
 import { createBullBackend, type BullBackend } from './backend';
 import { RpcFailedError, RpcTimeoutError } from './messaging.errors';

@@ -1,6 +1,7 @@
 import type { CloudSettings } from './connections/cloud';
 import type { RequestAuthorizer } from './transport/http-client';
-import type { ChatCompletionRequestDto, JsonSource } from '@igw/contracts';
+import type { ChatCompletionRequestDto } from '@igw/contracts';
+import type { JsonSource } from '@igw/json';
 import type { CancelSignal } from './transport/cancellation';
 import type { ChunkStream } from './transport/chunk-stream';
 import type { UpstreamLimits } from './transport/upstream-limits';

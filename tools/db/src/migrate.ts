@@ -5,7 +5,8 @@
 // schema is in place before any of its pods, old or new, serves on it.
 import { Logger } from '@nestjs/common';
 import { createServiceDataSource, runServiceMigrations } from '@igw/persistence';
-import { loadEnvironment, requireDistributedSetting, serviceLogger, waitForDependencies } from '@igw/platform';
+import { loadEnvironment, requireDistributedSetting, waitForDependencies } from '@igw/config';
+import { serviceLogger } from '@igw/observability';
 import { SERVICE_SCHEMAS } from './service-schemas';
 
 async function main(): Promise<void> {

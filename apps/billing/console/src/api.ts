@@ -165,7 +165,7 @@ export interface Summary {
 }
 
 export type { ConsoleCatalogue as Catalogue, ConsoleModel as CatalogueModel } from '../../src/console/console-catalogue.types';
-export type { ConnectionReport as Connection, ConnectionsReport as Connections, DeploymentReport as Deployment } from '@igw/contracts/connections-report';
+export type { ConnectionReport as Connection, ConnectionsReport as Connections, DeploymentReport as Deployment } from '@igw/messaging/connections-report';
 
 export interface List<T> {
   data: T[];

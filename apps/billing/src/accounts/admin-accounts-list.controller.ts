@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
-import { RequireAdminToken } from '@igw/platform';
+import { RequireAdminToken } from '@igw/http';
 import { AccountsListService } from './accounts-list';
 import { AccountListDto, ListAccountsQueryDto } from './dto/list-accounts.dto';
 

@@ -2,7 +2,8 @@ import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Param, Patch, Post
 import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
 import { microToCredits } from '@igw/domain';
-import { ApiErrorResponses, RequireAdminToken, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ApiErrorResponses, RequireAdminToken } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { MAX_ADMIN_CREDITS } from '../billing.constants';
 import { KeyDto } from '../keys/dto/key.dto';
 import { CreatedKeyDto, CreateKeyDto } from '../keys/dto/create-key.dto';

@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
 import { formatScaled, MICRO_PER_CREDIT, parseDecimal, pow10, CREDIT_SCALE } from '@igw/domain';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { MAX_ADMIN_CREDITS } from '../billing.constants';
 
 /** An admin amount as sent: credits, or USD converted at CREDITS_PER_USD (never both; the DTO checks that). */

@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { QueueName } from '@igw/contracts';
+import { QueueName, MessagingService } from '@igw/messaging';
 import { budgetLimitMicro, formatMicroCredits, formatScaled, microCreditsToUsd, parseDecimal, toScaledUnits, USD_SCALE } from '@igw/domain';
-import { MessagingService } from '@igw/messaging';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager, type EntitySubscriberInterface, type QueryRunner, type TransactionCommitEvent, type TransactionRollbackEvent } from 'typeorm';
 import { crossedBudgetPercent, KeySpendLedger, type KeySpendChange } from '../keys/key-spend';

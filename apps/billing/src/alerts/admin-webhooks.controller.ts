@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Put, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrorResponses, RequireAdminToken } from '@igw/platform';
+import { ApiErrorResponses, RequireAdminToken } from '@igw/http';
 import { AccountIdPipe } from '../accounts/account-id.pipe';
 import { SetWebhookDto, WebhookEventsQueryDto } from './dto/set-webhook.dto';
 import { WebhookDto, WebhookEventDto } from './dto/webhook.dto';

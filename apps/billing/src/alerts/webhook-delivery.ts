@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { JobReply, QueueName } from '@igw/contracts';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import type { JobReply, QueueName } from '@igw/messaging';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import type { Job } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { pinnedAgent } from '@igw/providers';

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { checkDestination, parseAllowlist, type AllowlistEntry, type DestinationVerdict } from '@igw/providers';
 
 /**

@@ -1,7 +1,8 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
 import { creditsToMicro, formatMicroCredits, microCreditsToUsd } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { DataSource } from 'typeorm';
 import { AccountEntity } from '../accounts/account.entity';
 import { creditsOf } from '../accounts/credit-amount';

@@ -2,7 +2,7 @@ import { Controller, Get, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { BalanceDto } from '@igw/contracts';
 import { microToCredits } from '@igw/domain';
-import { RequireApiKey } from '@igw/platform';
+import { RequireApiKey } from '@igw/http';
 import type { Request } from 'express';
 import { AccountsService } from '../accounts/accounts.service';
 import type { AccountEntity } from '../accounts/account.entity';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '@igw/persistence';
-import { EnvironmentError, loadEnvironment } from '@igw/platform';
+import { EnvironmentError, loadEnvironment } from '@igw/config';
 import { Client } from 'pg';
 import { reconcileBalances } from '../ledger/reconciliation';
 

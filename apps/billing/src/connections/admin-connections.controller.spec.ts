@@ -1,7 +1,8 @@
 import { Logger, Module, type INestApplication } from '@nestjs/common';
-import { ErrorMessages, type ConnectionsReport, type GatewayUpstreams } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
-import { ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, AdminTokenThrottle, startHttpApp } from '@igw/platform';
+import { ErrorMessages } from '@igw/contracts';
+import type { ConnectionsReport } from '@igw/messaging/connections-report';
+import { type GatewayUpstreams, MessagingService } from '@igw/messaging';
+import { ADMIN_SESSION_VERIFIER, ADMIN_TOKEN, AdminTokenThrottle, startHttpApp } from '@igw/http';
 import { CONSOLE_SESSION_COOKIE, ConsoleSessions } from '../console/console-sessions';
 import { AdminConnectionsController, GATEWAY_WITHOUT_CONNECTIONS, NO_GATEWAY_ANSWERED } from './admin-connections.controller';
 import { FakeRelay } from './fake-relay.testing';

@@ -1,6 +1,6 @@
 import { Controller, Get, HttpStatus } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrorResponses, GatewayException, RequireAdminToken } from '@igw/platform';
+import { ApiErrorResponses, GatewayException, RequireAdminToken } from '@igw/http';
 import { ConnectionsReportDto } from './dto/connections-report.dto';
 import { GATEWAY_ASK_TIMEOUT_MS, GatewayUpstreamsAsk } from './gateway-upstreams';
 

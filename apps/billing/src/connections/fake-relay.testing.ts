@@ -1,4 +1,4 @@
-import type { GatewayUpstreams, TopicMap } from '@igw/contracts';
+import type { GatewayUpstreams, TopicMap } from '@igw/messaging';
 
 type Listener = (data: never) => void | Promise<void>;
 

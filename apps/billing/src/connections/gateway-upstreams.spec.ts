@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { GatewayUpstreams } from '@igw/contracts';
-import type { MessagingService } from '@igw/messaging';
+import type { GatewayUpstreams, MessagingService } from '@igw/messaging';
 import { FakeRelay } from './fake-relay.testing';
 import { GatewayUpstreamsAsk } from './gateway-upstreams';
 

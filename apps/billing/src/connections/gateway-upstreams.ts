@@ -1,7 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { GatewayUpstreams } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
+import { type GatewayUpstreams, MessagingService } from '@igw/messaging';
 
 /** Short: a page or an admin call waits for it, and a gateway that does not answer in this time is reported as such. */
 export const GATEWAY_ASK_TIMEOUT_MS = 3_000;

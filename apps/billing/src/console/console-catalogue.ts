@@ -1,7 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
-import { QueueName, type CatalogueModel } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
-import { GatewayException } from '@igw/platform';
+import { QueueName, MessagingService } from '@igw/messaging';
+import type { CatalogueModel } from '@igw/contracts';
+import { GatewayException } from '@igw/http';
 import { GatewayUpstreamsAsk } from '../connections/gateway-upstreams';
 import type { ConsoleCatalogue, ConsoleModel } from './console-catalogue.types';
 

@@ -1,5 +1,5 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { ADMIN_TOKEN, GatewayException, type AdminSessionVerifier } from '@igw/platform';
+import { ADMIN_TOKEN, GatewayException, type AdminSessionVerifier } from '@igw/http';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
-import { ADMIN_TOKEN, AdminTokenThrottle, GatewayException, RequireAdminToken, secretsEqual } from '@igw/platform';
+import { ADMIN_TOKEN, AdminTokenThrottle, GatewayException, RequireAdminToken, secretsEqual } from '@igw/http';
 import type { Request, Response } from 'express';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

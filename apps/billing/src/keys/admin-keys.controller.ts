@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Patch } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
-import { GatewayException, RequireAdminToken } from '@igw/platform';
+import { GatewayException, RequireAdminToken } from '@igw/http';
 import { KeyDto } from './dto/key.dto';
 import { KeyRulesDto } from './dto/key-rules.dto';
 import { KeysService } from './keys.service';

@@ -1,6 +1,7 @@
 import type { ResolvedKey } from '@igw/contracts';
 import type { MessagingService } from '@igw/messaging';
-import { generateApiKey, hashApiKey, type ServiceSettings } from '@igw/platform';
+import { generateApiKey, hashApiKey } from '@igw/http';
+import type { ServiceSettings } from '@igw/config';
 import { BillingKeyAuthenticator } from './billing-key.authenticator';
 import type { KeysService } from './keys.service';
 

@@ -2,16 +2,8 @@ import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@ne
 import type { AuthenticatedKey } from '@igw/contracts';
 import { MessagingService } from '@igw/messaging';
 import { LRUCache } from 'lru-cache';
-import {
-  ApiKeyAuthenticator,
-  GatewayException,
-  hashApiKey,
-  isWellFormedApiKey,
-  KeyLookupBudget,
-  SERVICE_SETTINGS,
-  type ClientConnection,
-  type ServiceSettings,
-} from '@igw/platform';
+import { ApiKeyAuthenticator, GatewayException, hashApiKey, isWellFormedApiKey, KeyLookupBudget } from '@igw/http';
+import { SERVICE_SETTINGS, type ClientConnection, type ServiceSettings } from '@igw/config';
 import { KeysService } from './keys.service';
 
 /**

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequireAdminToken } from '@igw/platform';
+import { RequireAdminToken } from '@igw/http';
 import { DataSource } from 'typeorm';
 import { ReconciliationReportDto } from './dto/reconciliation.dto';
 import { reconcileBalances } from './reconciliation';

@@ -1,5 +1,5 @@
 import type { UsageEvent } from '@igw/contracts';
-import { processMetric } from '@igw/platform';
+import { processMetric } from '@igw/observability';
 import { Counter, Histogram } from 'prom-client';
 
 /** From seconds (a healthy queue) to a day (a journal replayed after an outage). */

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { UsageEvent } from '@igw/contracts';
-import { SERVICE_SETTINGS, wellFormedClientRequestId, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
+import { wellFormedClientRequestId } from '@igw/http';
 import { DataSource } from 'typeorm';
 import { AccountsService, type BalanceChange } from '../accounts/accounts.service';
 import { BalanceAnnouncer } from '../accounts/balance-announcer';

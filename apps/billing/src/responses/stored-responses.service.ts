@@ -16,7 +16,7 @@ import {
   type StoredResponseQuery,
   type StoredResponsesOwner,
 } from '@igw/contracts';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { DataSource } from 'typeorm';
 
 // Billing's side of stored Responses API responses. Every read is of one account's live rows:

@@ -1,6 +1,5 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
+import { QueueName, MessagingService } from '@igw/messaging';
 import { StoredResponsesService } from './stored-responses.service';
 
 /** Stored responses' queue: saves, conversations, reads and deletes asked by the gateways. */

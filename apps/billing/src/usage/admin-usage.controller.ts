@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@igw/contracts';
-import { RequireAdminToken } from '@igw/platform';
+import { RequireAdminToken } from '@igw/http';
 import { AccountIdPipe } from '../accounts/account-id.pipe';
 import { ListUsageQueryDto, UsageSummaryQueryDto } from './dto/usage-query.dto';
 import { UsageListDto, UsageSummaryDto } from './dto/usage.dto';

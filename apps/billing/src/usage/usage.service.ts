@@ -1,7 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
 import { formatMicroCredits, formatScaled, parseDecimal, toScaledUnits, USD_SCALE } from '@igw/domain';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
 import type { LedgerEntryKind } from '../ledger/ledger-entry.entity';

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpStatus, Patch, Put } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { catalogueEntryErrors, ErrorMessages, formatValidationErrors, type CatalogueModel } from '@igw/contracts';
-import { GatewayException, PathId, RequireAdminToken } from '@igw/platform';
+import { catalogueEntryErrors, ErrorMessages, type CatalogueModel } from '@igw/contracts';
+import { formatValidationErrors } from '@igw/validation';
+import { GatewayException, PathId, RequireAdminToken } from '@igw/http';
 import type { CatalogueModelEntity } from './catalogue-model.entity';
 import { CatalogueService, type CatalogueChange } from './catalogue.service';
 import { AmendCatalogueModelDto, CatalogueChangeDto, CatalogueRowDto } from './dto/catalogue-admin.dto';

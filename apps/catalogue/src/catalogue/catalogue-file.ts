@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { catalogueFileIssues, ISSUES_SHOWN, type CatalogueModel } from '@igw/contracts';
+import { catalogueFileIssues, type CatalogueModel } from '@igw/contracts';
+import { ISSUES_SHOWN } from '@igw/validation';
 import { parse } from 'yaml';
 
 /** The catalogue shipped with the project; CATALOGUE_FILE points elsewhere. */

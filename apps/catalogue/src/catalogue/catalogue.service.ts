@@ -1,8 +1,9 @@
 import { HttpStatus, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName, type CatalogueModel, type CatalogueSnapshot, type ModelPricing } from '@igw/contracts';
+import { QueueName, MessagingService } from '@igw/messaging';
+import type { CatalogueModel, CatalogueSnapshot, ModelPricing } from '@igw/contracts';
 import { CatalogueIndex } from '@igw/domain';
-import { MessagingService } from '@igw/messaging';
-import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { isDeepStrictEqual } from 'node:util';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DEFAULT_CATALOGUE_FILE, readCatalogueFile } from './catalogue-file';

@@ -1,6 +1,7 @@
-import type { ResolvedKey, TopicMap } from '@igw/contracts';
-import type { MessagingService } from '@igw/messaging';
-import { GatewayException, generateApiKey, hashApiKey, type ServiceSettings } from '@igw/platform';
+import type { ResolvedKey } from '@igw/contracts';
+import type { TopicMap, MessagingService } from '@igw/messaging';
+import { GatewayException, generateApiKey, hashApiKey } from '@igw/http';
+import type { ServiceSettings } from '@igw/config';
 import { GatewayKeyAuthenticator } from './gateway-key.authenticator';
 
 // Billing played by a fake queue whose answers the test hands out one by one, so an answer can

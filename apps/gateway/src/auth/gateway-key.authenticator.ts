@@ -1,17 +1,8 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { QueueName, type AuthenticatedKey, type BalanceSnapshot, type KeySpendSnapshot, type KeySpendWire, type ResolvedKey } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
-import {
-  ApiKeyAuthenticator,
-  apiKeyPrefix,
-  GatewayException,
-  hashApiKey,
-  isWellFormedApiKey,
-  KeyLookupBudget,
-  SERVICE_SETTINGS,
-  type ClientConnection,
-  type ServiceSettings,
-} from '@igw/platform';
+import { QueueName, MessagingService } from '@igw/messaging';
+import type { AuthenticatedKey, BalanceSnapshot, KeySpendSnapshot, KeySpendWire, ResolvedKey } from '@igw/contracts';
+import { ApiKeyAuthenticator, apiKeyPrefix, GatewayException, hashApiKey, isWellFormedApiKey, KeyLookupBudget } from '@igw/http';
+import { SERVICE_SETTINGS, type ClientConnection, type ServiceSettings } from '@igw/config';
 
 /** A resolved key without its money (kept per account, see `balances`); `keyPrefix` is set from the first presented key that found it. */
 interface CachedKey extends Omit<AuthenticatedKey, 'balance' | 'keySpend'> {

@@ -1,8 +1,9 @@
 import { HttpStatus, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { QueueName, type CatalogueModel } from '@igw/contracts';
+import { QueueName, MessagingService } from '@igw/messaging';
+import type { CatalogueModel } from '@igw/contracts';
 import { CatalogueIndex } from '@igw/domain';
-import { MessagingService } from '@igw/messaging';
-import { GatewayException, setLabelledModels } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import { setLabelledModels } from '@igw/observability';
 
 /** Said after an unknown model in a request. */
 const LIST_THE_MODELS = 'GET /v1/models lists the model ids and aliases a request can use.';

@@ -1,5 +1,5 @@
 import type { CatalogueModel } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { assertModelAnswers } from './model-answers';
 
 const model = (type: string, extra: Partial<CatalogueModel> = {}): CatalogueModel => ({

@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { endpointKind, modelApis, type ModelApi } from '@igw/domain';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 
 /** What each API takes, as its 400 names it. */
 const MODEL_OF_API: Record<ModelApi, string> = {

@@ -2,7 +2,7 @@ import { Injectable, Module, type CallHandler, type CanActivate, type ExecutionC
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import type { AuthenticatedKey } from '@igw/contracts';
-import { ApiKeyAuthenticator, generateApiKey, startHttpApp, type DirectRequest } from '@igw/platform';
+import { ApiKeyAuthenticator, generateApiKey, startHttpApp, type DirectRequest } from '@igw/http';
 import { gatewayDirectRoutes } from '../gateway.app';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { EmbeddingsService } from '../embeddings/embeddings.service';

@@ -1,9 +1,12 @@
 import { HttpStatus } from '@nestjs/common';
-import { CHAT_PRICE_DIMENSION, ErrorMessages, expectedOneOf, STANDARD_SERVICE_TIERS, type CatalogueModel, type ChatCompletionRequestDto, type JsonSource, type PriceUnit } from '@igw/contracts';
+import { CHAT_PRICE_DIMENSION, ErrorMessages, STANDARD_SERVICE_TIERS, type CatalogueModel, type ChatCompletionRequestDto, type PriceUnit } from '@igw/contracts';
+import { expectedOneOf } from '@igw/validation';
+import type { JsonSource } from '@igw/json';
 import { normalizeToolSchemas, priceFor } from '@igw/domain';
 import { chatPromptTexts, checkTokenBudgets, NON_TEXT_PART_TOKENS, nonTextParts, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, ANTHROPIC_SEARCH_MAX_USES, ANTHROPIC_THINKING_BUDGETS, GEMINI_THINKING_BUDGETS, type UpstreamChatRequest, type WireApi } from '@igw/providers';
-import { GatewayException, type Environment } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import type { Environment } from '@igw/config';
 
 /** Fields the gateway reads itself and never forwards. */
 const GATEWAY_FIELDS = new Set(['provider', 'model', 'stream', 'stream_options', 'normalize_tool_schemas']);

@@ -1,8 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import type { ChatCompletionRequestDto } from '@igw/contracts';
-import type { AuthenticatedKey } from '@igw/contracts';
-import type { ServedRequest } from '@igw/platform';
+import type { ChatCompletionRequestDto, AuthenticatedKey } from '@igw/contracts';
+import type { ServedRequest } from '@igw/http';
 import type { ChatService } from './chat.service';
 import { respondToChat } from './chat-responder';
 

@@ -1,6 +1,7 @@
-import type { ChatCompletionDto, ChatCompletionRequestDto, JsonSource } from '@igw/contracts';
+import type { ChatCompletionDto, ChatCompletionRequestDto } from '@igw/contracts';
+import type { JsonSource } from '@igw/json';
 import type { ServerResponse } from 'node:http';
-import { sendJson, type ServedRequest } from '@igw/platform';
+import { sendJson, type ServedRequest } from '@igw/http';
 import { Cancellation } from '@igw/providers';
 import type { ChatCall, ChatService, StreamEvents } from './chat.service';
 import type { NativeUpstream } from './native-upstream';

@@ -1,8 +1,9 @@
 import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { isDeepStrictEqual } from 'node:util';
-import { appValidationPipe, AzureChatCompletionRequestDto, ChatCompletionRequestDto, type AuthenticatedKey } from '@igw/contracts';
-import { AllExceptionsFilter, ApiKeyAuthenticator, generateApiKey, requestIdMiddleware, routeNotFoundMessage } from '@igw/platform';
+import { appValidationPipe } from '@igw/validation';
+import { AzureChatCompletionRequestDto, ChatCompletionRequestDto, type AuthenticatedKey } from '@igw/contracts';
+import { AllExceptionsFilter, ApiKeyAuthenticator, generateApiKey, requestIdMiddleware, routeNotFoundMessage } from '@igw/http';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
 

@@ -1,8 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { Controller, HttpStatus, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ChatCompletionDto, ChatCompletionRequestDto, ErrorMessages, JsonSource } from '@igw/contracts';
-import { ApiErrorResponses, ChatBody, MODEL_ENDPOINT_ERRORS, GatewayException, PathId, RequireApiKey, readBodyOf, type DirectRequest, DirectRoute } from '@igw/platform';
+import { ChatCompletionDto, ChatCompletionRequestDto, ErrorMessages } from '@igw/contracts';
+import { JsonSource } from '@igw/json';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, GatewayException, PathId, RequireApiKey, readBodyOf, type DirectRequest, DirectRoute } from '@igw/http';
+import { ChatBody } from './chat-body.decorator';
 import type { Request, Response } from 'express';
 import { respondToChat } from './chat-responder';
 import { ChatService } from './chat.service';

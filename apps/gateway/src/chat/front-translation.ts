@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 
 // What the fronts of the chat pipeline (Messages, Gemini) share when they translate their
 // request into a chat request: the refusal of a field, and the parts the chat request cannot carry.

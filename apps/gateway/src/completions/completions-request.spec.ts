@@ -1,5 +1,6 @@
 import type { CatalogueModel, CompletionRequestDto } from '@igw/contracts';
-import { GatewayException, loadEnvironment, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import { loadEnvironment, type ServiceSettings } from '@igw/config';
 import type { NativeEvent } from '@igw/providers';
 import { assertModelAnswers } from '../catalogue/model-answers';
 import { assertCompletionBounds, assertPromptsFitContext, completionTargets, generatedChoices, promptList } from './completions-request';

@@ -1,7 +1,8 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, MAX_COMPLETION_CHOICES, type CatalogueModel, type CompletionPrompt, type CompletionRequestDto } from '@igw/contracts';
 import { sourceServesCompletions } from '@igw/domain';
-import { GatewayException, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import type { ServiceSettings } from '@igw/config';
 import { sourceDefinition } from '@igw/providers';
 import { checkTokenBudgets, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 import { planTargets, selectSources, type UpstreamTarget } from '../paid-requests/upstream-route';

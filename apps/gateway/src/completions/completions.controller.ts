@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CompletionRequestDto, ErrorMessages } from '@igw/contracts';
-import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey, sendJson } from '@igw/platform';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey, sendJson } from '@igw/http';
 import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { sendEventStream } from '../chat/chat-responder';

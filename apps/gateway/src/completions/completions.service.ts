@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel, CompletionRequestDto } from '@igw/contracts';
 import { chatUnits } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { GatewayException, type RequestContext } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { completionTexts, openAiNativeCompletion, openAiNativeCompletionStream, type CancelSignal, type NativeEvent, type NativeEventStream, type UpstreamCompletionRequest, type UpstreamUsage } from '@igw/providers';
 import { countEachOffLoop, whenCounted, type EstimableChatPrompt } from '@igw/tokenizer';
 import { nativeStreamEvents, type NativeEventWriter } from '../chat/native-upstream';

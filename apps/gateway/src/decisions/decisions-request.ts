@@ -12,7 +12,7 @@ import {
   type DecisionRequestDto,
   type DecisionShape,
 } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { checkTokenBudgets, NON_TEXT_PART_TOKENS, whenCounted, type BudgetVerdict } from '@igw/tokenizer';
 
 /** Catalogue tag of a decision model that takes the Luna shape (`input`, questions as an array). */

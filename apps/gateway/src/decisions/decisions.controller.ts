@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { DecisionRequestDto, DecisionResultDto, ErrorMessages, JevDecisionRequestDto, LunaDecisionRequestDto } from '@igw/contracts';
-import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/http';
 import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { DecisionsService } from './decisions.service';

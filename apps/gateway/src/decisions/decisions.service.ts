@@ -1,20 +1,8 @@
 import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
-import {
-  ErrorMessages,
-  QueueName,
-  toJevAnswers,
-  toLunaAnswers,
-  type AuthenticatedKey,
-  type CatalogueModel,
-  type DecideFailure,
-  type DecideJob,
-  type DecideReply,
-  type DecisionRequestDto,
-  type DecisionResultDto,
-  type DecisionShape,
-} from '@igw/contracts';
-import { MessagingService, RpcTimeoutError } from '@igw/messaging';
-import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { ErrorMessages, toJevAnswers, toLunaAnswers, type AuthenticatedKey, type CatalogueModel, type DecideFailure, type DecideJob, type DecideReply, type DecisionRequestDto, type DecisionResultDto, type DecisionShape } from '@igw/contracts';
+import { QueueName, MessagingService, RpcTimeoutError } from '@igw/messaging';
+import { GatewayException, type RequestContext } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { decisionsAdapterFor, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError, type CancelSignal } from '@igw/providers';
 import { countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';

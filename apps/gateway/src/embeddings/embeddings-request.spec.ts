@@ -1,5 +1,5 @@
 import type { CatalogueModel } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { assertDimensions, assertWithinContext, defaultDimensions, embeddingSources, inputList } from './embeddings-request';
 import { encodeEmbedding, toBase64Float32 } from './embedding-encoding';
 

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type EmbeddingInput } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { providerKind, sourceDefinition } from '@igw/providers';
 import { checkTokenBudgets, whenCounted, type BudgetCheck, type BudgetVerdict } from '@igw/tokenizer';
 

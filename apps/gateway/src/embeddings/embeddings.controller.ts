@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { EmbeddingListDto, EmbeddingRequestDto, ErrorMessages } from '@igw/contracts';
-import { ApiErrorResponses, GatewayException, MODEL_ENDPOINT_ERRORS, PathId, RequireApiKey } from '@igw/platform';
+import { ApiErrorResponses, GatewayException, MODEL_ENDPOINT_ERRORS, PathId, RequireApiKey } from '@igw/http';
 import { Cancellation } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { AzureEmbeddingRequestDto } from './dto/azure-embedding-request.dto';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { EmbeddingListDto, EmbeddingRequestDto } from '@igw/contracts';
-import type { AuthenticatedKey } from '@igw/contracts';
-import { SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
+import type { EmbeddingListDto, EmbeddingRequestDto, AuthenticatedKey } from '@igw/contracts';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
+import type { RequestContext } from '@igw/http';
 import { providerKind, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
 import { countAllOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';

@@ -1,5 +1,5 @@
 import type { ErrorBodyDto } from '@igw/contracts';
-import { ApiErrorResponses, ShapedErrorFilter, type ErrorResponses } from '@igw/platform';
+import { ApiErrorResponses, ShapedErrorFilter, type ErrorResponses } from '@igw/http';
 
 /** The google.rpc status name Google pairs with an HTTP status, as its SDKs and the Gemini CLI read it. */
 export function googleRpcStatus(status: number): string {

@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
 import { modelApis } from '@igw/domain';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 
 // The catalogue in Google's Model shape (GET /v1beta/models and /v1beta/models/{model}): the
 // chat and embedding models, named `models/<catalogue id>` (slashes kept: that is the name a

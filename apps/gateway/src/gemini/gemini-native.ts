@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionDto, type ChatCompletionRequestDto, type GeminiGenerateContentRequestDto } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { geminiNativeGenerate, geminiNativeStream, sourceSpeaks, speaksGemini, type NativeEvent } from '@igw/providers';
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';

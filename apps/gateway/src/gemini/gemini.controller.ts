@@ -10,7 +10,7 @@ import {
   type EmbeddingRequestDto,
   type GeminiRequestContent,
 } from '@igw/contracts';
-import { API_KEY_ERRORS, GatewayException, MODEL_ENDPOINT_ERRORS, PathId, RequireApiKey, sendJson, type ErrorResponses, type DirectRequest, DirectRoute } from '@igw/platform';
+import { API_KEY_ERRORS, GatewayException, MODEL_ENDPOINT_ERRORS, PathId, RequireApiKey, sendJson, type ErrorResponses, type DirectRequest, DirectRoute } from '@igw/http';
 import { Cancellation } from '@igw/providers';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';

@@ -1,5 +1,5 @@
 import type { FactoryProvider } from '@nestjs/common';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { InMemoryLimitStore } from './in-memory-limit-store';
 import type { LimitStore } from './limit-store.types';
 import { RedisLimitStore } from './redis-limit-store';

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { requestPathRedisOptions } from '@igw/platform';
+import { requestPathRedisOptions } from '@igw/config';
 import {
   ADMISSION_FIELDS,
   AVAILABLE_FIELDS,

@@ -1,8 +1,8 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { CatalogueModel } from '@igw/contracts';
-import type { AuthenticatedKey } from '@igw/contracts';
-import { GatewayException, loadEnvironment, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import type { CatalogueModel, AuthenticatedKey } from '@igw/contracts';
+import { GatewayException } from '@igw/http';
+import { loadEnvironment, SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { InMemoryLimitStore } from './in-memory-limit-store';
 import { LIMIT_STORE, limitStoreProvider } from './limit-store.provider';
 import type { Admission, AdmissionResult, Departure, LimitStore, Renewal } from './limit-store.types';

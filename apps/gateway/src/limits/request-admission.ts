@@ -1,7 +1,8 @@
 import { HttpStatus, Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ErrorMessages, type AuthenticatedKey, type KeyBudget } from '@igw/contracts';
 import { modelAllowed, periodEndOf, periodStartOf, priceUsage } from '@igw/domain';
-import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import type { PaidCall } from '../paid-requests/admitted-request';
 import { InMemoryLimitStore } from './in-memory-limit-store';
 import { LIMIT_STORE } from './limit-store.provider';

@@ -1,4 +1,4 @@
-import type { ServiceSettings } from '@igw/platform';
+import type { ServiceSettings } from '@igw/config';
 import { HOSTED_IMAGE_TTL_SECONDS, HostedImages, signatureOf } from './hosted-images';
 
 const SECRET = 'a-signing-key-of-at-least-32-characters!';

@@ -1,5 +1,6 @@
 import { HttpStatus, Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { GatewayException, SERVICE_SETTINGS, requestPathRedisOptions, trustedRanges, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import { SERVICE_SETTINGS, requestPathRedisOptions, trustedRanges, type ServiceSettings } from '@igw/config';
 import { Redis } from 'ioredis';
 import type { IncomingMessage } from 'node:http';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { imageDimensions, imageMimeType, type CancelSignal, type UpstreamImage } from '@igw/providers';
 import type { HeldMedia, MediaFetcher } from './media-fetcher';
 

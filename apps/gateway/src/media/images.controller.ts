@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, Req, Res, StreamableFile } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, ImageGenerationRequestDto, ImageGenerationResultDto, MAX_EDIT_IMAGES, MULTIPART_NUMBER_FIELDS, OpenAiImageEditFormDto } from '@igw/contracts';
-import { ApiErrorResponses, GatewayException, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/platform';
+import { ApiErrorResponses, GatewayException, MODEL_ENDPOINT_ERRORS, RequireApiKey } from '@igw/http';
 import { Cancellation, imageMimeType, type UpstreamImageFile } from '@igw/providers';
 import type { Request, Response } from 'express';
 import { HOSTED_IMAGES_PATH, HostedImages } from './hosted-images';

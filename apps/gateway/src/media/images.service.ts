@@ -12,7 +12,8 @@ import {
   type OpenAiImageDto,
   type OpenAiImageEditFormDto,
 } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { GatewayException, type RequestContext } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import {
   parseSize,
   providerKind,

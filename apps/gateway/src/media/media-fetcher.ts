@@ -1,5 +1,6 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { GatewayException, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { describeBytes, fetchMedia, MediaMemoryBudget, parseAllowlist, type AllowlistEntry, type CancelSignal, type FetchedMedia, type MediaLease } from '@igw/providers';
 
 /** Fetched bytes counted in the process's media budget until `release` (idempotent) gives them back. */

@@ -1,6 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel } from '@igw/contracts';
-import { GatewayException, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import type { ServiceSettings } from '@igw/config';
 import { sourceDefinition, type ProviderKind } from '@igw/providers';
 import { planTargets, selectSources, type UpstreamTarget } from '../paid-requests/upstream-route';
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
-import type { ServiceSettings } from '@igw/platform';
+import type { ServiceSettings } from '@igw/config';
 import { lastValueFrom, of } from 'rxjs';
 import { MediaFetcher } from './media-fetcher';
 import { MultipartUpload } from './multipart-upload';

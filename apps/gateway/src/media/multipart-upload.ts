@@ -1,7 +1,8 @@
 import { applyDecorators, HttpStatus, Inject, Injectable, mixin, UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor, type Type } from '@nestjs/common';
 import { ApiConsumes } from '@nestjs/swagger';
 import { ErrorMessages } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, TakesMultipartBody, type ServiceSettings } from '@igw/platform';
+import { GatewayException, TakesMultipartBody } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { describeBytes, type MediaLease } from '@igw/providers';
 import type { Request, Response } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';

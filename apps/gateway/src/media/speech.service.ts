@@ -1,6 +1,7 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { codePointCount, ErrorMessages, type AuthenticatedKey, type OpenAiSpeechRequestDto, type SpeechRequestDto } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { GatewayException, type RequestContext } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { providerKind, type CancelSignal, type SpeechFormat } from '@igw/providers';
 import type { ChargedUsage } from '../usage/usage-charging';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';

@@ -1,5 +1,5 @@
 import type { ErrorBodyDto } from '@igw/contracts';
-import { ApiErrorResponses, ShapedErrorFilter, type ErrorResponses } from '@igw/platform';
+import { ApiErrorResponses, ShapedErrorFilter, type ErrorResponses } from '@igw/http';
 
 /** Anthropic's error type for an HTTP status, as its SDKs and Claude Code read it. */
 export function anthropicErrorType(status: number): string {

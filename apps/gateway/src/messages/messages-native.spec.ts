@@ -1,5 +1,5 @@
 import type { MessagesRequestDto } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
 import { messagesNative, messagesNativePlan, MessagesNativeWriter } from './messages-native';
 

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type MessagesBlock, type MessagesRequestDto, type MessagesTool } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, sourceSpeaks, speaksMessages, forwardedAnthropicBetas, takesStructuredOutputs, type NativeEvent } from '@igw/providers';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';

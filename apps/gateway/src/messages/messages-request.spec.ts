@@ -1,5 +1,5 @@
 import { MessagesRequestDto } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { chatRequestForNative, chatRequestOf, promptOf } from './messages-request';
 
 const claude = { type: 'anthropic/chat-completions', capabilities: ['streaming', 'tools', 'reasoning'] };

@@ -2,7 +2,8 @@ import { Controller, Get, Headers, HttpStatus, Inject, Query, Res } from '@nestj
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ErrorBodyDto, ModelEntryDto, ModelListDto, WrappedModelDto, type CatalogueModel } from '@igw/contracts';
 import { lookupCatalogueModel, queryCatalogue } from '@igw/domain';
-import { GatewayException, PathId, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { GatewayException, PathId } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { planRoute } from '@igw/providers';
 import { gatewayConnections } from '../paid-requests/upstream-estate';
 import type { Response } from 'express';

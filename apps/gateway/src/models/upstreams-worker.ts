@@ -1,7 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import type { GatewayUpstreams } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { type GatewayUpstreams, MessagingService } from '@igw/messaging';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { planRoute } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import { gatewayConnections, UpstreamEstate } from '../paid-requests/upstream-estate';

@@ -1,6 +1,7 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { DEFAULT_MODERATION_MODEL, ErrorMessages, type AuthenticatedKey, type ModerationListDto, type ModerationRequestDto } from '@igw/contracts';
-import { GatewayException, SERVICE_SETTINGS, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { GatewayException, type RequestContext } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { providerKind, type CancelSignal, type UpstreamModerationResult } from '@igw/providers';
 import { countAllOffLoop, whenCounted } from '@igw/tokenizer';
 import { mediaTargets } from '../media/media-routing';

@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RequestContext } from '@igw/platform';
+import type { RequestContext } from '@igw/http';
 import type { RequestHold } from '../limits/request-admission';
 import type { UsageCharging } from '../usage/usage-charging';
 import { AdmittedRequest, type PaidCall, type PaidRequestListener } from './admitted-request';

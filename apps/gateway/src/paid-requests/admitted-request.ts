@@ -1,5 +1,5 @@
 import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
-import type { RequestContext } from '@igw/platform';
+import type { RequestContext } from '@igw/http';
 import type { RequestHold } from '../limits/request-admission';
 import type { DeploymentLease } from '@igw/providers';
 import type { ChargedUsage, UsageCharging } from '../usage/usage-charging';

@@ -1,5 +1,5 @@
 import { Cancellation, InMemoryDeploymentStore, UpstreamHttpError, UpstreamTimeoutError } from '@igw/providers';
-import type { ServiceSettings } from '@igw/platform';
+import type { ServiceSettings } from '@igw/config';
 import type { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
 import type { RequestAdmission, RequestHold } from '../limits/request-admission';
 import { RequestTelemetry } from '../telemetry/request-telemetry';

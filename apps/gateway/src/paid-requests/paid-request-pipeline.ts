@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
-import { IdleSignal, SERVICE_SETTINGS, type InFlightWork, type RequestContext, type ServiceSettings } from '@igw/platform';
+import { IdleSignal, SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
+import type { InFlightWork, RequestContext } from '@igw/http';
 import type { ModelApi } from '@igw/domain';
 import type { CancelSignal } from '@igw/providers';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';

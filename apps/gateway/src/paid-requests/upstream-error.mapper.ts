@@ -1,6 +1,6 @@
 import { HttpStatus, Logger } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { DeploymentsBusyError, RequestTranslationError, UpstreamHttpError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '@igw/providers';
 
 const logger = new Logger('Upstream');

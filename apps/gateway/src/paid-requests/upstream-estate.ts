@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger, type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import type { CatalogueModel, ConnectionReport, ConnectionsReport, DeploymentReport, RoutingStrategy } from '@igw/contracts';
-import { fallbacksTaken, registerLogSecrets, requestPathRedisOptions, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import type { CatalogueModel, RoutingStrategy } from '@igw/contracts';
+import type { ConnectionReport, ConnectionsReport, DeploymentReport } from '@igw/messaging/connections-report';
+import { fallbacksTaken, registerLogSecrets } from '@igw/observability';
+import { requestPathRedisOptions, SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import {
   connectionDirectoryFor,
   DeploymentBalancer,

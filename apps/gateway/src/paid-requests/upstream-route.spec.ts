@@ -1,5 +1,5 @@
 import type { CatalogueModel } from '@igw/contracts';
-import { loadEnvironment, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, type ServiceSettings } from '@igw/config';
 import { planTargets, upstreamLimitsOf, upstreamTimeoutMsOf } from './upstream-route';
 
 const settingsFrom = (variables: NodeJS.ProcessEnv): ServiceSettings => {

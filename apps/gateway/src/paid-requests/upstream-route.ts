@@ -1,6 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type UpstreamSource } from '@igw/contracts';
-import { GatewayException, type ServiceSettings } from '@igw/platform';
+import { GatewayException } from '@igw/http';
+import type { ServiceSettings } from '@igw/config';
 import { planRoute, type ConnectionSet, type RoutePlan, type RouteTarget, type UpstreamLimits } from '@igw/providers';
 import { gatewayConnections } from './upstream-estate';
 

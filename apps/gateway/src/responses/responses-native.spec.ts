@@ -1,5 +1,5 @@
 import type { ResponsesTool } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { nativeResponsesTools, refuseFileIds, ResponsesNativeWriter, takesResponses } from './responses-native';
 
 describe('the Responses request sent natively to OpenAI and Azure', () => {

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ResponsesRequestDto, type ResponsesTool } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, sourceDefinition, openAiNativeResponse, openAiNativeResponseStream, type NativeEvent } from '@igw/providers';
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';

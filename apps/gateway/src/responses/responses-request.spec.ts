@@ -1,5 +1,5 @@
 import type { ResponsesRequestDto } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { chatRequestOf } from './responses-request';
 
 const OPENAI = { type: 'openai/chat-completions', capabilities: ['streaming', 'tools'] };

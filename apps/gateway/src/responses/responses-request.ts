@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type ResponsesItem, type ResponsesPart, type ResponsesRequestDto, type ResponsesTool } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 
 // OpenAI's Responses request → the gateway's internal (chat completions) request, which the chat
 // pipeline runs as it runs chat completions; the chat adapters take it from there. Decisions

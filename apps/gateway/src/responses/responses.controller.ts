@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Body, Controller, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, ResponsesRequestDto } from '@igw/contracts';
-import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey, type DirectRequest, DirectRoute } from '@igw/platform';
+import { ApiErrorResponses, MODEL_ENDPOINT_ERRORS, RequireApiKey, type DirectRequest, DirectRoute } from '@igw/http';
 import { respondToChat } from '../chat/chat-responder';
 import { DROPPED_TOOLS_HEADER } from '../chat/native-upstream';
 import { ChatService } from '../chat/chat.service';

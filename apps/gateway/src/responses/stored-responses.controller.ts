@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ErrorMessages, type StoredResponsesOwner } from '@igw/contracts';
-import { ApiErrorResponses, GatewayException, RequireApiKey } from '@igw/platform';
+import { ApiErrorResponses, GatewayException, RequireApiKey } from '@igw/http';
 import type { Request } from 'express';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
 import { inputItemsPageOf, responseNotFound, StoredResponses, type InputItemsList } from './stored-responses';

@@ -3,7 +3,7 @@ import type { StreamedChunk, UpstreamChatChunk } from '@igw/providers';
 import { responsesContextOf } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
 import { RpcTimeoutError, type MessagingService } from '@igw/messaging';
-import { loadEnvironment, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, type ServiceSettings } from '@igw/config';
 import { inputItemsPageOf, MAX_ITEM_REFERENCES, ownInputItems, referencedItemIds, resolvedConversationBytes, storedItemOf, StoredResponses, withReferencesResolved } from './stored-responses';
 
 describe("a request's own input items, as stored", () => {

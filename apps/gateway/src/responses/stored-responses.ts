@@ -1,19 +1,8 @@
 import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
-import {
-  ErrorMessages,
-  packJson,
-  QueueName,
-  STORED_RESPONSE_ID,
-  unpackJson,
-  type ConversationItems,
-  type InputItemsReply,
-  type ResponsesItem,
-  type ResponsesRequestDto,
-  type AuthenticatedKey,
-  type StoredResponsesOwner,
-} from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
-import { bodyLimitBytes, GatewayException, KeyLookupBudget, SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { ErrorMessages, packJson, STORED_RESPONSE_ID, unpackJson, type ConversationItems, type InputItemsReply, type ResponsesItem, type ResponsesRequestDto, type AuthenticatedKey, type StoredResponsesOwner } from '@igw/contracts';
+import { QueueName, MessagingService } from '@igw/messaging';
+import { bodyLimitBytes, GatewayException, KeyLookupBudget } from '@igw/http';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { itemId } from './responses-response';
 
 // Conversation state of the Responses API, kept by billing (the gateway has no tables):

@@ -1,7 +1,7 @@
 import { Gauge } from 'prom-client';
-import type { DeploymentReport } from '@igw/contracts';
+import type { DeploymentReport } from '@igw/messaging/connections-report';
 import { CREDIT_SCALE } from '@igw/domain';
-import { LATENCY_BUCKETS, processMetric, SeriesCounter, SeriesHistogram, SeriesScaledCounter } from '@igw/platform';
+import { LATENCY_BUCKETS, processMetric, SeriesCounter, SeriesHistogram, SeriesScaledCounter } from '@igw/observability';
 
 // The gateway's per-request metrics. Label values are bounded: catalogue model ids (`modelLabel`),
 // provider names the gateway knows, endpoint names of the ledger.

@@ -1,5 +1,6 @@
 import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
-import { setLabelledModels, upstreamDuration, type RequestContext } from '@igw/platform';
+import { setLabelledModels, upstreamDuration } from '@igw/observability';
+import type { RequestContext } from '@igw/http';
 import type { PaidCall } from '../paid-requests/admitted-request';
 import { creditsCharged, timeToFirstToken, tokensCounted } from './gateway-metrics';
 import { RequestTelemetry } from './request-telemetry';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { creditsToMicro, microToCredits, promptTokensOf } from '@igw/domain';
-import { endSpanWithError, modelLabel, startClientSpan, startServerSpan, tracingEnabled, upstreamDuration } from '@igw/platform';
+import { endSpanWithError, modelLabel, startClientSpan, startServerSpan, tracingEnabled, upstreamDuration } from '@igw/observability';
 import type { Span } from '@opentelemetry/api';
 import type { PaidCall, PaidRequestListener } from '../paid-requests/admitted-request';
 import { creditsCharged, genAiOperation, timeToFirstToken, tokensCounted } from './gateway-metrics';

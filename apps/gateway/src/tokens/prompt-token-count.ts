@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
-import { GatewayException } from '@igw/platform';
+import { GatewayException } from '@igw/http';
 import { chatPromptTexts, countAllOffLoop, INLINE_COUNT_BYTES, tokenCountPool, utf8Bytes } from '@igw/tokenizer';
 
 /** The text one free count may count (4 MiB, about a million tokens of prose): counting is free, so it is bounded apart from BODY_LIMIT. */

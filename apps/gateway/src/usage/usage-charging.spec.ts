@@ -1,5 +1,5 @@
 import type { AuthenticatedKey, CatalogueModel, UsageEvent } from '@igw/contracts';
-import { loadEnvironment, type ServiceSettings } from '@igw/platform';
+import { loadEnvironment, type ServiceSettings } from '@igw/config';
 import type { PaidCall } from '../paid-requests/admitted-request';
 import { UsageCharging } from './usage-charging';
 import type { UsageRecorder } from './usage-recorder.service';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { microToCredits, priceUsage } from '@igw/domain';
-import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/platform';
+import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import type { PaidCall } from '../paid-requests/admitted-request';
 import { UsageRecorder } from './usage-recorder.service';
 

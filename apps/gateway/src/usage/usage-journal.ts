@@ -1,7 +1,7 @@
 import { closeSync, createReadStream, openSync, readdirSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { UsageEvent } from '@igw/contracts';
-import { DirectoryLock } from '@igw/platform';
+import { DirectoryLock } from '@igw/config';
 
 /** A segment is sealed (and a new one started) once it holds this many bytes... */
 const MAX_SEGMENT_BYTES = 4 * 1024 * 1024;

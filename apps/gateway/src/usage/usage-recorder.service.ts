@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { QueueName, usageBatchOf, type UsageEvent } from '@igw/contracts';
-import { MessagingService } from '@igw/messaging';
-import { SERVICE_SETTINGS, usageJournalDirectory, type ServiceSettings } from '@igw/platform';
+import { QueueName, usageBatchOf, MessagingService } from '@igw/messaging';
+import type { UsageEvent } from '@igw/contracts';
+import { SERVICE_SETTINGS, usageJournalDirectory, type ServiceSettings } from '@igw/config';
 import type { JobsOptions } from 'bullmq';
 import { usageSources } from '../telemetry/gateway-metrics';
 import { UsageBatchBuffer } from './usage-batch-buffer';

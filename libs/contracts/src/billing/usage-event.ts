@@ -1,4 +1,4 @@
-import { anyValue, arrayField, field, integerField, messageProblem, numberField, objectField, optional, recordField, stringField, type MessageOf } from '../messaging/message-schema';
+import { anyValue, arrayField, field, integerField, messageProblem, numberField, objectField, optional, recordField, stringField, type MessageOf } from '@igw/validation';
 
 /** More units than any request can meter (a million-token context is 10^6): a bug or a forgery. */
 export const MAX_UNITS_PER_EVENT = 1_000_000_000;

@@ -1,4 +1,4 @@
-import { formatValidationErrors } from '../validation/validation.pipe';
+import { formatValidationErrors } from '@igw/validation';
 import { catalogueEntryErrors } from './catalogue-file.dto';
 
 // The catalogue file's own cases are in apps/catalogue (catalogue-file.spec.ts); these cover the

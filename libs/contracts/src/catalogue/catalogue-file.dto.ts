@@ -1,8 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationArguments, type ValidationError } from 'class-validator';
-import { IsListField, MayBeOmitted, NestedList, oneOfIssues, untransformableErrors, wordUnknownFields, type ListRule } from '../validation/catalogue-validators';
-import { Checked, composeDecorators, IsNumberField, IsOneOf, isRecord, IsStringField, NestedObject, numberIssues, stringIssues, type DtoClass, type StringRule } from '../validation/field-validators';
-import { describeWrongType, describeWrongValue as shown, quoteList, relativeIssueLine as at, validationIssues, type ValidationIssue } from '../validation/validation-issues';
+import { IsListField, MayBeOmitted, NestedList, oneOfIssues, untransformableErrors, wordUnknownFields, type ListRule, Checked, composeDecorators, IsNumberField, IsOneOf, isRecord, IsStringField, NestedObject, numberIssues, stringIssues, type DtoClass, type StringRule, describeWrongType, describeWrongValue as shown, quoteList, relativeIssueLine as at, validationIssues, type ValidationIssue } from '@igw/validation';
 import { CHAT_PRICE_DIMENSION, NATIVE_SOURCE_APIS, ROUTING_STRATEGIES, STANDARD_SERVICE_TIERS, type NativeSourceApi, type RoutingStrategy, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
 
 /**

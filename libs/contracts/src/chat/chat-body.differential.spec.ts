@@ -1,8 +1,7 @@
 import { BadRequestException, ValidationPipe } from '@nestjs/common';
 import * as classTransformer from 'class-transformer';
 import { isDeepStrictEqual } from 'node:util';
-import { acceptDto, compiledValidation } from '../validation/dto-acceptor';
-import { referenceValidationPipe } from '../validation/validation.pipe';
+import { acceptDto, compiledValidation, referenceValidationPipe } from '@igw/validation';
 import { AzureChatCompletionRequestDto } from './azure-chat-completion-request.dto';
 import { validateChatBody } from './chat-body';
 import { AssistantMessageDto, CHAT_REQUEST_RULES, ChatCompletionRequestDto, StreamOptionsDto, TextContentPartDto, UserMessageDto } from './chat-completion-request.dto';
@@ -14,7 +13,7 @@ import './chat-completion-request.dto.spec';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { seededRandom } from '../../../../tools/emulator/src/seeded-random';
 
-// The compiled acceptance (libs/contracts/src/validation/dto-acceptor.ts), on the chat body's
+// The compiled acceptance (libs/validation/src/dto-acceptor.ts), on the chat body's
 // DTOs, against class-transformer and class-validator alone (the reference pipe, with the
 // compiled check of nested instances turned off), body by body: whenever the acceptor returns a value, the pipe must accept the
 // same body and return an equal value (same classes, same own keys with undefined ones, same

@@ -1,7 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
-import { errorTreeValidationPipe, ISSUES_SHOWN } from '../validation/validation.pipe';
-import { compiledValidation } from '../validation/dto-acceptor';
-import { validatedBody } from '../validation/validation.testing';
+import { errorTreeValidationPipe, ISSUES_SHOWN, compiledValidation } from '@igw/validation';
+import { validatedBody } from '@igw/validation/testing';
 import { PIPE_CHECKED_ITEMS, validateChatBody } from './chat-body';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
 

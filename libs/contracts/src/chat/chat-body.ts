@@ -1,12 +1,11 @@
 import { BadRequestException } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
 import { ErrorMessages } from '../errors/error-body.dto';
-import { appValidationPipe, BodyValidationErrors, errorTreeValidationPipe, formatValidationErrors } from '../validation/validation.pipe';
+import { appValidationPipe, BodyValidationErrors, errorTreeValidationPipe, formatValidationErrors, acceptDto } from '@igw/validation';
 import { AzureChatCompletionRequestDto } from './azure-chat-completion-request.dto';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
 import type { ChatMessage } from './chat-messages.dto';
 import { acceptChatMessage } from './chat-messages.dto';
-import { acceptDto } from '../validation/dto-acceptor';
 
 export interface ChatBodyOptions {
   /** The Azure-style path (`AzureChatCompletionRequestDto`: `model` may be left out). */

@@ -3,27 +3,12 @@ import type { ValidationArguments } from 'class-validator';
 import { IsOptional, ValidateIf } from 'class-validator';
 import { ChatMessages, type ChatMessage } from './chat-messages.dto';
 import { ToolChoiceField, ToolList, type ChatTool, type ToolChoice } from './chat-tools.dto';
-import {
-  arrayIssues,
-  Checked,
-  IsArrayField,
-  IsBooleanField,
-  IsNumberField,
-  isRecord,
-  IsObjectField,
-  IsOneOf,
-  IsStringField,
-  NestedObject,
-  numberIssues,
-  type NumberRule,
-  type StringRule,
-} from '../validation/field-validators';
-import { describeValue, describeWrongType } from '../validation/validation-issues';
+import { arrayIssues, Checked, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject, numberIssues, type NumberRule, type StringRule, describeValue, describeWrongType } from '@igw/validation';
 
 export * from './chat-content.dto';
 export * from './chat-messages.dto';
 export * from './chat-tools.dto';
-export { describeValue, describeWrongType, describeWrongValue, expectedOneOf, validationIssues, type ValidationIssue } from '../validation/validation-issues';
+export { describeValue, describeWrongType, describeWrongValue, expectedOneOf, validationIssues, type ValidationIssue } from '@igw/validation';
 
 export const MAX_STOP_SEQUENCES = 4;
 export const REASONING_EFFORTS = ['none', 'low', 'medium', 'high'] as const;

@@ -1,4 +1,4 @@
-import { rejectionMessage, validatedBody } from '../validation/validation.testing';
+import { rejectionMessage, validatedBody } from '@igw/validation/testing';
 import { AssistantMessageDto, ChatCompletionRequestDto, SystemMessageDto, ToolMessageDto, UserMessageDto } from './chat-completion-request.dto';
 
 // The chat request contract (spec: "POST /v1/chat/completions", "Limits", "Errors") run through

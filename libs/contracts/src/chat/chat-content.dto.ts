@@ -1,22 +1,6 @@
 import type { ApiPropertyOptions } from '@nestjs/swagger';
 import type { ValidationArguments } from 'class-validator';
-import {
-  ArrayOfVariants,
-  Checked,
-  documentedField,
-  eachItemIssues,
-  instanceIssues,
-  isRecord,
-  IsOneOf,
-  IsStringField,
-  NestedObject,
-  unknownVariant,
-  VariantModels,
-  variantsSchema,
-  type DtoClass,
-  type FieldDoc,
-} from '../validation/field-validators';
-import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
+import { ArrayOfVariants, Checked, documentedField, eachItemIssues, instanceIssues, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant, VariantModels, variantsSchema, type DtoClass, type FieldDoc, describeWrongType, relativeIssueLine } from '@igw/validation';
 
 export const CACHE_CONTROL_TYPES = ['ephemeral'] as const;
 export const CACHE_TTLS = ['5m', '1h'] as const;

@@ -2,9 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ValidateNested, type ValidationArguments } from 'class-validator';
 import { MessageContent, type TextContent, type UserContent } from './chat-content.dto';
 import { AssistantToolCalls, ToolCallFunctionDto, type AssistantToolCall } from './chat-tools.dto';
-import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant, VariantModels, variantsSchema, type FieldDoc } from '../validation/field-validators';
-import { acceptDto } from '../validation/dto-acceptor';
-import { describeWrongType } from '../validation/validation-issues';
+import { ArrayOfVariants, composeDecorators, IsArrayField, isRecord, IsOneOf, IsStringField, NestedObject, unknownVariant, VariantModels, variantsSchema, type FieldDoc, acceptDto, describeWrongType } from '@igw/validation';
 
 /** Every role a message may have; `developer` is OpenAI's newer name for `system`. */
 export const CHAT_ROLES = ['system', 'user', 'assistant', 'tool', 'developer'] as const;

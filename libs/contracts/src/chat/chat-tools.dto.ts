@@ -1,30 +1,7 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
 import { ValidateIf, ValidateNested, type ValidationArguments } from 'class-validator';
 import { CacheControlDto } from './chat-content.dto';
-import {
-  documentedField,
-  VariantModels,
-  variantsSchema,
-  type FieldDoc,
-  ArrayOfVariants,
-  Checked,
-  composeDecorators,
-  instanceIssues,
-  IsArrayField,
-  IsBooleanField,
-  isRecord,
-  IsObjectField,
-  IsOneOf,
-  IsStringField,
-  NestedObject,
-  ObjectOf,
-  ObjectOfVariants,
-  plainIssues,
-  stringIssues,
-  unknownVariant,
-  type DtoClass,
-} from '../validation/field-validators';
-import { describeValue, describeWrongType, expectedOneOf, quoteList, relativeIssueLine } from '../validation/validation-issues';
+import { documentedField, VariantModels, variantsSchema, type FieldDoc, ArrayOfVariants, Checked, composeDecorators, instanceIssues, IsArrayField, IsBooleanField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject, ObjectOf, ObjectOfVariants, plainIssues, stringIssues, unknownVariant, type DtoClass, describeValue, describeWrongType, expectedOneOf, quoteList, relativeIssueLine } from '@igw/validation';
 
 // ---------------------------------------------------------------------------------------------
 // Tools (request `tools`): function tools, custom tools, and any other object with a `type`.

@@ -1,9 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { CHAT_REQUEST_RULES, logitBiasIssues, MAX_STOP_SEQUENCES, stopIssues, StreamOptionsDto } from '../chat/chat-completion-request.dto';
-import { Checked, IsBooleanField, isRecord, IsNumberField, IsStringField, NestedObject, NullMeansAbsent } from '../validation/field-validators';
-import { RefusesUnknownFields } from '../validation/unknown-fields';
-import { describeValue, describeWrongType, relativeIssueLine } from '../validation/validation-issues';
+import { Checked, IsBooleanField, isRecord, IsNumberField, IsStringField, NestedObject, NullMeansAbsent, RefusesUnknownFields, describeValue, describeWrongType, relativeIssueLine } from '@igw/validation';
 
 /** Prompts one request may hold, and the choices it may ask for in all (prompts × the larger of n and best_of). */
 export const MAX_COMPLETION_PROMPTS = 2048;

@@ -1,5 +1,5 @@
 import { ModerationRequestDto } from '../moderations/moderation-request.dto';
-import { rejectionMessage, validatedBody } from '../validation/validation.testing';
+import { rejectionMessage, validatedBody } from '@igw/validation/testing';
 import { CompletionRequestDto } from './completion-request.dto';
 
 describe('POST /v1/completions body', () => {

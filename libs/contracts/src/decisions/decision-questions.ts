@@ -1,5 +1,4 @@
-import { isRecord } from '../validation/field-validators';
-import { describeWrongType, describeWrongValue, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
+import { isRecord, describeWrongType, describeWrongValue, expectedOneOf, relativeIssueLine } from '@igw/validation';
 
 /**
  * The two request shapes of POST /v1/decisions (spec: "POST /v1/decisions") and their bounds.

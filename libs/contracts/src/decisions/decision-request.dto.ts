@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, IsStringField } from '../validation/field-validators';
-import { describeWrongType } from '../validation/validation-issues';
+import { Checked, IsStringField, describeWrongType } from '@igw/validation';
 import { assetsIssues, jevQuestionsIssues, lunaInputIssues, lunaQuestionsIssues, stateIssues } from './decision-questions';
 
 /** Swagger-only: the Jev shape, with an example to try from /docs. */

@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, IsNumberField, IsOneOf, IsStringField, NullMeansAbsent } from '../validation/field-validators';
-import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
+import { Checked, IsNumberField, IsOneOf, IsStringField, NullMeansAbsent, describeWrongType, relativeIssueLine } from '@igw/validation';
 
 /** OpenAI's limit on the number of inputs of one embeddings request. */
 export const MAX_EMBEDDING_INPUTS = 2048;

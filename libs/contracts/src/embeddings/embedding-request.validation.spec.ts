@@ -1,4 +1,4 @@
-import { rejectionMessage, validatedBody } from '../validation/validation.testing';
+import { rejectionMessage, validatedBody } from '@igw/validation/testing';
 import { EmbeddingRequestDto } from './embedding-request.dto';
 
 // The embeddings request contract (spec: "POST /v1/embeddings", "Errors") run through the real

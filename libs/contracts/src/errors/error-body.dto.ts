@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { BODY_VALIDATION_PREFIX } from '../validation/validation-issues';
+import { BODY_VALIDATION_PREFIX } from '@igw/validation';
 
 /**
  * The same error as OpenAI's SDKs read it (`error.message` becomes the exception's message).

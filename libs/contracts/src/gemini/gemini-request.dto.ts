@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject } from '../validation/field-validators';
-import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
+import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject, describeWrongType, expectedOneOf, relativeIssueLine } from '@igw/validation';
 
 // Google's Generative Language API requests (POST /v1beta/models/{model}:generateContent and its
 // siblings; the model is in the path, not the body). Contents, parts and function declarations

@@ -1,4 +1,4 @@
-import { rejectionMessage, validatedBody } from '../validation/validation.testing';
+import { rejectionMessage, validatedBody } from '@igw/validation/testing';
 import { GeminiBatchEmbedContentsRequestDto, GeminiCountTokensRequestDto, GeminiEmbedContentRequestDto, GeminiGenerateContentRequestDto } from './gemini-request.dto';
 
 /** What the Gemini CLI sends, shortened: a system instruction, function declarations, thinking, and fields the gateway does not know. */

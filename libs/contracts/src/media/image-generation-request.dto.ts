@@ -1,9 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, IsNumberField, IsOneOf, IsStringField } from '../validation/field-validators';
-import { describeWrongType, describeWrongValue } from '../validation/validation-issues';
+import { Checked, IsNumberField, IsOneOf, IsStringField, describeWrongType, describeWrongValue, NullMeansAbsent } from '@igw/validation';
 import { IsTextOfAtMost, PROVIDER_FIELD_DESCRIPTION } from './media-fields';
-import { NullMeansAbsent } from '../validation/field-validators';
 
 /** GPT Image's prompt limit (DALL·E 3 takes 4,000; its upstream 400 reaches the client). */
 export const MAX_IMAGE_PROMPT_CHARACTERS = 32_000;

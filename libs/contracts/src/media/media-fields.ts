@@ -1,5 +1,4 @@
-import { Checked } from '../validation/field-validators';
-import { describeWrongType } from '../validation/validation-issues';
+import { Checked, describeWrongType } from '@igw/validation';
 
 /** Characters as price lists count them: Unicode code points, not UTF-16 units. */
 export function codePointCount(text: string): number {

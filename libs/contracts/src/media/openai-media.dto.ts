@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, IsNumberField, IsOneOf, IsStringField, NullMeansAbsent } from '../validation/field-validators';
-import { describeWrongType, describeWrongValue } from '../validation/validation-issues';
+import { Checked, IsNumberField, IsOneOf, IsStringField, NullMeansAbsent, describeWrongType, describeWrongValue } from '@igw/validation';
 import { IMAGE_BACKGROUNDS, IMAGE_OUTPUT_FORMATS, IMAGE_QUALITIES, MAX_IMAGE_PROMPT_CHARACTERS, MAX_IMAGES_PER_REQUEST, imageSizeIssues } from './image-generation-request.dto';
 import { IsTextOfAtMost, PROVIDER_FIELD_DESCRIPTION } from './media-fields';
 import { MAX_SPEECH_CHARACTERS, SPEECH_AUDIO_FORMATS, VOICE_PATTERN, type SpeechAudioFormat } from './speech-request.dto';

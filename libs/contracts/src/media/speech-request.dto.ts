@@ -1,8 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsNumberField, IsOneOf, IsStringField } from '../validation/field-validators';
+import { IsNumberField, IsOneOf, IsStringField, NullMeansAbsent } from '@igw/validation';
 import { IsTextOfAtMost, PROVIDER_FIELD_DESCRIPTION } from './media-fields';
-import { NullMeansAbsent } from '../validation/field-validators';
 
 /** OpenAI's limit on one speech request's input; Deepgram Aura takes up to 2,000 (its 413 reaches the client as a 4xx). */
 export const MAX_SPEECH_CHARACTERS = 4096;

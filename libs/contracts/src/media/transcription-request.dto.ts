@@ -1,8 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsBooleanField, IsNumberField, IsStringField } from '../validation/field-validators';
+import { IsBooleanField, IsNumberField, IsStringField, NullMeansAbsent } from '@igw/validation';
 import { PROVIDER_FIELD_DESCRIPTION } from './media-fields';
-import { NullMeansAbsent } from '../validation/field-validators';
 import { MediaUsageDto } from './media-results';
 
 export const MAX_AUDIO_URL_LENGTH = 2048;

@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, ValidateIf } from 'class-validator';
-import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject } from '../validation/field-validators';
-import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
+import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsOneOf, IsStringField, NestedObject, describeWrongType, expectedOneOf, relativeIssueLine } from '@igw/validation';
 
 // Anthropic's Messages API request (POST /v1/messages). Content blocks, tools and `system` are
 // checked here for what the gateway reads of them and otherwise kept as sent, so the blocks and

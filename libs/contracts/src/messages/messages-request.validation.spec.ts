@@ -1,5 +1,5 @@
-import { acceptDto } from '../validation/dto-acceptor';
-import { rejectionMessage, validatedBody } from '../validation/validation.testing';
+import { acceptDto } from '@igw/validation';
+import { rejectionMessage, validatedBody } from '@igw/validation/testing';
 import { MessagesCountTokensRequestDto, MessagesRequestDto } from './messages-request.dto';
 
 /** A turn of what Claude Code sends, shortened: every field it sets that the gateway does not use included. */

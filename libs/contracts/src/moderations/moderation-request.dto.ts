@@ -1,8 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { MetaDto } from '../chat/chat-completion';
-import { Checked, isRecord, IsStringField } from '../validation/field-validators';
-import { RefusesUnknownFields } from '../validation/unknown-fields';
-import { describeWrongType, relativeIssueLine } from '../validation/validation-issues';
+import { Checked, isRecord, IsStringField, RefusesUnknownFields, describeWrongType, relativeIssueLine } from '@igw/validation';
 
 /** The inputs one moderation request may hold, as an embeddings request (each is a result). */
 export const MAX_MODERATION_INPUTS = 2048;

@@ -1,8 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { RefusesUnknownFields, type UnservedField } from '../validation/unknown-fields';
-import { Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsStringField, IsStringMapField, NestedObject } from '../validation/field-validators';
-import { describeWrongType, expectedOneOf, relativeIssueLine } from '../validation/validation-issues';
+import { RefusesUnknownFields, type UnservedField, Checked, eachItemIssues, IsArrayField, IsBooleanField, IsNumberField, isRecord, IsObjectField, IsStringField, IsStringMapField, NestedObject, describeWrongType, expectedOneOf, relativeIssueLine } from '@igw/validation';
 
 /** OpenAI's bounds on a response's `metadata`, which is kept with a stored response. */
 export const RESPONSES_METADATA = { maxEntries: 16, maxKeyLength: 64, maxValueLength: 512 } as const;

@@ -1,4 +1,4 @@
-import { rejectionMessage, validatedBody } from '../validation/validation.testing';
+import { rejectionMessage, validatedBody } from '@igw/validation/testing';
 import { ResponsesRequestDto } from './responses-request.dto';
 
 // The Responses request contract run through the real global pipe, exactly as a request body

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { CooldownReason, RoutingStrategy } from '@igw/contracts';
+import type { CooldownReason } from '@igw/messaging/connections-report';
+import type { RoutingStrategy } from '@igw/contracts';
 import { isRetriableUpstreamError } from '../fallback';
 import type { UpstreamRateLimits } from '../provider.types';
 import type { RouteTarget } from '../routing';

@@ -1,4 +1,4 @@
-import type { CooldownReason } from '@igw/contracts';
+import type { CooldownReason } from '@igw/messaging/connections-report';
 import type { DeploymentQuotas } from '../connections/connections';
 import type { UpstreamRateLimits } from '../provider.types';
 

@@ -1,4 +1,4 @@
-import type { CooldownReason } from '@igw/contracts';
+import type { CooldownReason } from '@igw/messaging/connections-report';
 import type { Redis } from 'ioredis';
 import type { UpstreamRateLimits } from '../provider.types';
 import { COOLDOWN_RULES, MINUTE_MS, type AttemptOutcome, type Candidate, type DeploymentSnapshot, type DeploymentStore, type Pick, type Reservation } from './deployment-store';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { encodeJson, type JsonSource } from '@igw/contracts';
+import { encodeJson, type JsonSource } from '@igw/json';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamLimitExceededError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnavailableError } from '../upstream.errors';
 import type { UpstreamRateLimits } from '../provider.types';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength, NotEquals, ValidateIf } from 'class-validator';
-import { IsNumberField } from '@igw/contracts';
+import { IsNumberField } from '@igw/validation';
 import { IsUsdInsteadOfCredits, usdAbsent, usdPresent } from './usd-amount';
 import { CREDIT_DECIMALS, MAX_ADMIN_CREDITS } from '../../billing.constants';
 

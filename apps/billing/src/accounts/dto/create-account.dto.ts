@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
-import { IsNumberField, type AccountPlan } from '@igw/contracts';
+import { IsNumberField } from '@igw/validation';
+import type { AccountPlan } from '@igw/contracts';
 import { IsUsdInsteadOfCredits, usdPresent } from './usd-amount';
 import { CREDIT_DECIMALS, DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN_DESCRIPTION, MAX_ADMIN_CREDITS } from '../../billing.constants';
 

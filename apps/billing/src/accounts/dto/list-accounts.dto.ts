@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, MaxLength, ValidateBy, type ValidationArguments } from 'class-validator';
-import { expectedOneOf, IsNumberField } from '@igw/contracts';
+import { expectedOneOf, IsNumberField } from '@igw/validation';
 import { AccountDto } from './account.dto';
 import { decodeAccountCursor } from '../account-cursor';
 

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsString, MaxLength, ValidateIf } from 'class-validator';
-import { IsNumberField, type AccountPlan, type AccountStatus } from '@igw/contracts';
+import { IsNumberField } from '@igw/validation';
+import type { AccountPlan, AccountStatus } from '@igw/contracts';
 import { CREDIT_DECIMALS, MAX_ADMIN_CREDITS } from '../../billing.constants';
 import type { AutoDebitStatus } from '../account.entity';
 

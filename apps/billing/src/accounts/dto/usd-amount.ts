@@ -1,5 +1,5 @@
 import { ValidateBy, type ValidationArguments } from 'class-validator';
-import { numberIssues } from '@igw/contracts';
+import { numberIssues } from '@igw/validation';
 
 export const usdPresent = (_: object, value: unknown): boolean => value !== undefined;
 export const usdAbsent = (dto: object): boolean => (dto as { usd?: unknown }).usd === undefined;

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
-import { IsNumberField, numberIssues } from '@igw/contracts';
+import { IsNumberField, numberIssues } from '@igw/validation';
 import { CREDIT_DECIMALS, MAX_ADMIN_CREDITS } from '../../billing.constants';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2_048;

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { ConnectionReport, ConnectionsReport, CooldownReason, DeploymentReport } from '@igw/contracts';
+import type { ConnectionReport, ConnectionsReport, CooldownReason, DeploymentReport } from '@igw/messaging/connections-report';
 
 const COOLDOWN_REASONS: CooldownReason[] = ['rate-limited', 'failing', 'refused'];
 const DEPLOYMENT_STATES: Array<DeploymentReport['state']> = ['serving', 'cooling', 'over-quota'];

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf } from 'class-validator';
-import { Checked, describeWrongType, describeWrongValue, expectedOneOf, IsNumberField, isRecord, stringIssues } from '@igw/contracts';
+import { Checked, describeWrongType, describeWrongValue, expectedOneOf, IsNumberField, isRecord, stringIssues } from '@igw/validation';
 import { BUDGET_PERIODS, BUDGET_UNITS, MODEL_PATTERN, type BudgetPeriod, type BudgetUnit } from '@igw/domain';
 
 /** The largest value of a PostgreSQL integer column. */

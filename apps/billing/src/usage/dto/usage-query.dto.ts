@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength, MinLength, ValidateBy, type ValidationArguments } from 'class-validator';
-import { expectedOneOf, IsNumberField } from '@igw/contracts';
+import { expectedOneOf, IsNumberField } from '@igw/validation';
 import type { LedgerEntryKind } from '../../ledger/ledger-entry.entity';
 import { normalizeInstant } from '../instant';
 import { decodeUsageCursor } from '../usage-cursor';

@@ -1,0 +1,2 @@
+export * from './json-text';
+export * from './verbatim-json';
