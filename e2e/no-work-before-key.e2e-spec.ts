@@ -83,7 +83,7 @@ describe('no work for a caller without a key', () => {
 
   describe('a key is checked from the headers before a byte of the body is read', () => {
     const keyRoutes = () => [
-      { name: 'chat, the fast path', url: `${app.gateway}/v1/chat/completions`, method: 'POST', framing: 'content-length' as const },
+      { name: 'chat, the direct route', url: `${app.gateway}/v1/chat/completions`, method: 'POST', framing: 'content-length' as const },
       { name: 'chat through Express (chunked)', url: `${app.gateway}/v1/chat/completions`, method: 'POST', framing: 'chunked' as const },
       { name: 'embeddings', url: `${app.gateway}/v1/embeddings`, method: 'POST', framing: 'content-length' as const },
       { name: "billing's balance", url: `${app.billing}/v1/billing/balance`, method: 'GET', framing: 'content-length' as const },

@@ -122,7 +122,7 @@ describe('observability: /metrics, JSON logs and traces', () => {
     const before = await metrics();
     const mini = { model: 'test/mini', provider: 'openai' };
 
-    // The chat fast path, unstreamed.
+    // The chat direct route, unstreamed.
     const plain = await chat({ model: 'mini' });
     expect(plain.status).toBe(200);
     // A stream, with its usage.

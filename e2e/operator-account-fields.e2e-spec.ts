@@ -3,7 +3,7 @@ import { call, expectErrorBody } from './support/http';
 import { startScriptedUpstream, type ScriptedUpstream } from './support/scripted-upstream';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
-/** The chat fast path takes `application/json`; this JSON type goes through Express and Nest. */
+/** The chat direct route takes `application/json`; this JSON type goes through Express and Nest. */
 const DIRECT = 'application/json';
 const THROUGH_EXPRESS = 'application/vnd.igw+json';
 
@@ -53,7 +53,7 @@ describe('fields that reach the operator\'s provider account', () => {
     await upstream?.close();
   });
 
-  it('refuses each by default, on the fast path and through Express, with nothing sent upstream', async () => {
+  it('refuses each by default, on the direct route and through Express, with nothing sent upstream', async () => {
     const { harness, key } = await start({});
     for (const [, fields, message] of FIELDS) {
       for (const contentType of [DIRECT, THROUGH_EXPRESS]) {

@@ -23,8 +23,8 @@ const AUTH: AuthenticatedKey = {
 };
 
 /**
- * `/` beside the chat route, started as the gateway starts (chat fast path on): Claude Code's
- * `HEAD /` is answered without a key, while the fast path and the 404 of unknown routes stay as they were.
+ * `/` beside the chat route, started as the gateway starts (direct routes on): Claude Code's
+ * `HEAD /` is answered without a key, while the direct route and the 404 of unknown routes stay as they were.
  */
 describe('the gateway root (HEAD / and GET /)', () => {
   const authenticate = jest.fn(() => Promise.resolve(AUTH));
@@ -70,7 +70,7 @@ describe('the gateway root (HEAD / and GET /)', () => {
     expect(authenticate).not.toHaveBeenCalled();
   });
 
-  it('leaves other methods on / and unknown paths to the 404 error body, and chat to the fast path', async () => {
+  it('leaves other methods on / and unknown paths to the 404 error body, and chat to the direct route', async () => {
     for (const [method, path] of [
       ['POST', '/'],
       ['GET', '/nope'],

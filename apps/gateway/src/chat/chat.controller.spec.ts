@@ -70,7 +70,7 @@ describe('chat routes: the validated body', () => {
 
   const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
 
-  it.each(['/v1/chat/completions', '/chat/completions'])('%s: a common body takes the fast path and reaches the service as the pipe builds it', async (path) => {
+  it.each(['/v1/chat/completions', '/chat/completions'])('%s: a common body takes the direct route and reaches the service as the pipe builds it', async (path) => {
     const body = { model: 'mini', messages: [{ role: 'user', content: 'Hello' }], stream: false, tools, temperature: 0.2, junk: 1 };
     expect((await post(path, body)).status).toBe(200);
     expect(bodyValidations()).toBe(0);

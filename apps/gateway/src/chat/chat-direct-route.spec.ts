@@ -77,7 +77,7 @@ const calls: Array<{ verbatimMessages: boolean }> = [];
  * The extension sits in the chat module itself, or (`elsewhere`) in a feature module of its own
  * beside it, as the gateway composes its features.
  */
-function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = false): Promise<INestApplication> {
+function startChatApp(directRoutes: boolean, extension: Extension = {}, elsewhere = false): Promise<INestApplication> {
   class ExtensionModule {}
   const { middleware } = extension;
   if (middleware) Object.assign(ExtensionModule.prototype, { configure: (consumer: MiddlewareConsumer) => middleware(consumer) });
@@ -110,11 +110,11 @@ function startChatApp(fastPath: boolean, extension: Extension = {}, elsewhere = 
     portVariable: 'PORT',
     bodyLimit: '1mb',
     logLevel: 'error',
-    directRoutes: gatewayDirectRoutes({ DIRECT_ROUTES: fastPath }),
+    directRoutes: gatewayDirectRoutes({ DIRECT_ROUTES: directRoutes }),
   });
 }
 
-describe('the chat fast path and the extensions of the gateway', () => {
+describe('the chat direct route and the extensions of the gateway', () => {
   const key = generateApiKey().key;
   const controllerCalls = spyOnRoute(ChatController.prototype, 'create');
   let app: INestApplication | undefined;
