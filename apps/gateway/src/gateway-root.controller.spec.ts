@@ -1,5 +1,5 @@
 import { Module, type INestApplication } from '@nestjs/common';
-import type { AuthenticatedKey } from '@igw/contracts';
+import { ACTIVE_PAID_KEY } from '@igw/contracts/testing';
 import { ApiKeyAuthenticator, generateApiKey, startHttpApp } from '@igw/http';
 import { ChatController } from './chat/chat.controller';
 import { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service';
@@ -13,21 +13,13 @@ import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 import { ResponsesController } from './responses/responses.controller';
 import { StoredResponses } from './responses/stored-responses';
 
-const AUTH: AuthenticatedKey = {
-  keyId: 'k',
-  accountId: 'a',
-  plan: 'paid',
-  status: 'active',
-  limits: {},
-  balance: { balanceMicro: 1n, version: 1, usageSpentMicro: 0n },
-};
 
 /**
  * `/` beside the chat route, started as the gateway starts (direct routes on): Claude Code's
  * `HEAD /` is answered without a key, while the direct route and the 404 of unknown routes stay as they were.
  */
 describe('the gateway root (HEAD / and GET /)', () => {
-  const authenticate = jest.fn(() => Promise.resolve(AUTH));
+  const authenticate = jest.fn(() => Promise.resolve(ACTIVE_PAID_KEY));
   let app: INestApplication;
   let base: string;
 

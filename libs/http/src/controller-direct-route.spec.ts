@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Body, Catch, Controller, Headers, HttpCode, Injectable, Module, Post, Query, Req, Res, UseFilters, UseInterceptors, type ArgumentsHost, type CallHandler, type CanActivate, type ExceptionFilter, type ExecutionContext, type INestApplication, type MiddlewareConsumer, type NestInterceptor, type Type } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { IsInt, IsString, Max } from 'class-validator';
-import type { AuthenticatedKey } from '@igw/contracts';
+import { ACTIVE_PAID_KEY } from '@igw/contracts/testing';
 import { generateApiKey } from './auth/api-key';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { RequireApiKey } from './auth/api-key.guard';
@@ -12,14 +12,6 @@ import { DirectRoute } from './controller-direct-route';
 import { startHttpApp } from './http-app';
 import type { DirectRequest, ServedRequest } from './request-context';
 
-const AUTH: AuthenticatedKey = {
-  keyId: 'k',
-  accountId: 'a',
-  plan: 'paid',
-  status: 'active',
-  limits: {},
-  balance: { balanceMicro: 1n, version: 1, usageSpentMicro: 0n },
-};
 
 class GreetingDto {
   @IsString() name!: string;
@@ -65,7 +57,7 @@ class GreetingController {
 function startApp(controller: Type, extra: { providers?: unknown[]; configure?: (consumer: MiddlewareConsumer) => void } = {}): Promise<INestApplication> {
   class TestModule {}
   if (extra.configure) Object.assign(TestModule.prototype, { configure: extra.configure });
-  Module({ controllers: [controller], providers: [{ provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } }, ...((extra.providers ?? []) as [])] })(TestModule);
+  Module({ controllers: [controller], providers: [{ provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(ACTIVE_PAID_KEY) } }, ...((extra.providers ?? []) as [])] })(TestModule);
   return startHttpApp(TestModule, { name: 'test', host: '127.0.0.1', port: 0, portVariable: 'PORT', bodyLimit: '1kb', logLevel: 'error', directRoutes: { turnOff: 'TEST_ROUTES=false' } });
 }
 

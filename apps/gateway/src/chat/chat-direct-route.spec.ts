@@ -1,7 +1,7 @@
 import { Injectable, Module, type CallHandler, type CanActivate, type ExecutionContext, type INestApplication, type MiddlewareConsumer, type NestInterceptor, type NestMiddleware } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
-import type { AuthenticatedKey } from '@igw/contracts';
+import { ACTIVE_PAID_KEY } from '@igw/contracts/testing';
 import { ApiKeyAuthenticator, generateApiKey, startHttpApp, type DirectRequest } from '@igw/http';
 import { gatewayDirectRoutes } from '../gateway.app';
 import { CatalogueSnapshotService } from '../catalogue/catalogue-snapshot.service';
@@ -18,14 +18,6 @@ import { ChatService, type ChatCall } from './chat.service';
 // on the direct route as through Express. Module middleware, which a direct route cannot run, stops
 // the start unless DIRECT_ROUTES=false, and then sees every chat request.
 
-const AUTH: AuthenticatedKey = {
-  keyId: 'k',
-  accountId: 'a',
-  plan: 'paid',
-  status: 'active',
-  limits: {},
-  balance: { balanceMicro: 1n, version: 1, usageSpentMicro: 0n },
-};
 
 /** The chat paths each extension saw, and which way each request was served. */
 const seen: string[] = [];
@@ -98,7 +90,7 @@ function startChatApp(directRoutes: boolean, extension: Extension = {}, elsewher
       // The Gemini controller's embeddings and catalogue: its routes are checked without them.
       { provide: EmbeddingsService, useValue: {} },
       { provide: CatalogueSnapshotService, useValue: {} },
-      { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } },
+      { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(ACTIVE_PAID_KEY) } },
     ],
   })(ChatModule);
   class AppModule {}

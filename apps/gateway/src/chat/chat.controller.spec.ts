@@ -2,7 +2,8 @@ import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { isDeepStrictEqual } from 'node:util';
 import { appValidationPipe } from '@igw/validation';
-import { AzureChatCompletionRequestDto, ChatCompletionRequestDto, type AuthenticatedKey } from '@igw/contracts';
+import { AzureChatCompletionRequestDto, ChatCompletionRequestDto } from '@igw/contracts';
+import { ACTIVE_PAID_KEY } from '@igw/contracts/testing';
 import { AllExceptionsFilter, ApiKeyAuthenticator, generateApiKey, requestIdMiddleware, routeNotFoundMessage } from '@igw/http';
 import { ChatController } from './chat.controller';
 import { ChatService, type ChatCall } from './chat.service';
@@ -11,14 +12,6 @@ import { ChatService, type ChatCall } from './chat.service';
 // validation pipe), not through the global pipe: the same values and the same 400s as before,
 // validated once.
 
-const AUTH: AuthenticatedKey = {
-  keyId: 'k',
-  accountId: 'a',
-  plan: 'paid',
-  status: 'active',
-  limits: {},
-  balance: { balanceMicro: 1n, version: 1, usageSpentMicro: 0n },
-};
 
 describe('chat routes: the validated body', () => {
   let app: INestApplication;
@@ -33,7 +26,7 @@ describe('chat routes: the validated body', () => {
       controllers: [ChatController],
       providers: [
         { provide: ChatService, useValue: { complete: (call: ChatCall, deliver: (completion: unknown) => void) => (calls.push(call), deliver({ ok: true }), Promise.resolve()) } },
-        { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(AUTH) } },
+        { provide: ApiKeyAuthenticator, useValue: { authenticate: () => Promise.resolve(ACTIVE_PAID_KEY) } },
       ],
     })(TestModule);
     app = await NestFactory.create(TestModule, { logger: false });
