@@ -12,6 +12,7 @@ import './messages/messages-request.validation.spec';
 import './gemini/gemini-request.validation.spec';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { seededRandom } from '../../../tools/emulator/src/seeded-random';
+import { slotsOf, type Json } from './json-slots.testing';
 
 // The compiled acceptance (dto-acceptor.ts) against class-transformer and class-validator alone,
 // on the body of every direct route besides chat (chat-body.differential.spec.ts has its own,
@@ -23,7 +24,6 @@ import { seededRandom } from '../../../tools/emulator/src/seeded-random';
 // "not sure" on a valid body; the share it takes of the valid generated bodies is held above a
 // floor so it keeps covering the requests clients send.
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 const SEED = Number(process.env.DTO_ACCEPTOR_SEED ?? 20_261_203);
 const GENERATED = 300;
@@ -147,23 +147,6 @@ class Generator {
 }
 
 // ---- mutations -----------------------------------------------------------------------------------
-
-type Slot = [Record<string, Json> | Json[], string | number];
-
-function slotsOf(value: Json, into: Slot[] = []): Slot[] {
-  if (Array.isArray(value)) {
-    value.forEach((item, index) => {
-      into.push([value, index]);
-      slotsOf(item, into);
-    });
-  } else if (value && typeof value === 'object') {
-    for (const key of Object.keys(value)) {
-      into.push([value, key]);
-      slotsOf(value[key], into);
-    }
-  }
-  return into;
-}
 
 const WRONG_VALUES: Json[] = [null, true, 0, -1, 0.5, 1e20, '', 'x', [], [{}], {}, { type: 'text', text: 'a' }];
 const EXTRA_KEYS: Array<[string, Json]> = [

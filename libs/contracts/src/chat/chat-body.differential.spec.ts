@@ -12,6 +12,7 @@ import './chat-completion-request.validation.spec';
 import './chat-completion-request.dto.spec';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { seededRandom } from '../../../../tools/emulator/src/seeded-random';
+import { slotsOf, type Json, type JsonObject, type Slot } from '../json-slots.testing';
 
 // The compiled acceptance (libs/validation/src/dto-acceptor.ts), on the chat body's
 // DTOs, against class-transformer and class-validator alone (the reference pipe, with the
@@ -23,8 +24,6 @@ import { seededRandom } from '../../../../tools/emulator/src/seeded-random';
 // nested junk). The acceptor may say "not sure" (undefined) for anything; the share of valid
 // bodies it takes is held above a floor, so it keeps covering the common requests.
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 type Dto = typeof ChatCompletionRequestDto | typeof AzureChatCompletionRequestDto;
 type NumberRule = { min?: number; max?: number; integer?: boolean };
 
@@ -503,23 +502,6 @@ const BOUNDARY_NUMBERS = [
   1e9,
   -0,
 ];
-
-type Slot = [JsonObject | Json[], string | number];
-
-function slotsOf(value: Json, into: Slot[] = []): Slot[] {
-  if (Array.isArray(value)) {
-    value.forEach((item, index) => {
-      into.push([value, index]);
-      slotsOf(item, into);
-    });
-  } else if (value && typeof value === 'object') {
-    for (const key of Object.keys(value)) {
-      into.push([value, key]);
-      slotsOf(value[key], into);
-    }
-  }
-  return into;
-}
 
 /** Assignment that makes an own property even for `__proto__`, as JSON.parse does. */
 function set(parent: JsonObject | Json[], key: string | number, value: Json): void {
