@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ResponsesRequestDto, type ResponsesTool } from '@igw/contracts';
 import { GatewayException } from '@igw/http';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, sourceDefinition, openAiNativeResponse, openAiNativeResponseStream, type NativeEvent } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, sourceDefinition, openAiNativeResponse, openAiNativeResponseStream, type NativeEvent, type ResponsesNativeBody } from '@igw/providers';
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import { setDroppedTools, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
@@ -74,6 +74,11 @@ export function refuseFileIds(value: unknown, path: string): void {
   }
 }
 
+/** The fields given: the SDKs type most fields as nullable, and some clients send null for "not set". */
+function withoutNulls<T extends object>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as T;
+}
+
 function refuse(path: string, why: string): never {
   throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
 }
@@ -109,14 +114,13 @@ export function responsesFrontOf(
   const forced = forcedBuiltIn(sent.tool_choice);
   if (forced !== undefined && !nativeBuiltIns.has(forced)) refuse('tool_choice', `forces the built-in tool ${JSON.stringify(forced)}, which no source of this model runs through this gateway`);
 
-  const body: Record<string, unknown> = Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== null && value !== undefined));
-  body.store = false;
-  // The provider's stored state is the operator's account, shared by every client: never named.
-  delete body.previous_response_id;
+  // The provider's stored state is the operator's account, shared by every client: never named. Model and stream are the call's.
+  const { model: _model, stream: _stream, store: _store, previous_response_id: _previous, ...given } = sent;
+  const body: ResponsesNativeBody = { ...withoutNulls(given), store: false };
   refuseFileIds(body.input, 'input');
   const withSearch = nativeResponsesTools(tools, true);
   const withoutSearch = nativeResponsesTools(tools, false);
-  const requestFor = (target: UpstreamTarget): Record<string, unknown> => {
+  const requestFor = (target: UpstreamTarget): ResponsesNativeBody => {
     const { tools: kept, dropped: left } = searchesAt(target) ? withSearch : withoutSearch;
     if (forced !== undefined && !kept.some((tool) => tool.type === forced)) refuse('tool_choice', `forces the built-in tool ${JSON.stringify(forced)}, which this source does not run through this gateway`);
     dropped(left);
@@ -124,7 +128,7 @@ export function responsesFrontOf(
     if (kept.length > 0) request.tools = kept;
     else {
       delete request.tools;
-      if (typeof request.tool_choice !== 'string' || request.tool_choice !== 'none') delete request.tool_choice;
+      if (request.tool_choice !== 'none') delete request.tool_choice;
     }
     return request;
   };
