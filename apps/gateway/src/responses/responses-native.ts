@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import { setDroppedTools, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
-import { chatRequestForNative, chatRequestOf, type ResponsesTranslation } from './responses-request';
+import { chatRequestForNative, chatRequestOf, withoutNulls, type ResponsesTranslation } from './responses-request';
 import { responseOf, responsesContextOf, responseShell, type ResponsesContext } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
 
@@ -72,11 +72,6 @@ export function refuseFileIds(value: unknown, path: string): void {
     if (key === 'file_id' && inner !== null && inner !== undefined) refuse(`${path}.file_id`, 'a file of the upstream account cannot be sent through this gateway: send the content itself');
     refuseFileIds(inner, `${path}.${key}`);
   }
-}
-
-/** The fields given: the SDKs type most fields as nullable, and some clients send null for "not set". */
-function withoutNulls<T extends object>(fields: T): T {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as T;
 }
 
 function refuse(path: string, why: string): never {

@@ -75,8 +75,7 @@ export interface ResponsesTranslation {
 
 /** The internal chat request for a Responses request. */
 export function chatRequestOf(sent: ResponsesRequestDto, model: ResponsesTarget): ResponsesTranslation {
-  // The SDKs type most fields as nullable, and some clients send null for "not set".
-  const body = Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== null)) as ResponsesRequestDto;
+  const body = withoutNulls(sent);
   // StoredResponses.resolve puts the earlier turns into `input` first: one left here is a gateway fault (500), not the caller's.
   if (body.previous_response_id !== undefined) throw new Error('previous_response_id reached the translation unresolved (StoredResponses.resolve replaces it)');
   const { tools, droppedTools, namespaced, builtIns } = toolsOf(body.tools ?? []);
@@ -109,6 +108,11 @@ export function chatRequestOf(sent: ResponsesRequestDto, model: ResponsesTarget)
   }
   Object.assign(request, reasoningOf(body.reasoning?.effort ?? undefined, model));
   return { request: request as unknown as ChatCompletionRequestDto, droppedTools, namespaced };
+}
+
+/** The fields given: the SDKs type most fields as nullable, and some clients send null for "not set" (validation takes it as absent). */
+export function withoutNulls<T extends object>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as T;
 }
 
 function messagesOf(body: ResponsesRequestDto): ChatMessage[] {
