@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ChatCompletionDto, type ChatCompletionRequestDto, type GeminiGenerateContentRequestDto } from '@igw/contracts';
 import { GatewayException } from '@igw/http';
-import { geminiNativeGenerate, geminiNativeStream, sourceSpeaks, speaksGemini, type NativeEvent } from '@igw/providers';
+import { geminiNativeGenerate, geminiNativeStream, sourceSpeaks, speaksGemini, type GeminiNativeBody, type NativeEvent } from '@igw/providers';
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import { setDroppedTools, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
@@ -21,8 +21,8 @@ import { GeminiFrames, geminiStreamEvents, type GeminiStreamFraming } from './ge
 // - A `fileData` naming a file of the upstream account (Google's Files API) is refused, as is
 //   `cachedContent`: the operator's files and caches are shared by every client of the gateway.
 
-/** The GenerateContentRequest fields sent natively (generationConfig as validated: fields the gateway does not know are gone). */
-const NATIVE_FIELDS = ['contents', 'systemInstruction', 'toolConfig', 'generationConfig', 'safetySettings'] as const;
+/** The GenerateContentRequest fields sent natively beside contents (generationConfig as validated: fields the gateway does not know are gone). */
+const NATIVE_FIELDS = ['systemInstruction', 'toolConfig', 'generationConfig', 'safetySettings'] as const;
 /** Tool kinds sent to a Google source. */
 const NATIVE_TOOLS = new Set(['functionDeclarations', 'googleSearch']);
 /** Google's Files API: a file there belongs to the account of the gateway's key. */
@@ -68,17 +68,16 @@ export function geminiFrontOf({ body, modelName, model, stream, response }: Gemi
 }
 
 /** The native GenerateContentRequest (the chat translation gave the max_tokens it may ask). */
-export function geminiNativeBody(body: GeminiGenerateContentRequestDto, chatRequest: Pick<ChatCompletionRequestDto, 'max_tokens'>): Record<string, unknown> {
-  const native: Record<string, unknown> = {};
-  const fields = body as unknown as Record<string, unknown>;
-  for (const field of NATIVE_FIELDS) if (fields[field] !== undefined) native[field] = plain(fields[field]);
+export function geminiNativeBody(body: GeminiGenerateContentRequestDto, chatRequest: Pick<ChatCompletionRequestDto, 'max_tokens'>): GeminiNativeBody {
+  const native: GeminiNativeBody = { contents: plain(body.contents) };
+  for (const field of NATIVE_FIELDS) if (body[field] !== undefined) Object.assign(native, { [field]: plain(body[field]) });
   const tools = (body.tools ?? []).map((tool) => Object.fromEntries(Object.entries(tool).filter(([kind]) => NATIVE_TOOLS.has(kind)))).filter((tool) => Object.keys(tool).length > 0);
   if (tools.length > 0) native.tools = tools;
-  if (chatRequest.max_tokens !== undefined) native.generationConfig = { ...((native.generationConfig as Record<string, unknown> | undefined) ?? {}), maxOutputTokens: chatRequest.max_tokens };
+  if (chatRequest.max_tokens !== undefined) native.generationConfig = { ...native.generationConfig, maxOutputTokens: chatRequest.max_tokens };
   body.contents.forEach((content, index) =>
     content.parts.forEach((part, position) => {
-      const uri = (part.fileData as { fileUri?: unknown } | undefined)?.fileUri;
-      if (typeof uri === 'string' && UPSTREAM_FILE.test(uri)) {
+      const uri = part.fileData?.fileUri;
+      if (uri !== undefined && UPSTREAM_FILE.test(uri)) {
         refuse(`contents[${index}].parts[${position}].fileData.fileUri`, 'a file of the upstream account cannot be sent through this gateway: send the content itself (inlineData)');
       }
     }),
@@ -86,9 +85,9 @@ export function geminiNativeBody(body: GeminiGenerateContentRequestDto, chatRequ
   return native;
 }
 
-/** The validated DTOs as plain JSON (class instances of nested configs serialize as their fields). */
-function plain(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value)) as unknown;
+/** The validated DTOs as plain JSON (class instances of nested configs serialize as their fields), of the same shape. */
+function plain<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
 }
 
 function geminiNative(body: GeminiGenerateContentRequestDto, chatRequest: ChatCompletionRequestDto, untranslatable: string | undefined, framing: GeminiStreamFraming): NativeUpstream {

@@ -164,7 +164,7 @@ export function promptOf(body: GeminiPromptDto & Pick<GeminiGenerateContentReque
   if (declarations.length > 0) {
     request.tools = declarations.map((declaration) => {
       const definition: Record<string, unknown> = { name: declaration.name, parameters: declaration.parametersJsonSchema ?? (declaration.parameters !== undefined ? jsonSchemaOf(declaration.parameters) : { type: 'object', properties: {} }) };
-      if (typeof declaration.description === 'string') definition.description = declaration.description;
+      if (declaration.description !== undefined) definition.description = declaration.description;
       return { type: 'function', function: definition };
     });
     const choice = toolChoiceOf(body.toolConfig?.functionCallingConfig);
@@ -176,7 +176,7 @@ export function promptOf(body: GeminiPromptDto & Pick<GeminiGenerateContentReque
 }
 
 function systemText(part: GeminiRequestPart, path: string): string {
-  if (typeof part.text === 'string') return part.text;
+  if (part.text !== undefined) return part.text;
   return cannotCarry(path, 'a system instruction carries text parts only through this gateway') ?? '';
 }
 
@@ -243,11 +243,11 @@ function pushModel(messages: ChatMessage[], content: GeminiRequestContent, path:
   content.parts.forEach((part, index) => {
     const at = `${path}.parts[${index}]`;
     if (part.thought === true) return;
-    if (typeof part.text === 'string') texts.push(part.text);
+    if (part.text !== undefined) texts.push(part.text);
     else if (part.functionCall !== undefined) {
-      const call = part.functionCall as { name: string; args?: Record<string, unknown>; id?: string };
+      const call = part.functionCall;
       const toolCall: Record<string, unknown> = { id: calls.called(call.name, call.id), type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } };
-      if (typeof part.thoughtSignature === 'string' && part.thoughtSignature !== '') toolCall.extra_content = { google: { thought_signature: part.thoughtSignature } };
+      if (part.thoughtSignature !== undefined && part.thoughtSignature !== '') toolCall.extra_content = { google: { thought_signature: part.thoughtSignature } };
       toolCalls.push(toolCall);
     } else cannotCarry(at, `a ${partKind(part)} part cannot be sent in a model turn by this gateway (text and functionCall parts can)`);
   });
@@ -261,13 +261,13 @@ function pushUser(messages: ChatMessage[], content: GeminiRequestContent, path: 
   content.parts.forEach((part, index) => {
     const at = `${path}.parts[${index}]`;
     if (part.thought === true) return;
-    if (typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
-    else if (part.functionResponse !== undefined) messages.push(toolMessage(part.functionResponse as { name: string; response?: unknown; id?: string }, `${at}.functionResponse`, calls));
+    if (part.text !== undefined) parts.push({ type: 'text', text: part.text });
+    else if (part.functionResponse !== undefined) messages.push(toolMessage(part.functionResponse, `${at}.functionResponse`, calls));
     else if (part.inlineData !== undefined) {
-      const media = inlinePart(part.inlineData as { mimeType: string; data: string }, `${at}.inlineData`);
+      const media = inlinePart(part.inlineData, `${at}.inlineData`);
       if (media) parts.push(media);
     } else if (part.fileData !== undefined) {
-      const { mimeType, fileUri } = part.fileData as { mimeType?: string; fileUri: string };
+      const { mimeType, fileUri } = part.fileData;
       if (typeof mimeType === 'string' && mimeType.startsWith('image/') && /^https?:\/\//i.test(fileUri)) parts.push({ type: 'image_url', image_url: { url: fileUri } });
       else cannotCarry(`${at}.fileData`, 'only an image by http(s) URL (mimeType image/*) can be sent by file URI through this gateway: send other files as inlineData');
     } else cannotCarry(at, `a ${partKind(part)} part cannot be sent in a user turn by this gateway`);
@@ -277,16 +277,16 @@ function pushUser(messages: ChatMessage[], content: GeminiRequestContent, path: 
   messages.push({ role: 'user', content: parts.length === 1 && parts[0].type === 'text' ? parts[0].text : parts });
 }
 
-function toolMessage(response: { name: string; response?: unknown; id?: string }, path: string, calls: CallIds): ChatMessage {
+function toolMessage(response: NonNullable<GeminiRequestPart['functionResponse']>, path: string, calls: CallIds): ChatMessage {
   const id = calls.answered(response.name, response.id);
   if (id === undefined) refuseField(`${path}.name`, `a functionResponse for ${JSON.stringify(response.name)} answers no earlier functionCall of that name`);
-  const result = response.response;
+  const result = response.response ?? {};
   // Google's convention is {output} or {error}, else any object: the tool message carries its JSON unless it is one string.
-  const output = typeof result === 'object' && result !== null && typeof (result as Record<string, unknown>).output === 'string' && Object.keys(result).length === 1 ? ((result as Record<string, unknown>).output as string) : JSON.stringify(result ?? {});
+  const output = typeof result.output === 'string' && Object.keys(result).length === 1 ? result.output : JSON.stringify(result);
   return { role: 'tool', tool_call_id: id, content: output };
 }
 
-function inlinePart(data: { mimeType: string; data: string }, path: string): ChatPart | undefined {
+function inlinePart(data: NonNullable<GeminiRequestPart['inlineData']>, path: string): ChatPart | undefined {
   const mime = data.mimeType.toLowerCase();
   if (mime.startsWith('image/')) return { type: 'image_url', image_url: { url: `data:${mime};base64,${data.data}` } };
   if (mime === 'application/pdf' || mime.startsWith('text/')) return { type: 'file', file: { file_data: `data:${mime};base64,${data.data}` } };

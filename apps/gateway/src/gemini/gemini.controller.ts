@@ -114,9 +114,9 @@ function framingOf(request: Pick<IncomingMessage, 'url'>): 'sse' | 'json-array' 
   return queryAt !== -1 && new URLSearchParams(url.slice(queryAt + 1)).get('alt') === 'sse' ? 'sse' : 'json-array';
 }
 
-/** An embedContent's text: its parts' texts, one after another. */
+/** An embedContent's text: its parts' texts (validation takes text parts only), one after another. */
 function embeddedText(content: GeminiRequestContent): string {
-  return content.parts.map((part) => part.text as string).join('\n');
+  return content.parts.map((part) => part.text ?? '').join('\n');
 }
 
 /**

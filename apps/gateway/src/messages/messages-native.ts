@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
-import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type MessagesBlock, type MessagesRequestDto, type MessagesTool } from '@igw/contracts';
+import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type MessagesRequestDto, type MessagesTextBlock, type MessagesTool } from '@igw/contracts';
 import { GatewayException } from '@igw/http';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, sourceSpeaks, speaksMessages, forwardedAnthropicBetas, takesStructuredOutputs, type NativeEvent } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, anthropicNativeMessage, anthropicNativeStream, sourceSpeaks, speaksMessages, forwardedAnthropicBetas, takesStructuredOutputs, type AnthropicNativeBody, type NativeEvent } from '@igw/providers';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
@@ -64,8 +64,8 @@ const RUN_BY_CLIENT = /^(bash|text_editor|computer|memory)_\d{8}$/;
 /** The one tool Anthropic runs that the gateway holds and prices (web_search_calls). */
 const WEB_SEARCH = /^web_search_\d{8}$/;
 
-/** The Messages fields sent natively (the rest of the body was validated, and is the gateway's). */
-const NATIVE_FIELDS = ['messages', 'system', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'thinking', 'metadata', 'output_config', 'context_management'] as const;
+/** The Messages fields sent natively as they came (the rest of the body was validated, and is the gateway's). */
+const NATIVE_FIELDS = ['stop_sequences', 'temperature', 'top_p', 'top_k', 'thinking', 'metadata', 'output_config', 'context_management'] as const;
 
 function refuse(path: string, why: string): never {
   throw new GatewayException(HttpStatus.BAD_REQUEST, `${ErrorMessages.bodyValidationPrefix} ${path}: ${why}`);
@@ -73,7 +73,7 @@ function refuse(path: string, why: string): never {
 
 /** The source-independent part of the native body, and the tools each kind of source gets. */
 export interface MessagesNativePlan {
-  body: Record<string, unknown>;
+  body: AnthropicNativeBody;
   /** Tools for a source with Anthropic's web search, and their dropped ones. */
   withSearch: { tools: MessagesTool[]; dropped: string[] };
   withoutSearch: { tools: MessagesTool[]; dropped: string[] };
@@ -83,27 +83,22 @@ export interface MessagesNativePlan {
 
 /** The native Messages body for a request (the chat translation gave the max_tokens it may ask). */
 export function messagesNativePlan(body: MessagesRequestDto, chatRequest: Pick<ChatCompletionRequestDto, 'max_tokens'>): MessagesNativePlan {
-  const native: Record<string, unknown> = {};
-  const fields = body as unknown as Record<string, unknown>;
-  for (const field of NATIVE_FIELDS) if (fields[field] !== undefined) native[field] = fields[field];
-  native.max_tokens = chatRequest.max_tokens ?? body.max_tokens;
   const { system, messages } = systemJoined(body);
-  native.messages = messages;
-  if (system !== undefined) native.system = system;
-  else delete native.system;
+  const native: AnthropicNativeBody = { messages, ...(system !== undefined && { system }), max_tokens: chatRequest.max_tokens ?? body.max_tokens };
+  for (const field of NATIVE_FIELDS) if (body[field] !== undefined) Object.assign(native, { [field]: body[field] });
   refuseFileSources(messages, 'messages');
-  refuseFileSources(native.system, 'system');
+  refuseFileSources(system, 'system');
   const withSearch = toolsFor(body.tools ?? [], true);
   const withoutSearch = toolsFor(body.tools ?? [], false);
   const searchTool = withSearch.tools.find((tool) => WEB_SEARCH.test(tool.type ?? ''));
-  const searches = searchTool ? Number((searchTool as { max_uses?: number }).max_uses) : 0;
+  const searches = searchTool ? Number(searchTool.max_uses) : 0;
   return { body: native, withSearch, withoutSearch, searches };
 }
 
-function systemJoined(body: MessagesRequestDto): { system: string | MessagesBlock[] | undefined; messages: MessagesRequestDto['messages'] } {
+function systemJoined(body: MessagesRequestDto): { system: string | MessagesTextBlock[] | undefined; messages: MessagesRequestDto['messages'] } {
   const inMessages = body.messages.filter((message) => message.role === 'system');
   if (inMessages.length === 0) return { system: body.system, messages: body.messages };
-  const blocks = (content: string | MessagesBlock[] | undefined): MessagesBlock[] =>
+  const blocks = (content: string | MessagesTextBlock[] | undefined): MessagesTextBlock[] =>
     content === undefined || content === '' ? [] : typeof content === 'string' ? [{ type: 'text', text: content }] : content;
   const system = [...blocks(body.system), ...inMessages.flatMap((message) => blocks(message.content))];
   return { system, messages: body.messages.filter((message) => message.role !== 'system') };
@@ -140,9 +135,9 @@ function toolsFor(tools: MessagesTool[], webSearch: boolean): { tools: MessagesT
     const type = tool.type;
     if (type === undefined || type === 'custom' || RUN_BY_CLIENT.test(type)) kept.push(tool);
     else if (webSearch && WEB_SEARCH.test(type)) {
-      const asked = (tool as { max_uses?: unknown }).max_uses;
+      const asked = tool.max_uses;
       const maxUses = typeof asked === 'number' && Number.isInteger(asked) && asked >= 1 ? Math.min(asked, ANTHROPIC_DEFAULT_SEARCH_MAX_USES) : ANTHROPIC_DEFAULT_SEARCH_MAX_USES;
-      kept.push({ ...tool, max_uses: maxUses } as MessagesTool);
+      kept.push({ ...tool, max_uses: maxUses });
     } else dropped.push(tool.name ?? type);
   }
   return { tools: kept, dropped };
@@ -188,7 +183,7 @@ export function messagesNative(options: MessagesNativeOptions): NativeUpstream {
     if (choice?.type === 'tool' && dropped.includes(choice.name ?? '')) {
       refuse('tool_choice.name', `forces ${JSON.stringify(choice.name)}, a tool this model's source does not run through this gateway`);
     }
-    const body: Record<string, unknown> = { ...plan.body };
+    const body: AnthropicNativeBody = { ...plan.body };
     if (tools.length > 0) {
       body.tools = tools;
       if (choice !== undefined) body.tool_choice = choice;

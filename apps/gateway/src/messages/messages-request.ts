@@ -1,4 +1,5 @@
-import type { CatalogueModel, ChatCompletionRequestDto, MessagesBlock, MessagesCountTokensRequestDto, MessagesRequestDto, MessagesTool } from '@igw/contracts';
+import { isCheckedBlock, type CatalogueModel, type ChatCompletionRequestDto, type MessagesBlock, type MessagesCheckedBlock, type MessagesCountTokensRequestDto, type MessagesRequestDto, type MessagesTextBlock, type MessagesTool } from '@igw/contracts';
+import { isRecord } from '@igw/validation';
 import { cannotCarry, translateForNative } from '../chat/front-translation';
 
 // Anthropic's Messages request → the gateway's internal (OpenAI-shaped) chat request, which the
@@ -60,7 +61,9 @@ export function chatRequestOf(body: MessagesRequestDto, model: MessagesTarget): 
   if (body.stop_sequences !== undefined && body.stop_sequences.length > 0) request.stop = body.stop_sequences;
   if (body.temperature !== undefined) request.temperature = body.temperature;
   if (body.top_p !== undefined) request.top_p = body.top_p;
-  if (typeof body.metadata?.user_id === 'string' && body.metadata.user_id !== '') request.user = body.metadata.user_id;
+  // An optional field may be null: validation takes it as absent.
+  const user = body.metadata?.user_id ?? '';
+  if (user !== '') request.user = user;
   const format = body.output_config?.format;
   if (format !== undefined) request.response_format = { type: 'json_schema', json_schema: { name: MESSAGES_ANSWER_FORMAT_NAME, schema: format.schema } };
   return request as unknown as ChatCompletionRequestDto;
@@ -120,7 +123,7 @@ function reasoningOf(body: MessagesRequestDto | MessagesCountTokensRequestDto, m
   return takesBudget ? { reasoning: { effort } } : { reasoning_effort: effort };
 }
 
-function pushSystem(messages: ChatMessage[], content: string | MessagesBlock[]): void {
+function pushSystem(messages: ChatMessage[], content: string | MessagesTextBlock[]): void {
   if (typeof content === 'string') {
     if (content !== '') messages.push({ role: 'system', content });
     return;
@@ -129,15 +132,15 @@ function pushSystem(messages: ChatMessage[], content: string | MessagesBlock[]):
   if (parts.length > 0) messages.push({ role: 'system', content: parts });
 }
 
-function textPart(block: MessagesBlock): ChatPart {
+function textPart(block: Pick<MessagesTextBlock, 'text'> & { cache_control?: unknown }): ChatPart {
   const part: ChatPart = { type: 'text', text: block.text };
   if (block.cache_control !== undefined) part.cache_control = block.cache_control;
   return part;
 }
 
-function imagePart(block: MessagesBlock, path: string): ChatPart | undefined {
-  // Validation checks the source of a turn's images, not of those inside a document's content.
-  const source = (block.source ?? {}) as Record<string, unknown>;
+/** Validation checks that a turn's image has a source object, not what is in it; nor the blocks inside a document's content. */
+function imagePart(block: Record<string, unknown>, path: string): ChatPart | undefined {
+  const source = isRecord(block.source) ? block.source : {};
   let url: string;
   if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') url = `data:${source.media_type};base64,${source.data}`;
   else if (source.type === 'url' && typeof source.url === 'string') url = source.url;
@@ -156,24 +159,13 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
   const mediaOfResults: ChatPart[] = [];
   content.forEach((block, index) => {
     const at = `${path}[${index}]`;
-    switch (block.type) {
-      case 'text':
-        parts.push(textPart(block));
-        return;
-      case 'image': {
-        const image = imagePart(block, at);
-        if (image) parts.push(image);
-        return;
-      }
-      case 'tool_result':
-        messages.push(toolMessage(block, at, mediaOfResults));
-        return;
-      case 'document':
-        parts.push(...documentParts(block, at));
-        return;
-      default:
-        cannotCarry(`${at}.type`, `a ${JSON.stringify(block.type)} block cannot be sent in a user turn by this gateway`);
-    }
+    if (isCheckedBlock(block, 'text')) parts.push(textPart(block));
+    else if (isCheckedBlock(block, 'image')) {
+      const image = imagePart(block, at);
+      if (image) parts.push(image);
+    } else if (isCheckedBlock(block, 'tool_result')) messages.push(toolMessage(block, at, mediaOfResults));
+    else if (block.type === 'document') parts.push(...documentParts(block, at));
+    else cannotCarry(`${at}.type`, `a ${JSON.stringify(block.type)} block cannot be sent in a user turn by this gateway`);
   });
   const userParts = [...mediaOfResults, ...parts];
   if (userParts.length > 0) messages.push({ role: 'user', content: userParts });
@@ -184,50 +176,51 @@ function pushUser(messages: ChatMessage[], content: string | MessagesBlock[], pa
  * one, libs/providers translation/file-part.ts); a document of custom content (source type
  * `content`) is its text and image blocks, so an image inside it by URL is held as the image it
  * is. A document by URL or file id cannot be sent: its bytes would reach the provider without
- * the credit hold having counted them.
+ * the credit hold having counted them. Validation checks nothing of a document.
  */
 function documentParts(block: MessagesBlock, path: string): ChatPart[] {
-  const source = block.source as Record<string, unknown> | undefined;
-  if (source?.type === 'text' && typeof source.data === 'string') return [{ type: 'text', text: source.data }];
-  if (source?.type === 'base64' && source.media_type === 'application/pdf' && typeof source.data === 'string') {
+  const source = isRecord(block.source) ? block.source : {};
+  if (source.type === 'text' && typeof source.data === 'string') return [{ type: 'text', text: source.data }];
+  if (source.type === 'base64' && source.media_type === 'application/pdf' && typeof source.data === 'string') {
     const file: Record<string, unknown> = { file_data: `data:application/pdf;base64,${source.data}` };
     if (typeof block.title === 'string' && block.title !== '') file.filename = block.title;
     return [{ type: 'file', file }];
   }
-  if (source?.type === 'content') return contentSourceParts(source.content, `${path}.source.content`);
+  if (source.type === 'content') return contentSourceParts(source.content, `${path}.source.content`);
   cannotCarry(`${path}.source`, "only plain-text documents (source type text), custom content (source type content) and PDFs as base64 (source type base64, media_type application/pdf) can be sent by this gateway");
   // Left out for native sources, which are sent the document (a URL Anthropic fetches): the
   // request is still held as one carrying a document, whose pages decide its cost.
   return [DOCUMENT_SENT_NATIVELY];
 }
 
-/** The blocks of a `content` document source: text and images, as Anthropic allows there. */
+/** The blocks of a `content` document source (unvalidated): text and images, as Anthropic allows there. */
 function contentSourceParts(content: unknown, path: string): ChatPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return cannotCarry(path, 'Expected a string or an array of text and image blocks') ?? [];
-  return (content as MessagesBlock[]).flatMap((inner, index): ChatPart[] => {
+  return content.flatMap((inner: unknown, index): ChatPart[] => {
     const at = `${path}[${index}]`;
-    if (inner?.type === 'text' && typeof inner.text === 'string') return [textPart(inner)];
-    if (inner?.type === 'image') {
-      const image = imagePart(inner, at);
+    const block = isRecord(inner) ? inner : {};
+    if (block.type === 'text' && typeof block.text === 'string') return [textPart({ text: block.text, cache_control: block.cache_control })];
+    if (block.type === 'image') {
+      const image = imagePart(block, at);
       return image ? [image] : [];
     }
-    return cannotCarry(`${at}.type`, `a ${JSON.stringify(inner?.type ?? null)} block cannot be sent in a document's content by this gateway (text and image blocks can)`) ?? [];
+    return cannotCarry(`${at}.type`, `a ${JSON.stringify(block.type ?? null)} block cannot be sent in a document's content by this gateway (text and image blocks can)`) ?? [];
   });
 }
 
 /** Stands, in the chat request a native request is planned with, for a document only the native request carries. */
 const DOCUMENT_SENT_NATIVELY: ChatPart = { type: 'file', file: {} };
 
-function toolMessage(block: MessagesBlock, path: string, media: ChatPart[]): ChatMessage {
+function toolMessage(block: MessagesCheckedBlock<'tool_result'>, path: string, media: ChatPart[]): ChatMessage {
   const texts: string[] = [];
-  const content = block.content as string | MessagesBlock[] | undefined;
+  const content = block.content;
   if (typeof content === 'string') texts.push(content);
   else {
     (content ?? []).forEach((inner, index) => {
       const at = `${path}.content[${index}]`;
-      if (inner.type === 'text') texts.push(inner.text as string);
-      else if (inner.type === 'image') {
+      if (isCheckedBlock(inner, 'text')) texts.push(inner.text);
+      else if (isCheckedBlock(inner, 'image')) {
         const image = imagePart(inner, at);
         if (image) media.push(image);
       } else if (inner.type === 'document') {
@@ -251,8 +244,8 @@ function pushAssistant(messages: ChatMessage[], content: string | MessagesBlock[
   const texts: string[] = [];
   const toolCalls: Array<Record<string, unknown>> = [];
   content.forEach((block, index) => {
-    if (block.type === 'text') texts.push(block.text as string);
-    else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } });
+    if (isCheckedBlock(block, 'text')) texts.push(block.text);
+    else if (isCheckedBlock(block, 'tool_use')) toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } });
     else if (block.type === 'thinking' || block.type === 'redacted_thinking') return;
     else cannotCarry(`${path}[${index}].type`, `a ${JSON.stringify(block.type)} block cannot be sent in an assistant turn by this gateway`);
   });

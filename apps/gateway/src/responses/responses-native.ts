@@ -1,12 +1,12 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorMessages, type CatalogueModel, type ResponsesRequestDto, type ResponsesTool } from '@igw/contracts';
 import { GatewayException } from '@igw/http';
-import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, sourceDefinition, openAiNativeResponse, openAiNativeResponseStream, type NativeEvent } from '@igw/providers';
+import { ANTHROPIC_DEFAULT_SEARCH_MAX_USES, sourceDefinition, openAiNativeResponse, openAiNativeResponseStream, type NativeEvent, type ResponsesNativeBody } from '@igw/providers';
 import type { ServerResponse } from 'node:http';
 import type { ChatFront } from '../chat/chat-responder';
 import { setDroppedTools, sseOf, type NativeEventWriter, type NativeUpstream } from '../chat/native-upstream';
 import type { UpstreamTarget } from '../paid-requests/upstream-route';
-import { chatRequestForNative, chatRequestOf, type ResponsesTranslation } from './responses-request';
+import { chatRequestForNative, chatRequestOf, withoutNulls, type ResponsesTranslation } from './responses-request';
 import { responseOf, responsesContextOf, responseShell, type ResponsesContext } from './responses-response';
 import { responsesStreamEvents } from './responses-stream';
 
@@ -109,14 +109,13 @@ export function responsesFrontOf(
   const forced = forcedBuiltIn(sent.tool_choice);
   if (forced !== undefined && !nativeBuiltIns.has(forced)) refuse('tool_choice', `forces the built-in tool ${JSON.stringify(forced)}, which no source of this model runs through this gateway`);
 
-  const body: Record<string, unknown> = Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== null && value !== undefined));
-  body.store = false;
-  // The provider's stored state is the operator's account, shared by every client: never named.
-  delete body.previous_response_id;
+  // The provider's stored state is the operator's account, shared by every client: never named. Model and stream are the call's.
+  const { model: _model, stream: _stream, store: _store, previous_response_id: _previous, ...given } = sent;
+  const body: ResponsesNativeBody = { ...withoutNulls(given), store: false };
   refuseFileIds(body.input, 'input');
   const withSearch = nativeResponsesTools(tools, true);
   const withoutSearch = nativeResponsesTools(tools, false);
-  const requestFor = (target: UpstreamTarget): Record<string, unknown> => {
+  const requestFor = (target: UpstreamTarget): ResponsesNativeBody => {
     const { tools: kept, dropped: left } = searchesAt(target) ? withSearch : withoutSearch;
     if (forced !== undefined && !kept.some((tool) => tool.type === forced)) refuse('tool_choice', `forces the built-in tool ${JSON.stringify(forced)}, which this source does not run through this gateway`);
     dropped(left);
@@ -124,7 +123,7 @@ export function responsesFrontOf(
     if (kept.length > 0) request.tools = kept;
     else {
       delete request.tools;
-      if (typeof request.tool_choice !== 'string' || request.tool_choice !== 'none') delete request.tool_choice;
+      if (request.tool_choice !== 'none') delete request.tool_choice;
     }
     return request;
   };

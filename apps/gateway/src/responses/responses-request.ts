@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ErrorMessages, type CatalogueModel, type ChatCompletionRequestDto, type ResponsesItem, type ResponsesPart, type ResponsesRequestDto, type ResponsesTool } from '@igw/contracts';
+import { ErrorMessages, isCheckedItem, isCheckedPart, isCheckedTool, type CatalogueModel, type ChatCompletionRequestDto, type ResponsesCheckedItem, type ResponsesCheckedPart, type ResponsesCheckedTool, type ResponsesPart, type ResponsesRequestDto, type ResponsesTool } from '@igw/contracts';
 import { GatewayException } from '@igw/http';
 
 // OpenAI's Responses request → the gateway's internal (chat completions) request, which the chat
@@ -75,8 +75,7 @@ export interface ResponsesTranslation {
 
 /** The internal chat request for a Responses request. */
 export function chatRequestOf(sent: ResponsesRequestDto, model: ResponsesTarget): ResponsesTranslation {
-  // The SDKs type most fields as nullable, and some clients send null for "not set".
-  const body = Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== null)) as ResponsesRequestDto;
+  const body = withoutNulls(sent);
   // StoredResponses.resolve puts the earlier turns into `input` first: one left here is a gateway fault (500), not the caller's.
   if (body.previous_response_id !== undefined) throw new Error('previous_response_id reached the translation unresolved (StoredResponses.resolve replaces it)');
   const { tools, droppedTools, namespaced, builtIns } = toolsOf(body.tools ?? []);
@@ -111,9 +110,14 @@ export function chatRequestOf(sent: ResponsesRequestDto, model: ResponsesTarget)
   return { request: request as unknown as ChatCompletionRequestDto, droppedTools, namespaced };
 }
 
+/** The fields given: the SDKs type most fields as nullable, and some clients send null for "not set" (validation takes it as absent). */
+export function withoutNulls<T extends object>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as T;
+}
+
 function messagesOf(body: ResponsesRequestDto): ChatMessage[] {
   const messages: ChatMessage[] = [];
-  if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
+  if (body.instructions !== undefined && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
   if (typeof body.input === 'string') {
     messages.push({ role: 'user', content: body.input });
     return messages;
@@ -122,28 +126,29 @@ function messagesOf(body: ResponsesRequestDto): ChatMessage[] {
   let assistantTurn: ChatMessage | undefined;
   body.input.forEach((item, index) => {
     const path = `input[${index}]`;
-    const type = item.type ?? 'message';
+    if (isCheckedItem(item, 'message')) {
+      const message = messageOf(item, path);
+      messages.push(message);
+      assistantTurn = message.role === 'assistant' ? message : undefined;
+      return;
+    }
+    if (isCheckedItem(item, 'function_call')) {
+      const call = { id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name), arguments: item.arguments } };
+      // Appended in place (the turn is this translation's own object): copying the list per call made a long run of calls quadratic.
+      if (assistantTurn) ((assistantTurn.tool_calls as unknown[] | undefined) ?? (assistantTurn.tool_calls = [])).push(call);
+      else {
+        assistantTurn = { role: 'assistant', content: null, tool_calls: [call] };
+        messages.push(assistantTurn);
+      }
+      return;
+    }
+    if (isCheckedItem(item, 'function_call_output')) {
+      assistantTurn = undefined;
+      messages.push({ role: 'tool', tool_call_id: item.call_id, content: typeof item.output === 'string' ? item.output : textOf(item.output, `${path}.output`) });
+      return;
+    }
+    const type = item.type;
     switch (type) {
-      case 'message': {
-        const message = messageOf(item, path);
-        messages.push(message);
-        assistantTurn = message.role === 'assistant' ? message : undefined;
-        return;
-      }
-      case 'function_call': {
-        const call = { id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name as string), arguments: item.arguments } };
-        // Appended in place (the turn is this translation's own object): copying the list per call made a long run of calls quadratic.
-        if (assistantTurn) ((assistantTurn.tool_calls as unknown[] | undefined) ?? (assistantTurn.tool_calls = [])).push(call);
-        else {
-          assistantTurn = { role: 'assistant', content: null, tool_calls: [call] };
-          messages.push(assistantTurn);
-        }
-        return;
-      }
-      case 'function_call_output':
-        assistantTurn = undefined;
-        messages.push({ role: 'tool', tool_call_id: item.call_id, content: typeof item.output === 'string' ? item.output : textOf(item.output as ResponsesPart[], `${path}.output`) });
-        return;
       case 'reasoning':
         return;
       case 'item_reference':
@@ -155,9 +160,8 @@ function messagesOf(body: ResponsesRequestDto): ChatMessage[] {
   return messages;
 }
 
-function messageOf(item: ResponsesItem, path: string): ChatMessage {
-  const role = item.role as string;
-  const content = item.content as string | ResponsesPart[];
+function messageOf(item: ResponsesCheckedItem<'message'>, path: string): ChatMessage {
+  const { role, content } = item;
   if (typeof content === 'string') return { role, content };
   // Assistant, system and developer turns are text: their parts are joined.
   if (role !== 'user') return { role, content: textOf(content, `${path}.content`) };
@@ -165,21 +169,15 @@ function messageOf(item: ResponsesItem, path: string): ChatMessage {
 }
 
 function userPart(part: ResponsesPart, path: string): ChatPart {
-  switch (part.type) {
-    case 'input_text':
-    case 'output_text':
-      return { type: 'text', text: part.text };
-    case 'input_image': {
-      if (typeof part.image_url !== 'string') return refuse(`${path}.image_url`, 'an image by file_id cannot be sent by this gateway: give its URL or a data URL');
-      const image: Record<string, unknown> = { url: part.image_url };
-      if (typeof part.detail === 'string') image.detail = part.detail;
-      return { type: 'image_url', image_url: image };
-    }
-    case 'input_file':
-      return filePart(part, path);
-    default:
-      return refuse(`${path}.type`, `a ${JSON.stringify(part.type)} part cannot be sent by this gateway (input_text, input_image and input_file can)`);
+  if (isCheckedPart(part, 'input_text') || isCheckedPart(part, 'output_text')) return { type: 'text', text: part.text };
+  if (isCheckedPart(part, 'input_image')) {
+    if (part.image_url === undefined || part.image_url === null) return refuse(`${path}.image_url`, 'an image by file_id cannot be sent by this gateway: give its URL or a data URL');
+    const image: Record<string, unknown> = { url: part.image_url };
+    if (typeof part.detail === 'string') image.detail = part.detail;
+    return { type: 'image_url', image_url: image };
   }
+  if (isCheckedPart(part, 'input_file')) return filePart(part, path);
+  return refuse(`${path}.type`, `a ${JSON.stringify(part.type)} part cannot be sent by this gateway (input_text, input_image and input_file can)`);
 }
 
 const SEND_FILE_DATA = 'send the file itself as file_data (a base64 data URL, e.g. data:application/pdf;base64,...)';
@@ -189,20 +187,22 @@ const SEND_FILE_DATA = 'send the file itself as file_data (a base64 data URL, e.
  * of the operator's own provider account (refused as on the native path, responses-native.ts),
  * and a file by URL would be fetched by the provider at a size the credit hold never saw.
  */
-function filePart(part: ResponsesPart, path: string): ChatPart {
-  const given = (field: string) => part[field] !== undefined && part[field] !== null;
+function filePart(part: ResponsesCheckedPart<'input_file'>, path: string): ChatPart {
+  const given = (field: 'file_id' | 'file_url' | 'file_data') => part[field] !== undefined && part[field] !== null;
   if (given('file_id')) return refuse(`${path}.file_id`, `a file id names a file in the operator's own provider account, which this gateway does not send: ${SEND_FILE_DATA}`);
   if (given('file_url')) return refuse(`${path}.file_url`, `a file by URL cannot be sent by this gateway: ${SEND_FILE_DATA}`);
-  if (typeof part.file_data !== 'string' || part.file_data === '') return refuse(`${path}.file_data`, `Expected a base64 data URL. Received ${given('file_data') ? 'an empty string' : 'no file_data, file_url or file_id'}`);
-  const file: Record<string, unknown> = { file_data: part.file_data };
-  if (typeof part.filename === 'string' && part.filename !== '') file.filename = part.filename;
+  const data = part.file_data ?? '';
+  if (data === '') return refuse(`${path}.file_data`, `Expected a base64 data URL. Received ${given('file_data') ? 'an empty string' : 'no file_data, file_url or file_id'}`);
+  const file: Record<string, unknown> = { file_data: data };
+  const filename = part.filename ?? '';
+  if (filename !== '') file.filename = filename;
   return { type: 'file', file };
 }
 
 function textOf(parts: ResponsesPart[], path: string): string {
   return parts
     .map((part, index) => {
-      if (part.type === 'input_text' || part.type === 'output_text') return part.text as string;
+      if (isCheckedPart(part, 'input_text') || isCheckedPart(part, 'output_text')) return part.text;
       if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
       return refuse(`${path}[${index}].type`, `a ${JSON.stringify(part.type)} part cannot be sent here by this gateway (text parts can)`);
     })
@@ -224,15 +224,15 @@ interface TranslatedTools {
 function toolsOf(tools: ResponsesTool[]): TranslatedTools {
   const translated: TranslatedTools = { tools: [], droppedTools: [], namespaced: new Map(), builtIns: new Set() };
   for (const tool of tools) {
-    if (tool.type === 'function') translated.tools.push(functionTool(tool, tool.name as string));
-    else if (tool.type === 'namespace') {
-      for (const inner of tool.tools as ResponsesTool[]) {
-        if (inner.type !== 'function') {
+    if (isCheckedTool(tool, 'function')) translated.tools.push(functionTool(tool, tool.name));
+    else if (isCheckedTool(tool, 'namespace')) {
+      for (const inner of tool.tools) {
+        if (!isCheckedTool(inner, 'function')) {
           translated.droppedTools.push(`${tool.name}${NAMESPACE_SEPARATOR}${inner.name ?? inner.type}`);
           continue;
         }
-        const name = qualifiedName(tool.name, inner.name as string);
-        translated.namespaced.set(name, { namespace: tool.name as string, name: inner.name as string });
+        const name = qualifiedName(tool.name, inner.name);
+        translated.namespaced.set(name, { namespace: tool.name, name: inner.name });
         translated.tools.push(functionTool(inner, name));
       }
     } else {
@@ -243,8 +243,8 @@ function toolsOf(tools: ResponsesTool[]): TranslatedTools {
   return translated;
 }
 
-function functionTool(tool: ResponsesTool, name: string): ChatPart {
-  const definition: Record<string, unknown> = { name, parameters: isRecordValue(tool.parameters) ? tool.parameters : { type: 'object', properties: {} } };
+function functionTool(tool: ResponsesCheckedTool<'function'>, name: string): ChatPart {
+  const definition: Record<string, unknown> = { name, parameters: tool.parameters ?? { type: 'object', properties: {} } };
   if (typeof tool.description === 'string') definition.description = tool.description;
   if (typeof tool.strict === 'boolean') definition.strict = tool.strict;
   return { type: 'function', function: definition };

@@ -17,7 +17,17 @@ export const GEMINI_MAX_BATCH_EMBED_REQUESTS = 2048;
 /** The part kinds a turn may carry (one of these fields per part). */
 const PART_KINDS = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'] as const;
 
-export type GeminiRequestPart = Record<string, unknown>;
+/** A part as validation leaves it: each kind it carries checked (partIssues), its other fields kept as sent. */
+export interface GeminiRequestPart {
+  text?: string;
+  inlineData?: { mimeType: string; data: string };
+  fileData?: { fileUri: string; mimeType?: unknown };
+  functionCall?: { name: string; args?: Record<string, unknown>; id?: unknown };
+  functionResponse?: { name: string; response?: Record<string, unknown>; id?: unknown };
+  thought?: boolean;
+  thoughtSignature?: string;
+  [other: string]: unknown;
+}
 
 export interface GeminiRequestContent {
   role?: (typeof GEMINI_ROLES)[number];
@@ -36,14 +46,21 @@ function issue(path: string, expected: string, value: unknown): string {
 
 function partIssues(part: unknown, path: string): string[] {
   if (!isRecord(part)) return [issue(path, 'a part object', part)];
-  const kind = PART_KINDS.find((name) => part[name] !== undefined);
-  if (kind === undefined) {
+  // Google takes one kind per part; each one given is checked, since the translation may read any of them.
+  const kinds = PART_KINDS.filter((name) => part[name] !== undefined);
+  if (kinds.length === 0) {
     // A part of thought text alone is Google's own (thought: true with text); anything else says nothing.
     return [issue(path, `a part with one of ${PART_KINDS.join(', ')}`, part)];
   }
-  const value = part[kind];
   const issues: string[] = [];
-  const at = `${path}.${kind}`;
+  for (const kind of kinds) issues.push(...partKindIssues(kind, part[kind], `${path}.${kind}`));
+  if (part.thought !== undefined && typeof part.thought !== 'boolean') issues.push(issue(`${path}.thought`, 'a boolean', part.thought));
+  if (part.thoughtSignature !== undefined && typeof part.thoughtSignature !== 'string') issues.push(issue(`${path}.thoughtSignature`, 'a string', part.thoughtSignature));
+  return issues;
+}
+
+function partKindIssues(kind: (typeof PART_KINDS)[number], value: unknown, at: string): string[] {
+  const issues: string[] = [];
   switch (kind) {
     case 'text':
       if (typeof value !== 'string') issues.push(issue(at, 'a string', value));
@@ -73,8 +90,6 @@ function partIssues(part: unknown, path: string): string[] {
       }
       break;
   }
-  if (part.thought !== undefined && typeof part.thought !== 'boolean') issues.push(issue(`${path}.thought`, 'a boolean', part.thought));
-  if (part.thoughtSignature !== undefined && typeof part.thoughtSignature !== 'string') issues.push(issue(`${path}.thoughtSignature`, 'a string', part.thoughtSignature));
   return issues;
 }
 

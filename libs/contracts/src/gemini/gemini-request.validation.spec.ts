@@ -28,6 +28,7 @@ describe("the Gemini API's request bodies", () => {
     ['a part of nothing', { contents: [{ parts: [{ thought: true }] }] }, 'contents[0].parts[0]: Expected a part with one of text, inlineData'],
     ['a call without a name', { contents: [{ role: 'model', parts: [{ functionCall: { args: {} } }] }] }, 'contents[0].parts[0].functionCall.name: Expected a non-empty string. Received nothing'],
     ['inline data without its type', { contents: [{ parts: [{ inlineData: { data: 'AAAA' } }] }] }, 'contents[0].parts[0].inlineData.mimeType: Expected a non-empty string. Received nothing'],
+    ['a second kind in a part that is not one', { contents: [{ role: 'model', parts: [{ text: 'x', functionCall: 'write_file' }] }] }, 'contents[0].parts[0].functionCall: Expected an object {name, args}. Received string'],
     ['a bad function name', { contents: [{ parts: [{ text: 'x' }] }], tools: [{ functionDeclarations: [{ name: '1 bad' }] }] }, 'tools[0].functionDeclarations[0].name: Expected 1-128 letters'],
     ['an unknown calling mode', { contents: [{ parts: [{ text: 'x' }] }], toolConfig: { functionCallingConfig: { mode: 'SOMETIMES' } } }, "toolConfig.functionCallingConfig.mode: Expected one of 'AUTO'"],
     ['a temperature out of range', { contents: [{ parts: [{ text: 'x' }] }], generationConfig: { temperature: 3 } }, 'generationConfig.temperature: Expected a number from 0 to 2. Received 3'],

@@ -17,10 +17,30 @@ export const MESSAGES_MAX_TOOLS = 128;
 
 export type MessagesBlock = Record<string, unknown> & { type: string };
 
-export interface MessagesMessage {
-  role: (typeof MESSAGES_ROLES)[number];
-  content: string | MessagesBlock[];
+/** What validation checks of a client's block of each type (blockIssues); its other fields are kept as sent. */
+export interface MessagesCheckedBlockFields {
+  text: { text: string; cache_control?: Record<string, unknown> };
+  image: { source: Record<string, unknown>; cache_control?: Record<string, unknown> };
+  tool_use: { id: string; name: string; input: Record<string, unknown> };
+  tool_result: { tool_use_id: string; content?: string | MessagesBlock[]; is_error?: unknown };
+  thinking: { thinking: string };
 }
+
+/** A block of a turn, `system` or a tool result, as validation leaves it for its type. */
+export type MessagesCheckedBlock<T extends keyof MessagesCheckedBlockFields> = MessagesBlock & { type: T } & MessagesCheckedBlockFields[T];
+
+export type MessagesTextBlock = MessagesCheckedBlock<'text'>;
+
+/**
+ * Whether a block of a validated request is of `type`, and so has the fields validation checked
+ * for it. Only for blocks validation walked: a document's own content is not one of them.
+ */
+export function isCheckedBlock<T extends keyof MessagesCheckedBlockFields>(block: MessagesBlock, type: T): block is MessagesCheckedBlock<T> {
+  return block.type === type;
+}
+
+/** A turn; a system one takes text blocks only, as `system` does. */
+export type MessagesMessage = { role: 'user' | 'assistant'; content: string | MessagesBlock[] } | { role: 'system'; content: string | MessagesTextBlock[] };
 
 export interface MessagesTool {
   name: string;
@@ -29,6 +49,8 @@ export interface MessagesTool {
   description?: string;
   input_schema?: Record<string, unknown>;
   cache_control?: Record<string, unknown>;
+  /** Web search's most searches: not validated (the gateway caps what it sends). */
+  max_uses?: unknown;
 }
 
 function issue(path: string, expected: string, value: unknown): string {
@@ -189,7 +211,7 @@ export class MessagesCountTokensRequestDto {
   @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }], description: 'A string or text blocks (with cache_control)' })
   @IsOptional()
   @Checked('messagesSystem', (value, _args, firstOnly) => contentIssues(value, '', true, firstOnly))
-  system?: string | MessagesBlock[];
+  system?: string | MessagesTextBlock[];
 
   @ApiPropertyOptional({
     type: 'array',

@@ -21,6 +21,48 @@ export type ResponsesPart = Record<string, unknown> & { type: string };
 export type ResponsesTool = Record<string, unknown> & { type: string; name?: string };
 export type ResponsesToolChoice = (typeof RESPONSES_TOOL_CHOICE_MODES)[number] | (Record<string, unknown> & { type: string });
 
+/** What validation checks of an input item of each type (itemIssues; an item without a type is a message); its other fields are kept as sent. */
+export interface ResponsesCheckedItemFields {
+  message: { role: (typeof RESPONSES_ROLES)[number]; content: string | ResponsesPart[] };
+  function_call: { call_id: string; name: string; arguments: string };
+  function_call_output: { call_id: string; output: string | ResponsesPart[] };
+}
+
+export type ResponsesCheckedItem<T extends keyof ResponsesCheckedItemFields> = ResponsesItem & ResponsesCheckedItemFields[T];
+
+/** Whether an input item of a validated request is of `type`, and so has the fields validation checked for it. */
+export function isCheckedItem<T extends keyof ResponsesCheckedItemFields>(item: ResponsesItem, type: T): item is ResponsesCheckedItem<T> {
+  return (item.type ?? 'message') === type;
+}
+
+/** What validation checks of a content part of each type (partsIssues); null stands for absent. */
+export interface ResponsesCheckedPartFields {
+  input_text: { text: string };
+  output_text: { text: string };
+  input_image: { image_url?: string | null };
+  input_file: { file_data?: string | null; filename?: string | null; file_id?: string | null; file_url?: string | null };
+}
+
+export type ResponsesCheckedPart<T extends keyof ResponsesCheckedPartFields> = ResponsesPart & { type: T } & ResponsesCheckedPartFields[T];
+
+/** Whether a content part of a validated request is of `type`, and so has the fields validation checked for it. */
+export function isCheckedPart<T extends keyof ResponsesCheckedPartFields>(part: ResponsesPart, type: T): part is ResponsesCheckedPart<T> {
+  return part.type === type;
+}
+
+/** What validation checks of a tool of each type (responsesToolsIssues): a namespace's function tools are checked as top-level ones are. */
+export interface ResponsesCheckedToolFields {
+  function: { name: string; parameters?: Record<string, unknown> | null };
+  namespace: { name: string; tools: ResponsesTool[] };
+}
+
+export type ResponsesCheckedTool<T extends keyof ResponsesCheckedToolFields> = ResponsesTool & { type: T } & ResponsesCheckedToolFields[T];
+
+/** Whether a tool of a validated request is of `type`, and so has the fields validation checked for it. */
+export function isCheckedTool<T extends keyof ResponsesCheckedToolFields>(tool: ResponsesTool, type: T): tool is ResponsesCheckedTool<T> {
+  return tool.type === type;
+}
+
 function issue(path: string, expected: string, value: unknown): string {
   return relativeIssueLine(path, `Expected ${expected}. Received ${describeWrongType(value)}`);
 }

@@ -1,3 +1,4 @@
+import type { MessagesRequestDto } from '@igw/contracts';
 import { messagesCallOf } from '../anthropic/messages-call';
 import { AnthropicStreamTranslator, isAnthropicMessage, parseStreamEvent, toOpenAiUsage } from '../anthropic/anthropic.translate';
 import type { AnthropicStreamEvent, AnthropicUsage } from '../anthropic/anthropic.types';
@@ -41,17 +42,17 @@ export function forwardedAnthropicBetas(header: string | string[] | undefined): 
   return values.length > 0 ? [...new Set(values)].join(',') : undefined;
 }
 
+/** The validated Messages request as the gateway sends it (its tools and limits decided); model and stream are the call's. */
+export type AnthropicNativeBody = Omit<MessagesRequestDto, 'model' | 'stream'>;
+
 export interface AnthropicNativeRequest {
-  /** The Messages body to send, model and stream still to be set. */
-  body: Record<string, unknown>;
+  body: AnthropicNativeBody;
   /** The `anthropic-beta` header to send, when any. */
   beta?: string;
 }
 
 function callOf(target: ProviderTarget, request: AnthropicNativeRequest, options: CallOptions, stream: boolean): JsonRequest {
-  const body: Record<string, unknown> = { ...request.body, model: target.model };
-  if (stream) body.stream = true;
-  else delete body.stream;
+  const body = { ...request.body, model: target.model, ...(stream ? { stream: true } : {}) };
   return messagesCallOf(target, { body, stream, ...(request.beta !== undefined && { beta: request.beta }) }, options);
 }
 

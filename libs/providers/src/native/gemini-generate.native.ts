@@ -1,3 +1,4 @@
+import type { GeminiGenerateContentRequestDto } from '@igw/contracts';
 import { geminiHeaders, geminiUrl } from '../google/gemini.chat';
 import { GeminiStreamTranslator, toOpenAiUsage, translationContext } from '../google/gemini.translate';
 import type { GeminiGenerateContentResponse } from '../google/gemini.types';
@@ -12,7 +13,10 @@ import { openNativeStream, parsedEvent, type NativeAnswer, type NativeEvent, typ
 // `alt=sse` events come back as they came. The usage is read as the chat adapter reads it
 // (thoughts as reasoning tokens, cached content, grounding searches), so both paths price alike.
 
-function callOf(target: ProviderTarget, body: Record<string, unknown>, options: CallOptions, stream: boolean): JsonRequest {
+/** The validated GenerateContentRequest as the gateway sends it (its tools and limits decided; `cachedContent` is never sent). */
+export type GeminiNativeBody = Omit<GeminiGenerateContentRequestDto, 'cachedContent'>;
+
+function callOf(target: ProviderTarget, body: GeminiNativeBody, options: CallOptions, stream: boolean): JsonRequest {
   return {
     provider: target.provider,
     extraHeaders: target.headers,
@@ -34,7 +38,7 @@ function isGenerateContentResponse(value: unknown): value is GeminiGenerateConte
 }
 
 /** `:generateContent` with the client's own request: Google's answer as it came, and its usage. */
-export async function geminiNativeGenerate(target: ProviderTarget, body: Record<string, unknown>, options: CallOptions): Promise<NativeAnswer> {
+export async function geminiNativeGenerate(target: ProviderTarget, body: GeminiNativeBody, options: CallOptions): Promise<NativeAnswer> {
   const answer = await postJson<unknown>(callOf(target, body, options, false));
   if (!isGenerateContentResponse(answer)) throw new UpstreamProtocolError(target.provider, 'no candidates in the Gemini response');
   const { chunks: _chunks, usage } = readWhole(target.model, answer);
@@ -50,7 +54,7 @@ function readWhole(model: string, answer: GeminiGenerateContentResponse): { chun
 }
 
 /** `:streamGenerateContent?alt=sse` of the client's own request, its events as they came; an error event before the first content rejects (fallback). */
-export function geminiNativeStream(target: ProviderTarget, body: Record<string, unknown>, options: CallOptions): Promise<NativeEventStream> {
+export function geminiNativeStream(target: ProviderTarget, body: GeminiNativeBody, options: CallOptions): Promise<NativeEventStream> {
   return openNativeStream(callOf(target, body, options, true), new GeminiNativeEvents(target.provider, target.model));
 }
 

@@ -1,3 +1,4 @@
+import type { ResponsesRequestDto } from '@igw/contracts';
 import type { CallOptions, ProviderTarget, UpstreamChatChunk, UpstreamUsage } from '../provider.types';
 import { postJson, type JsonRequest } from '../transport/http-client';
 import type { SseEvent } from '../transport/sse';
@@ -23,11 +24,15 @@ function responsesEndpoint(target: ResponsesTarget): { url: string; headers: Rec
 /** A source whose kind (its definition's) says how it is addressed. */
 export type ResponsesTarget = ProviderTarget & { definition?: { kind: string } };
 
-function callOf(target: ResponsesTarget, body: Record<string, unknown>, options: CallOptions, stream: boolean): JsonRequest {
+/**
+ * The validated Responses request as the gateway sends it (its tools decided): the provider keeps
+ * no state of it (`store: false`, no `previous_response_id`); model and stream are the call's.
+ */
+export type ResponsesNativeBody = Omit<ResponsesRequestDto, 'model' | 'stream' | 'store' | 'previous_response_id'> & { store: false };
+
+function callOf(target: ResponsesTarget, body: ResponsesNativeBody, options: CallOptions, stream: boolean): JsonRequest {
   const { url, headers } = responsesEndpoint(target);
-  const sent: Record<string, unknown> = { ...body, model: target.model };
-  if (stream) sent.stream = true;
-  else delete sent.stream;
+  const sent = { ...body, model: target.model, ...(stream ? { stream: true } : {}) };
   return { provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits, url, headers, body: sent, timeoutMs: options.timeoutMs, signal: options.signal, limits: target.limits };
 }
 
@@ -59,7 +64,7 @@ export function responsesUsageOf(response: Record<string, unknown>): UpstreamUsa
 }
 
 /** `POST /responses` with the client's own request: the response as it came, and its usage. */
-export async function openAiNativeResponse(target: ResponsesTarget, body: Record<string, unknown>, options: CallOptions): Promise<NativeAnswer> {
+export async function openAiNativeResponse(target: ResponsesTarget, body: ResponsesNativeBody, options: CallOptions): Promise<NativeAnswer> {
   const answer = await postJson<unknown>(callOf(target, body, options, false));
   if (!isResponse(answer)) throw new UpstreamProtocolError(target.provider, 'the answer is not a Responses response');
   if (answer.status === 'failed') {
@@ -70,7 +75,7 @@ export async function openAiNativeResponse(target: ResponsesTarget, body: Record
 }
 
 /** The stream of the client's own request, its events as they came; a failure before the first events rejects (fallback). */
-export function openAiNativeResponseStream(target: ResponsesTarget, body: Record<string, unknown>, options: CallOptions): Promise<NativeEventStream> {
+export function openAiNativeResponseStream(target: ResponsesTarget, body: ResponsesNativeBody, options: CallOptions): Promise<NativeEventStream> {
   return openNativeStream(callOf(target, body, options, true), new ResponsesNativeEvents(target.provider));
 }
 
