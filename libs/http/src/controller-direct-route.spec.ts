@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { Body, Catch, Controller, Headers, HttpCode, Injectable, Module, Post, Query, Req, Res, UseFilters, UseInterceptors, type ArgumentsHost, type CallHandler, type CanActivate, type ExceptionFilter, type ExecutionContext, type INestApplication, type MiddlewareConsumer, type NestInterceptor, type Type } from '@nestjs/common';
+import { Body, Catch, Controller, Headers, HttpCode, Injectable, Module, Post, Query, Req, Res, Scope, UseFilters, UseGuards, UseInterceptors, UsePipes, type ArgumentMetadata, type ArgumentsHost, type CallHandler, type CanActivate, type ExceptionFilter, type ExecutionContext, type INestApplication, type MiddlewareConsumer, type NestInterceptor, type PipeTransform, type Type } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { IsInt, IsString, Max } from 'class-validator';
 import { ACTIVE_PAID_KEY } from '@igw/contracts/testing';
@@ -205,6 +205,70 @@ describe('a @DirectRoute() controller method', () => {
   it('refuses to start with a parameter it cannot supply, naming it and the setting', async () => {
     await expect(startApp(QueryController)).rejects.toThrow(
       /^The direct route of QueryController\.query cannot serve QueryController\.query's parameter 1 \(only @Body\(\), @Req\(\), @Res\(\), @Headers\(\) and custom ones are supplied\) as Express does: set TEST_ROUTES=false/,
+    );
+  });
+
+  /** Writes down each parameter a pipe is given, with the path that served the request. */
+  class PipeSpy implements PipeTransform {
+    transform(value: unknown, metadata: ArgumentMetadata): unknown {
+      seen.push(`${metadata.type}${metadata.data ? ` ${metadata.data}` : ''}`);
+      return value;
+    }
+  }
+
+  @Controller()
+  @UsePipes(PipeSpy)
+  class PipedController {
+    @DirectRoute()
+    @Post('piped')
+    @HttpCode(200)
+    piped(@Body() body: GreetingDto, @Body('name') name: string, @Req() request: DirectRequest, @Headers('x-tone') tone: string | undefined) {
+      return { name, tone: tone ?? null, times: body.times, servedBy: servedBy(request) };
+    }
+  }
+
+  it("gives a route's pipes the parameters Nest's router gives them on Express: the body's, not the request, the response or the headers", async () => {
+    const piped = await startApp(PipedController, { providers: [PipeSpy] });
+    try {
+      const url = `${await piped.getUrl()}/piped`;
+      const answers: unknown[] = [];
+      const pipesSaw: string[][] = [];
+      for (const type of ['application/json', 'application/vnd.test+json']) {
+        seen.length = 0;
+        answers.push(await (await fetch(url, { method: 'POST', headers: { 'content-type': type, 'x-tone': 'hi' }, body: JSON.stringify({ name: 'Ada', times: 2 }) })).json());
+        pipesSaw.push([...seen].sort());
+      }
+      expect(answers).toEqual([
+        { name: 'Ada', tone: 'hi', times: 2, servedBy: 'direct' },
+        { name: 'Ada', tone: 'hi', times: 2, servedBy: 'express' },
+      ]);
+      expect(pipesSaw[0]).toEqual(['body', 'body name']);
+      expect(pipesSaw[1]).toEqual(pipesSaw[0]);
+    } finally {
+      await piped.close();
+    }
+  });
+
+  @Injectable({ scope: Scope.REQUEST })
+  class PerRequestGuard implements CanActivate {
+    canActivate(): boolean {
+      return true;
+    }
+  }
+
+  @Controller()
+  class ScopedController {
+    @DirectRoute()
+    @Post('scoped')
+    @UseGuards(PerRequestGuard)
+    scoped(@Body() body: GreetingDto) {
+      return { name: body.name };
+    }
+  }
+
+  it('refuses to start with a request-scoped guard, which Nest would leave out of the route', async () => {
+    await expect(startApp(ScopedController, { providers: [PerRequestGuard] })).rejects.toThrow(
+      /^The direct route of ScopedController\.scoped cannot serve a request with its PerRequestGuard \(request-scoped or transient: Nest has no instance of it outside a request\) as Express does: set TEST_ROUTES=false/,
     );
   });
 

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { RequestMethod, type ArgumentMetadata, type INestApplication, type PipeTransform, type Type } from '@nestjs/common';
-import { HEADERS_METADATA, HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA, REDIRECT_METADATA, RENDER_METADATA, ROUTE_ARGS_METADATA, SSE_METADATA, VERSION_METADATA } from '@nestjs/common/constants';
+import { RequestMethod, Scope, type ArgumentMetadata, type INestApplication, type PipeTransform, type Type } from '@nestjs/common';
+import { GUARDS_METADATA, HEADERS_METADATA, HTTP_CODE_METADATA, METHOD_METADATA, PIPES_METADATA, PATH_METADATA, REDIRECT_METADATA, RENDER_METADATA, ROUTE_ARGS_METADATA, SSE_METADATA, VERSION_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
-import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModuleRef, ModulesContainer } from '@nestjs/core';
 import { sendErrorResponse } from './errors/all-exceptions.filter';
 import { claimsJsonRequest, pathMatcher } from './json-direct-route';
 import { sendJson } from './json-response';
@@ -39,13 +39,14 @@ export function discoverDirectRoutes(app: INestApplication, options: DirectRoute
   const discovery = new DiscoveryService(modules);
   const contextCreator = controllerContextCreator(app.get(ExternalContextCreator), modules);
   const scanner = new MetadataScanner();
+  const moduleRef = app.get(ModuleRef);
   const routes: NodeRoute[] = [];
   for (const wrapper of discovery.getControllers()) {
     const instance = wrapper.instance as Record<string, unknown> | undefined;
     if (!instance || typeof instance !== 'object') continue;
     for (const method of scanner.getAllMethodNames(Object.getPrototypeOf(instance) as object)) {
       if (discovery.getMetadataByDecorator(DirectRoute, wrapper, method) === undefined) continue;
-      routes.push(controllerDirectRoute(contextCreator, instance, method, options));
+      routes.push(controllerDirectRoute(contextCreator, moduleRef, instance, method, options));
     }
   }
   if (routes.length > 0) refuseModuleMiddleware(modules, routes, options.turnOff);
@@ -73,8 +74,8 @@ function refuseModuleMiddleware(modules: ModulesContainer, routes: NodeRoute[], 
  * (through its public getContextModuleKey), and says whether it was asked, so that a Nest version
  * that finds modules another way refuses to start rather than skip the route's enhancers.
  */
-function controllerContextCreator(creator: ExternalContextCreator, modules: ModulesContainer): ExternalContextCreator & { askedForModule: boolean } {
-  const controllerCreator = Object.create(creator) as ExternalContextCreator & { askedForModule: boolean };
+function controllerContextCreator(creator: ExternalContextCreator, modules: ModulesContainer): RouteContextCreator {
+  const controllerCreator = Object.create(creator) as RouteContextCreator;
   controllerCreator.askedForModule = false;
   controllerCreator.getContextModuleKey = (classRef) => {
     controllerCreator.askedForModule = true;
@@ -85,6 +86,24 @@ function controllerContextCreator(creator: ExternalContextCreator, modules: Modu
   return controllerCreator;
 }
 
+/**
+ * Nest resolves a route's guards and pipes once, outside any request: one that is
+ * request-scoped or transient (by its own scope or a dependency's) would run there as an
+ * instance whose constructor never ran, so a direct route with one refuses to start.
+ */
+function refuseScopedEnhancers(moduleRef: ModuleRef, controller: Type, method: string, refuse: (what: string) => Error): void {
+  const declared: unknown[] = [];
+  for (const key of [GUARDS_METADATA, PIPES_METADATA]) for (const target of [controller, controller.prototype[method] as object]) declared.push(...((Reflect.getMetadata(key, target) as unknown[] | undefined) ?? []));
+  const parameters = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) as Record<string, { pipes?: unknown[] }> | undefined) ?? {};
+  for (const { pipes } of Object.values(parameters)) declared.push(...(pipes ?? []));
+  for (const enhancer of declared) {
+    // An instance (`UseGuards(new Guard())`) is the one every request gets.
+    if (typeof enhancer !== 'function') continue;
+    if (moduleRef.introspect(enhancer as Type).scope === Scope.DEFAULT) continue;
+    throw refuse(`a request with its ${(enhancer as Type).name} (request-scoped or transient: Nest has no instance of it outside a request)`);
+  }
+}
+
 type PipedParameter = Parameters<ExternalContextCreator['createPipesFn']>[1][number];
 
 /**
@@ -92,7 +111,7 @@ type PipedParameter = Parameters<ExternalContextCreator['createPipesFn']>[1][num
  * and custom parameters only (RouterExecutionContext.isPipeable), never on `@Req()`, `@Res()`
  * or `@Headers()`, and one after the other without a promise for a pipe that answers at once.
  * (ExternalContextCreator's own runs every pipe of the route on every parameter, the request and
- * the response too, each behind promises: about a tenth of a small request's CPU.)
+ * the response too, each behind promises, which a small request pays for in CPU.)
  */
 function routerPipes(routePipes: PipeTransform[], parameters: PipedParameter[]): ReturnType<ExternalContextCreator['createPipesFn']> {
   if (parameters.length === 0) return null;
@@ -114,6 +133,9 @@ function routerPipes(routePipes: PipeTransform[], parameters: PipedParameter[]):
 }
 
 const isPromise = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+
+/** ExternalContextCreator, telling whether it looked for the module of the last route it created. */
+type RouteContextCreator = ExternalContextCreator & { askedForModule: boolean };
 
 type ParamsFactory = Parameters<ExternalContextCreator['create']>[4];
 
@@ -145,7 +167,7 @@ const SUPPLIED = new Set([RouteParamtypes.REQUEST, RouteParamtypes.RESPONSE, Rou
  * `@Res()`, `@Headers()` and custom ones, `@Header`, `@Redirect`, `@Render`, `@Sse`, versions)
  * is refused when the app starts, naming it.
  */
-function controllerDirectRoute(contextCreator: ExternalContextCreator & { askedForModule: boolean }, instance: Record<string, unknown>, method: string, { bodyLimitBytes, turnOff }: DirectRouteOptions): NodeRoute {
+function controllerDirectRoute(contextCreator: RouteContextCreator, moduleRef: ModuleRef, instance: Record<string, unknown>, method: string, { bodyLimitBytes, turnOff }: DirectRouteOptions): NodeRoute {
   const controller = instance.constructor as Type;
   const name = `The direct route of ${controller.name}.${method}`;
   const refuse = (what: string) => new Error(`${name} cannot serve ${what} as Express does: set ${turnOff} to serve it through Express and Nest, or remove @DirectRoute().`);
@@ -167,6 +189,7 @@ function controllerDirectRoute(contextCreator: ExternalContextCreator & { askedF
   contextCreator.askedForModule = false;
   const run = contextCreator.create(instance, handler, method, ROUTE_ARGS_METADATA, nodeParams, undefined, undefined, undefined, 'http') as (request: ServedRequest, response: ServerResponse) => Promise<unknown>;
   if (!contextCreator.askedForModule) throw refuse("the guards, interceptors, pipes and filters of its controller's module, which this Nest version's ExternalContextCreator finds another way");
+  refuseScopedEnhancers(moduleRef, controller, method, refuse);
 
   async function serve(request: ServedRequest, response: ServerResponse): Promise<void> {
     startRequestContext(request, response);
