@@ -29,6 +29,8 @@ const depConstraints = [
   // apps/standalone composes the four service apps in one process (and, in demo mode, the emulator tool).
   { sourceTag: 'type:composer', onlyDependOnLibsWithTags: ['type:app', 'type:tool', 'type:lib', 'type:contracts', 'type:domain', 'type:tokenizer'] },
   { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:tool', 'type:app', 'type:lib', 'type:contracts', 'type:domain', 'type:tokenizer'] },
+  // tools/testing: the helpers the integration and e2e specs share, on the libraries only.
+  { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts', 'type:domain', 'type:tokenizer'] },
   { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['*'] },
   // scope axis
   { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
@@ -45,9 +47,10 @@ const depConstraints = [
 
 // The Nx rule rejects, before it ever looks at tags, (a) any import of an application project
 // and (b) any relative import that lands in another project. The sanctioned imports of an app
-// are listed here per importing folder: apps/standalone's through the apps' entry points
-// (@igw/<app>-app, @igw/emulator), the tools' and the e2e specs' still relative. `allow`
-// entries that are neither `x/*` nor `x/**` are regular expressions on the import string.
+// are listed here per importing folder, each through the app's entry point (@igw/<app>-app,
+// @igw/emulator), never by a relative path into its sources. An `allow` entry skips every
+// check for the imports it matches; those that are neither `x/*` nor `x/**` are regular
+// expressions on the import string.
 const boundaries = (allow = []) => [
   'error',
   {
@@ -88,7 +91,7 @@ export default defineConfig(
   // tools/db reads the services' persistence declarations (entities + migrations) to generate migrations.
   {
     files: ['tools/db/**/*.ts'],
-    rules: { '@nx/enforce-module-boundaries': boundaries(['^(\\.\\./)+apps/[a-z-]+/src/persistence/']) },
+    rules: { '@nx/enforce-module-boundaries': boundaries(['^@igw/(billing|catalogue)-app$']) },
   },
   // tools/bench drives the upstream emulator in-process.
   {
@@ -102,10 +105,16 @@ export default defineConfig(
       '@nx/enforce-module-boundaries': boundaries(['^@igw/(gateway|catalogue|billing|decisions)-app$', '^@igw/emulator$']),
     },
   },
-  // Cross-service tests start apps and tools (e.g. the emulator) directly.
+  // An app's integration specs, beside its code, use the shared test helpers and start the emulator.
+  {
+    files: ['apps/**/*.integration-spec.ts'],
+    rules: { '@nx/enforce-module-boundaries': boundaries(['^@igw/testing$', '^@igw/emulator$']) },
+  },
+  // Cross-service tests start the apps as processes, and the tools (the emulator, the migration
+  // checks) in-process.
   {
     files: ['e2e/**/*.ts'],
-    rules: { '@nx/enforce-module-boundaries': boundaries(['^(\\.\\./)+(apps|tools)/']) },
+    rules: { '@nx/enforce-module-boundaries': boundaries(['^(\\.\\./)+tools/']) },
   },
   prettier,
 );

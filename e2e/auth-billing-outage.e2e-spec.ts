@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { eventually, createTestDatabase, dropQueueData, uniqueQueuePrefix } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
 
 const ADMIN_TOKEN = 'auth-outage-admin-token-0123456789';
 const KEY_CACHE_TTL_MS = 10_000;

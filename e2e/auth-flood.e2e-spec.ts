@@ -5,10 +5,10 @@ import { createPostgresBackend, Queue, withBackend } from 'bullmq';
 import { ErrorMessages } from '@igw/contracts';
 import { QueueName, redisConnectionOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
+import { createTestDatabase, uniqueQueuePrefix } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call, expectErrorBody, type JsonResponse } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
-import { createTestDatabase, uniqueQueuePrefix } from './support/test-environment';
 
 /**
  * A client floods the gateway with made-up keys (issue: 503s, a queue at billing, an unbounded

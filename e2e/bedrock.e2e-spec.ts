@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { podRoleEnvironment } from './support/cloud-identity';
-import { eventually } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 const CLAUDE_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { ErrorMessages } from '@igw/contracts';
 import { creditsToMicro } from '@igw/domain';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { fireMixedLoad, spendUntilRefused } from './support/billing-load';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 const REQUESTS = 2000;

@@ -3,12 +3,11 @@ import { ErrorMessages, type UsageEvent } from '@igw/contracts';
 import { QueueName, usageBatchOf, MessagingService, type QueueBackendOptions } from '@igw/messaging';
 import { creditsToMicro } from '@igw/domain';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { eventually, finishedJobs, createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { fireMixedLoad, spendUntilRefused } from './support/billing-load';
-import { call, eventually } from './support/http';
-import { finishedJobs } from './support/queue-jobs';
+import { call } from './support/http';
 import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
-import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from './support/test-environment';
 
 const ADMIN_TOKEN = 'exactness-admin-token-0123456789';
 const REQUESTS = 2000;

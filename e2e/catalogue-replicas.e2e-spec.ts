@@ -1,9 +1,9 @@
 import path from 'node:path';
 import type { ScratchDatabase } from '@igw/persistence';
+import { eventually, queryRows } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
-import { queryRows } from './support/test-environment';
 
 const ADMIN_TOKEN = 'catalogue-admin-token-0123456789';
 const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'price check please' }] };

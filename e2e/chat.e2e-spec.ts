@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { AzureOpenAI, OpenAI } from 'openai';
 import { findFreePort } from '@igw/persistence';
+import { eventually } from '@igw/testing';
 import { SEARCH_RESULT } from '../tools/emulator/src/anthropic/messages';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { audioDataPieces, emulatedAudio } from '../tools/emulator/src/openai/audio';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };

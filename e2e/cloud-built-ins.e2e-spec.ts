@@ -4,9 +4,9 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { podRoleEnvironment } from './support/cloud-identity';
-import { eventually } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 const PROMPT = 'Count the words in this sentence';

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Agent, OpenAIProvider, run, Runner, tool } from '@openai/agents';
 import { z } from 'zod';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RecordedRequest, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { eventually } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 const ROOT = path.resolve(__dirname, '..');

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ConnectionsReport } from '@igw/messaging/connections-report';
 import { parseDecimal, toScaledUnits, formatScaled } from '@igw/domain';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { browsersRequired, browsersUnderTest, type PlaywrightLaunchers } from './support/browsers';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 /** The little of playwright-core's API this test drives (typed here so the repo type-checks without it). */

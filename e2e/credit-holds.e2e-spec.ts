@@ -2,8 +2,9 @@ import path from 'node:path';
 import { ErrorMessages } from '@igw/contracts';
 import { creditsToMicro } from '@igw/domain';
 import { countTokens, estimateChatPromptTokens } from '@igw/tokenizer';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { ledgerBeforeMarker } from './support/ledger-marker';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 

@@ -1,7 +1,7 @@
 import type { ScratchDatabase } from '@igw/persistence';
+import { createTestDatabase, queryRows } from '@igw/testing';
 import { SERVICE_SCHEMAS } from '../tools/db/src/service-schemas';
 import { runNode } from './support/admin-tools-harness';
-import { createTestDatabase, queryRows } from './support/test-environment';
 
 /**
  * The deployments' migration step (the Helm chart's hook Job, docker-compose's `migrate`):

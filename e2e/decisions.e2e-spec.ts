@@ -1,7 +1,8 @@
 import path from 'node:path';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { lunaAnswers, systemOneAnswers } from '../tools/emulator/src/openai/decisions';
-import { call, eventually, expectErrorBody, type JsonResponse } from './support/http';
+import { call, expectErrorBody, type JsonResponse } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 type Usage = { input_tokens: number; output_tokens: number };

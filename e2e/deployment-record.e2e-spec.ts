@@ -1,6 +1,6 @@
 import path from 'node:path';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { eventually } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 const DEPLOYMENT_HEADER = 'x-gateway-deployment';

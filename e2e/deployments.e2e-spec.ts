@@ -2,9 +2,10 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { eventually } from '@igw/testing';
 import { startEmulatedDeployments, MINUTE_MS, type DeploymentRequest, type EmulatedDeployments } from './support/emulated-deployments';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
-import { eventually, expectErrorBody, type JsonResponse } from './support/http';
+import { expectErrorBody, type JsonResponse } from './support/http';
 import type { ServiceProcess } from './support/service-process';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 

@@ -2,11 +2,11 @@ import path from 'node:path';
 import { creditsToMicro } from '@igw/domain';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
 import { SHUTTING_DOWN_MESSAGE } from '@igw/http';
+import { eventually, queryRows } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { childEnvironment, startService } from './support/service-process';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
-import { queryRows } from './support/test-environment';
 
 const ADMIN_TOKEN = 'distributed-admin-token-0123456789';
 /** The gateways' drain time: longer than the slow stream, shorter than the endless one is let run. */

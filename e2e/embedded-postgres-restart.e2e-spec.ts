@@ -5,7 +5,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
-import { call, eventually } from './support/http';
+import { eventually } from '@igw/testing';
+import { call } from './support/http';
 import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
 
 /**

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { AzureOpenAI, OpenAI } from 'openai';
 import { countTokens } from '@igw/tokenizer';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { embeddingVector } from '../tools/emulator/src/openai/embeddings';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 type Meta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { eventually } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 /**

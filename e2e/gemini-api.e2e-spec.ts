@@ -2,8 +2,8 @@ import path from 'node:path';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { ApiError, GoogleGenAI, Type, type Content, type GenerateContentResponse } from '@google/genai';
 import { embed, generateText, jsonSchema, streamText, tool } from 'ai';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { eventually } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };

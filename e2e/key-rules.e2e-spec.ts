@@ -1,8 +1,9 @@
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { creditsToMicro, formatMicroCredits, parseDecimal, toScaledUnits, USD_SCALE } from '@igw/domain';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { OpenAI } from 'openai';
 import { ErrorMessages } from '@igw/contracts';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { imageSeed, makePng } from '../tools/emulator/src/media/png';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { ledgerBeforeMarker } from './support/ledger-marker';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import Anthropic, { APIError, AuthenticationError, BadRequestError, InternalServerError, NotFoundError, RateLimitError } from '@anthropic-ai/sdk';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import Anthropic, { BadRequestError } from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { eventually } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };

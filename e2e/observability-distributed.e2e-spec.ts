@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { findFreePort } from '@igw/persistence';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 import { startDistributedHarness, type DistributedHarness } from './support/distributed-harness';
 import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
 

@@ -5,10 +5,11 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { makePng } from '../tools/emulator/src/media/png';
 import { makeWav, readWav, SAMPLE_TEXT } from '../tools/emulator/src/media/wav';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 /** media-catalogue.yaml at 2,000,000 credits per USD: a character 20 credits, a second of audio 200, a 1024x1024 GPT Image at auto quality 60,000. */

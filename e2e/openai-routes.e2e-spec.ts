@@ -2,8 +2,9 @@ import path from 'node:path';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { generateText, streamText } from 'ai';
 import OpenAI, { BadRequestError } from 'openai';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 type WithMeta = { meta?: { usage?: { credits_used: number; usd_spent: number } } };

@@ -2,9 +2,9 @@ import { request } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { ScratchDatabase } from '@igw/persistence';
-import { call, eventually, expectErrorBody } from './support/http';
+import { eventually, createTestDatabase } from '@igw/testing';
+import { call, expectErrorBody } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
-import { createTestDatabase } from './support/test-environment';
 
 /** A TCP relay to PostgreSQL that can be cut (its port closed: connections are refused) and mended. */
 async function startRelay(target: URL): Promise<{ port: number; cut(): Promise<void>; mend(): Promise<void>; close(): Promise<void> }> {

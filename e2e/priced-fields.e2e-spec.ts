@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { call, eventually, expectErrorBody } from './support/http';
+import { eventually } from '@igw/testing';
+import { call, expectErrorBody } from './support/http';
 import { startScriptedUpstream, type ScriptedUpstream } from './support/scripted-upstream';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
+import { eventually } from '@igw/testing';
 import { DemoStandalone } from './support/admin-tools-harness';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 
 const README = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
 

@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { eventually, startTcpProxy, type TcpProxy, createTestDatabase, dropQueueData, queryRows, uniqueQueuePrefix } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { childEnvironment, startHealthyService, type ServiceProcess } from './support/service-process';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
-import { createTestDatabase, dropQueueData, queryRows, uniqueQueuePrefix } from './support/test-environment';
 
 const ADMIN_TOKEN = 'black-hole-admin-token-0123456789';
 const RPM = 6;

@@ -1,8 +1,9 @@
 import path from 'node:path';
 import OpenAI, { BadRequestError, NotFoundError, PermissionDeniedError } from 'openai';
 import { ErrorMessages } from '@igw/contracts';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 /** What a request ended as: the answer's status, or the error the SDK raised. */

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import OpenAI, { BadRequestError, NotFoundError } from 'openai';
 import type { FunctionTool, ResponseFunctionToolCall, ResponseStreamEvent } from 'openai/resources/responses/responses';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RecordedRequest, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { eventually } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 const weatherTool: FunctionTool = {

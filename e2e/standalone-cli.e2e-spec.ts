@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { eventually } from '@igw/testing';
 import { DemoStandalone, runNode, type ListedKey } from './support/admin-tools-harness';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 
 /** The admin CLI and `npm run reconcile` as an operator runs them, against a real standalone server. */
 describe('standalone admin tools, end to end', () => {

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { call } from './support/http';
 import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
 
 const ROOT = path.resolve(__dirname, '..');
 const BANNER_END = /Press Ctrl-C to stop/;

@@ -4,10 +4,10 @@ import path from 'node:path';
 import type { ChatCompletionDto } from '@igw/contracts';
 import { creditsToMicro } from '@igw/domain';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { eventually, createTestDatabase, dropQueueData, uniqueQueuePrefix } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { childEnvironment, startService, type ServiceProcess } from './support/service-process';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './support/test-environment';
 
 /**
  * `npm start` as a user runs it: one process, embedded defaults (or DATABASE_URL/REDIS_URL

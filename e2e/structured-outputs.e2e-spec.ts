@@ -3,8 +3,9 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateObject, generateText, streamObject, tool } from 'ai';
 import { z } from 'zod';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RecordedRequest, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 // Structured outputs through the standalone gateway, every upstream played by the emulator as

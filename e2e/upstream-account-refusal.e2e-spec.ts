@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { call, eventually, expectErrorBody } from './support/http';
+import { eventually } from '@igw/testing';
+import { call, expectErrorBody } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 /** What OpenRouter answers an account short of credit: the account's own figures. */

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { countTokens, estimateChatPromptTokens } from '@igw/tokenizer';
-import { call, eventually, expectErrorBody } from './support/http';
+import { eventually } from '@igw/testing';
+import { call, expectErrorBody } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
 
 /** One request the local upstream received: its model, when it closed, and the texts it streamed. */

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { creditsToMicro } from '@igw/domain';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { eventually, startTcpProxy, type TcpProxy, createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { call, eventually } from './support/http';
+import { call } from './support/http';
 import { childEnvironment, startHealthyService, startService, type ServiceProcess } from './support/service-process';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
-import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from './support/test-environment';
 
 const ADMIN_TOKEN = 'journal-admin-token-0123456789';
 // Room for every sequential request's hold (up to 500 output tokens of 'mini' each), whatever was spent before it.

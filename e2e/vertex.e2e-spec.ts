@@ -6,8 +6,8 @@ import { GoogleGenAI, Type, type Content, type GenerateContentResponse } from '@
 import OpenAI from 'openai';
 import type { ResponseFunctionToolCall, ResponseInputItem } from 'openai/resources/responses/responses';
 import { stringify } from 'yaml';
+import { eventually } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
-import { eventually } from './support/http';
 import { startStandaloneHarness, type StandaloneHarness, type UsageEntry } from './support/standalone-harness';
 
 type WithMeta = { meta?: { usage?: { credits_used: number } } };

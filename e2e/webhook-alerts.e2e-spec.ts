@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { eventually, startWebhookReceiver, verifyWebhookSignature, type ReceivedWebhook, type WebhookReceiver } from '@igw/testing';
 import { startEmulator, type RunningEmulator } from '../tools/emulator/src/emulator';
 import { runNode } from './support/admin-tools-harness';
-import { call, eventually, expectErrorBody } from './support/http';
+import { call, expectErrorBody } from './support/http';
 import { ledgerBeforeMarker } from './support/ledger-marker';
 import { emulatedProviders, startStandaloneHarness, type StandaloneHarness } from './support/standalone-harness';
-import { startWebhookReceiver, verifyWebhookSignature, type ReceivedWebhook, type WebhookReceiver } from './support/webhook-receiver';
 
 interface WebhookView {
   accountId: string;

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { requestPathRedisOptions } from '@igw/config';
 import { InMemoryDeploymentStore, RedisDeploymentStore } from '@igw/providers';
+import { dropQueueData, uniqueQueuePrefix } from '@igw/testing';
 import { deploymentStoreContract } from '../support/deployment-store-contract';
-import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
 
 const redisUrl = process.env.REDIS_URL;
 

@@ -3,8 +3,7 @@ import { Logger } from '@nestjs/common';
 import { QueueName, usageBatchEvents, usageBatchOf, MessagingService, RpcTimeoutError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
 import type { Queue } from 'bullmq';
-import { eventually } from '../support/http';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
+import { eventually, createTestDatabase, dropQueueData, uniqueQueuePrefix } from '@igw/testing';
 
 const redisUrl = process.env.REDIS_URL;
 const backends: Array<[string, (databaseUrl: string) => QueueBackendOptions]> = [

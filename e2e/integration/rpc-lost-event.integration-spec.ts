@@ -1,6 +1,6 @@
 import { QueueName, MessagingService, RpcFailedError, type QueueBackendOptions } from '@igw/messaging';
 import type { ScratchDatabase } from '@igw/persistence';
-import { createTestDatabase, queryRows } from '../support/test-environment';
+import { createTestDatabase, queryRows } from '@igw/testing';
 
 /**
  * BullMQ's PostgreSQL backend reads its event stream by increasing id, so a completion event

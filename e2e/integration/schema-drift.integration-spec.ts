@@ -1,6 +1,6 @@
 import { measureSchemaDrift, type ScratchDatabase } from '@igw/persistence';
+import { createTestDatabase } from '@igw/testing';
 import { SERVICE_SCHEMAS } from '../../tools/db/src/service-schemas';
-import { createTestDatabase } from '../support/test-environment';
 
 /**
  * Migrations are the only way the schema changes (no synchronize), so the entities must

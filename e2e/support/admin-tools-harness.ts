@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '@igw/testing';
 import { childEnvironment, startService, type ServiceProcess } from './service-process';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './test-environment';
 
 const ROOT = path.resolve(__dirname, '../..');
 

@@ -1,7 +1,7 @@
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
-import { call, eventually } from './http';
+import { eventually, createTestDatabase, dropQueueData, uniqueQueuePrefix } from '@igw/testing';
+import { call } from './http';
 import { childEnvironment, startHealthyService, type ServiceProcess } from './service-process';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './test-environment';
 
 export interface DistributedOptions {
   adminToken: string;

@@ -1,10 +1,10 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-// Jest's global setup runs outside its module mapper, so the lib is reached by path.
+// Jest's global setup runs outside its module mapper, so the libs are reached by path.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startEmbeddedPostgres } from '../../libs/persistence/src/embedded-postgres';
-import { TEST_DATABASE_SERVER_VARIABLE } from './constants';
+import { TEST_DATABASE_SERVER_VARIABLE } from '../../tools/testing/src/constants';
 import globalBuild from './global-build';
 
 /**

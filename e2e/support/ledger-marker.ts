@@ -1,4 +1,5 @@
-import { call, eventually } from './http';
+import { eventually } from '@igw/testing';
+import { call } from './http';
 import type { StandaloneHarness, UsageEntry } from './standalone-harness';
 
 /**

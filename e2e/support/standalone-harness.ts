@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findFreePort, type ScratchDatabase } from '@igw/persistence';
+import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from '@igw/testing';
 import { call } from './http';
 import { childEnvironment, startService, type ServiceProcess } from './service-process';
-import { createTestDatabase, dropQueueData, uniqueQueuePrefix } from './test-environment';
 
 /** A usage row of the billing admin API (`GET /admin/v1/accounts/{id}/usage`). */
 export interface UsageEntry {

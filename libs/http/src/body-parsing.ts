@@ -38,6 +38,13 @@ export interface JsonBody {
   bytes: Buffer;
 }
 
+/** The 415 for a compressed body, else undefined: `identity` is the only encoding taken. */
+function compressedBodyRefusal(headers: IncomingHttpHeaders): GatewayException | undefined {
+  const encoding = headers['content-encoding'];
+  if (encoding === undefined || encoding.toLowerCase() === 'identity') return undefined;
+  return new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, compressedBodyMessage(encoding.slice(0, 32)));
+}
+
 /** Whether the request says a body follows (type-is's test). */
 function hasBody(headers: IncomingHttpHeaders): boolean {
   return headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(headers['content-length'] ?? Number.NaN));
@@ -60,8 +67,8 @@ const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
 export function readJsonBody(request: ServedRequest, limitBytes: number): Promise<JsonBody | undefined> {
   const { headers } = request;
   if (!hasBody(headers)) return Promise.resolve(undefined);
-  const encoding = headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return Promise.reject(new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, compressedBodyMessage(encoding.slice(0, 32))));
+  const compressed = compressedBodyRefusal(headers);
+  if (compressed) return Promise.reject(compressed);
   const type = headers['content-type'];
   if (type === undefined || !JSON_TYPE.test(type)) {
     const length = Number(headers['content-length'] ?? Number.NaN);
@@ -256,8 +263,8 @@ export class JsonBodyGuard implements CanActivate {
     if (!hasBody(request.headers)) return true;
     const rules = bodyRulesOf(context);
     if (rules.multipart && MULTIPART_TYPE.test(request.headers['content-type'] ?? '')) {
-      const encoding = request.headers['content-encoding'];
-      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, compressedBodyMessage(encoding.slice(0, 32)));
+      const compressed = compressedBodyRefusal(request.headers);
+      if (compressed) throw compressed;
       return true;
     }
     if (rules.credentialFirst) {

@@ -1,6 +1,6 @@
 import type { ServicePersistence } from '@igw/persistence';
-import { billingPersistence } from '../../../apps/billing/src/persistence/billing.persistence';
-import { cataloguePersistence } from '../../../apps/catalogue/src/persistence/catalogue.persistence';
+import { billingPersistence } from '@igw/billing-app';
+import { cataloguePersistence } from '@igw/catalogue-app';
 
 /** Every service that owns tables, with the folder its migrations live in. */
 export const SERVICE_SCHEMAS: Record<string, { persistence: ServicePersistence; migrationsDir: string }> = {

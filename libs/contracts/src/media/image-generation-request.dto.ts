@@ -1,6 +1,6 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { Checked, IsNumberField, IsOneOf, IsStringField, describeWrongType, describeWrongValue, NullMeansAbsent } from '@igw/validation';
+import { Checked, composeDecorators, IsNumberField, IsOneOf, IsStringField, describeWrongType, describeWrongValue, NullMeansAbsent, type FieldDoc } from '@igw/validation';
 import { IsTextOfAtMost, PROVIDER_FIELD_DESCRIPTION } from './media-fields';
 
 /** GPT Image's prompt limit (DALL·E 3 takes 4,000; its upstream 400 reaches the client). */
@@ -26,34 +26,55 @@ export function imageSizeIssues(value: unknown): string[] {
   return [];
 }
 
+/** What a route says of a field an image generation and an image edit share. */
+type ImageFieldDoc = Pick<FieldDoc, 'description' | 'example' | 'default'>;
+
+/** An optional field (null means absent): its rule, then `schema` documenting it over what the rule says. */
+function optionalImageField(rule: PropertyDecorator, schema: ApiPropertyOptions): PropertyDecorator {
+  return composeDecorators(rule, IsOptional(), NullMeansAbsent(), ApiPropertyOptional(schema));
+}
+
+/**
+ * The fields POST /images/generations and POST /v1/images/edits share, each rule declared once
+ * here; each route describes them in its own words.
+ */
+export const ImageField = {
+  model: (doc: ImageFieldDoc) => IsStringField({ nonEmpty: true, maxLength: 256 }, doc),
+  prompt: (doc: ImageFieldDoc) => composeDecorators(IsTextOfAtMost(MAX_IMAGE_PROMPT_CHARACTERS), ApiProperty(doc)),
+  n: () =>
+    optionalImageField(IsNumberField({ integer: true, min: 1, max: MAX_IMAGES_PER_REQUEST }), {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_IMAGES_PER_REQUEST,
+      default: 1,
+      description: 'How many images; each is billed',
+    }),
+  size: (doc: ImageFieldDoc) => optionalImageField(Checked('imageSize', (value) => imageSizeIssues(value)), doc),
+  quality: (doc: ImageFieldDoc = {}) => optionalImageField(IsOneOf(IMAGE_QUALITIES), { enum: IMAGE_QUALITIES, ...doc }),
+  responseFormat: (doc: ImageFieldDoc) => optionalImageField(IsOneOf(['b64_json', 'url']), { enum: ['b64_json', 'url'], default: 'b64_json', ...doc }),
+  outputFormat: (doc: ImageFieldDoc = {}) => optionalImageField(IsOneOf(IMAGE_OUTPUT_FORMATS), { enum: IMAGE_OUTPUT_FORMATS, ...doc }),
+  background: () => optionalImageField(IsOneOf(IMAGE_BACKGROUNDS), { enum: IMAGE_BACKGROUNDS, description: 'GPT Image background' }),
+  user: (doc: ImageFieldDoc) => optionalImageField(IsStringField({ maxLength: 256 }), { maxLength: 256, ...doc }),
+};
+
 /**
  * The body of POST /images/generations (spec: "POST /images/generations"), in OpenAI's shape
  * so `client.images.generate` works, plus the diffusion fields other providers take.
  */
 export class ImageGenerationRequestDto {
-  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of an image generation model', example: 'gpt-image-1' })
+  @ImageField.model({ description: 'A catalogue id or alias of an image generation model', example: 'gpt-image-1' })
   model!: string;
 
-  @ApiProperty({ description: `What to draw (at most ${MAX_IMAGE_PROMPT_CHARACTERS} characters)`, example: 'A lighthouse on a cliff at dusk, watercolour' })
-  @IsTextOfAtMost(MAX_IMAGE_PROMPT_CHARACTERS)
+  @ImageField.prompt({ description: `What to draw (at most ${MAX_IMAGE_PROMPT_CHARACTERS} characters)`, example: 'A lighthouse on a cliff at dusk, watercolour' })
   prompt!: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_IMAGES_PER_REQUEST, default: 1, description: 'How many images; each is billed' })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1, max: MAX_IMAGES_PER_REQUEST })
+  @ImageField.n()
   n?: number;
 
-  @ApiPropertyOptional({ description: "`WIDTHxHEIGHT` or `auto`; the model's sizes are its catalogue price variants (Stability maps it to the nearest aspect ratio)", example: '1024x1024' })
-  @NullMeansAbsent()
-  @IsOptional()
-  @Checked('imageSize', (value) => imageSizeIssues(value))
+  @ImageField.size({ description: "`WIDTHxHEIGHT` or `auto`; the model's sizes are its catalogue price variants (Stability maps it to the nearest aspect ratio)", example: '1024x1024' })
   size?: string;
 
-  @ApiPropertyOptional({ enum: IMAGE_QUALITIES, description: "GPT Image: low, medium, high, auto; DALL·E 3: standard, hd. Absent: the model's default (auto, else the first quality its prices list)" })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsOneOf(IMAGE_QUALITIES)
+  @ImageField.quality({ description: "GPT Image: low, medium, high, auto; DALL·E 3: standard, hd. Absent: the model's default (auto, else the first quality its prices list)" })
   quality?: (typeof IMAGE_QUALITIES)[number];
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_IMAGE_STEPS, description: 'Diffusion steps, for providers that take them' })
@@ -74,20 +95,12 @@ export class ImageGenerationRequestDto {
   @IsNumberField({ integer: true, min: 0, max: 4294967294 })
   seed?: number;
 
-  @ApiPropertyOptional({ enum: IMAGE_OUTPUT_FORMATS, default: 'png', description: 'Image encoding, where the provider offers a choice' })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsOneOf(IMAGE_OUTPUT_FORMATS)
+  @ImageField.outputFormat({ default: 'png', description: 'Image encoding, where the provider offers a choice' })
   output_format?: (typeof IMAGE_OUTPUT_FORMATS)[number];
 
-  @ApiPropertyOptional({
-    enum: ['b64_json', 'url'],
-    default: 'b64_json',
+  @ImageField.responseFormat({
     description: "`url` (on /v1/images/generations and /v1/images/edits): each image as a link valid for an hour, the upstream's own when it answered one (DALL·E), else one the gateway signs and serves (GET /v1/images/hosted/{id}); base64 otherwise",
   })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsOneOf(['b64_json', 'url'])
   response_format?: 'b64_json' | 'url';
 
   @ApiPropertyOptional({ enum: ['vivid', 'natural'], description: 'DALL·E 3 style' })
@@ -96,10 +109,7 @@ export class ImageGenerationRequestDto {
   @IsOneOf(['vivid', 'natural'])
   style?: 'vivid' | 'natural';
 
-  @ApiPropertyOptional({ enum: IMAGE_BACKGROUNDS, description: 'GPT Image background' })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsOneOf(IMAGE_BACKGROUNDS)
+  @ImageField.background()
   background?: (typeof IMAGE_BACKGROUNDS)[number];
 
   @ApiPropertyOptional({ description: 'Stability style preset, e.g. `photographic`, `anime` (1-64 lower-case letters, digits, `_` or `-`)' })
@@ -108,10 +118,7 @@ export class ImageGenerationRequestDto {
   @IsStringField({ pattern: OPTION_NAME, patternText: "1-64 lower-case letters, digits, '_' or '-'" })
   style_preset?: string;
 
-  @ApiPropertyOptional({ description: 'An end-user id, forwarded to upstreams that take one (OpenAI, Azure)', maxLength: 256 })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsStringField({ maxLength: 256 })
+  @ImageField.user({ description: 'An end-user id, forwarded to upstreams that take one (OpenAI, Azure)' })
   user?: string;
 
   @ApiPropertyOptional({ description: PROVIDER_FIELD_DESCRIPTION, default: 'auto', nullable: true })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { Checked, IsNumberField, IsOneOf, IsStringField, NullMeansAbsent, describeWrongType, describeWrongValue } from '@igw/validation';
-import { IMAGE_BACKGROUNDS, IMAGE_OUTPUT_FORMATS, IMAGE_QUALITIES, MAX_IMAGE_PROMPT_CHARACTERS, MAX_IMAGES_PER_REQUEST, imageSizeIssues } from './image-generation-request.dto';
+import { IMAGE_BACKGROUNDS, IMAGE_OUTPUT_FORMATS, IMAGE_QUALITIES, ImageField, MAX_IMAGE_PROMPT_CHARACTERS } from './image-generation-request.dto';
 import { IsTextOfAtMost, PROVIDER_FIELD_DESCRIPTION } from './media-fields';
 import { MAX_SPEECH_CHARACTERS, SPEECH_AUDIO_FORMATS, VOICE_PATTERN, type SpeechAudioFormat } from './speech-request.dto';
 
@@ -134,47 +134,28 @@ export class OpenAiImageEditFormDto {
   @ApiPropertyOptional({ type: 'string', format: 'binary', description: 'A PNG whose transparent pixels mark where to draw, the size of the first image' })
   mask?: unknown;
 
-  @IsStringField({ nonEmpty: true, maxLength: 256 }, { description: 'A catalogue id or alias of an image model whose source edits (GPT Image, DALL·E 2)', example: 'gpt-image-1' })
+  @ImageField.model({ description: 'A catalogue id or alias of an image model whose source edits (GPT Image, DALL·E 2)', example: 'gpt-image-1' })
   model!: string;
 
-  @ApiProperty({ description: `What the edited image should show (at most ${MAX_IMAGE_PROMPT_CHARACTERS} characters)`, example: 'Add a red hat' })
-  @IsTextOfAtMost(MAX_IMAGE_PROMPT_CHARACTERS)
+  @ImageField.prompt({ description: `What the edited image should show (at most ${MAX_IMAGE_PROMPT_CHARACTERS} characters)`, example: 'Add a red hat' })
   prompt!: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_IMAGES_PER_REQUEST, default: 1, description: 'How many images; each is billed' })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsNumberField({ integer: true, min: 1, max: MAX_IMAGES_PER_REQUEST })
+  @ImageField.n()
   n?: number;
 
-  @ApiPropertyOptional({ description: '`WIDTHxHEIGHT` or `auto`', example: '1024x1024' })
-  @NullMeansAbsent()
-  @IsOptional()
-  @Checked('imageSize', (value) => imageSizeIssues(value))
+  @ImageField.size({ description: '`WIDTHxHEIGHT` or `auto`', example: '1024x1024' })
   size?: string;
 
-  @ApiPropertyOptional({ enum: IMAGE_QUALITIES })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsOneOf(IMAGE_QUALITIES)
+  @ImageField.quality()
   quality?: (typeof IMAGE_QUALITIES)[number];
 
-  @ApiPropertyOptional({ enum: ['b64_json', 'url'], default: 'b64_json', description: "`url`: a link valid for an hour (the upstream's, else one the gateway signs and serves)" })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsOneOf(['b64_json', 'url'])
+  @ImageField.responseFormat({ description: "`url`: a link valid for an hour (the upstream's, else one the gateway signs and serves)" })
   response_format?: 'b64_json' | 'url';
 
-  @ApiPropertyOptional({ enum: IMAGE_OUTPUT_FORMATS })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsOneOf(IMAGE_OUTPUT_FORMATS)
+  @ImageField.outputFormat()
   output_format?: (typeof IMAGE_OUTPUT_FORMATS)[number];
 
-  @ApiPropertyOptional({ enum: IMAGE_BACKGROUNDS, description: 'GPT Image background' })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsOneOf(IMAGE_BACKGROUNDS)
+  @ImageField.background()
   background?: (typeof IMAGE_BACKGROUNDS)[number];
 
   @ApiPropertyOptional({ enum: ['high', 'low'], description: 'GPT Image: how closely to keep the input images' })
@@ -183,10 +164,7 @@ export class OpenAiImageEditFormDto {
   @IsOneOf(['high', 'low'])
   input_fidelity?: 'high' | 'low';
 
-  @ApiPropertyOptional({ description: 'An end-user id, forwarded to OpenAI-format upstreams', maxLength: 256 })
-  @NullMeansAbsent()
-  @IsOptional()
-  @IsStringField({ maxLength: 256 })
+  @ImageField.user({ description: 'An end-user id, forwarded to OpenAI-format upstreams' })
   user?: string;
 
   @ApiPropertyOptional({ description: PROVIDER_FIELD_DESCRIPTION, default: 'auto', nullable: true })

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import { InMemoryLimitStore } from '../../apps/gateway/src/limits/in-memory-limit-store';
-import { HOUR_MS, MINUTE_MS, type Admission, type AdmissionResult, type CreditHold, type Departure, type LimitStore } from '../../apps/gateway/src/limits/limit-store.types';
-import { RedisLimitStore } from '../../apps/gateway/src/limits/redis-limit-store';
-import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
+import { dropQueueData, uniqueQueuePrefix } from '@igw/testing';
+import { InMemoryLimitStore } from './in-memory-limit-store';
+import { HOUR_MS, MINUTE_MS, type Admission, type AdmissionResult, type CreditHold, type Departure, type LimitStore } from './limit-store.types';
+import { RedisLimitStore } from './redis-limit-store';
 
 const redisUrl = process.env.REDIS_URL;
 const stores: Array<[string, () => { store: LimitStore; cleanup: () => Promise<void> }]> = [

@@ -4,9 +4,9 @@ import { QueueName, MessagingService, RpcFailedError, type QueueBackendOptions }
 import type { ScratchDatabase } from '@igw/persistence';
 import { loadEnvironment } from '@igw/config';
 import { randomBytes } from 'node:crypto';
-import { startBilling } from '../../apps/billing/src/billing.app';
-import { StoredResponsesService } from '../../apps/billing/src/responses/stored-responses.service';
-import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
+import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '@igw/testing';
+import { startBilling } from '../billing.app';
+import { StoredResponsesService } from './stored-responses.service';
 
 const ADMIN_TOKEN = 'integration-admin-token-0123456789';
 const DAY_MS = 86_400_000;

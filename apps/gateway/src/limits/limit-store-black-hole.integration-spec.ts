@@ -1,9 +1,7 @@
 import { Redis } from 'ioredis';
-import type { Admission } from '../../apps/gateway/src/limits/limit-store.types';
-import { RedisLimitStore } from '../../apps/gateway/src/limits/redis-limit-store';
-import { eventually } from '../support/http';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
-import { dropQueueData, uniqueQueuePrefix } from '../support/test-environment';
+import { eventually, startTcpProxy, type TcpProxy, dropQueueData, uniqueQueuePrefix } from '@igw/testing';
+import type { Admission } from './limit-store.types';
+import { RedisLimitStore } from './redis-limit-store';
 
 const redisUrl = process.env.REDIS_URL;
 const COMMAND_TIMEOUT_MS = 200;

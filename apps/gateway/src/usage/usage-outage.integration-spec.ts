@@ -5,10 +5,8 @@ import { QueueName, usageBatchEvents, createBullBackend, MessagingService, type 
 import type { UsageEvent } from '@igw/contracts';
 import type { ScratchDatabase } from '@igw/persistence';
 import { loadEnvironment, type ServiceSettings } from '@igw/config';
-import { UsageRecorder } from '../../apps/gateway/src/usage/usage-recorder.service';
-import { eventually } from '../support/http';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
-import { createTestDatabase, dropQueueData, testQueueBackend } from '../support/test-environment';
+import { eventually, startTcpProxy, type TcpProxy, createTestDatabase, dropQueueData, testQueueBackend } from '@igw/testing';
+import { UsageRecorder } from './usage-recorder.service';
 
 const MAX_BUFFERED = 50;
 const DURING_OUTAGE = 600;

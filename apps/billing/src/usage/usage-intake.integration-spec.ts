@@ -5,9 +5,9 @@ import type { UsageEvent } from '@igw/contracts';
 import type { ScratchDatabase } from '@igw/persistence';
 import { loadEnvironment } from '@igw/config';
 import { randomUUID } from 'node:crypto';
-import { startBilling } from '../../apps/billing/src/billing.app';
-import { reconcileBalances } from '../../apps/billing/src/ledger/reconciliation';
-import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
+import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '@igw/testing';
+import { startBilling } from '../billing.app';
+import { reconcileBalances } from '../ledger/reconciliation';
 
 const ADMIN_TOKEN = 'integration-admin-token-intake-0123456789';
 

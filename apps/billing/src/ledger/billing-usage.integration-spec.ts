@@ -8,14 +8,14 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client } from 'pg';
-import { startBilling } from '../../apps/billing/src/billing.app';
-import { LedgerService } from '../../apps/billing/src/ledger/ledger.service';
-import { reconcileBalances } from '../../apps/billing/src/ledger/reconciliation';
-import { seededRandom } from '../../tools/emulator/src/seeded-random';
-import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
+import { seededRandom } from '@igw/emulator';
+import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '@igw/testing';
+import { startBilling } from '../billing.app';
+import { LedgerService } from './ledger.service';
+import { reconcileBalances } from './reconciliation';
 
 const ADMIN_TOKEN = 'integration-admin-token-usage-0123456789';
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '../../../..');
 const RECONCILE_COMMAND = path.join(ROOT, 'dist/apps/billing/src/cli/reconcile.js');
 
 interface Account {

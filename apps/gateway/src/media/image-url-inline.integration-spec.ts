@@ -2,10 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServiceSettings } from '@igw/config';
 import { Cancellation } from '@igw/providers';
-import { startEmulator, type RunningEmulator } from '../../tools/emulator/src/emulator';
-import { makePng } from '../../tools/emulator/src/media/png';
-import { inlineImage } from '../../apps/gateway/src/media/image-inline';
-import { MediaFetcher } from '../../apps/gateway/src/media/media-fetcher';
+import { makePng, startEmulator, type RunningEmulator } from '@igw/emulator';
+import { inlineImage } from './image-inline';
+import { MediaFetcher } from './media-fetcher';
 
 /**
  * Images an upstream answers by URL are fetched under the media address policy: the emulator

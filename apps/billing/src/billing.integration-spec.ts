@@ -5,10 +5,9 @@ import type { ScratchDatabase } from '@igw/persistence';
 import { hashApiKey } from '@igw/http';
 import { loadEnvironment } from '@igw/config';
 import { randomUUID } from 'node:crypto';
-import { startBilling } from '../../apps/billing/src/billing.app';
-import { crossedBudgetPercent, KeySpendLedger } from '../../apps/billing/src/keys/key-spend';
-import { finishedJobs } from '../support/queue-jobs';
-import { createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '../support/test-environment';
+import { finishedJobs, createTestDatabase, dropQueueData, queryRows, testQueueBackend } from '@igw/testing';
+import { startBilling } from './billing.app';
+import { crossedBudgetPercent, KeySpendLedger } from './keys/key-spend';
 
 const ADMIN_TOKEN = 'integration-admin-token-0123456789';
 

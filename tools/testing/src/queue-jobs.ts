@@ -1,5 +1,5 @@
 import { createBullBackend, type QueueBackendOptions } from '@igw/messaging';
-import { eventually } from './http';
+import { eventually } from './eventually';
 
 export interface FinishedJob {
   state: 'completed' | 'failed';

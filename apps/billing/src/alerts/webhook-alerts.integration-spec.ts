@@ -5,14 +5,11 @@ import type { ScratchDatabase } from '@igw/persistence';
 import { loadEnvironment } from '@igw/config';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AccountAlerts } from '../../apps/billing/src/alerts/account-alerts';
-import { KeySpendLedger } from '../../apps/billing/src/keys/key-spend';
-import { LedgerService } from '../../apps/billing/src/ledger/ledger.service';
-import { startBilling } from '../../apps/billing/src/billing.app';
-import { eventually } from '../support/http';
-import { finishedJobs } from '../support/queue-jobs';
-import { createTestDatabase, dropQueueData, testQueueBackend } from '../support/test-environment';
-import { startWebhookReceiver, verifyWebhookSignature, type WebhookReceiver } from '../support/webhook-receiver';
+import { eventually, finishedJobs, createTestDatabase, dropQueueData, testQueueBackend, startWebhookReceiver, verifyWebhookSignature, type WebhookReceiver } from '@igw/testing';
+import { AccountAlerts } from './account-alerts';
+import { KeySpendLedger } from '../keys/key-spend';
+import { LedgerService } from '../ledger/ledger.service';
+import { startBilling } from '../billing.app';
 
 const ADMIN_TOKEN = 'integration-admin-token-0123456789';
 

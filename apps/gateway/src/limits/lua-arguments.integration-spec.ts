@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { ADMISSION_FIELDS, luaFieldReader, packFields, type AdmissionArgument } from '../../apps/gateway/src/limits/lua-arguments';
+import { ADMISSION_FIELDS, luaFieldReader, packFields, type AdmissionArgument } from './lua-arguments';
 
 const redisUrl = process.env.REDIS_URL;
 const describeOnRedis = redisUrl ? describe : describe.skip;
