@@ -137,8 +137,7 @@ function jsonBody(bytes: Buffer, charset: string): JsonBody {
   let text = isUtf8(charset) ? bytes.toString('utf8') : decoderOf(charset)!(bytes);
   // A byte-order mark is not part of the JSON.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  // Most bodies have too few brackets to go deep: counted on the bytes first, without scanning the text.
-  if ((!isUtf8(charset) || bytesHaveMoreOpeningsThan(bytes, MAX_JSON_DEPTH)) && exceedsJsonDepth(text)) throw new GatewayException(HttpStatus.BAD_REQUEST, jsonTooDeepMessage());
+  if (exceedsJsonDepth(text)) throw new GatewayException(HttpStatus.BAD_REQUEST, jsonTooDeepMessage());
   try {
     return { parsed: parseStrictJson(text), text, bytes };
   } catch (error) {
@@ -171,13 +170,6 @@ function utf32Text(bytes: Buffer, charset: string): string {
     if (codes.length === 4096) text += String.fromCodePoint(...codes.splice(0));
   }
   return text + String.fromCodePoint(...codes);
-}
-
-function bytesHaveMoreOpeningsThan(body: Buffer, limit: number): boolean {
-  let count = 0;
-  for (let index = body.indexOf('{'); index !== -1; index = body.indexOf('{', index + 1)) if (++count > limit) return true;
-  for (let index = body.indexOf('['); index !== -1; index = body.indexOf('[', index + 1)) if (++count > limit) return true;
-  return false;
 }
 
 const FIRST_NON_WHITESPACE = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d]|$)/;
