@@ -58,8 +58,9 @@ export class OpenAiChatAdapter implements ChatAdapter {
 
   private call(target: ProviderTarget, request: UpstreamChatRequest, options: CallOptions, stream: boolean): JsonRequest {
     const { messagesJson, ...fields } = withSearchDialect(target.provider, request);
+    // `fields` is a copy already: the stream fields go onto it rather than into yet another copy.
     // Usage is always requested, so a stream is billed exactly like a non-streamed answer.
-    const body = stream ? { ...fields, stream, stream_options: { include_usage: true } } : { ...fields, stream };
+    const body = Object.assign(fields, stream ? { stream, stream_options: { include_usage: true } } : { stream });
     return {
       provider: target.provider, extraHeaders: target.headers, onRateLimits: target.onRateLimits,
       url: this.endpoint.url(target),
