@@ -1,9 +1,9 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { HttpStatus, Injectable, SetMetadata, UseGuards, applyDecorators, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { ErrorMessages } from '@igw/contracts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@igw/json';
 import { GatewayException } from './errors/gateway.exception';
-import { noteRequestedModel, type ServedRequest } from './request-context';
+import { noteRequestedModel, startRequestContext, type ServedRequest } from './request-context';
 
 /** BODY_LIMIT (`512kb`, `10mb`, or bytes) in bytes (1 kb = 1024 bytes, as body-parser reads it). */
 export function bodyLimitBytes(limit: string): number {
@@ -196,18 +196,19 @@ function strictViolation(body: string, first: string | undefined): SyntaxError {
 }
 
 /** The body as read for a request (undefined: it had none), for the handlers that need its text (JsonSource). */
-const readBodies = new WeakMap<ServedRequest, JsonBody>();
-
 export function readBodyOf(request: ServedRequest): JsonBody | undefined {
-  return readBodies.get(request);
+  return request.context?.body;
 }
 
-/** Reads the request's body once, setting `request.body` to the parsed value (as body-parser did) and keeping what was read. */
+/**
+ * Reads the request's body once, setting `request.body` to the parsed value (as body-parser did)
+ * and keeping what was read in the request's context (started by the server for every request).
+ */
 export function takeJsonBody(request: ServedRequest & { body?: unknown }, limitBytes: number): Promise<true> {
-  if (readBodies.has(request)) return Promise.resolve(true);
+  if (request.context?.body) return Promise.resolve(true);
   return readJsonBody(request, limitBytes).then((body) => {
     if (body) {
-      readBodies.set(request, body);
+      if (request.context) request.context.body = body;
       request.body = body.parsed;
     }
     return true;
@@ -222,8 +223,6 @@ const CREDENTIAL_FIRST = 'igw:credential-first';
  * its own, after the guards): the JSON reader leaves such a body unread instead of refusing it.
  */
 export const TakesMultipartBody = (): MethodDecorator => SetMetadata(MULTIPART_ROUTE, true);
-
-const pendingReads = new WeakMap<ServedRequest, () => Promise<true>>();
 
 /** What a route's metadata says of its body, read once per controller method (it never changes at run time). */
 const bodyRules = new WeakMap<object, { multipart: boolean; credentialFirst: boolean }>();
@@ -260,7 +259,7 @@ export class JsonBodyGuard implements CanActivate {
       return true;
     }
     if (rules.credentialFirst) {
-      pendingReads.set(request, () => takeJsonBody(request, this.limitBytes));
+      (request.context ?? startRequestContext(request, context.switchToHttp().getResponse<ServerResponse>())).bodyReadAfterCredential = this.limitBytes;
       return true;
     }
     return takeJsonBody(request, this.limitBytes);
@@ -272,10 +271,10 @@ export class JsonBodyGuard implements CanActivate {
 export class BodyAfterCredential implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<ServedRequest>();
-    const read = pendingReads.get(request);
-    if (!read) return true;
-    pendingReads.delete(request);
-    return read();
+    const limitBytes = request.context?.bodyReadAfterCredential;
+    if (limitBytes === undefined) return true;
+    request.context!.bodyReadAfterCredential = undefined;
+    return takeJsonBody(request, limitBytes);
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthenticatedKey } from '@igw/contracts';
+import type { JsonBody } from './body-parsing';
 import type { NextFunction, Request, Response } from 'express';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -37,6 +38,10 @@ export interface RequestContext {
   error?: string;
   /** The answer under way: what is learnt while the request runs (the deployment that served it) can still go into its headers. */
   response?: ServerResponse;
+  /** The JSON body as read (body-parsing.ts), for the handlers that need its text. */
+  body?: JsonBody;
+  /** The body limit JsonBodyGuard left the body to be read with, after the route's credential check. */
+  bodyReadAfterCredential?: number;
 }
 
 declare module 'express-serve-static-core' {
@@ -73,6 +78,8 @@ export function startRequestContext(request: ServedRequest, response: ServerResp
     requestedModel: undefined,
     error: undefined,
     response,
+    body: undefined,
+    bodyReadAfterCredential: undefined,
   };
   request.context = context;
   response.setHeader(REQUEST_ID_HEADER, context.requestId);
