@@ -215,6 +215,15 @@ export function takeJsonBody(request: ServedRequest & { body?: unknown }, limitB
   });
 }
 
+/**
+ * Lets go of what takeJsonBody kept (bytes, text and parsed value: megabytes for a long prompt)
+ * once the answer is over: a keep-alive connection holds its last request until the next arrives.
+ */
+export function releaseJsonBody(request: ServedRequest & { body?: unknown }): void {
+  if (request.context) request.context.body = undefined;
+  request.body = undefined;
+}
+
 const MULTIPART_ROUTE = 'igw:multipart-route';
 const CREDENTIAL_FIRST = 'igw:credential-first';
 

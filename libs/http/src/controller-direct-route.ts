@@ -91,9 +91,9 @@ function controllerContextCreator(creator: ExternalContextCreator, modules: Modu
  * request-scoped or transient (by its own scope or a dependency's) would run there as an
  * instance whose constructor never ran, so a direct route with one refuses to start.
  */
-function refuseScopedEnhancers(moduleRef: ModuleRef, controller: Type, method: string, refuse: (what: string) => Error): void {
+function refuseScopedEnhancers(moduleRef: ModuleRef, controller: Type, handler: object, method: string, refuse: (what: string) => Error): void {
   const declared: unknown[] = [];
-  for (const key of [GUARDS_METADATA, PIPES_METADATA]) for (const target of [controller, controller.prototype[method] as object]) declared.push(...((Reflect.getMetadata(key, target) as unknown[] | undefined) ?? []));
+  for (const key of [GUARDS_METADATA, PIPES_METADATA]) for (const target of [controller, handler]) declared.push(...((Reflect.getMetadata(key, target) as unknown[] | undefined) ?? []));
   const parameters = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) as Record<string, { pipes?: unknown[] }> | undefined) ?? {};
   for (const { pipes } of Object.values(parameters)) declared.push(...(pipes ?? []));
   for (const enhancer of declared) {
@@ -189,7 +189,7 @@ function controllerDirectRoute(contextCreator: RouteContextCreator, moduleRef: M
   contextCreator.askedForModule = false;
   const run = contextCreator.create(instance, handler, method, ROUTE_ARGS_METADATA, nodeParams, undefined, undefined, undefined, 'http') as (request: ServedRequest, response: ServerResponse) => Promise<unknown>;
   if (!contextCreator.askedForModule) throw refuse("the guards, interceptors, pipes and filters of its controller's module, which this Nest version's ExternalContextCreator finds another way");
-  refuseScopedEnhancers(moduleRef, controller, method, refuse);
+  refuseScopedEnhancers(moduleRef, controller, handler, method, refuse);
 
   async function serve(request: ServedRequest, response: ServerResponse): Promise<void> {
     startRequestContext(request, response);

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { clientAddressResolver } from '@igw/config';
 import { startRequestContext, type ServedRequest } from './request-context';
+import { releaseJsonBody } from './body-parsing';
 import { installedServiceLogger, httpRequestDuration, httpRequests, modelLabel, NO_LABEL } from '@igw/observability';
 
 /** A request that matched no route: one label for all of them, whatever the path. */
@@ -36,13 +37,10 @@ interface ObservedResponse extends ServerResponse {
 export function requestObserver(service: string, trustedProxies?: string): (request: ServedRequest, response: ServerResponse) => void {
   const clientAddressOf = clientAddressResolver(trustedProxies);
   function recordRequest(this: ObservedResponse): void {
-    const request = this.req as ObservedResponse['req'] & { body?: unknown };
+    const request = this.req;
+    releaseJsonBody(request);
     const context = request.context;
     if (!context) return;
-    // A keep-alive connection holds its last request until the next one arrives: the body as
-    // read (its bytes, its text and what was parsed, megabytes for a long prompt) goes now.
-    context.body = undefined;
-    request.body = undefined;
     const route = context.route ?? (typeof request.route?.path === 'string' ? request.route.path : unmatchedRoute(request.originalUrl ?? request.url));
     const status = this.writableFinished ? this.statusCode : CLIENT_CLOSED_STATUS;
     const seconds = context.startedAt === undefined ? 0 : (performance.now() - context.startedAt) / 1000;
