@@ -19,6 +19,52 @@ export interface KeyBudget {
   limitMicro: string;
 }
 
+/** Whose entries a cached answer may serve: every key of the account, or only the key that stored it. */
+export const RESPONSE_CACHE_SCOPES = ['account', 'key'] as const;
+export type ResponseCacheScope = (typeof RESPONSE_CACHE_SCOPES)[number];
+
+/**
+ * The response cache as an operator sets it on an account or a key (`cache` of the admin API);
+ * an absent field is the account's (for a key) or the default (for an account).
+ */
+export interface ResponseCacheSettings {
+  enabled?: boolean;
+  /** How long a stored answer is served, in seconds (default RESPONSE_CACHE_DEFAULTS.ttlSeconds). */
+  ttlSeconds?: number;
+  /** The longest `ttlSeconds` may be, and the oldest entry a client's `Cache-Control: max-age` may accept. */
+  maxTtlSeconds?: number;
+  /** Whether a key reads only the entries it stored itself (default `account`). */
+  scope?: ResponseCacheScope;
+}
+
+export const RESPONSE_CACHE_DEFAULTS = { ttlSeconds: 3_600, maxTtlSeconds: 86_400, scope: 'account' } as const satisfies Required<Omit<ResponseCacheSettings, 'enabled'>>;
+/** The longest any entry lives: 30 days. */
+export const RESPONSE_CACHE_MAX_TTL_SECONDS = 2_592_000;
+
+/**
+ * The cache as it applies to one key's requests, worked out by billing from the key's and the
+ * account's settings (effectiveResponseCache); present only when the cache is on for the key.
+ */
+export interface EffectiveResponseCache {
+  /** At most `maxTtlSeconds`. */
+  ttlSeconds: number;
+  maxTtlSeconds: number;
+  scope: ResponseCacheScope;
+}
+
+/**
+ * The key's settings over the account's, then the defaults: on only when one of them says
+ * `enabled: true` and the key does not say `enabled: false`; `ttlSeconds` cut to `maxTtlSeconds`
+ * (the lower of the two levels' maxima).
+ */
+export function effectiveResponseCache(account: ResponseCacheSettings | null | undefined, key: ResponseCacheSettings | null | undefined): EffectiveResponseCache | undefined {
+  const enabled = key?.enabled ?? account?.enabled ?? false;
+  if (!enabled) return undefined;
+  const maxTtlSeconds = Math.min(account?.maxTtlSeconds ?? RESPONSE_CACHE_DEFAULTS.maxTtlSeconds, key?.maxTtlSeconds ?? RESPONSE_CACHE_MAX_TTL_SECONDS, RESPONSE_CACHE_MAX_TTL_SECONDS);
+  const ttlSeconds = Math.min(key?.ttlSeconds ?? account?.ttlSeconds ?? RESPONSE_CACHE_DEFAULTS.ttlSeconds, maxTtlSeconds);
+  return { ttlSeconds, maxTtlSeconds, scope: key?.scope ?? account?.scope ?? RESPONSE_CACHE_DEFAULTS.scope };
+}
+
 /** The rules a key carries beyond its account's; an absent field sets no rule. */
 export interface KeyRules {
   budget?: KeyBudget;
@@ -30,6 +76,8 @@ export interface KeyRules {
   concurrentRequests?: number;
   /** ISO 8601: from then on the key is refused (401). */
   expiresAt?: string;
+  /** The key's response cache settings, over its account's. */
+  cache?: ResponseCacheSettings;
 }
 
 /**
@@ -69,6 +117,8 @@ export interface ResolvedKey {
   /** The key's own rules (absent from billings older than them: no rules). */
   rules?: KeyRules;
   keySpend?: KeySpendWire;
+  /** The response cache for this key's requests (effectiveResponseCache); absent: off. */
+  cache?: EffectiveResponseCache;
 }
 
 /** What billing said about an account's money: the balance and the usage charges it already includes. */
@@ -94,6 +144,8 @@ export interface AuthenticatedKey {
   rules?: KeyRules;
   /** The key's spending as last heard from billing, when the key has a budget. */
   keySpend?: KeySpendSnapshot;
+  /** The response cache for this key's requests; absent: off. */
+  cache?: EffectiveResponseCache;
 }
 
 export interface ResolveKeyRequest {

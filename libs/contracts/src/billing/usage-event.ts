@@ -56,6 +56,14 @@ export const USAGE_EVENT_SCHEMA = {
    * Never a reason to refuse the charge: the ledger keeps it only when it is well formed.
    */
   clientRequestId: optional(anyValue()),
+  /**
+   * `hit`: the answer came from the response cache (`units` are the stored answer's, `prices`
+   * the model's cache prices); `miss`: the answer was looked up, not found, and stored. Absent:
+   * the cache was not asked.
+   */
+  cache: optional(field('hit or miss', (value): value is 'hit' | 'miss' => value === 'hit' || value === 'miss')),
+  /** For a hit: what the same units cost at the model's full prices minus what was charged, in USD as an exact decimal string. */
+  cacheSavedUsd: optional(stringField('a decimal string', { pattern: /^\d{1,20}(\.\d{1,18})?$/ })),
 } as const;
 
 export type UsageEvent = MessageOf<typeof USAGE_EVENT_SCHEMA>;

@@ -105,6 +105,16 @@ export interface ModelRouting {
   timeoutSeconds?: number;
 }
 
+/**
+ * What the response cache may do with a model's answers. `allowed: false` keeps every answer
+ * of the model out of the cache (a model whose answers must never repeat). A hit is charged at
+ * `hitPriceShare` of the model's prices (0 to 1, at most 6 decimal places; default 0: free).
+ */
+export interface ModelResponseCache {
+  allowed?: boolean;
+  hitPriceShare?: number;
+}
+
 export interface CatalogueModel {
   id: string;
   aliases: string[];
@@ -117,6 +127,8 @@ export interface CatalogueModel {
   routing: ModelRouting;
   /** For a floating id (e.g. `typesafe/jev`): the pinned release it currently means. */
   resolvesTo?: string;
+  /** The response cache's rules for this model (absent: allowed, hits free). */
+  responseCache?: ModelResponseCache;
 }
 
 export interface CatalogueSnapshot {

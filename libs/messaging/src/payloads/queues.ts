@@ -14,6 +14,8 @@ export enum QueueName {
   Webhooks = 'webhooks',
   /** Stored Responses API responses (billing keeps them): a queue of its own, so a burst of saves never delays key look-ups. */
   ResponsesRpc = 'responses-rpc',
+  /** Asks of billing to the gateways, answered by whichever gateway takes the job (the response cache is shared by all). */
+  GatewayRpc = 'gateway-rpc',
 }
 
 /** What a gateway can answer: the providers it has credentials for and the catalogue models with a source among them. */
@@ -88,6 +90,17 @@ export interface JobMap {
     'responses.delete': { data: StoredResponseQuery; reply: { deleted: boolean } };
     'responses.inputItems': { data: InputItemsQuery; reply: InputItemsReply };
   };
+  [QueueName.GatewayRpc]: {
+    /** DELETE /admin/v1/cache: removes an account's response cache entries (of one model, of one key, or all). */
+    'cache.invalidate': { data: ResponseCacheInvalidation; reply: { removed: number } };
+  };
+}
+
+/** Which response cache entries to remove: an account's, narrowed to one model id and/or one key id. */
+export interface ResponseCacheInvalidation {
+  accountId: string;
+  model?: string;
+  keyId?: string;
 }
 
 export type JobName<Q extends QueueName> = keyof JobMap[Q] & string;
