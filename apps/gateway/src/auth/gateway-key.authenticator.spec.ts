@@ -91,6 +91,22 @@ describe('GatewayKeyAuthenticator', () => {
     expect((authenticator as unknown as { keySpends: Map<string, unknown> }).keySpends.has('someone-else')).toBe(false);
   });
 
+  it("carries the key's response cache as billing worked it out, and none when billing sends none", async () => {
+    const cached = generateApiKey().key;
+    const pending = authenticator.authenticate(cached, client);
+    await settle();
+    const cache = { ttlSeconds: 600, maxTtlSeconds: 3_600, scope: 'key' as const };
+    billing.questions[0].answer({ ...resolvedKey('a1'), cache });
+    expect((await pending)?.cache).toEqual(cache);
+    expect((await authenticator.authenticate(cached, client))?.cache).toEqual(cache);
+
+    const plain = generateApiKey().key;
+    const other = authenticator.authenticate(plain, client);
+    await settle();
+    billing.questions[1].answer(resolvedKey('a2'));
+    expect((await other)?.cache).toBeUndefined();
+  });
+
   /** Authenticates `key` with billing answering `key` found for `accountId`. */
   async function known(key: string, accountId: string) {
     const auth = authenticator.authenticate(key, client);

@@ -117,7 +117,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
   private withBalance(key: CachedKey): AuthenticatedKey {
     const balance = this.balances.get(key.accountId) ?? NO_BALANCE;
     const keySpend = key.rules?.budget ? this.keySpends.get(key.keyId) : undefined;
-    return { keyId: key.keyId, keyPrefix: key.keyPrefix, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balance, rules: key.rules, keySpend };
+    return { keyId: key.keyId, keyPrefix: key.keyPrefix, accountId: key.accountId, plan: key.plan, status: key.status, limits: key.limits, balance, rules: key.rules, keySpend, cache: key.cache };
   }
 
   /**
@@ -167,6 +167,7 @@ export class GatewayKeyAuthenticator extends ApiKeyAuthenticator implements OnAp
         status: resolved.status,
         limits: resolved.limits,
         rules: resolved.rules,
+        cache: resolved.cache,
         // Counted from the question, not the answer: the answer is as old as the question.
         expiresAt: askedAt + this.settings.env.KEY_CACHE_TTL_MS,
       };
