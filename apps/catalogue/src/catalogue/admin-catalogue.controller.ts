@@ -44,7 +44,7 @@ export class AdminCatalogueController {
   }
 
   @Patch('models/*id')
-  @ApiOperation({ summary: 'Add aliases and/or change the price list' })
+  @ApiOperation({ summary: 'Add aliases and/or change the price list or the response cache rules' })
   @ApiOkResponse({ type: CatalogueChangeDto })
   async amend(@PathId('id') id: string, @Body() body: AmendCatalogueModelDto): Promise<CatalogueChangeDto> {
     return toChange(await this.catalogue.amend(id, body, validated));

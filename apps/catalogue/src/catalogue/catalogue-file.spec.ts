@@ -500,3 +500,24 @@ describe('every catalogue the repository ships', () => {
     await expect(readCatalogueFile(path.join(root, BROKEN))).rejects.toThrow(/models\[0\] \(acme\/broken\): pricing\.units\[0\]\.per: Expected an integer\. Received nothing$/);
   });
 });
+
+describe("the catalogue file: a model's response cache rules", () => {
+  it('accepts them, whole or in part, and keeps them as written', async () => {
+    const entries = [edit(chat(), { responseCache: { allowed: true, hitPriceShare: 0.123456 } }), { ...edit(chat(), { responseCache: { allowed: false } }), id: 'c/d', aliases: ['d'] }, { ...edit(chat(), { responseCache: { hitPriceShare: 1 } }), id: 'e/f', aliases: ['f'] }];
+    const models = await readCatalogueFile(await fileWith(yamlOf(...entries)));
+    expect(models.map((model) => model.responseCache)).toStrictEqual([{ allowed: true, hitPriceShare: 0.123456 }, { allowed: false }, { hitPriceShare: 1 }]);
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['a list', [true], /\(a\/b\): responseCache: Expected an object \{allowed, hitPriceShare\}\. Received array/],
+    ['null', null, /\(a\/b\): responseCache: Expected an object \{allowed, hitPriceShare\}\. Received null/],
+    ['allowed as text', { allowed: 'yes' }, /\(a\/b\): responseCache\.allowed: Expected a boolean\. Received string 'yes'/],
+    ['a share above 1', { hitPriceShare: 1.5 }, /\(a\/b\): responseCache\.hitPriceShare: Expected a number from 0 to 1\. Received 1\.5/],
+    ['a negative share', { hitPriceShare: -0.1 }, /\(a\/b\): responseCache\.hitPriceShare: Expected a number from 0 to 1\. Received -0\.1/],
+    ['a share finer than a millionth', { hitPriceShare: 0.1234567 }, /\(a\/b\): responseCache\.hitPriceShare: Expected a number with at most 6 decimal places\. Received 0\.1234567/],
+    ['a share written as text', { hitPriceShare: '0.5' }, /\(a\/b\): responseCache\.hitPriceShare: Expected a number\. Received string '0\.5'/],
+    ['an unknown field', { allowed: true, ttlSeconds: 60 }, /\(a\/b\): responseCache\.ttlSeconds: Expected one of the fields 'allowed', 'hitPriceShare'\. Received an unknown field/],
+  ])('refuses %s with a line naming the field', async (_label, responseCache, message) => {
+    await expect(readCatalogueFile(await fileWith(yamlOf(edit(chat(), { responseCache }))))).rejects.toThrow(message);
+  });
+});

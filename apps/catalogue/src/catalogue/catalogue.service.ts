@@ -1,6 +1,6 @@
 import { HttpStatus, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { QueueName, MessagingService } from '@igw/messaging';
-import type { CatalogueModel, CatalogueSnapshot, ModelPricing } from '@igw/contracts';
+import type { CatalogueModel, CatalogueSnapshot, ModelPricing, ModelResponseCache } from '@igw/contracts';
 import { CatalogueIndex } from '@igw/domain';
 import { GatewayException } from '@igw/http';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
@@ -94,10 +94,10 @@ export class CatalogueService implements OnApplicationBootstrap {
     });
   }
 
-  /** Adds aliases and/or replaces the price list of an active entry; the result is checked like a file entry. */
+  /** Adds aliases and/or replaces the price list or the response cache rules of an active entry; the result is checked like a file entry. */
   async amend(
     id: string,
-    amendment: { aliases?: string[]; pricing?: ModelPricing },
+    amendment: { aliases?: string[]; pricing?: ModelPricing; responseCache?: ModelResponseCache },
     check: (definition: CatalogueModel) => CatalogueModel,
   ): Promise<CatalogueChange> {
     return this.change(`amend ${id}`, async (manager, changes) => {
@@ -111,6 +111,10 @@ export class CatalogueService implements OnApplicationBootstrap {
       if (amendment.pricing && !isDeepStrictEqual(amendment.pricing, definition.pricing)) {
         definition.pricing = amendment.pricing;
         changes.push(`new prices for ${id}`);
+      }
+      if (amendment.responseCache && !isDeepStrictEqual(amendment.responseCache, definition.responseCache)) {
+        definition.responseCache = amendment.responseCache;
+        changes.push(`new response cache rules for ${id}`);
       }
       if (changes.length === 0) return row;
       return manager.getRepository(CatalogueModelEntity).save({ ...row, definition: check(definition), source: 'admin' });

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationArguments, type ValidationError } from 'class-validator';
-import { IsListField, MayBeOmitted, NestedList, oneOfIssues, untransformableErrors, wordUnknownFields, type ListRule, Checked, composeDecorators, IsNumberField, IsOneOf, isRecord, IsStringField, NestedObject, numberIssues, stringIssues, type DtoClass, type StringRule, describeWrongType, describeWrongValue as shown, quoteList, relativeIssueLine as at, validationIssues, type ValidationIssue } from '@igw/validation';
-import { CHAT_PRICE_DIMENSION, NATIVE_SOURCE_APIS, ROUTING_STRATEGIES, STANDARD_SERVICE_TIERS, type NativeSourceApi, type RoutingStrategy, type ModelInfo, type ModelModalities, type ModelPricing, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
+import { IsListField, MayBeOmitted, NestedList, oneOfIssues, untransformableErrors, wordUnknownFields, type ListRule, Checked, composeDecorators, IsNumberField, IsOneOf, isRecord, IsStringField, NestedObject, numberIssues, stringIssues, type DtoClass, type StringRule, IsBooleanField, describeWrongType, describeWrongValue as shown, quoteList, relativeIssueLine as at, validationIssues, type ValidationIssue } from '@igw/validation';
+import { CHAT_PRICE_DIMENSION, NATIVE_SOURCE_APIS, ROUTING_STRATEGIES, STANDARD_SERVICE_TIERS, type NativeSourceApi, type RoutingStrategy, type ModelInfo, type ModelModalities, type ModelPricing, type ModelResponseCache, type ModelRouting, type PriceUnit, type UpstreamSource } from './catalogue-model';
 
 /**
  * The catalogue file and the admin API's catalogue entry, as DTOs: one class per object shape,
@@ -186,6 +186,12 @@ export class ModelRoutingDto {
   @MayBeOmitted() @IsNumberField({ integer: true, min: 1, max: MAX_TIMEOUT_SECONDS }) timeoutSeconds?: number;
 }
 
+/** Whether the response cache may keep a model's answers, and what share of its prices a hit is charged (a micro-share at the finest). */
+export class ModelResponseCacheDto {
+  @MayBeOmitted() @IsBooleanField() allowed?: boolean;
+  @MayBeOmitted() @IsNumberField({ min: 0, max: 1, maxDecimals: 6 }) hitPriceShare?: number;
+}
+
 /** A calendar date written YYYY-MM-DD (quote it in YAML). */
 const CalendarDate = () =>
   Checked('calendarDate', (value) => {
@@ -257,6 +263,7 @@ export class CatalogueEntryDto {
   pricing?: ModelPricing;
 
   @NestedObject(() => ModelRoutingDto, 'an object with at least one upstream source') routing!: ModelRouting;
+  @MayBeOmitted() @NestedObject(() => ModelResponseCacheDto, 'an object {allowed, hitPriceShare}') responseCache?: ModelResponseCache;
   /** For a floating id: the pinned release it currently means (checked against the file's other entries). */
   @MayBeOmitted() @IsStringField(NAME) resolvesTo?: string;
 }

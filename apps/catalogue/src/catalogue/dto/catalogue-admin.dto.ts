@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import type { ModelPricing } from '@igw/contracts';
+import type { ModelPricing, ModelResponseCache } from '@igw/contracts';
 
 export class AmendCatalogueModelDto {
   @ApiPropertyOptional({ type: [String], description: 'Names to add as aliases of the model', example: ['my-mini'] })
@@ -19,6 +19,14 @@ export class AmendCatalogueModelDto {
   @IsOptional()
   @IsObject()
   pricing?: ModelPricing;
+
+  @ApiPropertyOptional({
+    description: "The response cache's rules for the model, replacing the entry's: allowed (false keeps its answers out of the cache) and hitPriceShare (0 to 1, at most 6 decimal places: the share of its prices a hit is charged)",
+    example: { allowed: true, hitPriceShare: 0.1 },
+  })
+  @IsOptional()
+  @IsObject()
+  responseCache?: ModelResponseCache;
 }
 
 export class CatalogueRowDto {
