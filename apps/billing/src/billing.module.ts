@@ -17,6 +17,8 @@ import { AdminAccountsListController } from './accounts/admin-accounts-list.cont
 import { AccountsListService } from './accounts/accounts-list';
 import { BalanceController } from './balance/balance.controller';
 import { BillingWorkers } from './billing.workers';
+import { AdminCacheController } from './cache/admin-cache.controller';
+import { ResponseCacheService } from './cache/response-cache.service';
 import { ConsoleCatalogueService } from './console/console-catalogue';
 import { ConsoleController } from './console/console.controller';
 import { ConsoleSessions } from './console/console-sessions';
@@ -55,6 +57,7 @@ export class BillingModule {
         AdminConnectionsController,
         ConsoleController,
         AdminWebhooksController,
+        AdminCacheController,
       ],
       providers: [
         { provide: SERVICE_SETTINGS, useValue: settings },
@@ -79,6 +82,7 @@ export class BillingModule {
         BillingWorkers,
         StoredResponsesService,
         StoredResponsesWorkers,
+        ResponseCacheService,
         { provide: ApiKeyAuthenticator, useClass: BillingKeyAuthenticator },
         {
           provide: READINESS_CHECKS,

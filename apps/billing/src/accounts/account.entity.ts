@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import type { AccountPlan } from '@igw/contracts';
+import type { AccountPlan, ResponseCacheSettings } from '@igw/contracts';
 
 export type AccountStatus = 'active' | 'suspended';
 export type AutoDebitStatus = 'enabled' | 'disabled';
@@ -46,6 +46,10 @@ export class AccountEntity {
   /** Override of the gateway's concurrent-requests limit (per key); null uses the configured default. */
   @Column({ name: 'rate_limit_concurrency', type: 'integer', nullable: true })
   rateLimitConcurrency!: number | null;
+
+  /** The response cache for the account's keys (each key's own setting over it); null: the defaults, cache off. */
+  @Column({ type: 'jsonb', nullable: true })
+  cache!: ResponseCacheSettings | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

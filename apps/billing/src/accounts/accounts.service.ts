@@ -8,6 +8,7 @@ import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import { AccountAlerts, BALANCE_ALERT_THRESHOLD_SQL } from '../alerts/account-alerts';
 import { DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, defaultPlan } from '../billing.constants';
 import { LedgerEntryEntity } from '../ledger/ledger-entry.entity';
+import { responseCacheSettingsOf } from '../cache/dto/response-cache-settings.dto';
 import { AccountEntity } from './account.entity';
 import { BalanceAnnouncer, type BalanceChange } from './balance-announcer';
 import type { CreateAccountDto } from './dto/create-account.dto';
@@ -38,6 +39,7 @@ export class AccountsService {
           balanceMicro: '0',
           balanceVersion: '0',
           lowBalanceThresholdMicro: creditsToMicro(input.lowBalanceThreshold ?? DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS).toString(),
+          cache: input.cache ? responseCacheSettingsOf(input.cache) : null,
         }),
       );
       if (openingMicro !== 0n) await this.applyCredit(manager, created.id, openingMicro, 'opening balance');
@@ -53,11 +55,12 @@ export class AccountsService {
   }
 
   /**
-   * Changes the settings named in `input` (a null limit removes the override) and, once
+   * Changes the settings named in `input` (a null limit removes the override, a null cache the
+   * cache setting) and, once
    * committed, tells every gateway to drop what it cached about the account's keys.
    */
   async update(accountId: string, input: UpdateAccountDto): Promise<AccountEntity> {
-    const changes: Partial<Pick<AccountEntity, 'name' | 'plan' | 'status' | 'autoDebit' | 'lowBalanceThresholdMicro' | 'rateLimitRpm' | 'rateLimitConcurrency'>> = {};
+    const changes: Partial<Pick<AccountEntity, 'name' | 'plan' | 'status' | 'autoDebit' | 'lowBalanceThresholdMicro' | 'rateLimitRpm' | 'rateLimitConcurrency' | 'cache'>> = {};
     if (input.name !== undefined) changes.name = input.name;
     if (input.plan !== undefined) changes.plan = input.plan;
     if (input.status !== undefined) changes.status = input.status;
@@ -65,6 +68,7 @@ export class AccountsService {
     if (input.lowBalanceThreshold !== undefined) changes.lowBalanceThresholdMicro = creditsToMicro(input.lowBalanceThreshold).toString();
     if (input.requestsPerMinute !== undefined) changes.rateLimitRpm = input.requestsPerMinute;
     if (input.concurrentRequests !== undefined) changes.rateLimitConcurrency = input.concurrentRequests;
+    if (input.cache !== undefined) changes.cache = input.cache === null ? null : responseCacheSettingsOf(input.cache);
     if (Object.keys(changes).length === 0) return this.get(accountId);
 
     const account = await this.dataSource.transaction(async (manager) => {

@@ -46,7 +46,7 @@ export class AdminAccountsController {
   @ApiOperation({
     summary: 'Change account settings',
     description:
-      'Only the fields sent change. A null requestsPerMinute or concurrentRequests removes the override. ' +
+      'Only the fields sent change. A null requestsPerMinute or concurrentRequests removes the override; a null cache removes the response cache setting. ' +
       'Gateways drop what they cached about the account as soon as the change is committed.',
   })
   @ApiOkResponse({ type: AccountDto })
@@ -59,7 +59,7 @@ export class AdminAccountsController {
   @Post(':id/keys')
   @ApiOperation({
     summary: 'Create an API key for the account (shown once), with its own rules',
-    description: 'Rules (all optional): name, metadata, budget {limit, unit usd|credits, period day|month|lifetime}, models (ids, aliases or patterns like anthropic/*), rpm, concurrency, expiresAt.',
+    description: 'Rules (all optional): name, metadata, budget {limit, unit usd|credits, period day|month|lifetime}, models (ids, aliases or patterns like anthropic/*), rpm, concurrency, expiresAt, cache {enabled, ttlSeconds, maxTtlSeconds, scope account|key} over the account\'s.',
   })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiCreatedResponse({ type: CreatedKeyDto, description: 'The key is shown only in this response' })

@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import type { BudgetPeriod, BudgetUnit } from '@igw/domain';
+import type { ResponseCacheSettings } from '@igw/contracts';
 import { AccountEntity } from '../accounts/account.entity';
 
 @Entity({ name: 'api_keys' })
@@ -60,6 +61,10 @@ export class ApiKeyEntity {
 
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt!: Date | null;
+
+  /** The key's response cache setting, over its account's; null: the account's applies. */
+  @Column({ type: 'jsonb', nullable: true })
+  cache!: ResponseCacheSettings | null;
 
   /**
    * Start of the budget period `spentMicro` and `spentUsd` count (null without a budget). They

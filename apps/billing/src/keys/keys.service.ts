@@ -1,11 +1,12 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { ErrorMessages, type AccountLimits, type AccountPlan, type AccountStatus, type KeyRules, type KeySpendWire, type ResolvedKey } from '@igw/contracts';
+import { effectiveResponseCache, ErrorMessages, type AccountLimits, type AccountPlan, type AccountStatus, type KeyRules, type KeySpendWire, type ResolvedKey, type ResponseCacheSettings } from '@igw/contracts';
 import { budgetLimitMicro, MAX_BUDGET_MICRO, periodStartOf, type BudgetPeriod } from '@igw/domain';
 import { MessagingService } from '@igw/messaging';
 import { GatewayException, generateApiKey, hashApiKey } from '@igw/http';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import { DataSource, IsNull } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
+import { responseCacheSettingsOf } from '../cache/dto/response-cache-settings.dto';
 import { ApiKeyEntity } from './api-key.entity';
 import { KeyDto } from './dto/key.dto';
 import type { KeyRulesDto } from './dto/key-rules.dto';
@@ -19,7 +20,7 @@ const KEY_HASH = /^[0-9a-f]{64}$/;
 
 type RuleColumns = Pick<
   ApiKeyEntity,
-  'name' | 'metadata' | 'budgetLimit' | 'budgetUnit' | 'budgetPeriod' | 'models' | 'rateLimitRpm' | 'rateLimitConcurrency' | 'expiresAt'
+  'name' | 'metadata' | 'budgetLimit' | 'budgetUnit' | 'budgetPeriod' | 'models' | 'rateLimitRpm' | 'rateLimitConcurrency' | 'expiresAt' | 'cache'
 >;
 
 @Injectable()
@@ -101,6 +102,7 @@ export class KeysService {
       rateLimitRpm: rules.rpm === undefined ? keep('rateLimitRpm', null) : rules.rpm,
       rateLimitConcurrency: rules.concurrency === undefined ? keep('rateLimitConcurrency', null) : rules.concurrency,
       expiresAt: rules.expiresAt === undefined ? keep('expiresAt', null) : rules.expiresAt === null ? null : new Date(rules.expiresAt),
+      cache: rules.cache === undefined ? keep('cache', null) : rules.cache === null ? null : responseCacheSettingsOf(rules.cache),
     };
   }
 
@@ -126,7 +128,7 @@ export class KeysService {
     if (!KEY_HASH.test(keyHash)) return null;
     const rows: ResolvedKeyRow[] = await this.dataSource.query(
       `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.status, a.balance_micro, a.balance_version, a.usage_spent_micro,
-              a.rate_limit_rpm, a.rate_limit_concurrency,
+              a.rate_limit_rpm, a.rate_limit_concurrency, a.cache AS account_cache, k.cache AS key_cache,
               k.budget_limit, k.budget_unit, k.budget_period, k.models, k.rate_limit_rpm AS key_rpm, k.rate_limit_concurrency AS key_concurrency,
               k.expires_at, k.spend_period_start, k.spent_micro, k.usage_applied_micro, k.spend_version
          FROM "billing"."api_keys" k JOIN "billing"."accounts" a ON a.id = k.account_id
@@ -135,6 +137,7 @@ export class KeysService {
     );
     const row = rows[0];
     if (!row) return null;
+    const cache = effectiveResponseCache(row.account_cache, row.key_cache);
     return {
       keyId: row.key_id,
       accountId: row.account_id,
@@ -152,6 +155,7 @@ export class KeysService {
         spentMicro: row.spent_micro,
         appliedMicro: row.usage_applied_micro,
       },
+      ...(cache ? { cache } : {}),
     };
   }
 
@@ -165,6 +169,7 @@ export class KeysService {
     if (row.key_rpm !== null) rules.requestsPerMinute = row.key_rpm;
     if (row.key_concurrency !== null) rules.concurrentRequests = row.key_concurrency;
     if (row.expires_at !== null) rules.expiresAt = row.expires_at.toISOString();
+    if (row.key_cache !== null) rules.cache = row.key_cache;
     return rules;
   }
 }
@@ -179,6 +184,8 @@ interface ResolvedKeyRow {
   balance_version: string;
   rate_limit_rpm: number | null;
   rate_limit_concurrency: number | null;
+  account_cache: ResponseCacheSettings | null;
+  key_cache: ResponseCacheSettings | null;
   budget_limit: string | null;
   budget_unit: 'usd' | 'credits' | null;
   budget_period: BudgetPeriod | null;

@@ -55,6 +55,14 @@ export class LedgerEntryEntity {
   @Column({ type: 'jsonb', nullable: true })
   prices!: Array<{ unit: string; price: number; per: number }> | null;
 
+  /** `hit`: answered from the response cache, charged at its `prices` (the model's cache prices); `miss`: looked up there and not found; null: not asked (and every credit). */
+  @Column({ type: 'text', nullable: true })
+  cache!: 'hit' | 'miss' | null;
+
+  /** For a hit: the same units at the model's full prices minus the charge, USD, exact decimal (unbounded numeric: the event's up to 18 decimals stay exact). */
+  @Column({ name: 'cache_saved_usd', type: 'numeric', nullable: true })
+  cacheSavedUsd!: string | null;
+
   @Column({ type: 'text', nullable: true })
   reason!: string | null;
 

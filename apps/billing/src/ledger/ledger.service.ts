@@ -38,10 +38,10 @@ export class LedgerService {
         const inserted: InsertedUsage[] = await manager.query(
           `WITH inserted AS (
              INSERT INTO "billing"."ledger_entries"
-               (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment)
-             SELECT e.account_id, 'usage', e.request_id, e.key_id, e.model, e.endpoint, e.units, -e.credits_micro, -e.usd, e.catalogue_revision, e.prices, e.occurred_at, e.client_request_id, e.deployment
-               FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::numeric[], $9::integer[], $10::jsonb[], $11::timestamptz[], $12::text[], $13::text[])
-                 AS e(account_id, request_id, key_id, model, endpoint, units, credits_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment)
+               (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment, cache, cache_saved_usd)
+             SELECT e.account_id, 'usage', e.request_id, e.key_id, e.model, e.endpoint, e.units, -e.credits_micro, -e.usd, e.catalogue_revision, e.prices, e.occurred_at, e.client_request_id, e.deployment, e.cache, e.cache_saved_usd
+               FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::numeric[], $9::integer[], $10::jsonb[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::numeric[])
+                 AS e(account_id, request_id, key_id, model, endpoint, units, credits_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment, cache, cache_saved_usd)
              ON CONFLICT (request_id) DO NOTHING
              RETURNING account_id, key_id, amount_micro, usd, occurred_at
            )
@@ -62,6 +62,8 @@ export class LedgerService {
             events.map((event) => event.occurredAt),
             events.map((event) => wellFormedClientRequestId(sentClientRequestId(event)) ?? null),
             events.map((event) => event.deployment ?? null),
+            events.map((event) => event.cache ?? null),
+            events.map((event) => event.cacheSavedUsd ?? null),
           ],
         );
         const spentByAccount = new Map<string, bigint>();
@@ -160,8 +162,8 @@ export class LedgerService {
     const change = await this.dataSource.transaction(async (manager) => {
       const inserted: Array<{ id: string }> = await manager.query(
         `INSERT INTO "billing"."ledger_entries"
-           (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment)
-         VALUES ($1, 'usage', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+           (account_id, kind, request_id, key_id, model, endpoint, units, amount_micro, usd, catalogue_revision, prices, occurred_at, client_request_id, deployment, cache, cache_saved_usd)
+         VALUES ($1, 'usage', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
          ON CONFLICT (request_id) DO NOTHING
          RETURNING id`,
         [
@@ -178,6 +180,8 @@ export class LedgerService {
           event.occurredAt,
           wellFormedClientRequestId(sentClientRequestId(event)) ?? null,
           event.deployment ?? null,
+          event.cache ?? null,
+          event.cacheSavedUsd ?? null,
         ],
       );
       if (inserted.length === 0) return null;

@@ -70,3 +70,35 @@ describe('usageEventProblem: the deployment that served the request', () => {
     }
   });
 });
+
+describe('usageEventProblem: the response cache', () => {
+  const full = [
+    { unit: 'input_tokens', price: 1.25, per: 1_000_000 },
+    { unit: 'output_tokens', price: 10, per: 1_000_000 },
+  ];
+  /** The model's prices times a hit's share, as the gateway lists a hit's prices. */
+  const atShare = (share: number) => full.map((price) => ({ ...price, price: Number((price.price * share).toFixed(12)) }));
+  const units = { input_tokens: 1_234, output_tokens: 567 };
+
+  it('accepts a hit charged at the cache prices (a share of the full ones, or free), with what it saved', () => {
+    for (const share of [0.1, 0.333333, 0]) {
+      const hit = eventOf(units, atShare(share));
+      const fullUsd = priceUsage({ units: full }, units, CREDITS_PER_USD).usd;
+      expect(usageEventProblem({ ...hit, cache: 'hit', cacheSavedUsd: '0.0066' }, CREDITS_PER_USD, NOW)).toBeUndefined();
+      expect(fullUsd).not.toBe(hit.usd);
+    }
+    expect(usageEventProblem({ ...eventOf(units, full), cache: 'miss' }, CREDITS_PER_USD, NOW)).toBeUndefined();
+  });
+
+  it("refuses a hit whose charge is not its units at its own (cache) prices: charged at the full prices but listing the cache's", () => {
+    const charged = eventOf(units, full);
+    expect(usageEventProblem({ ...charged, prices: atShare(0.1), cache: 'hit', cacheSavedUsd: '0' }, CREDITS_PER_USD, NOW)).toMatch(/^creditsMicro \d+ does not match its units at its prices/);
+  });
+
+  it('refuses a cache mark other than hit or miss, and a saving that is no decimal string', () => {
+    const event = eventOf(units, full);
+    expect(usageEventProblem({ ...event, cache: 'stale' }, CREDITS_PER_USD, NOW)).toMatch(/^cache /);
+    expect(usageEventProblem({ ...event, cache: 'hit', cacheSavedUsd: 0.5 }, CREDITS_PER_USD, NOW)).toMatch(/^cacheSavedUsd /);
+    expect(usageEventProblem({ ...event, cache: 'hit', cacheSavedUsd: '-1' }, CREDITS_PER_USD, NOW)).toMatch(/^cacheSavedUsd /);
+  });
+});

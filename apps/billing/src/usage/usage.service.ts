@@ -19,6 +19,8 @@ interface LedgerRow {
   model: string | null;
   endpoint: string | null;
   deployment: string | null;
+  cache: 'hit' | 'miss' | null;
+  cache_saved_usd: string | null;
   units: Record<string, number> | null;
   amount_micro: string;
   usd: string;
@@ -74,7 +76,7 @@ export class UsageService {
     }
     const limit = query.limit ?? DEFAULT_USAGE_PAGE_SIZE;
     const rows: LedgerRow[] = await this.dataSource.query(
-      `SELECT id, kind, request_id, client_request_id, key_id, model, endpoint, deployment, units, amount_micro, usd::text AS usd, catalogue_revision, prices, reason,
+      `SELECT id, kind, request_id, client_request_id, key_id, model, endpoint, deployment, cache, cache_saved_usd::text AS cache_saved_usd, units, amount_micro, usd::text AS usd, catalogue_revision, prices, reason,
               occurred_at, recorded_at,
               to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_time
          FROM "billing"."ledger_entries"
@@ -197,6 +199,8 @@ function toEntry(row: LedgerRow): UsageEntryDto {
     model: row.model,
     endpoint: row.endpoint,
     deployment: row.deployment,
+    cache: row.cache,
+    cacheSavedUsd: row.cache_saved_usd === null ? null : plainDecimal(row.cache_saved_usd),
     units: row.units,
     credits: formatMicroCredits(sign * BigInt(row.amount_micro)),
     usd: formatUsd(sign * usdUnits(row.usd)),
@@ -206,4 +210,10 @@ function toEntry(row: LedgerRow): UsageEntryDto {
     occurredAt: row.occurred_at.toISOString(),
     recordedAt: row.recorded_at.toISOString(),
   };
+}
+
+/** A numeric column's text without the trailing zeros of the scale it was sent with. */
+function plainDecimal(text: string): string {
+  const value = parseDecimal(text);
+  return formatScaled(value.units, value.scale);
 }

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { microToCredits } from '@igw/domain';
+import { ResponseCacheSettingsDto } from '../../cache/dto/response-cache-settings.dto';
 import type { AccountEntity } from '../account.entity';
 
 export class AccountDto {
@@ -14,6 +15,8 @@ export class AccountDto {
   requestsPerMinute!: number | null;
   @ApiProperty({ type: 'integer', nullable: true, description: "Requests in flight at once per API key; null uses the gateway's default" })
   concurrentRequests!: number | null;
+  @ApiProperty({ type: ResponseCacheSettingsDto, nullable: true, description: "The response cache for the account's keys as set; null: off unless a key turns it on" })
+  cache!: ResponseCacheSettingsDto | null;
   @ApiProperty() createdAt!: string;
   @ApiProperty() updatedAt!: string;
 
@@ -28,6 +31,7 @@ export class AccountDto {
       autoDebitStatus: account.autoDebit,
       requestsPerMinute: account.rateLimitRpm,
       concurrentRequests: account.rateLimitConcurrency,
+      cache: account.cache,
       createdAt: account.createdAt.toISOString(),
       updatedAt: account.updatedAt.toISOString(),
     };

@@ -1,9 +1,12 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
-import { IsNumberField } from '@igw/validation';
+import { Checked, IsNumberField } from '@igw/validation';
 import type { AccountPlan } from '@igw/contracts';
+import { ResponseCacheSettingsDto, responseCacheIssues } from '../../cache/dto/response-cache-settings.dto';
 import { IsUsdInsteadOfCredits, usdPresent } from './usd-amount';
 import { CREDIT_DECIMALS, DEFAULT_LOW_BALANCE_THRESHOLD_CREDITS, DEFAULT_PLAN_DESCRIPTION, MAX_ADMIN_CREDITS } from '../../billing.constants';
+
+const presentAndNotNull = (_: object, value: unknown): boolean => value !== undefined && value !== null;
 
 export class CreateAccountDto {
   @ApiPropertyOptional({ example: 'Acme research' })
@@ -31,4 +34,14 @@ export class CreateAccountDto {
   @IsOptional()
   @IsNumberField({ min: 0, max: MAX_ADMIN_CREDITS, maxDecimals: CREDIT_DECIMALS })
   lowBalanceThreshold?: number;
+
+  @ApiPropertyOptional({
+    type: ResponseCacheSettingsDto,
+    nullable: true,
+    description: "The response cache for the account's keys (each key's own setting over it); null or absent: off",
+    example: { enabled: true, ttlSeconds: 600, scope: 'account' },
+  })
+  @ValidateIf(presentAndNotNull)
+  @Checked('responseCache', responseCacheIssues)
+  cache?: ResponseCacheSettingsDto | null;
 }

@@ -1,14 +1,15 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsString, MaxLength, ValidateIf } from 'class-validator';
-import { IsNumberField } from '@igw/validation';
+import { Checked, IsNumberField } from '@igw/validation';
 import type { AccountPlan, AccountStatus } from '@igw/contracts';
 import { CREDIT_DECIMALS, MAX_ADMIN_CREDITS } from '../../billing.constants';
+import { ResponseCacheSettingsDto, responseCacheIssues } from '../../cache/dto/response-cache-settings.dto';
 import type { AutoDebitStatus } from '../account.entity';
 
 /** The largest value of a PostgreSQL integer column. */
 const MAX_LIMIT = 2_147_483_647;
 
-/** Present (even as null) means "validate it": only the limit overrides may be null. */
+/** Present (even as null) means "validate it": only the limit overrides and the cache may be null. */
 const present = (_: object, value: unknown): boolean => value !== undefined;
 const presentAndNotNull = (_: object, value: unknown): boolean => value !== undefined && value !== null;
 
@@ -63,4 +64,14 @@ export class UpdateAccountDto {
   @ValidateIf(presentAndNotNull)
   @IsNumberField({ integer: true, min: 1, max: MAX_LIMIT })
   concurrentRequests?: number | null;
+
+  @ApiPropertyOptional({
+    type: ResponseCacheSettingsDto,
+    nullable: true,
+    description: "The response cache for the account's keys, replaced as a whole; null removes it (off)",
+    example: { enabled: true, ttlSeconds: 600, scope: 'account' },
+  })
+  @ValidateIf(presentAndNotNull)
+  @Checked('responseCache', responseCacheIssues)
+  cache?: ResponseCacheSettingsDto | null;
 }

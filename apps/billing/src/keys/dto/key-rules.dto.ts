@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf } from 'class-validator';
 import { Checked, describeWrongType, describeWrongValue, expectedOneOf, IsNumberField, isRecord, stringIssues } from '@igw/validation';
 import { BUDGET_PERIODS, BUDGET_UNITS, MODEL_PATTERN, type BudgetPeriod, type BudgetUnit } from '@igw/domain';
+import { ResponseCacheSettingsDto, responseCacheIssues } from '../../cache/dto/response-cache-settings.dto';
 
 /** The largest value of a PostgreSQL integer column. */
 const MAX_LIMIT = 2_147_483_647;
@@ -121,6 +122,16 @@ export class KeyRulesDto {
   @ValidateIf(presentAndNotNull)
   @Checked('keyExpiresAt', expiresAtIssues)
   expiresAt?: string | null;
+
+  @ApiPropertyOptional({
+    type: ResponseCacheSettingsDto,
+    nullable: true,
+    description: "The key's response cache setting, over its account's (a field left out is the account's), replaced as a whole; null removes it",
+    example: { enabled: true, ttlSeconds: 600, scope: 'account' },
+  })
+  @ValidateIf(presentAndNotNull)
+  @Checked('responseCache', responseCacheIssues)
+  cache?: ResponseCacheSettingsDto | null;
 }
 
 export class KeySpendDto {

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { formatSpend, periodEndOf, periodStartOf } from '@igw/domain';
 import type { ApiKeyEntity } from '../api-key.entity';
+import { ResponseCacheSettingsDto } from '../../cache/dto/response-cache-settings.dto';
 import { KeyBudgetDto, KeySpendDto } from './key-rules.dto';
 
 /** A key as listed: never the key itself (only its hash is stored), with its rules and its spend in the current period. */
@@ -17,6 +18,8 @@ export class KeyDto {
   @ApiProperty({ type: 'integer', nullable: true }) rpm!: number | null;
   @ApiProperty({ type: 'integer', nullable: true }) concurrency!: number | null;
   @ApiProperty({ type: String, nullable: true }) expiresAt!: string | null;
+  @ApiProperty({ type: ResponseCacheSettingsDto, nullable: true, description: "The key's response cache setting as set, over its account's; null: the account's applies" })
+  cache!: ResponseCacheSettingsDto | null;
   @ApiProperty({ type: KeySpendDto, nullable: true, description: 'What the key spent in its budget\'s current period; null without a budget' }) spend!: KeySpendDto | null;
 
   static from(key: ApiKeyEntity, now = new Date()): KeyDto {
@@ -33,6 +36,7 @@ export class KeyDto {
       rpm: key.rateLimitRpm,
       concurrency: key.rateLimitConcurrency,
       expiresAt: key.expiresAt?.toISOString() ?? null,
+      cache: key.cache,
       spend: spendOf(key, now),
     };
   }

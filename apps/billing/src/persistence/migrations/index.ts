@@ -1,3 +1,5 @@
+import { LedgerEntryCache1796324943124 } from './1796324943124-ledger-entry-cache';
+import { ResponseCacheSettings1796324907365 } from './1796324907365-response-cache-settings';
 import { LedgerEntryDeployment1796186845111 } from './1796186845111-ledger-entry-deployment';
 import { StoredResponseOwnersAndQuotas1796168731018 } from './1796168731018-stored-response-owners-and-quotas';
 import { AccountWebhooks1795861027935 } from './1795861027935-account-webhooks';
@@ -9,4 +11,4 @@ import { AccountUsageSpent1795278524586 } from './1795278524586-account-usage-sp
 import { AccountLimitOverrides1795274366497 } from './1795274366497-account-limit-overrides';
 import { RecordLedgerPrices1795272087058 } from './1795272087058-record-ledger-prices';
 import { InitBilling1795270721956 } from './1795270721956-init-billing';
-export const BILLING_MIGRATIONS = [InitBilling1795270721956, RecordLedgerPrices1795272087058, AccountLimitOverrides1795274366497, AccountUsageSpent1795278524586, RejectedUsage1795524174460, ClientRequestId1795714134807, AccountWebhooks1795861027935, KeyRules1795861048839, StoredResponses1795861071507, StoredResponseOwnersAndQuotas1796168731018, LedgerEntryDeployment1796186845111];
+export const BILLING_MIGRATIONS = [InitBilling1795270721956, RecordLedgerPrices1795272087058, AccountLimitOverrides1795274366497, AccountUsageSpent1795278524586, RejectedUsage1795524174460, ClientRequestId1795714134807, AccountWebhooks1795861027935, KeyRules1795861048839, StoredResponses1795861071507, StoredResponseOwnersAndQuotas1796168731018, LedgerEntryDeployment1796186845111, ResponseCacheSettings1796324907365, LedgerEntryCache1796324943124];

@@ -28,6 +28,19 @@ export class UsageEntryDto {
     example: 'azure-eastus/gpt-4o-prod',
   })
   deployment!: string | null;
+  @ApiProperty({
+    nullable: true,
+    enum: ['hit', 'miss'],
+    description: 'hit: answered from the response cache and charged at the cache prices in `prices`; miss: looked up there, not found, and stored; null: the cache was not asked (and for credits)',
+  })
+  cache!: 'hit' | 'miss' | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "For a hit: what the same units cost at the model's full prices minus what was charged, USD, exact decimal string; null otherwise",
+    example: '0.00042',
+  })
+  cacheSavedUsd!: string | null;
   @ApiProperty({ ...UNITS_SCHEMA, nullable: true, description: 'Metered units by name (usage only)' }) units!: Record<string, number> | null;
   @ApiProperty({
     description: 'Credits as an exact decimal string: what a usage entry charged (as in the summary), what a credit entry added (negative for a correction)',
