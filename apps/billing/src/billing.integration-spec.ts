@@ -174,7 +174,7 @@ describe('billing service', () => {
     const list = JSON.parse(text) as { object: string; data: Array<Record<string, unknown>> };
     expect(list.object).toBe('list');
     expect(list.data.map((key) => key.id)).toEqual([second.id, first.id]);
-    expect(Object.keys(list.data[0]).sort()).toEqual(['accountId', 'budget', 'concurrency', 'createdAt', 'expiresAt', 'id', 'metadata', 'models', 'name', 'prefix', 'revokedAt', 'rpm', 'spend']);
+    expect(Object.keys(list.data[0]).sort()).toEqual(['accountId', 'budget', 'cache', 'concurrency', 'createdAt', 'expiresAt', 'id', 'metadata', 'models', 'name', 'prefix', 'revokedAt', 'rpm', 'spend']);
     expect(list.data[0]).toMatchObject({ prefix: second.prefix, accountId: account.id, revokedAt: null });
     expect(typeof list.data[1].revokedAt).toBe('string');
 

@@ -478,6 +478,9 @@ describe('billing: account settings, usage and reconciliation', () => {
         model: event.model,
         endpoint: event.endpoint,
         deployment: event.deployment,
+        // The events say nothing of the response cache.
+        cache: null,
+        cacheSavedUsd: null,
         units: event.units,
         // A charge reads as the summary shows it: positive, exact.
         credits: creditsOf(BigInt(event.creditsMicro)),
