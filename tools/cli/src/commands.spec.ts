@@ -288,6 +288,46 @@ describe('parseCommand', () => {
     });
   });
 
+  describe('the response cache', () => {
+    it('sets an account\'s and a key\'s cache from the cache options, in the admin API\'s shape', () => {
+      expect(requestOf(['accounts', 'create', '--name', 'a', '--cache-enabled', 'true', '--cache-ttl', '600', '--cache-max-ttl', '3600', '--cache-scope', 'key'])).toEqual({
+        method: 'POST',
+        path: '/admin/v1/accounts',
+        body: { name: 'a', cache: { enabled: true, ttlSeconds: 600, maxTtlSeconds: 3600, scope: 'key' } },
+      });
+      expect(requestOf(['accounts', 'update', ACCOUNT, '--cache-enabled', 'false'])).toEqual({ method: 'PATCH', path: `/admin/v1/accounts/${ACCOUNT}`, body: { cache: { enabled: false } } });
+      expect(requestOf(['keys', 'create', ACCOUNT, '--cache-scope', 'account'])).toEqual({ method: 'POST', path: `/admin/v1/accounts/${ACCOUNT}/keys`, body: { cache: { scope: 'account' } } });
+      expect(requestOf(['keys', 'update', KEY, '--cache-ttl', '60', '--rpm', '5'])).toEqual({ method: 'PATCH', path: `/admin/v1/keys/${KEY}`, body: { rpm: 5, cache: { ttlSeconds: 60 } } });
+    });
+
+    it('removes it with --cache none, alone', () => {
+      expect(requestOf(['accounts', 'update', ACCOUNT, '--cache', 'none'])).toEqual({ method: 'PATCH', path: `/admin/v1/accounts/${ACCOUNT}`, body: { cache: null } });
+      expect(requestOf(['keys', 'update', KEY, '--cache', 'NONE'])).toEqual({ method: 'PATCH', path: `/admin/v1/keys/${KEY}`, body: { cache: null } });
+      expect(usageErrorOf(['keys', 'update', KEY, '--cache', 'none', '--cache-ttl', '60'])).toBe('--cache none takes no --cache-ttl.');
+      expect(usageErrorOf(['accounts', 'update', ACCOUNT, '--cache', 'on'])).toContain('--cache takes only "none"');
+    });
+
+    it('refuses values the options cannot mean', () => {
+      expect(usageErrorOf(['accounts', 'update', ACCOUNT, '--cache-enabled', 'yes'])).toBe('--cache-enabled must be "true" or "false", got "yes".');
+      expect(usageErrorOf(['keys', 'update', KEY, '--cache-ttl', '1.5'])).toBe('--cache-ttl must be a whole number of at least 1, got "1.5".');
+      expect(usageErrorOf(['keys', 'update', KEY, '--cache-max-ttl', '0'])).toBe('--cache-max-ttl must be a whole number of at least 1, got "0".');
+      expect(usageErrorOf(['keys', 'create', ACCOUNT, '--cache-scope', 'global'])).toBe('--cache-scope must be "account" or "key", got "global".');
+      expect(usageErrorOf(['accounts', 'update', ACCOUNT])).toContain('--cache-enabled');
+    });
+
+    it('clears an account\'s entries, narrowed to a model (resolved by the gateway, as usage list does) and a key', () => {
+      expect(requestOf(['cache', 'clear', '--account', ACCOUNT])).toEqual({ method: 'DELETE', path: `/admin/v1/cache?account=${ACCOUNT}` });
+      expect(requestOf(['cache', 'clear', '--account', ACCOUNT, '--model', 'openai/gpt-4o-mini', '--key', KEY])).toEqual({
+        method: 'DELETE',
+        path: `/admin/v1/cache?account=${ACCOUNT}&model=openai%2Fgpt-4o-mini&key=${KEY}`,
+        modelToResolve: 'openai/gpt-4o-mini',
+      });
+      expect(usageErrorOf(['cache', 'clear'])).toBe('"cache clear" needs --account <accountId>.');
+      expect(usageErrorOf(['cache', 'clear', ACCOUNT])).toBe(`Unexpected argument "${ACCOUNT}" for "cache clear".`);
+      expect(usageErrorOf(['cache', 'clear', '--account', ACCOUNT, '--name', 'x'])).toBe('--name is not an option of "cache clear".');
+    });
+  });
+
   describe('help, connection options and errors', () => {
     it.each([[['help']], [['--help']], [['-h']]])('%j asks for help', (argv) => {
       expect(parseCommand(argv)).toEqual<Command>({ kind: 'help' });

@@ -5,7 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A null clears a setting (`accounts update --rpm none`). */
-export type JsonValue = string | number | null | JsonValue[] | { [name: string]: JsonValue };
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [name: string]: JsonValue };
 export type JsonBody = Record<string, JsonValue>;
 
 export interface AdminRequest {
@@ -47,23 +47,35 @@ export class UsageError extends Error {
 /** Each command's synopsis and notes, as `help` lists them and as a usage mistake shows its own. */
 const COMMAND_HELP: Record<string, string> = {
   'accounts create': `  accounts create [--name N] [--usd U | --credits C] [--plan free|paid] [--low-balance-threshold T]
+                  [--cache-enabled true|false] [--cache-ttl N] [--cache-max-ttl N] [--cache-scope account|key]
                                                 opening balance in USD or in credits (default 0)
                                                 --plan: default paid when the account opens with credits,
                                                 free when it opens empty (the free plan allows
-                                                FREE_TIER_HOURLY_LIMIT requests an hour, default 100)`,
+                                                FREE_TIER_HOURLY_LIMIT requests an hour, default 100);
+                                                the cache options: the response cache for the account's
+                                                keys (off without them), as accounts update takes them`,
   'accounts get': `  accounts get <accountId>`,
   'accounts update': `  accounts update <accountId> [--name N] [--plan free|paid] [--status active|suspended]
                   [--auto-debit enabled|disabled] [--low-balance-threshold T]
                   [--rpm N|none] [--concurrency N|none]
-                                                "none" removes a limit override (default applies)`,
+                                                "none" removes a limit override (default applies)
+                  [--cache-enabled true|false] [--cache-ttl N] [--cache-max-ttl N]
+                  [--cache-scope account|key] [--cache none]
+                                                the response cache for the account's keys: the cache
+                                                options given replace the whole setting; --cache none
+                                                removes it (off); N in seconds, at most 2592000 (30 days)`,
   'keys create': `  keys create <accountId> [--name N] [key rules]  the key is shown only in this response`,
   'keys update': `  keys update <keyId> [--name N] [key rules]    only the rules given change; "none" removes one
                 key rules: [--budget L|none] [--budget-unit usd|credits] [--budget-period day|month|lifetime]
                            [--models M1,M2|none] [--rpm N|none] [--concurrency N|none]
                            [--expires-at T|none] [--metadata k=v,k2=v2|none]
+                           [--cache-enabled true|false] [--cache-ttl N] [--cache-max-ttl N]
+                           [--cache-scope account|key] [--cache none]
                 --budget: an exact decimal, in USD per month unless --budget-unit/--budget-period say
                 otherwise (periods reset at UTC midnight / the 1st); --models: ids, aliases or
-                patterns such as anthropic/*; rpm and concurrency apply within the account's`,
+                patterns such as anthropic/*; rpm and concurrency apply within the account's;
+                the cache options: the key's response cache over its account's (a field left out is
+                the account's), replacing the key's whole setting; --cache none removes it`,
   'keys get': `  keys get <keyId>                              its rules and its spend in the current period`,
   'keys list': `  keys list <accountId>                         id, name, prefix, rules, spend, dates (never the key)`,
   'keys revoke': `  keys revoke <keyId>`,
@@ -86,6 +98,9 @@ const COMMAND_HELP: Record<string, string> = {
                                                 T: ISO 8601, e.g. 2025-01-31 or 2025-01-31T12:00:00Z
                                                 (from inclusive, to exclusive; UTC unless an offset);
                                                 --group-by: model, key, both, or "" for periods only`,
+  'cache clear': `  cache clear --account <accountId> [--model M] [--key <keyId>]
+                                                removes the account's response cache entries (of one
+                                                model and/or one key); prints how many the gateways removed`,
 };
 
 const INVOCATION = `Usage: npx igw <command> [options]
@@ -127,6 +142,8 @@ Examples:
   npx igw accounts update <accountId> --status suspended --rpm 120 --concurrency none
   npx igw usage list <accountId> --from 2025-01-01 --to 2025-02-01 --model gpt-4o-mini
   npx igw usage summary <accountId> --from 2025-01-01 | jq .totals
+  npx igw accounts update <accountId> --cache-enabled true --cache-ttl 600 --cache-scope key
+  npx igw cache clear --account <accountId> --model gpt-4o-mini
   npx igw webhook set <accountId> --webhook-url https://hooks.example.com/gw --secret-file ./whsec --balance-threshold-usd 5
 `;
 
@@ -175,6 +192,12 @@ const OPTIONS = {
   models: { type: 'string' },
   'expires-at': { type: 'string' },
   metadata: { type: 'string' },
+  cache: { type: 'string' },
+  'cache-enabled': { type: 'string' },
+  'cache-ttl': { type: 'string' },
+  'cache-max-ttl': { type: 'string' },
+  'cache-scope': { type: 'string' },
+  account: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 type OptionName = keyof typeof OPTIONS;
@@ -256,7 +279,7 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
   switch (command) {
     case 'accounts create': {
       expectArguments(command, args, []);
-      expectOptions(command, values, ['name', 'credits', 'usd', 'plan', 'low-balance-threshold']);
+      expectOptions(command, values, ['name', 'credits', 'usd', 'plan', 'low-balance-threshold', ...CACHE_OPTIONS]);
       const body: JsonBody = {};
       const name = stringOption(values, 'name');
       if (name !== undefined) body.name = name;
@@ -269,11 +292,13 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
       if (plan !== undefined) body.plan = plan;
       const threshold = stringOption(values, 'low-balance-threshold');
       if (threshold !== undefined) body.lowBalanceThreshold = toNumber('--low-balance-threshold', threshold);
+      const cache = cacheSetting(values);
+      if (cache !== undefined) body.cache = cache;
       return { method: 'POST', path: '/admin/v1/accounts', body };
     }
     case 'accounts update': {
       const [accountId] = expectArguments(command, args, ['accountId']);
-      const settings: OptionName[] = ['name', 'plan', 'status', 'auto-debit', 'low-balance-threshold', 'rpm', 'concurrency'];
+      const settings: OptionName[] = ['name', 'plan', 'status', 'auto-debit', 'low-balance-threshold', 'rpm', 'concurrency', ...CACHE_OPTIONS];
       expectOptions(command, values, settings);
       if (!settings.some((name) => values[name] !== undefined)) {
         throw new UsageError(`"${command}" needs at least one of ${settings.map((name) => `--${name}`).join(', ')}.`);
@@ -293,6 +318,8 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
       if (rpm !== undefined) body.requestsPerMinute = toLimit('--rpm', rpm);
       const concurrency = stringOption(values, 'concurrency');
       if (concurrency !== undefined) body.concurrentRequests = toLimit('--concurrency', concurrency);
+      const cache = cacheSetting(values);
+      if (cache !== undefined) body.cache = cache;
       return { method: 'PATCH', path: `/admin/v1/accounts/${segment(accountId)}`, body };
     }
     case 'usage list': {
@@ -398,6 +425,20 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
       if (limit !== undefined) query.set('limit', String(toPositiveInteger('--limit', limit)));
       return { method: 'GET', path: withQuery(`/admin/v1/accounts/${segment(accountId)}/webhook/events`, query) };
     }
+    case 'cache clear': {
+      expectArguments(command, args, []);
+      expectOptions(command, values, ['account', 'model', 'key']);
+      const account = stringOption(values, 'account');
+      if (account === undefined || account.trim() === '') throw new UsageError('"cache clear" needs --account <accountId>.');
+      const query = new URLSearchParams({ account: account.trim() });
+      const model = stringOption(values, 'model')?.trim();
+      if (model !== undefined && model !== '') query.set('model', model);
+      const key = stringOption(values, 'key')?.trim();
+      if (key !== undefined && key !== '') query.set('key', key);
+      const request: AdminRequest = { method: 'DELETE', path: withQuery('/admin/v1/cache', query) };
+      if (model !== undefined && model !== '') request.modelToResolve = model;
+      return request;
+    }
     case 'credits add': {
       expectOptions(command, values, ['reason', 'usd', 'credits']);
       const usd = stringOption(values, 'usd');
@@ -417,7 +458,8 @@ function buildRequest(command: string, args: string[], values: ParsedValues): Ad
   }
 }
 
-const KEY_RULE_OPTIONS: OptionName[] = ['name', 'budget', 'budget-unit', 'budget-period', 'models', 'rpm', 'concurrency', 'expires-at', 'metadata'];
+const CACHE_OPTIONS: OptionName[] = ['cache-enabled', 'cache-ttl', 'cache-max-ttl', 'cache-scope', 'cache'];
+const KEY_RULE_OPTIONS: OptionName[] = ['name', 'budget', 'budget-unit', 'budget-period', 'models', 'rpm', 'concurrency', 'expires-at', 'metadata', ...CACHE_OPTIONS];
 
 const isNone = (raw: string): boolean => raw.trim().toLowerCase() === 'none';
 
@@ -451,7 +493,34 @@ function keyRulesBody(values: ParsedValues): JsonBody {
   if (expiresAt !== undefined) body.expiresAt = isNone(expiresAt) ? null : expiresAt.trim();
   const metadata = stringOption(values, 'metadata');
   if (metadata !== undefined) body.metadata = isNone(metadata) ? {} : metadataOf(metadata);
+  const cache = cacheSetting(values);
+  if (cache !== undefined) body.cache = cache;
   return body;
+}
+
+/**
+ * The response cache setting the options give (ResponseCacheSettingsDto): the fields given,
+ * `--cache none` for null (removed), nothing without a cache option. Billing checks the ranges.
+ */
+function cacheSetting(values: ParsedValues): JsonValue | undefined {
+  const fields = CACHE_OPTIONS.filter((name) => name !== 'cache' && values[name] !== undefined);
+  const cache = stringOption(values, 'cache');
+  if (cache !== undefined) {
+    if (!isNone(cache)) throw new UsageError(`--cache takes only "none" (it removes the cache setting), got "${cache}"; set it with --cache-enabled, --cache-ttl, --cache-max-ttl and --cache-scope.`);
+    if (fields.length > 0) throw new UsageError(`--cache none takes no ${fields.map((name) => `--${name}`).join(', ')}.`);
+    return null;
+  }
+  if (fields.length === 0) return undefined;
+  const setting: { [name: string]: JsonValue } = {};
+  const enabled = choiceOption(values, 'cache-enabled', ['true', 'false']);
+  if (enabled !== undefined) setting.enabled = enabled === 'true';
+  const ttl = stringOption(values, 'cache-ttl');
+  if (ttl !== undefined) setting.ttlSeconds = toPositiveInteger('--cache-ttl', ttl);
+  const maxTtl = stringOption(values, 'cache-max-ttl');
+  if (maxTtl !== undefined) setting.maxTtlSeconds = toPositiveInteger('--cache-max-ttl', maxTtl);
+  const scope = choiceOption(values, 'cache-scope', ['account', 'key']);
+  if (scope !== undefined) setting.scope = scope;
+  return setting;
 }
 
 /** `owner=ana,team=search` as an object; a pair without `=` is a usage error. */
