@@ -1,12 +1,13 @@
 import { Fragment } from 'preact';
 import { useRef, useState } from 'preact/hooks';
-import { api, type Account, type CreatedKey, type Key, type List } from './api';
-import { BudgetSummary, KeyRulesForm, RulesSummary } from './key-rules';
+import { api, type Account, type CacheStats, type CreatedKey, type Key, type List } from './api';
+import { BudgetSummary, CacheCountsSummary, CacheSettingSummary, KeyRulesForm, RulesSummary } from './key-rules';
 import { copyText, ErrorNote, formatNumber, formatTime, messageOf, Section, useLoad } from './ui';
 
 export function AccountPage({ id }: { id: string }) {
   const account = useLoad(() => api<Account>('GET', `admin/v1/accounts/${encodeURIComponent(id)}`), [id]);
   const keys = useLoad(() => api<List<Key>>('GET', `admin/v1/accounts/${encodeURIComponent(id)}/keys`), [id]);
+  const cache = useLoad(() => api<CacheStats>('GET', `admin/v1/accounts/${encodeURIComponent(id)}/cache`), [id]);
   if (account.error) return <ErrorNote error={account.error} />;
   if (!account.data) return <p class="muted">Loading…</p>;
   const current = account.data;
@@ -36,6 +37,15 @@ export function AccountPage({ id }: { id: string }) {
             </dd>
           </div>
           <div>
+            <dt>Response cache</dt>
+            <dd>
+              <CacheSettingSummary setting={current.cache} unset="off (no setting)" testId="account-cache" />
+              <br />
+              <CacheCountsSummary counts={cache.data?.account} testId="account-cache-counts" />
+              {cache.data && <span class="muted small">{` since ${formatTime(cache.data.from)}`}</span>}
+            </dd>
+          </div>
+          <div>
             <dt>Usage</dt>
             <dd>
               <a href={`#/usage/${current.id}`}>Charts and ledger →</a>
@@ -43,7 +53,7 @@ export function AccountPage({ id }: { id: string }) {
           </div>
         </dl>
       </div>
-      <Keys accountId={id} keys={keys.data?.data} error={keys.error} reload={keys.reload} />
+      <Keys accountId={id} keys={keys.data?.data} cache={cache.data} error={keys.error ?? cache.error} reload={keys.reload} />
       <div class="columns">
         <Credits accountId={id} onChanged={account.reload} />
         <Settings account={current} onSaved={account.reload} />
@@ -52,10 +62,10 @@ export function AccountPage({ id }: { id: string }) {
   );
 }
 
-/** Name, prefix, created, status, budget, rules, actions. */
-const COLUMNS = 7;
+/** Name, prefix, created, status, budget, rules, cache, actions. */
+const COLUMNS = 8;
 
-function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key[] | undefined; error: string | undefined; reload: () => void }) {
+function Keys({ accountId, keys, cache, error, reload }: { accountId: string; keys: Key[] | undefined; cache: CacheStats | undefined; error: string | undefined; reload: () => void }) {
   const [created, setCreated] = useState<CreatedKey>();
   const [editing, setEditing] = useState<string>();
   const [actionError, setActionError] = useState<string>();
@@ -82,6 +92,7 @@ function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key
             <th>Status</th>
             <th>Budget</th>
             <th>Rules</th>
+            <th>Response cache</th>
             <th />
           </tr>
         </thead>
@@ -98,6 +109,11 @@ function Keys({ accountId, keys, error, reload }: { accountId: string; keys: Key
                 </td>
                 <td>
                   <RulesSummary keyDto={key} />
+                </td>
+                <td>
+                  <CacheSettingSummary setting={key.cache} unset="the account's" testId="key-cache" />
+                  <br />
+                  <CacheCountsSummary counts={cache?.keys.find((counts) => counts.keyId === key.id)} testId="key-cache-counts" />
                 </td>
                 <td class="actions">
                   {!key.revokedAt && (

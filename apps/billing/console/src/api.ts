@@ -95,8 +95,32 @@ export interface Account {
   autoDebitStatus: string;
   requestsPerMinute: number | null;
   concurrentRequests: number | null;
+  /** Null: off unless a key turns it on. */
+  cache: ResponseCacheSettings | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** The response cache as an account or a key sets it; a field left out is the account's (for a key) or the default. */
+export interface ResponseCacheSettings {
+  enabled?: boolean;
+  ttlSeconds?: number;
+  maxTtlSeconds?: number;
+  scope?: 'account' | 'key';
+}
+
+export interface CacheCounts {
+  hits: number;
+  misses: number;
+  /** USD, exact decimal string. */
+  savedUsd: string;
+}
+
+/** GET admin/v1/accounts/:id/cache: the ledger's cache hits, misses and saving since `from`, for the account and each key. */
+export interface CacheStats {
+  from: string;
+  account: CacheCounts;
+  keys: Array<CacheCounts & { keyId: string }>;
 }
 
 export interface KeyBudget {
@@ -126,6 +150,8 @@ export interface Key {
   rpm: number | null;
   concurrency: number | null;
   expiresAt: string | null;
+  /** Null: the account's applies. */
+  cache: ResponseCacheSettings | null;
   /** Null without a budget. */
   spend: KeySpend | null;
 }

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Key, KeyBudget } from './api';
+import type { CacheCounts, Key, KeyBudget, ResponseCacheSettings } from './api';
 import { ErrorNote, formatTime, messageOf } from './ui';
 
 /** "spent of limit unit / period · resets …": the key's budget and what it spent in the current period (UTC). */
@@ -31,6 +31,37 @@ export function RulesSummary({ keyDto }: { keyDto: Key }) {
   ) : (
     <span class="muted small" data-testid="key-rules">
       all models, account's rates, no expiry
+    </span>
+  );
+}
+
+/** A cache setting on one line ("on · 600 s · at most 3600 s · per key"); `unset` when there is none. */
+export function CacheSettingSummary({ setting, unset, testId }: { setting: ResponseCacheSettings | null; unset: string; testId: string }) {
+  if (!setting || Object.keys(setting).length === 0) {
+    return (
+      <span class="muted small" data-testid={testId}>
+        {unset}
+      </span>
+    );
+  }
+  const parts: string[] = [];
+  if (setting.enabled !== undefined) parts.push(setting.enabled ? 'on' : 'off');
+  if (setting.ttlSeconds !== undefined) parts.push(`${setting.ttlSeconds} s`);
+  if (setting.maxTtlSeconds !== undefined) parts.push(`at most ${setting.maxTtlSeconds} s`);
+  if (setting.scope !== undefined) parts.push(setting.scope === 'key' ? 'per key' : 'shared by the account');
+  return (
+    <span class="small" data-testid={testId}>
+      {parts.join(' · ')}
+    </span>
+  );
+}
+
+/** "3 hits · 1 miss · 0.0042 USD saved", from the ledger. */
+export function CacheCountsSummary({ counts, testId }: { counts: CacheCounts | undefined; testId: string }) {
+  const { hits, misses, savedUsd } = counts ?? { hits: 0, misses: 0, savedUsd: '0' };
+  return (
+    <span class="small" data-testid={testId} data-hits={hits} data-misses={misses} data-saved-usd={savedUsd}>
+      {`${hits} ${hits === 1 ? 'hit' : 'hits'} · ${misses} ${misses === 1 ? 'miss' : 'misses'} · ${savedUsd} USD saved`}
     </span>
   );
 }
