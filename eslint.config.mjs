@@ -91,7 +91,7 @@ export default defineConfig(
   // tools/db reads the services' persistence declarations (entities + migrations) to generate migrations.
   {
     files: ['tools/db/**/*.ts'],
-    rules: { '@nx/enforce-module-boundaries': boundaries(['^@igw/(billing|catalogue)-app$']) },
+    rules: { '@nx/enforce-module-boundaries': boundaries(['^@igw/(billing|catalogue|gateway)-app$']) },
   },
   // tools/bench drives the upstream emulator in-process.
   {

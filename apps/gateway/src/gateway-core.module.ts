@@ -6,6 +6,8 @@ import { limitStoreProvider } from './limits/limit-store.provider';
 import { RequestAdmission } from './limits/request-admission';
 import { PaidRequestPipeline } from './paid-requests/paid-request-pipeline';
 import { deploymentStoreProvider, UpstreamEstate } from './paid-requests/upstream-estate';
+import { AnswerCache } from './response-cache/answer-cache';
+import { ResponseCacheModule } from './response-cache/response-cache.module';
 import { RequestTelemetry } from './telemetry/request-telemetry';
 import { TokenCountingShutdown } from './tokens/token-counting.shutdown';
 import { UsageCharging } from './usage/usage-charging';
@@ -15,10 +17,11 @@ import { UsageRecorder } from './usage/usage-recorder.service';
  * What every paid endpoint stands on: the API-key check, the paid-request pipeline and the
  * three it composes for each admitted request (admission: limits and credit holds; charging:
  * pricing and usage recording for the ledger; telemetry: metrics and spans), the catalogue
- * snapshot and the token counting workers. A feature module imports it for the pipeline, the
+ * snapshot, the token counting workers and the response cache (AnswerCache). A feature module imports it for the pipeline, the
  * snapshot and the authenticator its routes' guard asks; the rest stays inside.
  */
 @Module({
+  imports: [ResponseCacheModule],
   providers: [
     CatalogueSnapshotService,
     GatewayKeyAuthenticator,
@@ -32,7 +35,8 @@ import { UsageRecorder } from './usage/usage-recorder.service';
     UpstreamEstate,
     PaidRequestPipeline,
     TokenCountingShutdown,
+    AnswerCache,
   ],
-  exports: [ApiKeyAuthenticator, CatalogueSnapshotService, PaidRequestPipeline, UpstreamEstate],
+  exports: [ApiKeyAuthenticator, CatalogueSnapshotService, PaidRequestPipeline, UpstreamEstate, AnswerCache],
 })
 export class GatewayCoreModule {}

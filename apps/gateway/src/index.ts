@@ -3,3 +3,4 @@ export { CatalogueSnapshotService } from './catalogue/catalogue-snapshot.service
 export { startGateway, stopGateway } from './gateway.app';
 export { GatewayModule } from './gateway.module';
 export { gatewayConnections } from './paid-requests/upstream-estate';
+export { gatewayPersistence } from './gateway.persistence';

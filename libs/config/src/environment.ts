@@ -135,6 +135,12 @@ export class Environment {
    * oldest go first. With REDIS_URL the images live in Redis for their hour, each at most MEDIA_FETCH_MAX_BYTES.
    */
   @Transform(toNumber) @IsInt() @Min(1_024) HOSTED_IMAGES_MAX_BYTES: number = 256 * 1024 * 1024;
+  /** Longest a response cache look-up may take before the request goes on as a miss: the cache must never slow a request down. */
+  @Transform(toNumber) @IsInt() @Min(1) RESPONSE_CACHE_LOOKUP_TIMEOUT_MS: number = 5;
+  /** Largest response cache entry, compressed; a larger answer is not stored. */
+  @Transform(toNumber) @IsInt() @Min(1_024) RESPONSE_CACHE_MAX_ENTRY_BYTES: number = 1024 * 1024;
+  /** Bytes of response cache entries one account may hold; past it, its own oldest entries go, never another account's. */
+  @Transform(toNumber) @IsInt() @Min(1_024) RESPONSE_CACHE_ACCOUNT_BYTES: number = 64 * 1024 * 1024;
   /** Longest a command to the limits' Redis may take; beyond it the gateway counts limits locally until Redis answers again. */
   @Transform(toNumber) @IsInt() @Min(10) REDIS_COMMAND_TIMEOUT_MS: number = 500;
   /**

@@ -28,6 +28,8 @@ export interface ChatFront {
   streamContentType?: string;
   /** What an unstreamed answer waits for before it leaves (the Responses API keeps stored responses); returns the answer to send. */
   beforeAnswer?(answer: unknown): Promise<unknown>;
+  /** Whether the response cache may answer the front's requests (it answers chat completions always). */
+  cacheable?: boolean;
 }
 
 /**
@@ -57,6 +59,8 @@ export async function respondToChat(
     // The body as read (never its content-length, which a chunked body has not): tool schemas and every other field count.
     bodyBytes: front?.bodyBytes ?? request.context!.bodyBytes!,
     signal: cancellation,
+    cacheControl: request.headers['cache-control'],
+    cacheable: front === undefined || (front.cacheable === true && !front.beforeAnswer && !front.firstHold),
   };
   if (front) call.endpoint = front.endpoint;
   if (front?.native) call.native = front.native;

@@ -4,7 +4,7 @@ import type { JsonSource } from '@igw/json';
 import { chatUnits } from '@igw/domain';
 import { GatewayException, type RequestContext } from '@igw/http';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
-import { providerKind, wireApiOf, type CancelSignal, type ChunkStream, type NativeAnswer, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
+import { providerKind, wireApiOf, type CancelSignal, type ChunkStream, type NativeAnswer, type StreamedChunk, type UpstreamChatCompletion, type UpstreamUsage } from '@igw/providers';
 import { chatPromptTexts, countEachOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';
 import type { RequestHold } from '../limits/request-admission';
@@ -25,6 +25,8 @@ import {
 import { chatStreamEvents, type ChatStreamOptions } from './chat-stream';
 import { answeredRouteMissing, NATIVE_API_ABSENCE_MS, NativeApiAbsences } from './native-api-absence';
 import { isNativeOpened, NativeReply, nativeStreamEvents, type NativeOpened, type NativeUpstream } from './native-upstream';
+import { cachedCompletion, completionOfCached, isCachedChatAnswer, StreamRecorder, streamOfCached, type CachedChatAnswer } from '../response-cache/cached-chat-answer';
+import { AnswerCache, type CacheTurn } from '../response-cache/answer-cache';
 
 export interface ChatCall {
   requestId: string;
@@ -43,6 +45,10 @@ export interface ChatCall {
   native?: NativeUpstream;
   /** Its slot and first hold, when its front admitted it before its full cost was known (PaidRequestPipeline.admitFirst). */
   firstHold?: RequestHold;
+  /** The request's `Cache-Control` header, for the response cache. */
+  cacheControl?: string | string[];
+  /** Whether the response cache may answer it (chat completions; fronts that say so). */
+  cacheable?: boolean;
 }
 
 /** A whole answer: a chat completion, or a native one. */
@@ -68,6 +74,7 @@ export class ChatService {
 
   constructor(
     private readonly pipeline: PaidRequestPipeline,
+    private readonly answers: AnswerCache,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
@@ -78,6 +85,20 @@ export class ChatService {
    */
   async complete(call: ChatCall, deliver: (completion: ChatCompletionDto) => void, deliverNative?: (answer: unknown) => void): Promise<void> {
     const plan = this.plan(call);
+    const cached = await this.consultCache(call, plan);
+    if (cached?.status === 'hit') {
+      const units = chatUnits(cached.answer.usage, pricedUnitsOf(plan.model));
+      const hit = await this.answers.admitHit(call, plan, units);
+      let answer: ChatCompletionDto;
+      try {
+        answer = completionOf(completionOfCached(cached.answer, plan.model.id), plan.model, cached.answer.usage, withSearches(hit.charge(), units));
+      } finally {
+        hit.release();
+      }
+      if (!call.signal.aborted) deliver(answer);
+      return;
+    }
+    const keep = cached?.status === 'miss' ? cached.keep : undefined;
     const native = call.native;
     await this.pipeline.run<WholeAnswer, ChatCompletionDto | NativeReply>(call, plan, {
       ...this.upstreamSteps<WholeAnswer>(call, plan, (target, signal) => {
@@ -92,7 +113,10 @@ export class ChatService {
       settle: (result, admitted) => {
         if ('native' in result) return new NativeReply(native!.answer(result.native.body, settle(plan.model, result.native.usage, admitted), plan.model.id));
         const usage = usageOf(result, call.body);
-        const answer = (counted: UpstreamUsage) => completionOf(result, plan.model, counted, settle(plan.model, counted, admitted));
+        const answer = (counted: UpstreamUsage) => {
+          keep?.(cachedCompletion(result, counted));
+          return completionOf(result, plan.model, counted, settle(plan.model, counted, admitted));
+        };
         return whenCounted(usage, answer);
       },
       deliver: (answer, clientGone) => {
@@ -111,6 +135,9 @@ export class ChatService {
    */
   async openStream(call: ChatCall, streamEvents: StreamEvents = chatStreamEvents): Promise<AsyncGenerator<string>> {
     const plan: ChatPlan = { ...this.plan(call), whenClientLeaves: { stopsWithClient: true } };
+    const cached = await this.consultCache(call, plan);
+    if (cached?.status === 'hit') return this.streamFromCache(call, plan, cached.answer, streamEvents);
+    const recording = cached?.status === 'miss' && cached.keep ? new RecordedStream(cached.keep) : undefined;
     const native = call.native;
     const opened = await this.pipeline.open<ChunkStream | NativeOpened>(
       call,
@@ -132,6 +159,7 @@ export class ChatService {
       // The stream's end, however it came (its client gone included): the request is over for its limits and hold.
       settle: ({ usage }) => {
         try {
+          recording?.settled(usage);
           return settle(plan.model, usage, opened.admitted);
         } finally {
           opened.release();
@@ -144,7 +172,37 @@ export class ChatService {
     };
     const result = opened.result;
     if (isNativeOpened(result)) return nativeStreamEvents(notingFirstChunk(result.native, opened.admitted), options, native!.writer(plan.model.id));
-    return streamEvents(notingFirstChunk(result, opened.admitted), options);
+    return streamEvents(notingFirstChunk(recording ? recording.of(result) : result, opened.admitted), options);
+  }
+
+  /**
+   * What the response cache says of the call: a stored answer, or a miss whose answer may be
+   * kept; undefined when the cache is off for the key. A miss is marked on the usage event.
+   */
+  private async consultCache(call: ChatCall, plan: ChatPlan): Promise<CacheTurn<CachedChatAnswer> | undefined> {
+    const cacheable = call.cacheable === true && answerCanRepeat(call.body);
+    const turn = await this.answers.consult({ auth: call.auth, cacheControl: call.cacheControl, cacheable, context: call.context }, plan.endpoint, plan.model, call.body, isCachedChatAnswer);
+    if (turn?.status === 'miss' && turn.keep) plan.cache = { status: 'miss' };
+    return turn;
+  }
+
+  /** A stored answer as the stream the client asked for, through the same events a live one takes. */
+  private async streamFromCache(call: ChatCall, plan: ChatPlan, answer: CachedChatAnswer, streamEvents: StreamEvents): Promise<AsyncGenerator<string>> {
+    const units = chatUnits(answer.usage, pricedUnitsOf(plan.model));
+    const hit = await this.answers.admitHit(call, plan, units);
+    return streamEvents(streamOfCached(answer, plan.model.id), {
+      modelId: plan.model.id,
+      includeUsage: call.body.stream_options?.include_usage === true,
+      prompt: call.body,
+      settle: () => {
+        try {
+          return withSearches(hit.charge(), units);
+        } finally {
+          hit.release();
+        }
+      },
+      describeError: () => 'The stored answer could not be replayed.',
+    });
   }
 
   /**
@@ -211,6 +269,57 @@ export class ChatService {
   }
 }
 
+/** A spoken answer carries audio that expires upstream: it is never stored. */
+function answerCanRepeat(body: ChatCompletionRequestDto): boolean {
+  return !body.audio && !(body.modalities ?? []).includes('audio');
+}
+
+/** Largest stream kept for the cache, in characters of its deltas; a longer one is not stored. */
+const RECORDED_STREAM_CHARS = 4 * 1024 * 1024;
+
+/**
+ * A stream on its way to the client, kept for the response cache: stored once it both ended as
+ * the upstream ended it (not cut by its client or a failure) and was settled.
+ */
+class RecordedStream {
+  private readonly recorder = new StreamRecorder(RECORDED_STREAM_CHARS);
+  private usage: UpstreamUsage | undefined;
+  private ended = false;
+
+  constructor(private readonly keep: (answer: CachedChatAnswer) => void) {}
+
+  of(stream: ChunkStream): ChunkStream {
+    return {
+      [Symbol.asyncIterator]: () => {
+        const iterator = stream[Symbol.asyncIterator]();
+        return {
+          next: () =>
+            iterator.next().then((result: IteratorResult<readonly StreamedChunk[]>) => {
+              if (result.done) {
+                this.ended = true;
+                this.keepWhenComplete();
+              } else this.recorder.read(result.value);
+              return result;
+            }),
+          return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
+        } as AsyncIterator<readonly StreamedChunk[]>;
+      },
+    };
+  }
+
+  settled(usage: UpstreamUsage): void {
+    this.usage = usage;
+    this.keepWhenComplete();
+  }
+
+  private keepWhenComplete(): void {
+    if (!this.ended || !this.usage) return;
+    const answer = this.recorder.answer(this.usage);
+    this.usage = undefined;
+    if (answer) this.keep(answer);
+  }
+}
+
 /**
  * The stream as it came, telling `admitted` when its first chunk arrives (the time to first
  * token); past the first chunk each read is the stream's own, with nothing added.
@@ -263,7 +372,10 @@ function completionOf(completion: UpstreamChatCompletion, model: CatalogueModel,
  */
 function settle(model: CatalogueModel, usage: UpstreamUsage, admitted: AdmittedRequest): ChargedUsage & { web_search_calls?: number } {
   const units = chatUnits(usage, pricedUnitsOf(model));
-  const charged = admitted.settle(units);
+  return withSearches(admitted.settle(units), units);
+}
+
+function withSearches(charged: ChargedUsage, units: Record<string, number>): ChargedUsage & { web_search_calls?: number } {
   return units.web_search_calls ? { ...charged, web_search_calls: units.web_search_calls } : charged;
 }
 

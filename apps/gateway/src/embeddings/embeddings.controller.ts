@@ -70,6 +70,6 @@ export class EmbeddingsController {
     response.on('close', () => {
       if (!response.writableFinished) cancellation.abort();
     });
-    return this.embeddings.embed({ requestId: request.context.requestId, context: request.context, auth: request.context.auth!, body, signal: cancellation });
+    return this.embeddings.embed({ requestId: request.context.requestId, context: request.context, auth: request.context.auth!, body, signal: cancellation, cacheControl: request.headers['cache-control'] });
   }
 }

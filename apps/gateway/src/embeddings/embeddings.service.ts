@@ -5,7 +5,9 @@ import type { RequestContext } from '@igw/http';
 import { providerKind, type CancelSignal, type UpstreamEmbeddingResult } from '@igw/providers';
 import { countAllOffLoop, whenCounted } from '@igw/tokenizer';
 import type { AdmittedRequest } from '../paid-requests/admitted-request';
+import type { ChargedUsage } from '../usage/usage-charging';
 import { PaidRequestPipeline } from '../paid-requests/paid-request-pipeline';
+import { AnswerCache } from '../response-cache/answer-cache';
 import { planTargets, selectSources, upstreamTimeoutMsOf } from '../paid-requests/upstream-route';
 import { encodeEmbedding } from './embedding-encoding';
 import { assertDimensions, assertWithinContext, embeddingSources, inputList } from './embeddings-request';
@@ -17,6 +19,20 @@ export interface EmbeddingsCall {
   auth: AuthenticatedKey;
   body: EmbeddingRequestDto;
   signal: CancelSignal;
+  /** The request's `Cache-Control` header, for the response cache. */
+  cacheControl?: string | string[];
+}
+
+/** Embeddings as the response cache keeps them: the vectors (encoded per request) and the tokens they were billed for. */
+interface CachedEmbeddings {
+  version: 1;
+  embeddings: number[][];
+  promptTokens: number;
+}
+
+function isCachedEmbeddings(value: unknown): value is CachedEmbeddings {
+  const entry = value as CachedEmbeddings | null;
+  return typeof entry === 'object' && entry !== null && entry.version === 1 && Array.isArray(entry.embeddings) && Number.isInteger(entry.promptTokens);
 }
 
 /**
@@ -28,6 +44,7 @@ export interface EmbeddingsCall {
 export class EmbeddingsService {
   constructor(
     private readonly pipeline: PaidRequestPipeline,
+    private readonly answers: AnswerCache,
     @Inject(SERVICE_SETTINGS) private readonly settings: ServiceSettings,
   ) {}
 
@@ -40,14 +57,29 @@ export class EmbeddingsService {
     const sources = embeddingSources(model, selectSources(model, body.provider), pinned);
     const inputTokensCeiling = (inputs as Array<string | number[]>).reduce((sum, input) => sum + (typeof input === 'string' ? Buffer.byteLength(input) : input.length), 0);
     const plan = { endpoint: 'embeddings', model, catalogueRevision: revision, targets: planTargets(model, sources, this.settings), ceiling: { input_tokens: inputTokensCeiling }, prompt: call.body.input };
-    const answer = (result: UpstreamEmbeddingResult, promptTokens: number, admitted: AdmittedRequest): EmbeddingListDto => ({
+    const listOf = (embeddings: number[][], promptTokens: number, charge: () => ChargedUsage): EmbeddingListDto => ({
       object: 'list',
-      data: result.embeddings.map((vector, index) => ({ object: 'embedding', index, embedding: encodeEmbedding(vector, body.encoding_format) })),
+      data: embeddings.map((vector, index) => ({ object: 'embedding', index, embedding: encodeEmbedding(vector, body.encoding_format) })),
       model: model.id,
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
-      meta: { usage: admitted.settle({ input_tokens: promptTokens }) },
+      meta: { usage: charge() },
     });
-    return this.pipeline.run(call, plan, {
+    // The vectors are one answer whatever their encoding: one entry serves floats and base64 alike.
+    const cached = await this.answers.consult({ auth: call.auth, cacheControl: call.cacheControl, cacheable: true, context: call.context }, plan.endpoint, model, { ...body, encoding_format: undefined }, isCachedEmbeddings);
+    if (cached?.status === 'hit') {
+      const hit = await this.answers.admitHit(call, plan, { input_tokens: cached.answer.promptTokens });
+      try {
+        return listOf(cached.answer.embeddings, cached.answer.promptTokens, hit.charge);
+      } finally {
+        hit.release();
+      }
+    }
+    const keep = cached?.status === 'miss' ? cached.keep : undefined;
+    const answer = (result: UpstreamEmbeddingResult, promptTokens: number, admitted: AdmittedRequest): EmbeddingListDto => {
+      keep?.({ version: 1, embeddings: result.embeddings, promptTokens });
+      return listOf(result.embeddings, promptTokens, () => admitted.settle({ input_tokens: promptTokens }));
+    };
+    return this.pipeline.run(call, keep ? { ...plan, cache: { status: 'miss' } } : plan, {
       // Counted only now that the key has been admitted, and before the call: a refused input never leaves the gateway.
       beforeCall: () => assertWithinContext(model, inputs),
       send: (target, signal) =>

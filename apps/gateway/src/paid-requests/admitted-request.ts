@@ -1,4 +1,4 @@
-import type { AuthenticatedKey, CatalogueModel } from '@igw/contracts';
+import type { AuthenticatedKey, CatalogueModel, ModelPricing } from '@igw/contracts';
 import type { RequestContext } from '@igw/http';
 import type { RequestHold } from '../limits/request-admission';
 import type { DeploymentLease } from '@igw/providers';
@@ -7,6 +7,13 @@ import { tokensOf } from './upstream-estate';
 
 /** Names, on every answer an upstream served, the deployment that served it (`<connection>/<upstream>`). */
 export const DEPLOYMENT_HEADER = 'x-gateway-deployment';
+
+/**
+ * What the response cache did for a request: `hit`, answered from it (charged at the model's
+ * cache prices; `fullPricing` is what the same units would have cost, for the saving the ledger
+ * shows); `miss`, looked up, not found, and its answer stored.
+ */
+export type CacheOutcome = { status: 'hit'; fullPricing: ModelPricing | undefined } | { status: 'miss' };
 
 /** A paid request as admission, charging and telemetry see it. */
 export interface PaidCall {
@@ -26,6 +33,8 @@ export interface PaidCall {
    * or the one whose attempt took the prompt when a failed call is billed by estimate.
    */
   deployment?: string;
+  /** Set when the response cache answered it or stores its answer. */
+  cache?: CacheOutcome;
 }
 
 /** Hears what happens to one admitted request, in order, until it finishes (telemetry: request-telemetry.ts). */

@@ -9,7 +9,7 @@ import { assertModelAnswers } from '../catalogue/model-answers';
 import { RequestAdmission, type RequestHold } from '../limits/request-admission';
 import { RequestTelemetry } from '../telemetry/request-telemetry';
 import { UsageCharging } from '../usage/usage-charging';
-import { AdmittedRequest, type PaidCall } from './admitted-request';
+import { AdmittedRequest, type CacheOutcome, type PaidCall } from './admitted-request';
 import { UpstreamCallBilling, type UnreadUsage, type WhenClientLeaves } from './upstream-billing';
 import { tokensOf, UpstreamEstate } from './upstream-estate';
 import type { UpstreamTarget } from './upstream-route';
@@ -51,6 +51,8 @@ export interface RequestPlan {
   whenClientLeaves?: WhenClientLeaves;
   /** The request's prompt, for its access-log line when LOG_PROMPTS=true (kept only then). */
   prompt?: unknown;
+  /** What the response cache did for it, when it took part: the usage event says so. */
+  cache?: CacheOutcome;
 }
 
 interface CallSteps {
@@ -190,6 +192,16 @@ export class PaidRequestPipeline implements InFlightWork {
     }
   }
 
+  /**
+   * Admits a request answered from the response cache: its key's rates, a slot and a hold of
+   * the plan's ceiling (the stored answer's units at the cache prices), and no upstream, so no
+   * deployment's quota. The caller settles through `admitted` and calls `release` once.
+   */
+  async admitStored(request: PaidRequest, plan: RequestPlan): Promise<{ admitted: AdmittedRequest; release(): void }> {
+    const admitted = await this.admit(request, plan);
+    return { admitted, release: () => admitted.finish() };
+  }
+
   running(): number {
     return this.calls.size;
   }
@@ -227,7 +239,7 @@ export class PaidRequestPipeline implements InFlightWork {
     return new AdmittedRequest(call, hold, this.charging, this.telemetry.admitted(call));
   }
 
-  private paidCall(request: Pick<PaidRequest, 'requestId' | 'auth' | 'context'>, plan: Pick<RequestPlan, 'endpoint' | 'model' | 'namedModel' | 'catalogueRevision'>): PaidCall {
+  private paidCall(request: Pick<PaidRequest, 'requestId' | 'auth' | 'context'>, plan: Pick<RequestPlan, 'endpoint' | 'model' | 'namedModel' | 'catalogueRevision' | 'cache'>): PaidCall {
     return {
       requestId: request.requestId,
       auth: request.auth,
@@ -236,6 +248,7 @@ export class PaidRequestPipeline implements InFlightWork {
       namedModel: plan.namedModel,
       catalogueRevision: plan.catalogueRevision,
       context: request.context,
+      ...(plan.cache ? { cache: plan.cache } : {}),
     };
   }
 

@@ -147,3 +147,23 @@ export function genAiOperation(endpoint: string): string {
       return endpoint;
   }
 }
+
+export const responseCacheLookups = processMetric(
+  'igw_response_cache_lookups_total',
+  () => new SeriesCounter('igw_response_cache_lookups_total', 'Response cache look-ups, by result (hit, miss, bypass: the store failed) and backend', ['result', 'backend']),
+);
+
+export const responseCacheStoredBytes = processMetric(
+  'igw_response_cache_stored_bytes_total',
+  () => new SeriesCounter('igw_response_cache_stored_bytes_total', 'Bytes of response cache entries written (compressed), by backend', ['backend']),
+);
+
+export const responseCacheEvictions = processMetric(
+  'igw_response_cache_evictions_total',
+  () => new SeriesCounter('igw_response_cache_evictions_total', "Response cache entries removed before their time to keep an account within RESPONSE_CACHE_ACCOUNT_BYTES, by backend", ['backend']),
+);
+
+export const responseCacheSavedCredits = processMetric(
+  'igw_response_cache_saved_credits_total',
+  () => new SeriesScaledCounter('igw_response_cache_saved_credits_total', 'Credits cache hits did not charge: what their usage costs at full price minus what they were charged, by backend', ['backend'], CREDIT_SCALE),
+);

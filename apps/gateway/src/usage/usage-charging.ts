@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { microToCredits, priceUsage } from '@igw/domain';
+import { microCreditsToUsd, microToCredits, priceUsage } from '@igw/domain';
 import { SERVICE_SETTINGS, type ServiceSettings } from '@igw/config';
 import type { PaidCall } from '../paid-requests/admitted-request';
 import { UsageRecorder } from './usage-recorder.service';
@@ -50,6 +50,8 @@ export class UsageCharging {
       clientRequestId: call.context?.clientRequestId,
       // Left out as well when no upstream took the call.
       deployment: call.deployment,
+      cache: call.cache?.status,
+      cacheSavedUsd: call.cache?.status === 'hit' ? microCreditsToUsd(priceUsage(call.cache.fullPricing, units, this.creditsPerUsd).creditsMicro - priced.creditsMicro, this.creditsPerUsd) : undefined,
     });
     return { usage: { credits_used: microToCredits(priced.creditsMicro), usd_spent: Number(priced.usd) }, creditsMicro: priced.creditsMicro };
   }
