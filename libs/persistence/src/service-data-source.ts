@@ -48,8 +48,8 @@ export async function runServiceMigrations(dataSource: DataSource): Promise<stri
 }
 
 /** Opens the data source and brings its schema up to date. */
-export async function openServiceDataSource(url: string, persistence: ServicePersistence): Promise<DataSource> {
-  const dataSource = createServiceDataSource(url, persistence);
+export async function openServiceDataSource(url: string, persistence: ServicePersistence, poolSize?: number): Promise<DataSource> {
+  const dataSource = createServiceDataSource(url, persistence, poolSize);
   await dataSource.initialize();
   try {
     await runServiceMigrations(dataSource);

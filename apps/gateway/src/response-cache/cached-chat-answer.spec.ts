@@ -38,6 +38,8 @@ describe('a cached chat answer', () => {
     const batches = await batchesOf(JSON.parse(JSON.stringify(recorder.answer(usage))) as CachedChatAnswer);
     expect(batches.map((batch) => batch.map((item) => item.choices))).toEqual([[[{ index: 0, delta: { role: 'assistant', content: 'A' }, finish_reason: null }]], [[{ index: 0, delta: { content: 'B' }, finish_reason: 'stop' }]], [[]]]);
     expect(batches.at(-1)![0].usage).toEqual(usage);
+    // The upstream's chunks said nothing of usage before the last: neither do the replayed ones.
+    expect(batches[0][0]).not.toHaveProperty('usage');
     const ids = new Set(batches.flat().map((item) => item.id));
     expect(ids.size).toBe(1);
     expect([...ids][0]).not.toBe('chatcmpl-up');
@@ -52,6 +54,8 @@ describe('a cached chat answer', () => {
     const [messages, usageBatch] = await batchesOf(answer);
     expect(messages.map((item) => item.choices)).toEqual([[{ index: 0, delta: { role: 'assistant', content: 'Paris' }, finish_reason: null }], [{ index: 0, delta: {}, finish_reason: 'stop' }]]);
     expect(messages[0].system_fingerprint).toBe('fp_1');
+    // As OpenAI streams with include_usage: `usage: null` until the last chunk.
+    expect(messages[0].usage).toBeNull();
     expect(usageBatch[0].usage).toEqual(usage);
     const whole = completionOfCached(answer, 'test/mini');
     expect(whole).toMatchObject({ object: 'chat.completion', model: 'test/mini', choices: answer.choices, usage, system_fingerprint: 'fp_1' });

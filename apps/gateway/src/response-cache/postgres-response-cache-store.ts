@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { createServiceDataSource, runServiceMigrations } from '@igw/persistence';
+import { openServiceDataSource } from '@igw/persistence';
 import { gatewayPersistence } from '../gateway.persistence';
 import type { CacheEntryAddress, CacheInvalidation, ResponseCacheStore, StoredEntry } from './response-cache-store';
 
@@ -22,15 +22,7 @@ export class PostgresResponseCacheStore implements ResponseCacheStore {
 
   /** Opens the gateway's data source and brings its schema up to date (under the migrations' advisory lock). */
   static async open(url: string): Promise<PostgresResponseCacheStore> {
-    const dataSource = createServiceDataSource(url, gatewayPersistence, POOL_SIZE);
-    await dataSource.initialize();
-    try {
-      await runServiceMigrations(dataSource);
-    } catch (error) {
-      await dataSource.destroy();
-      throw error;
-    }
-    return new PostgresResponseCacheStore(dataSource);
+    return new PostgresResponseCacheStore(await openServiceDataSource(url, gatewayPersistence, POOL_SIZE));
   }
 
   constructor(private readonly dataSource: DataSource) {
